@@ -1,0 +1,36 @@
+/* lockctl: the human's command-line tool for lockd. main() only dispatches to the verbs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "lockctl.h"
+
+static void usage(FILE *f) {
+        fputs("usage: lockctl COMMAND ...\n"
+              "\n"
+              "  plugin test DIR FIXTURE [--input NAME=VALUE]...\n"
+              "                      run the plugin in DIR on FIXTURE under lockd's sandbox\n"
+              "  plugin lint DIR     check DIR/plugin.toml against the contract\n"
+              "  --version           print the version\n",
+              f);
+}
+
+int main(int argc, char **argv) {
+        if (argc < 2) {
+                usage(stderr);
+                return LOCKCTL_EXIT_USAGE;
+        }
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+                usage(stdout);
+                return LOCKCTL_EXIT_OK;
+        }
+        if (strcmp(argv[1], "--version") == 0) {
+                printf("lockctl %s\n", LOCKD_VERSION);
+                return LOCKCTL_EXIT_OK;
+        }
+        if (strcmp(argv[1], "plugin") == 0)
+                return verb_plugin(argc - 2, argv + 2);
+        fprintf(stderr, "lockctl: unknown command '%s'\n", argv[1]);
+        usage(stderr);
+        return LOCKCTL_EXIT_USAGE;
+}

@@ -1,0 +1,9 @@
+/* lockctl's verbs, each a function taking the arguments after its name. */
+#pragma once
+
+/* Exit codes every verb shares. */
+#define LOCKCTL_EXIT_OK 0
+#define LOCKCTL_EXIT_FAIL 1  /* plugin_error, lint error, verification refused */
+#define LOCKCTL_EXIT_USAGE 2 /* bad arguments, unreadable or invalid manifest */
+
+int verb_plugin(int argc, char **argv);

@@ -1,0 +1,180 @@
+/* File descriptor helpers: sealed memfd snapshots, fresh read-only reopens, full reads and writes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "macro.h"
+
+ssize_t loop_read(int fd, void *buf, size_t len) {
+        size_t done = 0;
+
+        while (done < len) {
+                ssize_t n = read(fd, (uint8_t *)buf + done, len - done);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                done += (size_t)n;
+        }
+        return (ssize_t)done;
+}
+
+int loop_write(int fd, const void *buf, size_t len) {
+        const uint8_t *p = buf;
+
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        return -EIO;
+                p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+/* Creates a sealable memfd, non-executable for data where the kernel supports that. */
+static int memfd_new(const char *name, bool executable) {
+        int fd;
+
+        if (executable) {
+                fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+                return fd < 0 ? negative_errno() : fd;
+        }
+        fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
+        if (fd < 0 && errno == EINVAL)
+                fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+/* Seals fd immutable (and non-executable for data where the kernel knows F_SEAL_EXEC). */
+static int memfd_seal(int fd, bool executable) {
+        int seals = MEMFD_SEALS_IMMUTABLE;
+
+        /* Nobody needs to write it, and a plugin's uid must not even open it for writing. */
+        if (fchmod(fd, executable ? 0555 : 0444) < 0)
+                return negative_errno();
+
+        if (!executable && fcntl(fd, F_ADD_SEALS, F_SEAL_EXEC) < 0 && errno != EINVAL)
+                return negative_errno();
+        if (fcntl(fd, F_ADD_SEALS, seals) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int memfd_snapshot(int fd, const char *name, uint64_t max, bool executable) {
+        _cleanup_close_ int mfd = -1;
+        uint8_t buf[64 * 1024];
+        uint64_t total = 0;
+        int r;
+
+        mfd = memfd_new(name, executable);
+        if (mfd < 0)
+                return mfd;
+
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                total += (uint64_t)n;
+                if (total > max)
+                        return -EFBIG;
+                r = loop_write(mfd, buf, (size_t)n);
+                if (r < 0)
+                        return r;
+        }
+
+        r = memfd_seal(mfd, executable);
+        if (r < 0)
+                return r;
+        if (lseek(mfd, 0, SEEK_SET) < 0)
+                return negative_errno();
+        return TAKE_FD(mfd);
+}
+
+int memfd_from_buffer(const void *buf, size_t len, const char *name) {
+        _cleanup_close_ int mfd = -1;
+        int r;
+
+        mfd = memfd_new(name, false);
+        if (mfd < 0)
+                return mfd;
+        r = loop_write(mfd, buf, len);
+        if (r < 0)
+                return r;
+        r = memfd_seal(mfd, false);
+        if (r < 0)
+                return r;
+        if (lseek(mfd, 0, SEEK_SET) < 0)
+                return negative_errno();
+        return TAKE_FD(mfd);
+}
+
+int fd_reopen_readonly(int fd) {
+        char path[sizeof("/proc/self/fd/") + 12];
+        int nfd;
+
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        nfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        return nfd < 0 ? negative_errno() : nfd;
+}
+
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_len) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, len = 0;
+
+        for (;;) {
+                if (len == size) {
+                        size_t nsize = size == 0 ? 4096 : size * 2;
+                        char *nbuf;
+
+                        if (nsize > max + 1)
+                                nsize = max + 1;
+                        if (nsize <= size)
+                                return -EFBIG;
+                        nbuf = realloc(buf, nsize + 1);
+                        if (!nbuf)
+                                return -ENOMEM;
+                        buf = nbuf;
+                        size = nsize;
+                }
+                ssize_t n = read(fd, buf + len, size - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+                if (len > max)
+                        return -EFBIG;
+        }
+        if (!buf) {
+                buf = malloc(1);
+                if (!buf)
+                        return -ENOMEM;
+        }
+        buf[len] = 0;
+        *ret = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}

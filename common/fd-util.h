@@ -1,0 +1,46 @@
+/* File descriptor helpers: sealed memfd snapshots, fresh read-only reopens, full reads and writes. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U
+#endif
+#ifndef F_SEAL_EXEC
+#define F_SEAL_EXEC 0x0020
+#endif
+
+/* The seals every snapshot carries: its bytes can never change again, nor its seals. */
+#define MEMFD_SEALS_IMMUTABLE (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL)
+
+/*
+ * Copies everything readable from fd (from its current offset) into a new memfd named name, at
+ * most max bytes (-EFBIG past that), then seals it immutable. With executable the memfd keeps its
+ * exec bits (a plugin binary); otherwise it is created MFD_NOEXEC_SEAL where the kernel knows it,
+ * so nothing can ever execute the data. Returns the memfd (O_CLOEXEC) or a negative errno.
+ */
+int memfd_snapshot(int fd, const char *name, uint64_t max, bool executable);
+
+/* Like memfd_snapshot() for a buffer. */
+int memfd_from_buffer(const void *buf, size_t len, const char *name);
+
+/*
+ * Opens a new read-only description of the file behind fd (through /proc/self/fd), so the
+ * result has its own offset and cannot be written through. Returns the fd (O_CLOEXEC) or a
+ * negative errno.
+ */
+int fd_reopen_readonly(int fd);
+
+/* Reads until len bytes or EOF, retrying EINTR; returns the bytes read or a negative errno. */
+ssize_t loop_read(int fd, void *buf, size_t len);
+/* Writes all len bytes, retrying EINTR and short writes; 0 or a negative errno. */
+int loop_write(int fd, const void *buf, size_t len);
+
+/*
+ * Reads a whole file of at most max bytes into a new NUL-terminated buffer. 0 or a negative
+ * errno (-EFBIG past max); *ret and *ret_len untouched on failure.
+ */
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_len);

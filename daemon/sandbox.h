@@ -1,0 +1,70 @@
+/* The sandbox of one plugin: what is built once per plugin and applied in every run's child. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "seccomp.h"
+
+/* The Landlock ABI below which lockd refuses to run a plugin at all: there is no unsandboxed fallback. */
+#define SANDBOX_LANDLOCK_ABI_MIN 1
+
+typedef struct SandboxLimits {
+        uint64_t cpu_s;        /* RLIMIT_CPU soft; the hard limit is one second more */
+        uint64_t memory_bytes; /* RLIMIT_DATA; RLIMIT_AS is this + 4 GiB */
+        uint64_t timeout_s;    /* wall clock, then SIGKILL */
+} SandboxLimits;
+
+/* What the runtime needs of a manifest. */
+typedef struct SandboxSpec {
+        unsigned protocol; /* 1 or 2: LOCKFILE_PLUGIN_PROTOCOL */
+        bool inputs;       /* protocol 2 with inputs: fd 6 is given */
+        bool detail;       /* protocol 2 with detail = true: fd 7 is given */
+        SandboxLimits limits;
+} SandboxSpec;
+
+/* A plugin ready to run: the verified bytes, the Landlock ruleset and the seccomp program. */
+typedef struct Sandbox {
+        SandboxSpec spec;
+        int binary_fd;  /* sealed memfd holding the plugin's bytes, exec'd by /proc/self/fd path */
+        int ruleset_fd; /* Landlock ruleset: no rule, every handled right denied */
+        int landlock_abi;
+        SeccompProgram *seccomp;
+        char env_protocol[40]; /* "LOCKFILE_PLUGIN_PROTOCOL=<n>" */
+        char exec_path[40];    /* "/proc/self/fd/<binary_fd>" */
+} Sandbox;
+
+/*
+ * Loads a plugin for running. Copies the bytes readable from binary_fd (from offset 0) into a
+ * sealed memfd, refuses anything but a static x86-64 ELF executable, builds the Landlock ruleset
+ * and the seccomp program. Returns 0, or a negative errno: -ENOEXEC not an ELF executable for
+ * this machine, -ELIBEXEC dynamically linked (has PT_INTERP), -EFBIG over 256 MiB, -EINVAL a bad
+ * spec, -EOPNOTSUPP no Landlock in this kernel.
+ */
+int sandbox_new(int binary_fd, const SandboxSpec *spec, Sandbox **ret);
+Sandbox *sandbox_free(Sandbox *sb);
+static inline void sandbox_freep(Sandbox **p) {
+        if (*p)
+                sandbox_free(*p);
+}
+
+/* Says in one sentence why sandbox_new() refused, for a negative errno it returned. */
+const char *sandbox_strerror(int r);
+
+/* Checks that the ELF image in buf is a static x86-64 executable: 0, -ENOEXEC or -ELIBEXEC. */
+int elf_check_static(const uint8_t *buf, size_t len);
+
+/*
+ * Landlock: returns the kernel's ABI version (>= 1), or -EOPNOTSUPP where Landlock is absent
+ * or disabled.
+ */
+int landlock_abi_version(void);
+
+/*
+ * Builds the ruleset every plugin gets: every filesystem right the ABI knows handled with no rule
+ * (the binary is a memfd, which Landlock neither needs nor accepts a rule for), TCP bind and
+ * connect handled with no rule at ABI >= 4, abstract unix sockets and signals scoped at ABI >= 6.
+ * Returns the ruleset fd (O_CLOEXEC) and stores the ABI used in *ret_abi.
+ */
+int landlock_ruleset_new(int *ret_abi);

@@ -1,0 +1,97 @@
+/* Human-typed input values: the check of a value against the input it is bound to. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "inputs.h"
+
+int utf8_valid(const char *buf, size_t len) {
+        const uint8_t *s = (const uint8_t *)buf;
+        size_t i = 0;
+
+        while (i < len) {
+                uint8_t c = s[i];
+                uint32_t cp;
+                size_t n;
+
+                if (c < 0x80) {
+                        i++;
+                        continue;
+                } else if ((c & 0xe0) == 0xc0) {
+                        n = 1;
+                        cp = c & 0x1f;
+                } else if ((c & 0xf0) == 0xe0) {
+                        n = 2;
+                        cp = c & 0x0f;
+                } else if ((c & 0xf8) == 0xf0) {
+                        n = 3;
+                        cp = c & 0x07;
+                } else {
+                        return false;
+                }
+                if (len - i <= n)
+                        return false;
+                for (size_t k = 1; k <= n; k++) {
+                        if ((s[i + k] & 0xc0) != 0x80)
+                                return false;
+                        cp = (cp << 6) | (s[i + k] & 0x3f);
+                }
+                if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+                    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                        return false;
+                i += n + 1;
+        }
+        return true;
+}
+
+static bool email_valid(const char *v, size_t len) {
+        const char *at = memchr(v, '@', len);
+        size_t local, domain;
+        bool dot = false;
+
+        if (!at || memchr(at + 1, '@', len - (size_t)(at - v) - 1))
+                return false;
+        local = (size_t)(at - v);
+        domain = len - local - 1;
+        if (local == 0 || domain < 3)
+                return false;
+        for (size_t i = 0; i < len; i++)
+                if (v[i] <= 0x20 || v[i] >= 0x7f)
+                        return false;
+        for (size_t i = local + 1; i < len; i++) {
+                char c = v[i];
+                if (c == '.') {
+                        /* No empty label: not first, not last, not two dots in a row. */
+                        if (i == local + 1 || i == len - 1 || v[i - 1] == '.')
+                                return false;
+                        dot = true;
+                } else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                             (c >= '0' && c <= '9') || c == '-')) {
+                        return false;
+                }
+        }
+        return dot;
+}
+
+int input_value_check(const ManifestInput *in, const char *value, size_t len) {
+        if (len == 0 || len > in->max_bytes)
+                return -EINVAL;
+        switch (in->kind) {
+        case INPUT_KIND_TEXT:
+                if (!utf8_valid(value, len))
+                        return -EINVAL;
+                for (size_t i = 0; i < len; i++)
+                        if ((uint8_t)value[i] < 0x20 || value[i] == 0x7f)
+                                return -EINVAL;
+                return 0;
+        case INPUT_KIND_EMAIL:
+                return email_valid(value, len) ? 0 : -EINVAL;
+        case INPUT_KIND_DIGITS:
+                for (size_t i = 0; i < len; i++)
+                        if (value[i] < '0' || value[i] > '9')
+                                return -EINVAL;
+                return 0;
+        }
+        return -EINVAL;
+}

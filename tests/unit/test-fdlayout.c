@@ -1,0 +1,102 @@
+/* The fd layout, environment and cwd a plugin gets, seen from inside by a real sandboxed plugin. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "macro.h"
+#include "runner.h"
+
+static RunResult run_layout(unsigned protocol, bool inputs, bool detail, bool as_root) {
+        Sandbox *sb = NULL;
+        SandboxSpec spec = {.protocol = protocol, .inputs = inputs, .detail = detail,
+                            .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
+        const char *path = getenv("LOCKD_FDLAYOUT_PLUGIN");
+        int bin, snap, in, r;
+        RunParams p = {.inputs_json = "{\"needle\":\"x\"}", .inputs_len = 14};
+        RunResult res;
+        char junk[] = "/tmp/lockd-test-leak-XXXXXX";
+        int leak;
+
+        ck_assert_ptr_nonnull(path);
+        bin = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(bin, 0);
+        ck_assert_int_eq(sandbox_new(bin, &spec, &sb), 0);
+        close(bin);
+
+        snap = memfd_from_buffer("hello", 5, "input");
+        ck_assert_int_ge(snap, 0);
+        in = fd_reopen_readonly(snap);
+        ck_assert_int_ge(in, 0);
+        /* An fd the parent holds without O_CLOEXEC must not leak into the plugin. */
+        leak = mkstemp(junk);
+        ck_assert_int_ge(leak, 0);
+        unlink(junk);
+
+        p.input_fd = in;
+        if (as_root) {
+                p.drop_to_uid = true;
+                p.uid = p.gid = 655300;
+        }
+        r = runner_run(sb, &p, &res);
+        ck_assert_int_eq(r, 0);
+        close(leak);
+        close(in);
+        close(snap);
+        sandbox_free(sb);
+        return res;
+}
+
+START_TEST(test_layout_protocol1) {
+        RunResult res = run_layout(1, false, false, geteuid() == 0);
+        char c[64];
+        ck_assert_msg(res.outcome == RUN_ONE, "outcome %s cause %s",
+                      run_outcome_name(res.outcome), run_cause_format(&res, c, sizeof(c)));
+        ck_assert_uint_eq(res.detail_total, 0);
+}
+END_TEST
+
+START_TEST(test_layout_protocol2) {
+        RunResult res = run_layout(2, true, true, geteuid() == 0);
+        char c[64];
+
+        ck_assert_msg(res.outcome == RUN_ONE, "outcome %s cause %s detail %.*s",
+                      run_outcome_name(res.outcome), run_cause_format(&res, c, sizeof(c)),
+                      (int)res.detail_len, res.detail);
+        ck_assert_ptr_nonnull(memmem(res.detail, res.detail_len, "fds: 0 1 2 3 6 7\n", 17));
+        ck_assert_ptr_nonnull(
+                memmem(res.detail, res.detail_len, "env: LOCKFILE_PLUGIN_PROTOCOL=2\n", 32));
+        ck_assert_ptr_nonnull(memmem(res.detail, res.detail_len, "fd3: ro fd6: ro", 15));
+}
+END_TEST
+
+START_TEST(test_ephemeral_uid) {
+        RunResult res;
+
+        if (geteuid() != 0)
+                return;
+        res = run_layout(1, false, false, true);
+        ck_assert_uint_eq(res.uid, 655300);
+        ck_assert_int_ge(res.landlock_abi, 1);
+}
+END_TEST
+
+int main(void) {
+        Suite *s = suite_create("fdlayout");
+        TCase *tc = tcase_create("fdlayout");
+        SRunner *sr;
+        int failed;
+
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, test_layout_protocol1);
+        tcase_add_test(tc, test_layout_protocol2);
+        tcase_add_test(tc, test_ephemeral_uid);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_ENV);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? 0 : 1;
+}
