@@ -1,4 +1,5 @@
-/* lockctl plugin test|lint: a plugin directory checked and run offline, under lockd's own sandbox. */
+/* lockctl plugin test|lint: a plugin directory checked and run offline, under lockd's own sandbox.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -23,7 +24,7 @@
 #define FIXTURE_BYTES_MAX (1024 * MiB)
 
 /* Reads and validates DIR/plugin.toml; prints the error itself. 0 or LOCKCTL_EXIT_*. */
-static int load_manifest(int dirfd, const char *dir, Manifest **ret, int err_exit) {
+static int load_manifest(int dirfd, const char *dir, Manifest **ret, FILE *diag_out, int err_exit) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
         ManifestDiag diag = {};
@@ -37,8 +38,8 @@ static int load_manifest(int dirfd, const char *dir, Manifest **ret, int err_exi
         }
         r = read_full_fd(fd, MANIFEST_BYTES_MAX, &buf, &len);
         if (r == -EFBIG) {
-                printf("error: %s: plugin.toml is larger than %d bytes (1:1)\n",
-                       manifest_error_name(E_MANIFEST_TOO_LARGE), MANIFEST_BYTES_MAX);
+                fprintf(diag_out, "error: %s: plugin.toml is larger than %d bytes (1:1)\n",
+                        manifest_error_name(E_MANIFEST_TOO_LARGE), MANIFEST_BYTES_MAX);
                 return err_exit;
         }
         if (r < 0) {
@@ -47,8 +48,8 @@ static int load_manifest(int dirfd, const char *dir, Manifest **ret, int err_exi
         }
         r = manifest_parse(buf, len, ret, &diag);
         if (r == -EINVAL) {
-                printf("error: %s: %s (%u:%u)\n", manifest_error_name(diag.code), diag.message,
-                       diag.line, diag.column);
+                fprintf(diag_out, "error: %s: %s (%u:%u)\n", manifest_error_name(diag.code),
+                        diag.message, diag.line, diag.column);
                 return err_exit;
         }
         if (r < 0) {
@@ -72,7 +73,7 @@ static int verb_plugin_lint(int argc, char **argv) {
                 fprintf(stderr, "lockctl: %s: %s\n", argv[0], strerror(errno));
                 return LOCKCTL_EXIT_USAGE;
         }
-        r = load_manifest(dirfd, argv[0], &m, LOCKCTL_EXIT_FAIL);
+        r = load_manifest(dirfd, argv[0], &m, stdout, LOCKCTL_EXIT_FAIL);
         if (r != 0)
                 return r;
         printf("ok\n");
@@ -99,7 +100,8 @@ static int build_inputs(const Manifest *m, char **values, size_t n_values, char 
                 *eq = 0;
                 in = manifest_find_input(m, values[i]);
                 if (!in) {
-                        fprintf(stderr, "lockctl: the manifest declares no input '%s'\n", values[i]);
+                        fprintf(stderr, "lockctl: the manifest declares no input '%s'\n",
+                                values[i]);
                         return -EINVAL;
                 }
                 k = (size_t)(in - m->inputs);
@@ -109,8 +111,9 @@ static int build_inputs(const Manifest *m, char **values, size_t n_values, char 
                 }
                 if (input_value_check(in, eq + 1, strlen(eq + 1)) < 0) {
                         /* Never echo the value: it may be a secret the human typed. */
-                        fprintf(stderr, "lockctl: input_invalid: the value of '%s' is not a valid "
-                                        "%s of at most %u bytes\n",
+                        fprintf(stderr,
+                                "lockctl: input_invalid: the value of '%s' is not a valid "
+                                "%s of at most %u bytes\n",
                                 in->name, input_kind_name(in->kind), in->max_bytes);
                         return -EINVAL;
                 }
@@ -193,7 +196,8 @@ static int verb_plugin_test(int argc, char **argv) {
                 fprintf(stderr, "lockctl: %s: %s\n", dir, strerror(errno));
                 return LOCKCTL_EXIT_USAGE;
         }
-        r = load_manifest(dirfd, dir, &m, LOCKCTL_EXIT_USAGE);
+        /* stdout is the answer's line only: a manifest error goes to stderr here. */
+        r = load_manifest(dirfd, dir, &m, stderr, LOCKCTL_EXIT_USAGE);
         if (r != 0)
                 return r;
         if (m->n_inputs > 0) {
@@ -213,7 +217,8 @@ static int verb_plugin_test(int argc, char **argv) {
                 .protocol = m->protocol,
                 .inputs = m->n_inputs > 0,
                 .detail = m->detail,
-                .limits = {.cpu_s = m->cpu_s, .memory_bytes = m->memory_bytes,
+                .limits = {.cpu_s = m->cpu_s,
+                           .memory_bytes = m->memory_bytes,
                            .timeout_s = m->timeout_s},
         };
         r = sandbox_new(bin, &spec, &sb);

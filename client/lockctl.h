@@ -2,8 +2,8 @@
 #pragma once
 
 /* Exit codes every verb shares. */
-#define LOCKCTL_EXIT_OK 0
-#define LOCKCTL_EXIT_FAIL 1  /* plugin_error, lint error, verification refused */
+#define LOCKCTL_EXIT_OK    0
+#define LOCKCTL_EXIT_FAIL  1 /* plugin_error, lint error, verification refused */
 #define LOCKCTL_EXIT_USAGE 2 /* bad arguments, unreadable or invalid manifest */
 
 int verb_plugin(int argc, char **argv);

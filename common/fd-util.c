@@ -1,4 +1,5 @@
-/* File descriptor helpers: sealed memfd snapshots, fresh read-only reopens, full reads and writes. */
+/* File descriptor helpers: sealed memfd snapshots, fresh read-only reopens, full reads and writes.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

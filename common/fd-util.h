@@ -1,4 +1,5 @@
-/* File descriptor helpers: sealed memfd snapshots, fresh read-only reopens, full reads and writes. */
+/* File descriptor helpers: sealed memfd snapshots, fresh read-only reopens, full reads and writes.
+ */
 #pragma once
 
 #include <stdbool.h>

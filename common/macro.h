@@ -6,15 +6,15 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _unused_ __attribute__((unused))
-#define _noreturn_ __attribute__((noreturn))
+#define _cleanup_(f)         __attribute__((cleanup(f)))
+#define _unused_             __attribute__((unused))
+#define _noreturn_           __attribute__((noreturn))
 #define _warn_unused_result_ __attribute__((warn_unused_result))
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
-#define KiB ((size_t)1024)
-#define MiB ((size_t)1024 * 1024)
-#define GiB ((size_t)1024 * 1024 * 1024)
+#define KiB           ((size_t)1024)
+#define MiB           ((size_t)1024 * 1024)
+#define GiB           ((size_t)1024 * 1024 * 1024)
 
 /* Returns the pointer held in *p and leaves NULL behind, so a cleanup handler does not free it. */
 #define TAKE_PTR(p)                                                                                \

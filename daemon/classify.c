@@ -118,7 +118,8 @@ const char *run_cause_format(const RunResult *r, char *buf, size_t size) {
                 snprintf(buf, size, "oom");
                 break;
         case RUN_CAUSE_SPAWN:
-                snprintf(buf, size, "spawn:%s:%d", spawn_stage_name(r->spawn_stage), r->spawn_errno);
+                snprintf(buf, size, "spawn:%s:%d", spawn_stage_name(r->spawn_stage),
+                         r->spawn_errno);
                 break;
         default:
                 snprintf(buf, size, "unknown");

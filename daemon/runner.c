@@ -1,4 +1,5 @@
-/* One plugin run: spawn into the sandbox, collect stdout, stderr and detail, classify the answer. */
+/* One plugin run: spawn into the sandbox, collect stdout, stderr and detail, classify the answer.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -39,11 +40,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 #endif
 
 #define CHILD_STACK_SIZE (256 * 1024)
-#define CHILD_BINARY_FD 8 /* O_CLOEXEC: open for execve's path walk, closed by execve */
-#define CHILD_STATUS_FD 9 /* O_CLOEXEC: EOF tells the parent that execve succeeded */
-#define CHILD_HIGH_FD 32  /* staging area while the fixed numbers are laid out */
-#define NPROC_HEADROOM 512
-#define STDOUT_KEEP 3 /* "1\n" is 2 bytes: a third byte is enough to know it is bad output */
+#define CHILD_BINARY_FD  8  /* O_CLOEXEC: open for execve's path walk, closed by execve */
+#define CHILD_STATUS_FD  9  /* O_CLOEXEC: EOF tells the parent that execve succeeded */
+#define CHILD_HIGH_FD    32 /* staging area while the fixed numbers are laid out */
+#define NPROC_HEADROOM   512
+#define STDOUT_KEEP      3 /* "1\n" is 2 bytes: a third byte is enough to know it is bad output */
 
 /* What the child reports through its status pipe when it cannot enter the sandbox. */
 typedef struct ChildFailure {
@@ -87,10 +88,10 @@ raw_syscall(long n, long a1, long a2, long a3, long a4, long a5, long a6) {
                          : "rcx", "r11", "memory");
         return ret;
 }
-#define SYS0(n) raw_syscall(n, 0, 0, 0, 0, 0, 0)
-#define SYS1(n, a) raw_syscall(n, (long)(a), 0, 0, 0, 0, 0)
-#define SYS2(n, a, b) raw_syscall(n, (long)(a), (long)(b), 0, 0, 0, 0)
-#define SYS3(n, a, b, c) raw_syscall(n, (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define SYS0(n)             raw_syscall(n, 0, 0, 0, 0, 0, 0)
+#define SYS1(n, a)          raw_syscall(n, (long)(a), 0, 0, 0, 0, 0)
+#define SYS2(n, a, b)       raw_syscall(n, (long)(a), (long)(b), 0, 0, 0, 0)
+#define SYS3(n, a, b, c)    raw_syscall(n, (long)(a), (long)(b), (long)(c), 0, 0, 0)
 #define SYS4(n, a, b, c, d) raw_syscall(n, (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
 #define SYS5(n, a, b, c, d, e)                                                                     \
         raw_syscall(n, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), 0)
@@ -205,8 +206,8 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
         binary = child_lift(sb->binary_fd);
         ruleset = child_lift(sb->ruleset_fd);
         in = child_lift(status);
-        if (devnull < 0 || out < 0 || err < 0 || input < 0 || binary < 0 || ruleset < 0 ||
-            in < 0 || (sb->spec.inputs && inputs < 0) || (sb->spec.detail && detail < 0))
+        if (devnull < 0 || out < 0 || err < 0 || input < 0 || binary < 0 || ruleset < 0 || in < 0 ||
+            (sb->spec.inputs && inputs < 0) || (sb->spec.detail && detail < 0))
                 child_fail(status, SPAWN_STAGE_FDS, -EBADF);
         r = SYS3(__NR_dup3, in, CHILD_STATUS_FD, O_CLOEXEC);
         if (r < 0)
@@ -294,7 +295,8 @@ static void set_rlimit(ChildArgs *a, int res, uint64_t cur, uint64_t max) {
 
 /* The contract's Limits row, exactly. */
 static void prepare_rlimits(ChildArgs *a, const SandboxLimits *l, uint64_t tasks_before) {
-        set_rlimit(a, RLIMIT_CPU, l->cpu_s, l->cpu_s + 1); /* SIGXCPU, then SIGKILL a second later */
+        set_rlimit(a, RLIMIT_CPU, l->cpu_s,
+                   l->cpu_s + 1); /* SIGXCPU, then SIGKILL a second later */
         set_rlimit(a, RLIMIT_DATA, l->memory_bytes, l->memory_bytes);
         set_rlimit(a, RLIMIT_STACK, 8 * MiB, 8 * MiB);
         set_rlimit(a, RLIMIT_AS, l->memory_bytes + 4 * GiB, l->memory_bytes + 4 * GiB);
@@ -376,9 +378,8 @@ static int collect(RunIO *io, uint64_t deadline, RunResult *res, RunExit *e, str
                 if (err_open && p[1].revents)
                         err_open = drain(io->stderr_fd, NULL, 0, &unused, &res->stderr_bytes);
                 if (det_open && p[2].revents)
-                        det_open = drain(io->detail_fd, (uint8_t *)res->detail,
-                                         sizeof(res->detail), &res->detail_len,
-                                         &res->detail_total);
+                        det_open = drain(io->detail_fd, (uint8_t *)res->detail, sizeof(res->detail),
+                                         &res->detail_len, &res->detail_total);
                 if (!exited && p[3].revents) {
                         siginfo_t si = {};
 
@@ -467,8 +468,7 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
         a->last_cap = cap_max_bits() - 1;
         a->argv[0] = (char *)"plugin";
         a->envp[0] = (char *)sb->env_protocol;
-        prepare_rlimits(a, &sb->spec.limits,
-                        p->drop_to_uid ? 0 : count_tasks_of_uid(getuid()));
+        prepare_rlimits(a, &sb->spec.limits, p->drop_to_uid ? 0 : count_tasks_of_uid(getuid()));
 
         /*
          * CLONE_VM so the cost does not grow with our memory; no CLONE_VFORK, because the child

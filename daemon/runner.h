@@ -50,8 +50,8 @@ typedef enum SpawnStage {
 typedef struct RunResult {
         RunOutcome outcome;
         RunCause cause;
-        int exit_status;  /* RUN_CAUSE_EXIT */
-        int signal;       /* RUN_CAUSE_SIGNAL (also the SIGKILL of a timeout) */
+        int exit_status; /* RUN_CAUSE_EXIT */
+        int signal;      /* RUN_CAUSE_SIGNAL (also the SIGKILL of a timeout) */
         SpawnStage spawn_stage;
         int spawn_errno;
         uint64_t stdout_bytes;
@@ -60,17 +60,17 @@ typedef struct RunResult {
         uint64_t peak_rss_bytes;
         uint64_t wall_usec;
         int landlock_abi;
-        uid_t uid; /* the uid the plugin ran as */
-        size_t detail_len;      /* bytes kept in detail */
-        uint64_t detail_total;  /* bytes the plugin wrote to fd 7 */
+        uid_t uid;             /* the uid the plugin ran as */
+        size_t detail_len;     /* bytes kept in detail */
+        uint64_t detail_total; /* bytes the plugin wrote to fd 7 */
         char detail[RUN_DETAIL_MAX];
 } RunResult;
 
 /* How the child ended, as the parent saw it, for run_classify(). */
 typedef struct RunExit {
-        bool exited;     /* exit_status valid */
+        bool exited; /* exit_status valid */
         int exit_status;
-        int signal;      /* non-zero: killed by this signal */
+        int signal; /* non-zero: killed by this signal */
         bool timed_out;
         bool oom;
 } RunExit;
@@ -97,13 +97,13 @@ const char *run_outcome_name(RunOutcome o); /* "0", "1", "plugin_error" */
 typedef int (*RunStartHook)(pid_t pid, int pidfd, void *userdata);
 
 typedef struct RunParams {
-        int input_fd;               /* becomes fd 3; must be open read-only, its own offset */
-        const void *inputs_json;    /* canonical JSON for fd 6 (only if spec.inputs) */
+        int input_fd;            /* becomes fd 3; must be open read-only, its own offset */
+        const void *inputs_json; /* canonical JSON for fd 6 (only if spec.inputs) */
         size_t inputs_len;
-        bool drop_to_uid;           /* run as uid/gid below (requires root), else as the caller */
+        bool drop_to_uid; /* run as uid/gid below (requires root), else as the caller */
         uid_t uid;
         gid_t gid;
-        RunStartHook start_hook;    /* optional */
+        RunStartHook start_hook; /* optional */
         void *start_hook_userdata;
 } RunParams;
 

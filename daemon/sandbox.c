@@ -1,4 +1,5 @@
-/* Loading a plugin for running: the verified bytes in a sealed memfd, the ruleset and the filter. */
+/* Loading a plugin for running: the verified bytes in a sealed memfd, the ruleset and the filter.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

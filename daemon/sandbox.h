@@ -7,7 +7,8 @@
 
 #include "seccomp.h"
 
-/* The Landlock ABI below which lockd refuses to run a plugin at all: there is no unsandboxed fallback. */
+/* The Landlock ABI below which lockd refuses to run a plugin at all: there is no unsandboxed
+ * fallback. */
 #define SANDBOX_LANDLOCK_ABI_MIN 1
 
 typedef struct SandboxLimits {

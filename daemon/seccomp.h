@@ -1,4 +1,5 @@
-/* The seccomp filter every plugin runs under: built once per plugin, patched with the pid in the child. */
+/* The seccomp filter every plugin runs under: built once per plugin, patched with the pid in the
+ * child. */
 #pragma once
 
 #include <linux/filter.h>

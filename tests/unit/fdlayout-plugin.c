@@ -35,9 +35,13 @@ int main(void) {
         len += (size_t)snprintf(seen + len, sizeof(seen) - len,
                                 "fd3: %s fd6: %s seals6: 0x%x fd7: %s\n",
                                 (fl3 & O_ACCMODE) == O_RDONLY ? "ro" : "rw",
-                                fl6 < 0 ? "none" : (fl6 & O_ACCMODE) == O_RDONLY ? "ro" : "rw",
+                                fl6 < 0                         ? "none"
+                                : (fl6 & O_ACCMODE) == O_RDONLY ? "ro"
+                                                                : "rw",
                                 seals6 < 0 ? 0 : seals6,
-                                fl7 < 0 ? "none" : (fl7 & O_ACCMODE) == O_WRONLY ? "wo" : "other");
+                                fl7 < 0                         ? "none"
+                                : (fl7 & O_ACCMODE) == O_WRONLY ? "wo"
+                                                                : "other");
         if ((fl3 & O_ACCMODE) != O_RDONLY)
                 ok = 0;
         if (p2 && ((fl6 & O_ACCMODE) != O_RDONLY || (fl7 & O_ACCMODE) != O_WRONLY ||

@@ -38,8 +38,8 @@ START_TEST(test_answers) {
 END_TEST
 
 START_TEST(test_bad_output) {
-        static const char *const bad[] = {"11", "1\n\n", "01", "2", "\n", "1\r\n", "true", "1 ",
-                                          " 1", "yes", "10", "0\n1"};
+        static const char *const bad[] = {"11",   "1\n\n", "01", "2",   "\n", "1\r\n",
+                                          "true", "1 ",    " 1", "yes", "10", "0\n1"};
 
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 RunResult r = classify(bad[i], strlen(bad[i]), OK_EXIT);
@@ -101,8 +101,10 @@ START_TEST(test_limits_win_over_signal) {
 END_TEST
 
 START_TEST(test_spawn_cause) {
-        RunResult r = {.outcome = RUN_PLUGIN_ERROR, .cause = RUN_CAUSE_SPAWN,
-                       .spawn_stage = SPAWN_STAGE_SECCOMP, .spawn_errno = 22};
+        RunResult r = {.outcome = RUN_PLUGIN_ERROR,
+                       .cause = RUN_CAUSE_SPAWN,
+                       .spawn_stage = SPAWN_STAGE_SECCOMP,
+                       .spawn_errno = 22};
         ck_assert_str_eq(cause(&r), "spawn:seccomp:22");
         for (int s = 0; s < _SPAWN_STAGE_MAX; s++)
                 ck_assert_str_ne(spawn_stage_name((SpawnStage)s), "unknown");

@@ -1,5 +1,6 @@
 /* The fd layout, environment and cwd a plugin gets, seen from inside by a real sandboxed plugin. */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,9 @@
 
 static RunResult run_layout(unsigned protocol, bool inputs, bool detail, bool as_root) {
         Sandbox *sb = NULL;
-        SandboxSpec spec = {.protocol = protocol, .inputs = inputs, .detail = detail,
+        SandboxSpec spec = {.protocol = protocol,
+                            .inputs = inputs,
+                            .detail = detail,
                             .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
         const char *path = getenv("LOCKD_FDLAYOUT_PLUGIN");
         int bin, snap, in, r;
@@ -52,8 +55,8 @@ static RunResult run_layout(unsigned protocol, bool inputs, bool detail, bool as
 START_TEST(test_layout_protocol1) {
         RunResult res = run_layout(1, false, false, geteuid() == 0);
         char c[64];
-        ck_assert_msg(res.outcome == RUN_ONE, "outcome %s cause %s",
-                      run_outcome_name(res.outcome), run_cause_format(&res, c, sizeof(c)));
+        ck_assert_msg(res.outcome == RUN_ONE, "outcome %s cause %s", run_outcome_name(res.outcome),
+                      run_cause_format(&res, c, sizeof(c)));
         ck_assert_uint_eq(res.detail_total, 0);
 }
 END_TEST
@@ -83,6 +86,65 @@ START_TEST(test_ephemeral_uid) {
 }
 END_TEST
 
+/* The plugin runs the bytes loaded, not what the path holds at run time. */
+START_TEST(test_binary_replaced_after_load) {
+        char tmpl[] = "/tmp/lockd-test-binary-XXXXXX";
+        const char *path = getenv("LOCKD_FDLAYOUT_PLUGIN");
+        SandboxSpec spec = {.protocol = 1,
+                            .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
+        Sandbox *sb = NULL;
+        RunParams p = {};
+        RunResult res;
+        char buf[65536];
+        ssize_t n;
+        int src, copy, snap, in;
+
+        src = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(src, 0);
+        copy = mkstemp(tmpl);
+        ck_assert_int_ge(copy, 0);
+        while ((n = read(src, buf, sizeof(buf))) > 0)
+                ck_assert_int_eq(write(copy, buf, (size_t)n), n);
+        close(src);
+        ck_assert_int_eq(sandbox_new(copy, &spec, &sb), 0);
+
+        /* Overwrite the file in place and truncate it: the loaded plugin must not notice. */
+        ck_assert_int_eq(ftruncate(copy, 0), 0);
+        ck_assert_int_eq(pwrite(copy, "#!/bin/sh\necho 0\n", 18, 0), 18);
+        close(copy);
+        unlink(tmpl);
+
+        snap = memfd_from_buffer("x", 1, "input");
+        in = fd_reopen_readonly(snap);
+        ck_assert_int_ge(in, 0);
+        p.input_fd = in;
+        if (geteuid() == 0) {
+                p.drop_to_uid = true;
+                p.uid = p.gid = 655301;
+        }
+        ck_assert_int_eq(runner_run(sb, &p, &res), 0);
+        ck_assert_int_eq(res.outcome, RUN_ONE);
+        close(in);
+        close(snap);
+        sandbox_free(sb);
+}
+END_TEST
+
+/* A dynamically linked binary is refused when loaded, before anything is spawned. */
+START_TEST(test_dynamic_refused) {
+        SandboxSpec spec = {.protocol = 1,
+                            .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
+        Sandbox *sb = NULL;
+        int fd = open("/bin/true", O_RDONLY | O_CLOEXEC);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(sandbox_new(fd, &spec, &sb), -ELIBEXEC);
+        ck_assert_ptr_null(sb);
+        ck_assert_ptr_nonnull(strstr(sandbox_strerror(-ELIBEXEC), "PT_INTERP"));
+        close(fd);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("fdlayout");
         TCase *tc = tcase_create("fdlayout");
@@ -93,6 +155,8 @@ int main(void) {
         tcase_add_test(tc, test_layout_protocol1);
         tcase_add_test(tc, test_layout_protocol2);
         tcase_add_test(tc, test_ephemeral_uid);
+        tcase_add_test(tc, test_binary_replaced_after_load);
+        tcase_add_test(tc, test_dynamic_refused);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_ENV);
