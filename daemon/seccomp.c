@@ -100,6 +100,7 @@ typedef unsigned Label;
 enum {
         FIELD_JT,
         FIELD_JF,
+        FIELD_K, /* the offset of a ja */
 };
 
 typedef struct Fixup {
@@ -185,6 +186,14 @@ static size_t asm_jmp(Asm *a, uint16_t op, uint32_t k, Label jt, Label jf) {
         return i;
 }
 
+/* An unconditional jump: its offset is 32 bits wide, so it reaches any later instruction. */
+static void asm_ja(Asm *a, Label l) {
+        size_t i = asm_emit(a, BPF_JMP | BPF_JA, 0);
+        if (i == SIZE_MAX)
+                return;
+        asm_fixup(a, i, l, FIELD_K);
+}
+
 /* "A == own pid": a jeq on the placeholder, recorded so the child can patch the real pid in. */
 static void asm_jeq_pid(Asm *a, Label jt, Label jf) {
         size_t i = asm_jmp(a, BPF_JEQ, SECCOMP_PID_PLACEHOLDER, jt, jf);
@@ -226,6 +235,9 @@ static int asm_resolve(Asm *a) {
                                 a->insns[x->insn].jt = (uint8_t)off;
                         else
                                 a->insns[x->insn].jf = (uint8_t)off;
+                        break;
+                case FIELD_K:
+                        a->insns[x->insn].k = (uint32_t)off;
                         break;
                 default:
                         return -EINVAL;
@@ -436,185 +448,210 @@ static const uint16_t self_or_own_pid_arg0[] = {
         __NR_sched_setparam, __NR_sched_setattr,
 };
 
+/* What the filter does with one syscall number: a return, or the body that checks arguments. */
+typedef enum NrClass {
+        CLS_ALLOW = 0, /* a denylist, as DESIGN.md §4 has it: what is not named is allowed */
+        CLS_EPERM,
+        CLS_ENOSYS,
+        CLS_MMAP,
+        CLS_IOCTL,
+        CLS_FCNTL,
+        CLS_CLONE,
+        CLS_OWN_PID,
+        CLS_SELF_OR_OWN_PID,
+        CLS_SETPRIORITY,
+        _CLS_MAX,
+} NrClass;
+
+/* A run of consecutive syscall numbers that all get the same treatment. */
+typedef struct NrRange {
+        uint32_t first;
+        NrClass cls;
+} NrRange;
+
 /*
- * Emits the dispatch of a group: "if nr is one of nrs[], go to body, else to skip". A holds nr.
- * n must be small enough that the first jeq reaches body (the callers keep groups under 64).
+ * Emits the search over the ranges [lo, hi) as a binary tree of jge on nr (A holds nr). A leaf
+ * returns directly for allow and EPERM, or jumps to its class's body. A linear chain of jeq would
+ * make every syscall, and the kernel's per-number cache emulation at load time, walk the whole
+ * table: a tree costs log2(ranges) comparisons.
  */
-static void emit_match(Asm *a, const uint16_t *nrs, size_t n, Label body, Label skip) {
+static void emit_tree(Asm *a, const NrRange *r, size_t lo, size_t hi, const Label *body) {
+        if (hi - lo == 1) {
+                switch (r[lo].cls) {
+                case CLS_ALLOW:
+                        asm_ret(a, RET_ALLOW);
+                        break;
+                case CLS_EPERM:
+                        asm_ret(a, RET_EPERM);
+                        break;
+                default:
+                        asm_ja(a, body[r[lo].cls]);
+                }
+                return;
+        }
+        size_t mid = lo + (hi - lo) / 2;
+        Label right = asm_label(a);
+
+        asm_jmp(a, BPF_JGE, r[mid].first, right, LABEL_NEXT);
+        emit_tree(a, r, lo, mid, body);
+        asm_bind(a, right);
+        emit_tree(a, r, mid, hi, body);
+}
+
+/* Emits "deny if any listed jeq matches A, else allow", for the request/cmd lists below. */
+static void emit_deny_values(Asm *a, const uint32_t *values, size_t n) {
+        Label deny = asm_label(a), allow = asm_label(a);
+
         for (size_t i = 0; i < n; i++)
-                asm_jmp(a, BPF_JEQ, nrs[i], body, i + 1 == n ? skip : LABEL_NEXT);
+                asm_jmp(a, BPF_JEQ, values[i], deny, i + 1 == n ? allow : LABEL_NEXT);
+        asm_bind(a, deny);
+        asm_ret(a, RET_EPERM);
+        asm_bind(a, allow);
+        asm_ret(a, RET_ALLOW);
+}
+
+/* Emits the body of a class that must look at the arguments; every path ends in a return. */
+static void emit_body(Asm *a, NrClass cls) {
+        Label deny = asm_label(a), allow = asm_label(a);
+
+        switch (cls) {
+        case CLS_ENOSYS:
+                /*
+                 * clone3 passes its flags in memory, which seccomp cannot read, so it cannot be
+                 * checked: refuse it whole. With ENOSYS, not EPERM: glibc (2.34+) and Go treat
+                 * ENOSYS as "this kernel has no clone3" and fall back to clone(), which is
+                 * inspected below; EPERM would be final and no thread could be made.
+                 */
+                asm_ret(a, RET_ENOSYS);
+                return;
+        case CLS_MMAP:
+                /*
+                 * Flags are arg3. Every MAP_* bit lives in the low word, and high bits do not
+                 * change what the low ones mean. Shared anonymous memory is refused: any map type
+                 * with the MAP_SHARED bit (MAP_SHARED 0x01, MAP_SHARED_VALIDATE 0x03; other types
+                 * with that bit are EINVAL), so a plugin cannot make memory that outlives its
+                 * address-space accounting or is shared with a child. MAP_GROWSDOWN is refused.
+                 */
+                asm_ld(a, OFF_ARG_LO(3));
+                asm_jmp(a, BPF_JSET, MAP_GROWSDOWN, deny, LABEL_NEXT);
+                asm_and(a, MAP_SHARED | MAP_ANONYMOUS);
+                asm_jmp(a, BPF_JEQ, MAP_SHARED | MAP_ANONYMOUS, deny, allow);
+                break;
+        case CLS_IOCTL:
+                /*
+                 * The request is arg1, and the kernel declares it unsigned int: it uses the low
+                 * word only. So compare the low word and ignore the high one. A 64-bit compare
+                 * would be bypassed by FIOSETOWN | 0xffffffff00000000, which the filter would not
+                 * recognise and the kernel would run as FIOSETOWN.
+                 */
+                asm_ld(a, OFF_ARG_LO(1));
+                emit_deny_values(a,
+                                 (const uint32_t[]){IOCTL_FIOSETOWN, IOCTL_SIOCSPGRP, IOCTL_TIOCSTI,
+                                                    IOCTL_FS_IOC_SETFLAGS, IOCTL_FS_IOC32_SETFLAGS,
+                                                    IOCTL_FS_IOC_FSSETXATTR,
+                                                    IOCTL_FS_IOC_SETVERSION,
+                                                    IOCTL_FS_IOC32_SETVERSION},
+                                 8);
+                return;
+        case CLS_FCNTL:
+                /* cmd is arg1, unsigned int in the kernel: low word only, as for ioctl. */
+                asm_ld(a, OFF_ARG_LO(1));
+                emit_deny_values(
+                        a,
+                        (const uint32_t[]){F_SETOWN, F_SETOWN_EX, F_SETSIG, F_NOTIFY, F_SETLEASE},
+                        5);
+                return;
+        case CLS_CLONE:
+                /*
+                 * Flags are arg0. The legacy clone() keeps only lower_32_bits(flags), so the low
+                 * word is the whole of what the kernel uses. Without CLONE_THREAD the result is a
+                 * new process; CLONE_NEWTIME (0x80) overlaps the exit-signal byte here, refusing
+                 * it costs nothing.
+                 */
+                asm_ld(a, OFF_ARG_LO(0));
+                asm_jmp(a, BPF_JSET, CLONE_THREAD, LABEL_NEXT, deny);
+                asm_jmp(a, BPF_JSET,
+                        CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+                                CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWTIME,
+                        deny, allow);
+                break;
+        case CLS_OWN_PID:
+                /* Signals and pidfds: arg0 must be the own pid, all 64 bits. */
+                asm_ld(a, OFF_ARG_HI(0));
+                asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
+                asm_ld(a, OFF_ARG_LO(0));
+                asm_jeq_pid(a, allow, deny);
+                break;
+        case CLS_SELF_OR_OWN_PID:
+                /* Limits and scheduling: arg0 must be 0 (the caller) or the own pid. */
+                asm_ld(a, OFF_ARG_HI(0));
+                asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
+                asm_ld(a, OFF_ARG_LO(0));
+                asm_jmp(a, BPF_JEQ, 0, allow, LABEL_NEXT);
+                asm_jeq_pid(a, allow, deny);
+                break;
+        case CLS_SETPRIORITY:
+                /*
+                 * setpriority(which, who, prio): only PRIO_PROCESS of 0 or the own pid; a process
+                 * group or a user reaches other processes. Both words of both arguments.
+                 */
+                asm_ld(a, OFF_ARG_HI(0));
+                asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
+                asm_ld(a, OFF_ARG_LO(0));
+                asm_jmp(a, BPF_JEQ, PRIO_PROCESS, LABEL_NEXT, deny);
+                asm_ld(a, OFF_ARG_HI(1));
+                asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
+                asm_ld(a, OFF_ARG_LO(1));
+                asm_jmp(a, BPF_JEQ, 0, allow, LABEL_NEXT);
+                asm_jeq_pid(a, allow, deny);
+                break;
+        default:
+                a->error = a->error ?: -EINVAL;
+                return;
+        }
+        asm_bind(a, deny);
+        asm_ret(a, RET_EPERM);
+        asm_bind(a, allow);
+        asm_ret(a, RET_ALLOW);
+}
+
+static void classify_nrs(uint8_t *cls, const uint16_t *nrs, size_t n, NrClass c) {
+        for (size_t i = 0; i < n; i++)
+                cls[nrs[i]] = (uint8_t)c;
 }
 
 /*
- * Emits every group: a run of jeq on nr followed by the group's body, which ends in returns on
- * every path, so the skip label after it is only reached with A still holding nr. Keeping each
- * body next to its own dispatch keeps every conditional jump short (well under 255) however long
- * the whole program grows, with no trampolines needed.
+ * Emits the policy: every known number classified, runs of equal class merged into ranges, a
+ * binary search over the ranges, then the bodies of the classes that check arguments.
  */
 static void emit_policy(Asm *a) {
-        Label body, skip, deny, allow;
+        uint8_t cls[SECCOMP_NR_KNOWN_MAX + 1] = {};
+        NrRange ranges[SECCOMP_NR_KNOWN_MAX + 1];
+        Label body[_CLS_MAX] = {};
+        size_t n = 0;
 
-        /* mmap first: by far the most frequent call that has to look at its arguments. */
-        body = asm_label(a), skip = asm_label(a), deny = asm_label(a), allow = asm_label(a);
-        emit_match(a, (const uint16_t[]){__NR_mmap}, 1, body, skip);
-        asm_bind(a, body);
-        /*
-         * Flags are arg3. Every MAP_* bit lives in the low word, and high bits do not change what
-         * the low ones mean. Shared anonymous memory is refused: any map type with the MAP_SHARED
-         * bit (MAP_SHARED 0x01, MAP_SHARED_VALIDATE 0x03; other types with that bit are EINVAL),
-         * so a plugin cannot make memory that outlives its address-space accounting or is shared
-         * with a child. MAP_GROWSDOWN is refused outright.
-         */
-        asm_ld(a, OFF_ARG_LO(3));
-        asm_jmp(a, BPF_JSET, MAP_GROWSDOWN, deny, LABEL_NEXT);
-        asm_and(a, MAP_SHARED | MAP_ANONYMOUS);
-        asm_jmp(a, BPF_JEQ, MAP_SHARED | MAP_ANONYMOUS, deny, allow);
-        asm_bind(a, deny);
-        asm_ret(a, RET_EPERM);
-        asm_bind(a, allow);
-        asm_ret(a, RET_ALLOW);
-        asm_bind(a, skip);
+        classify_nrs(cls, deny_always, ELEMENTSOF(deny_always), CLS_EPERM);
+        classify_nrs(cls, own_pid_arg0, ELEMENTSOF(own_pid_arg0), CLS_OWN_PID);
+        classify_nrs(cls, self_or_own_pid_arg0, ELEMENTSOF(self_or_own_pid_arg0),
+                     CLS_SELF_OR_OWN_PID);
+        cls[__NR_mmap] = CLS_MMAP;
+        cls[__NR_ioctl] = CLS_IOCTL;
+        cls[__NR_fcntl] = CLS_FCNTL;
+        cls[__NR_clone] = CLS_CLONE;
+        cls[__NR_clone3] = CLS_ENOSYS;
+        cls[__NR_setpriority] = CLS_SETPRIORITY;
 
-        /* ioctl: requests that hand the descriptor's signals to another process or set metadata. */
-        body = asm_label(a), skip = asm_label(a), deny = asm_label(a), allow = asm_label(a);
-        emit_match(a, (const uint16_t[]){__NR_ioctl}, 1, body, skip);
-        asm_bind(a, body);
-        /*
-         * The request is arg1, and the kernel declares it unsigned int: it uses the low word only.
-         * So compare the low word and ignore the high one. A 64-bit compare would be bypassed by
-         * FIOSETOWN | 0xffffffff00000000, which the filter would not recognise and the kernel
-         * would run as FIOSETOWN.
-         */
-        asm_ld(a, OFF_ARG_LO(1));
-        asm_jmp(a, BPF_JEQ, IOCTL_FIOSETOWN, deny, LABEL_NEXT);
-        asm_jmp(a, BPF_JEQ, IOCTL_SIOCSPGRP, deny, LABEL_NEXT);
-        asm_jmp(a, BPF_JEQ, IOCTL_TIOCSTI, deny, LABEL_NEXT);
-        asm_jmp(a, BPF_JEQ, IOCTL_FS_IOC_SETFLAGS, deny, LABEL_NEXT);
-        asm_jmp(a, BPF_JEQ, IOCTL_FS_IOC32_SETFLAGS, deny, LABEL_NEXT);
-        asm_jmp(a, BPF_JEQ, IOCTL_FS_IOC_FSSETXATTR, deny, LABEL_NEXT);
-        asm_jmp(a, BPF_JEQ, IOCTL_FS_IOC_SETVERSION, deny, LABEL_NEXT);
-        asm_jmp(a, BPF_JEQ, IOCTL_FS_IOC32_SETVERSION, deny, allow);
-        asm_bind(a, deny);
-        asm_ret(a, RET_EPERM);
-        asm_bind(a, allow);
-        asm_ret(a, RET_ALLOW);
-        asm_bind(a, skip);
+        for (uint32_t nr = 0; nr <= SECCOMP_NR_KNOWN_MAX; nr++)
+                if (n == 0 || ranges[n - 1].cls != (NrClass)cls[nr])
+                        ranges[n++] = (NrRange){.first = nr, .cls = (NrClass)cls[nr]};
 
-        /* fcntl (x86-64 has no fcntl64): a descriptor's owner, signal, notifications, leases. */
-        body = asm_label(a), skip = asm_label(a), deny = asm_label(a), allow = asm_label(a);
-        emit_match(a, (const uint16_t[]){__NR_fcntl}, 1, body, skip);
-        asm_bind(a, body);
-        /* cmd is arg1, unsigned int in the kernel: low word only, for the reason given at ioctl. */
-        asm_ld(a, OFF_ARG_LO(1));
-        asm_jmp(a, BPF_JEQ, F_SETOWN, deny, LABEL_NEXT);
-        asm_jmp(a, BPF_JEQ, F_SETOWN_EX, deny, LABEL_NEXT);
-        asm_jmp(a, BPF_JEQ, F_SETSIG, deny, LABEL_NEXT);
-        asm_jmp(a, BPF_JEQ, F_NOTIFY, deny, LABEL_NEXT);
-        asm_jmp(a, BPF_JEQ, F_SETLEASE, deny, allow);
-        asm_bind(a, deny);
-        asm_ret(a, RET_EPERM);
-        asm_bind(a, allow);
-        asm_ret(a, RET_ALLOW);
-        asm_bind(a, skip);
-
-        /* clone: threads only, and no new namespace. */
-        body = asm_label(a), skip = asm_label(a), deny = asm_label(a), allow = asm_label(a);
-        emit_match(a, (const uint16_t[]){__NR_clone}, 1, body, skip);
-        asm_bind(a, body);
-        /*
-         * Flags are arg0. The legacy clone() keeps only lower_32_bits(flags), so the low word is
-         * the whole of what the kernel uses. Without CLONE_THREAD the result is a new process;
-         * CLONE_NEWTIME (0x80) overlaps the exit-signal byte here, refusing it costs nothing.
-         */
-        asm_ld(a, OFF_ARG_LO(0));
-        asm_jmp(a, BPF_JSET, CLONE_THREAD, LABEL_NEXT, deny);
-        asm_jmp(a, BPF_JSET,
-                CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-                        CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWTIME,
-                deny, allow);
-        asm_bind(a, deny);
-        asm_ret(a, RET_EPERM);
-        asm_bind(a, allow);
-        asm_ret(a, RET_ALLOW);
-        asm_bind(a, skip);
-
-        /*
-         * clone3 passes its flags in memory, which seccomp cannot read, so it cannot be checked:
-         * refuse it whole. With ENOSYS, not EPERM: glibc (2.34+) and Go treat ENOSYS as "this
-         * kernel has no clone3" and fall back to clone(), which the check above does inspect;
-         * EPERM would be final and no thread could be made.
-         */
-        body = asm_label(a), skip = asm_label(a);
-        emit_match(a, (const uint16_t[]){__NR_clone3}, 1, body, skip);
-        asm_bind(a, body);
-        asm_ret(a, RET_ENOSYS);
-        asm_bind(a, skip);
-
-        /* Signals and pidfds: arg0 must be the own pid. */
-        body = asm_label(a), skip = asm_label(a), deny = asm_label(a), allow = asm_label(a);
-        emit_match(a, own_pid_arg0, ELEMENTSOF(own_pid_arg0), body, skip);
-        asm_bind(a, body);
-        asm_ld(a, OFF_ARG_HI(0));
-        asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
-        asm_ld(a, OFF_ARG_LO(0));
-        asm_jeq_pid(a, allow, deny);
-        asm_bind(a, deny);
-        asm_ret(a, RET_EPERM);
-        asm_bind(a, allow);
-        asm_ret(a, RET_ALLOW);
-        asm_bind(a, skip);
-
-        /* Limits and scheduling: arg0 must be 0 (the caller) or the own pid. */
-        body = asm_label(a), skip = asm_label(a), deny = asm_label(a), allow = asm_label(a);
-        emit_match(a, self_or_own_pid_arg0, ELEMENTSOF(self_or_own_pid_arg0), body, skip);
-        asm_bind(a, body);
-        asm_ld(a, OFF_ARG_HI(0));
-        asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
-        asm_ld(a, OFF_ARG_LO(0));
-        asm_jmp(a, BPF_JEQ, 0, allow, LABEL_NEXT);
-        asm_jeq_pid(a, allow, deny);
-        asm_bind(a, deny);
-        asm_ret(a, RET_EPERM);
-        asm_bind(a, allow);
-        asm_ret(a, RET_ALLOW);
-        asm_bind(a, skip);
-
-        /*
-         * setpriority(which, who, prio): only PRIO_PROCESS of 0 or the own pid; a process group
-         * or a user reaches other processes. Both words of both arguments, as for the signals.
-         */
-        body = asm_label(a), skip = asm_label(a), deny = asm_label(a), allow = asm_label(a);
-        emit_match(a, (const uint16_t[]){__NR_setpriority}, 1, body, skip);
-        asm_bind(a, body);
-        asm_ld(a, OFF_ARG_HI(0));
-        asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
-        asm_ld(a, OFF_ARG_LO(0));
-        asm_jmp(a, BPF_JEQ, PRIO_PROCESS, LABEL_NEXT, deny);
-        asm_ld(a, OFF_ARG_HI(1));
-        asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
-        asm_ld(a, OFF_ARG_LO(1));
-        asm_jmp(a, BPF_JEQ, 0, allow, LABEL_NEXT);
-        asm_jeq_pid(a, allow, deny);
-        asm_bind(a, deny);
-        asm_ret(a, RET_EPERM);
-        asm_bind(a, allow);
-        asm_ret(a, RET_ALLOW);
-        asm_bind(a, skip);
-
-        /* Everything denied outright, in groups of 64 so each group's jeq reach its own return. */
-        for (size_t i = 0; i < ELEMENTSOF(deny_always); i += 64) {
-                size_t n = ELEMENTSOF(deny_always) - i;
-                if (n > 64)
-                        n = 64;
-                body = asm_label(a), skip = asm_label(a);
-                emit_match(a, deny_always + i, n, body, skip);
-                asm_bind(a, body);
-                asm_ret(a, RET_EPERM);
-                asm_bind(a, skip);
+        for (int c = CLS_ENOSYS; c < _CLS_MAX; c++)
+                body[c] = asm_label(a);
+        emit_tree(a, ranges, 0, n, body);
+        for (int c = CLS_ENOSYS; c < _CLS_MAX; c++) {
+                asm_bind(a, body[c]);
+                emit_body(a, (NrClass)c);
         }
-
-        /* A denylist, as DESIGN.md §4 has it: what is not named above is allowed. */
-        asm_ret(a, RET_ALLOW);
 }
 
 /*
@@ -672,7 +709,7 @@ static void emit_prelude(Asm *a) {
         asm_bind(a, deny);
         asm_ret(a, RET_EPERM);
         asm_bind(a, ok);
-        /* A holds nr from here on, for every group's dispatch. */
+        /* A holds nr from here on, for the binary search over the ranges. */
 }
 
 int seccomp_program_new(SeccompProgram **ret) {

@@ -1,0 +1,361 @@
+/* Unit tests of the plugins' seccomp filter: its shape, its pid patching, and the kernel's
+ * verdicts. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "seccomp.h"
+
+#define RET_EPERM  (SECCOMP_RET_ERRNO | EPERM)
+#define RET_ENOSYS (SECCOMP_RET_ERRNO | ENOSYS)
+
+static SeccompProgram *build(void) {
+        SeccompProgram *p = NULL;
+        int r = seccomp_program_new(&p);
+        ck_assert_int_eq(r, 0);
+        ck_assert_ptr_nonnull(p);
+        return p;
+}
+
+START_TEST(test_shape) {
+        SeccompProgram *p = build();
+
+        ck_assert_uint_gt(p->n_insns, 0);
+        ck_assert_uint_le(p->n_insns, SECCOMP_INSNS_MAX);
+        ck_assert_uint_eq(BPF_CLASS(p->insns[p->n_insns - 1].code), BPF_RET);
+
+        /* Every pid slot is a jeq on the placeholder, and every placeholder is a slot. */
+        ck_assert_uint_gt(p->n_pid_slots, 0);
+        size_t placeholders = 0;
+        for (size_t i = 0; i < p->n_insns; i++)
+                if (p->insns[i].k == SECCOMP_PID_PLACEHOLDER)
+                        placeholders++;
+        ck_assert_uint_eq(placeholders, p->n_pid_slots);
+        for (size_t i = 0; i < p->n_pid_slots; i++) {
+                ck_assert_uint_lt(p->pid_slots[i], p->n_insns);
+                ck_assert_uint_eq(p->insns[p->pid_slots[i]].code, BPF_JMP | BPF_JEQ | BPF_K);
+                ck_assert_uint_eq(p->insns[p->pid_slots[i]].k, SECCOMP_PID_PLACEHOLDER);
+        }
+
+        /* Every jump lands inside the program. */
+        for (size_t i = 0; i < p->n_insns; i++) {
+                const struct sock_filter *f = &p->insns[i];
+                if (BPF_CLASS(f->code) != BPF_JMP)
+                        continue;
+                if (BPF_OP(f->code) == BPF_JA)
+                        ck_assert_uint_lt(i + 1 + f->k, p->n_insns);
+                else {
+                        ck_assert_uint_lt(i + 1 + f->jt, p->n_insns);
+                        ck_assert_uint_lt(i + 1 + f->jf, p->n_insns);
+                }
+        }
+
+        fprintf(stderr, "seccomp program: %zu instructions, %zu pid slots\n", p->n_insns,
+                p->n_pid_slots);
+        seccomp_program_free(p);
+}
+END_TEST
+
+START_TEST(test_instantiate) {
+        SeccompProgram *p = build();
+        static struct sock_filter dst[SECCOMP_INSNS_MAX];
+        pid_t pid = getpid();
+
+        size_t n = seccomp_program_instantiate(p, pid, dst);
+        ck_assert_uint_eq(n, p->n_insns);
+        for (size_t i = 0; i < p->n_pid_slots; i++)
+                ck_assert_uint_eq(dst[p->pid_slots[i]].k, (uint32_t)pid);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_uint_ne(dst[i].k, SECCOMP_PID_PLACEHOLDER);
+        /* The template is untouched: it is built once and patched per child. */
+        ck_assert_uint_eq(p->insns[p->pid_slots[0]].k, SECCOMP_PID_PLACEHOLDER);
+
+        ck_assert_uint_eq(seccomp_program_instantiate(NULL, pid, dst), 0);
+        seccomp_program_free(p);
+}
+END_TEST
+
+/* A classic-BPF interpreter for the subset seccomp allows, to test paths the kernel test can't. */
+static uint32_t emulate(const struct sock_filter *f, size_t n, const struct seccomp_data *d) {
+        uint32_t A = 0;
+
+        for (size_t pc = 0; pc < n; pc++) {
+                const struct sock_filter *i = &f[pc];
+                switch (i->code) {
+                case BPF_LD | BPF_W | BPF_ABS:
+                        ck_assert_uint_le(i->k + 4, sizeof(*d));
+                        ck_assert_uint_eq(i->k % 4, 0);
+                        memcpy(&A, (const uint8_t *)d + i->k, 4);
+                        break;
+                case BPF_ALU | BPF_AND | BPF_K:
+                        A &= i->k;
+                        break;
+                case BPF_JMP | BPF_JA:
+                        pc += i->k;
+                        break;
+                case BPF_JMP | BPF_JEQ | BPF_K:
+                        pc += A == i->k ? i->jt : i->jf;
+                        break;
+                case BPF_JMP | BPF_JGT | BPF_K:
+                        pc += A > i->k ? i->jt : i->jf;
+                        break;
+                case BPF_JMP | BPF_JGE | BPF_K:
+                        pc += A >= i->k ? i->jt : i->jf;
+                        break;
+                case BPF_JMP | BPF_JSET | BPF_K:
+                        pc += (A & i->k) ? i->jt : i->jf;
+                        break;
+                case BPF_RET | BPF_K:
+                        return i->k;
+                default:
+                        ck_abort_msg("unexpected BPF opcode 0x%x at %zu", i->code, pc);
+                }
+        }
+        ck_abort_msg("ran off the end of the program");
+        return 0;
+}
+
+static uint32_t verdict(const struct sock_filter *f, size_t n, uint32_t arch, uint32_t nr,
+                        uint64_t a0, uint64_t a1, uint64_t a3) {
+        struct seccomp_data d = {
+                .nr = (int)nr,
+                .arch = arch,
+                .args = {a0, a1, 0, a3, 0, 0},
+        };
+        return emulate(f, n, &d);
+}
+
+START_TEST(test_emulated) {
+        SeccompProgram *p = build();
+        static struct sock_filter f[SECCOMP_INSNS_MAX];
+        const uint32_t X = AUDIT_ARCH_X86_64;
+        const uint64_t pid = 4242;
+        size_t n = seccomp_program_instantiate(p, (pid_t)pid, f);
+        ck_assert_uint_gt(n, 0);
+
+        /* Prelude. */
+        ck_assert_uint_eq(verdict(f, n, AUDIT_ARCH_I386, 20, 0, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, 0x40000000U | 39, 0, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, 470, 0, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, 0xffffffffU, 0, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, 469, 0, 0, 0), RET_EPERM);         /* file_setattr */
+        ck_assert_uint_eq(verdict(f, n, X, 468, 0, 0, 0), SECCOMP_RET_ALLOW); /* file_getattr */
+        ck_assert_uint_eq(verdict(f, n, X, SYS_read, 0, 0, 0), SECCOMP_RET_ALLOW);
+        ck_assert_uint_eq(verdict(f, n, X, 335, 0, 0, 0), SECCOMP_RET_ALLOW); /* a hole */
+
+        /* Own pid: exactly, all 64 bits. */
+        ck_assert_uint_eq(verdict(f, n, X, SYS_kill, pid, 0, 0), SECCOMP_RET_ALLOW);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_kill, pid | (1ULL << 32), 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_kill, 0, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_kill, (uint64_t)-1, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_tgkill, pid, 7, 0), SECCOMP_RET_ALLOW);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_tgkill, 1, 1, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_pidfd_open, pid, 0, 0), SECCOMP_RET_ALLOW);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_pidfd_open, 1, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_prlimit64, 0, 0, 0), SECCOMP_RET_ALLOW);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_prlimit64, pid, 0, 0), SECCOMP_RET_ALLOW);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_prlimit64, 1ULL << 32, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_sched_setaffinity, 1, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_setpriority, PRIO_PROCESS, pid, 0),
+                          SECCOMP_RET_ALLOW);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_setpriority, PRIO_PROCESS, 0, 0), SECCOMP_RET_ALLOW);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_setpriority, PRIO_PROCESS, 1, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_setpriority, PRIO_USER, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_setpriority, PRIO_PROCESS | (1ULL << 32), 0, 0),
+                          RET_EPERM);
+
+        /* Low word only for ioctl and fcntl commands. */
+        ck_assert_uint_eq(verdict(f, n, X, SYS_ioctl, 0, 0x8901, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_ioctl, 0, 0xffffffff00008901ULL, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_ioctl, 0, 0x40086602, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_ioctl, 0, 0x5412, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_ioctl, 0, FIONREAD, 0), SECCOMP_RET_ALLOW);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_fcntl, 0, 1ULL << 32 | F_SETOWN, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_fcntl, 0, 1024, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_fcntl, 0, F_GETFL, 0), SECCOMP_RET_ALLOW);
+
+        /* clone, clone3, mmap. */
+        const uint64_t thread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+                                CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID |
+                                CLONE_CHILD_CLEARTID;
+        ck_assert_uint_eq(verdict(f, n, X, SYS_clone, thread, 0, 0), SECCOMP_RET_ALLOW);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_clone, SIGCHLD, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_clone, thread | CLONE_NEWUSER, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_clone, thread | 0x80, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_clone3, 0, 0, 0), RET_ENOSYS);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_mmap, 0, 0, MAP_SHARED | MAP_ANONYMOUS), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_mmap, 0, 0, 0x03 | MAP_ANONYMOUS), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_mmap, 0, 0, MAP_PRIVATE | MAP_GROWSDOWN), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_mmap, 0, 0, MAP_PRIVATE | MAP_ANONYMOUS),
+                          SECCOMP_RET_ALLOW);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_mmap, 0, 0, MAP_SHARED), SECCOMP_RET_ALLOW);
+
+        /* A sample of the outright denials. */
+        ck_assert_uint_eq(verdict(f, n, X, SYS_socket, 0, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_ptrace, 0, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_io_uring_setup, 0, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_setuid, 0, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_capset, 0, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_fork, 0, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_execveat, 0, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_execve, 0, 0, 0), SECCOMP_RET_ALLOW);
+        ck_assert_uint_eq(verdict(f, n, X, SYS_seccomp, 0, 0, 0), SECCOMP_RET_ALLOW);
+
+        seccomp_program_free(p);
+}
+END_TEST
+
+static void *thread_main(void *arg) {
+        *(int *)arg = 1;
+        return NULL;
+}
+
+/* The child's checks: exits with 0, or with the number of the first check that failed. */
+#define EXPECT_ERRNO(step, e, expr)                                                                \
+        do {                                                                                       \
+                errno = 0;                                                                         \
+                long _r_ = (long)(expr);                                                           \
+                if (_r_ != -1 || errno != (e))                                                     \
+                        _exit(step);                                                               \
+        } while (0)
+#define EXPECT_OK(step, expr)                                                                      \
+        do {                                                                                       \
+                if ((long)(expr) < 0)                                                              \
+                        _exit(step);                                                               \
+        } while (0)
+
+_noreturn_ static void child(const struct sock_filter *f, size_t n) {
+        struct sock_fprog prog = {.len = (unsigned short)n, .filter = (struct sock_filter *)f};
+        struct rlimit rl;
+        int fds[2], x = 0;
+        pid_t pid = getpid();
+
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                _exit(100);
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                _exit(101);
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                _exit(102);
+
+        EXPECT_ERRNO(1, EPERM, socket(AF_UNIX, SOCK_STREAM, 0));
+        EXPECT_ERRNO(2, ENOSYS, syscall(SYS_clone3, NULL, 0));
+        EXPECT_ERRNO(3, EPERM, kill(1, 0));
+        EXPECT_OK(4, kill(pid, 0));
+        EXPECT_ERRNO(5, EPERM, syscall(SYS_kill, (long)pid | (1L << 32), 0));
+        EXPECT_ERRNO(6, EPERM, fcntl(fds[0], F_SETOWN, pid));
+        EXPECT_OK(7, fcntl(fds[0], F_GETFL));
+        EXPECT_ERRNO(8, EPERM, syscall(SYS_ioctl, fds[0], 0xffffffff00000000UL | FIOSETOWN, &pid));
+        EXPECT_OK(9, ioctl(fds[0], FIONREAD, &x));
+        EXPECT_ERRNO(10, EPERM, syscall(500));
+        EXPECT_ERRNO(11, EPERM, syscall(470));
+        EXPECT_ERRNO(12, EPERM, syscall(0x40000000 | 39));
+
+        void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (m != MAP_FAILED || errno != EPERM)
+                _exit(13);
+        m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_ANONYMOUS, -1, 0);
+        if (m != MAP_FAILED || errno != EPERM)
+                _exit(14);
+        m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN,
+                 -1, 0);
+        if (m != MAP_FAILED || errno != EPERM)
+                _exit(15);
+        m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+                _exit(16);
+        *(volatile char *)m = 1;
+
+        EXPECT_OK(17, syscall(SYS_tgkill, pid, gettid(), 0));
+        EXPECT_ERRNO(18, EPERM, syscall(SYS_tgkill, 1, 1, 0));
+        EXPECT_OK(19, prlimit(0, RLIMIT_NOFILE, NULL, &rl));
+        EXPECT_OK(20, prlimit(pid, RLIMIT_NOFILE, NULL, &rl));
+        EXPECT_ERRNO(21, EPERM, prlimit(1, RLIMIT_NOFILE, NULL, &rl));
+        EXPECT_ERRNO(22, EPERM, unshare(0));
+        EXPECT_ERRNO(23, EPERM, syscall(SYS_io_uring_setup, 1, NULL));
+        EXPECT_OK(24, syscall(SYS_pidfd_open, pid, 0));
+        EXPECT_ERRNO(25, EPERM, syscall(SYS_pidfd_open, 1, 0));
+        EXPECT_ERRNO(26, EPERM, setpriority(PRIO_PGRP, 0, 0));
+        EXPECT_ERRNO(27, EPERM, fchmod(fds[0], 0600));
+        EXPECT_ERRNO(28, EPERM, syscall(SYS_setuid, 0));
+
+        /* glibc tries clone3, gets ENOSYS, falls back to clone with CLONE_THREAD. */
+        pthread_t t;
+        x = 0;
+        if (pthread_create(&t, NULL, thread_main, &x) != 0)
+                _exit(29);
+        if (pthread_join(t, NULL) != 0 || x != 1)
+                _exit(30);
+
+        pid_t c = fork();
+        if (c == 0)
+                _exit(98); /* the filter let a process through: fail loudly */
+        if (c != -1 || errno != EPERM)
+                _exit(31);
+
+        _exit(0);
+}
+
+START_TEST(test_kernel) {
+        SeccompProgram *p = build();
+        static struct sock_filter f[SECCOMP_INSNS_MAX];
+
+        /* Instantiate in the child, as the runner does, for the child's own pid. */
+        pid_t c = fork();
+        ck_assert_int_ge(c, 0);
+        if (c == 0) {
+                size_t n = seccomp_program_instantiate(p, getpid(), f);
+                if (n == 0)
+                        _exit(103);
+                child(f, n);
+        }
+
+        int status;
+        ck_assert_int_eq(waitpid(c, &status, 0), c);
+        ck_assert_msg(WIFEXITED(status), "child died of signal %d", WTERMSIG(status));
+        ck_assert_msg(WEXITSTATUS(status) == 0, "child check %d failed", WEXITSTATUS(status));
+        seccomp_program_free(p);
+}
+END_TEST
+
+static Suite *seccomp_suite(void) {
+        Suite *s = suite_create("seccomp");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_shape);
+        tcase_add_test(tc, test_instantiate);
+        tcase_add_test(tc, test_emulated);
+        tcase_add_test(tc, test_kernel);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        SRunner *sr = srunner_create(seccomp_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_ENV);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
