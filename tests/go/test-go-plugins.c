@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "check-run.h"
 #include "macro.h"
 #include "runner.h"
 #include "sandbox.h"
@@ -214,9 +215,6 @@ static Suite *go_plugins_suite(void) {
 }
 
 int main(int argc, char *argv[]) {
-        SRunner *sr;
-        int failed;
-
         if (argc != 3) {
                 fprintf(stderr, "Usage: %s GO-GOROUTINES GO-PANIC\n", argv[0]);
                 return EXIT_FAILURE;
@@ -224,9 +222,5 @@ int main(int argc, char *argv[]) {
         goroutines_path = argv[1];
         panic_path = argv[2];
 
-        sr = srunner_create(go_plugins_suite());
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(go_plugins_suite());
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "runner.h"
+#include "check-run.h"
 
 static RunResult classify(const char *out, uint64_t total, RunExit e) {
         RunResult r;
@@ -115,8 +116,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("classify");
         TCase *tc = tcase_create("classify");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_answers);
         tcase_add_test(tc, test_bad_output);
@@ -125,9 +124,5 @@ int main(void) {
         tcase_add_test(tc, test_limits_win_over_signal);
         tcase_add_test(tc, test_spawn_cause);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

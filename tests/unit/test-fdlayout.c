@@ -9,6 +9,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "runner.h"
+#include "check-run.h"
 
 static RunResult run_layout(unsigned protocol, bool inputs, bool detail, bool as_root) {
         Sandbox *sb = NULL;
@@ -148,8 +149,6 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("fdlayout");
         TCase *tc = tcase_create("fdlayout");
-        SRunner *sr;
-        int failed;
 
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, test_layout_protocol1);
@@ -158,9 +157,5 @@ int main(void) {
         tcase_add_test(tc, test_binary_replaced_after_load);
         tcase_add_test(tc, test_dynamic_refused);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

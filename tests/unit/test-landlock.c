@@ -21,6 +21,7 @@
 
 #include "macro.h"
 #include "sandbox.h"
+#include "check-run.h"
 
 /* Runs check() in a child restricted by the ruleset; the child's exit status is check()'s. */
 static int in_domain(int (*check)(void *), void *userdata) {
@@ -131,16 +132,10 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("landlock");
         TCase *tc = tcase_create("landlock");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_files);
         tcase_add_test(tc, test_tcp);
         tcase_add_test(tc, test_scopes);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? 0 : 1;
+        return check_run(s);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check-run.h"
 #include "macro.h"
 #include "manifest.h"
 #include "toml.h"
@@ -395,11 +396,5 @@ static Suite *manifest_suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(manifest_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(manifest_suite());
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check-run.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "runner.h"
@@ -447,11 +448,5 @@ static Suite *plugins_suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(plugins_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(plugins_suite());
 }

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check-run.h"
 #include "macro.h"
 #include "seccomp.h"
 
@@ -351,11 +352,5 @@ static Suite *seccomp_suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(seccomp_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_ENV);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(seccomp_suite());
 }
