@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "lockctl-verify.h"
 #include "lockctl.h"
 
 static void usage(FILE *f) {
@@ -11,6 +12,10 @@ static void usage(FILE *f) {
               "  plugin test DIR FIXTURE [--input NAME=VALUE]...\n"
               "                      run the plugin in DIR on FIXTURE under lockd's sandbox\n"
               "  plugin lint DIR     check DIR/plugin.toml against the contract\n"
+              "  verify-bundle --bundle FILE (--certificate-identity ID\n"
+              "                --certificate-oidc-issuer URL | --key PEM) [--trusted-root FILE]\n"
+              "                FILE_OR_DIGEST\n"
+              "                      verify a Sigstore bundle offline (sigstore-conformance CLI)\n"
               "  --version           print the version\n",
               f);
 }
@@ -30,6 +35,8 @@ int main(int argc, char **argv) {
         }
         if (strcmp(argv[1], "plugin") == 0)
                 return verb_plugin(argc - 2, argv + 2);
+        if (strcmp(argv[1], "verify-bundle") == 0)
+                return verb_verify_bundle(argc - 1, argv + 1);
         fprintf(stderr, "lockctl: unknown command '%s'\n", argv[1]);
         usage(stderr);
         return LOCKCTL_EXIT_USAGE;

@@ -59,7 +59,7 @@ typedef struct ChildFailure {
  */
 typedef struct ChildArgs {
         const Sandbox *sb;
-        int go_fd, status_fd;
+        int go_fd, go_write_fd, status_fd;
         int devnull_fd, stdout_fd, stderr_fd, input_fd, inputs_fd, detail_fd;
         bool drop_uid;
         uid_t uid;
@@ -142,7 +142,11 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
         if (r < 0)
                 child_fail(status, SPAWN_STAGE_CLONE, r);
 
-        /* Wait until the parent has put us into our scope (or given up: then EOF, and we end). */
+        /*
+         * Wait until the parent has put us into our scope (or given up: then EOF, and we end). Our
+         * copy of the write end goes first, or EOF could never come.
+         */
+        (void)SYS1(__NR_close, a->go_write_fd);
         do
                 r = SYS3(__NR_read, a->go_fd, &go, 1);
         while (r == -EINTR);
@@ -455,6 +459,7 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
 
         a->sb = sb;
         a->go_fd = go[0];
+        a->go_write_fd = go[1];
         a->status_fd = st[1];
         a->devnull_fd = devnull;
         a->stdout_fd = out[1];

@@ -146,6 +146,42 @@ START_TEST(test_dynamic_refused) {
 }
 END_TEST
 
+static int refuse_scope(pid_t pid, int pidfd, void *userdata) {
+        (*(int *)userdata)++;
+        return -EIO;
+}
+
+/* A run whose start hook (the scope, later) fails never reaches the plugin: it fails closed. */
+START_TEST(test_start_hook_fails_closed) {
+        SandboxSpec spec = {.protocol = 1,
+                            .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
+        const char *path = getenv("LOCKD_FDLAYOUT_PLUGIN");
+        Sandbox *sb = NULL;
+        RunParams p = {};
+        RunResult res;
+        char cause[64];
+        int bin, snap, in, called = 0;
+
+        bin = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(bin, 0);
+        ck_assert_int_eq(sandbox_new(bin, &spec, &sb), 0);
+        close(bin);
+        snap = memfd_from_buffer("x", 1, "input");
+        in = fd_reopen_readonly(snap);
+        p.input_fd = in;
+        p.start_hook = refuse_scope;
+        p.start_hook_userdata = &called;
+        ck_assert_int_eq(runner_run(sb, &p, &res), 0);
+        ck_assert_int_eq(called, 1);
+        ck_assert_int_eq(res.outcome, RUN_PLUGIN_ERROR);
+        ck_assert_str_eq(run_cause_format(&res, cause, sizeof(cause)), "spawn:scope:125");
+        ck_assert_uint_eq(res.stdout_bytes, 0);
+        close(in);
+        close(snap);
+        sandbox_free(sb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("fdlayout");
         TCase *tc = tcase_create("fdlayout");
@@ -156,6 +192,7 @@ int main(void) {
         tcase_add_test(tc, test_ephemeral_uid);
         tcase_add_test(tc, test_binary_replaced_after_load);
         tcase_add_test(tc, test_dynamic_refused);
+        tcase_add_test(tc, test_start_hook_fails_closed);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

@@ -1,0 +1,216 @@
+/* "Log body vs bundle": the canonicalized Rekor entry must describe this very bundle. */
+#include <string.h>
+#include <openssl/pem.h>
+
+#include "sigstore-body.h"
+
+static json_t *path(json_t *o, const char *const *keys) {
+        for (; *keys && o; keys++)
+                o = json_object_get(o, *keys);
+        return o;
+}
+#define PATH(o, ...) path(o, (const char *const[]){__VA_ARGS__, NULL})
+
+static bool b64_equals(json_t *v, const uint8_t *data, size_t len) {
+        SigstoreBytes b = {};
+        if (!json_is_string(v) ||
+            sigstore_b64_decode(json_string_value(v), json_string_length(v), &b) < 0)
+                return false;
+        bool eq = b.len == len && memcmp(b.data, data, len) == 0;
+        free(b.data);
+        return eq;
+}
+
+static bool hex_equals(json_t *v, const uint8_t digest[32]) {
+        uint8_t d[32];
+        return json_is_string(v) && sigstore_hex_decode(json_string_value(v), d, 32) >= 0 &&
+               memcmp(d, digest, 32) == 0;
+}
+
+/* A base64 PEM (certificate or public key) as Rekor v1 stores the verifier: equal to the signer? */
+static bool pem_b64_matches(json_t *v, const SigstoreSigner *s) {
+        SigstoreBytes pem = {};
+        if (!json_is_string(v) ||
+            sigstore_b64_decode(json_string_value(v), json_string_length(v), &pem) < 0)
+                return false;
+        _cleanup_(BIO_freep) BIO *bio = BIO_new_mem_buf(pem.data, (int)pem.len);
+        bool eq = false;
+        if (bio && s->cert) {
+                _cleanup_(X509_freep) X509 *x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+                eq = x && X509_cmp(x, s->cert) == 0;
+        } else if (bio) {
+                _cleanup_(EVP_PKEY_freep) EVP_PKEY *k = PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL);
+                eq = k && EVP_PKEY_eq(k, s->key) == 1;
+        }
+        free(pem.data);
+        return eq;
+}
+
+/* A Rekor v2 verifier object {x509Certificate: {rawBytes}} or {publicKey: {rawBytes}}. */
+static bool verifier_v2_matches(json_t *v, const SigstoreSigner *s) {
+        SigstoreBytes der = {};
+        bool eq = false;
+        if (s->cert) {
+                json_t *raw = PATH(v, "x509Certificate", "rawBytes");
+                if (!json_is_string(raw) ||
+                    sigstore_b64_decode(json_string_value(raw), json_string_length(raw), &der) < 0)
+                        return false;
+                const unsigned char *p = der.data;
+                _cleanup_(X509_freep) X509 *x = d2i_X509(NULL, &p, (long)der.len);
+                eq = x && p == der.data + der.len && X509_cmp(x, s->cert) == 0;
+        } else {
+                json_t *raw = PATH(v, "publicKey", "rawBytes");
+                if (!json_is_string(raw) ||
+                    sigstore_b64_decode(json_string_value(raw), json_string_length(raw), &der) < 0)
+                        return false;
+                _cleanup_(EVP_PKEY_freep) EVP_PKEY *k = sigstore_pkey_from_der(der.data, der.len);
+                eq = k && EVP_PKEY_eq(k, s->key) == 1;
+        }
+        free(der.data);
+        return eq;
+}
+
+static const char *str(json_t *o, const char *key) {
+        return json_string_value(json_object_get(o, key));
+}
+
+static bool is(json_t *v, const char *s) {
+        return json_is_string(v) && strcmp(json_string_value(v), s) == 0;
+}
+
+/* Checks the body fields common to every kind and returns spec. */
+static json_t *body_spec(json_t *body, const char *kind, const char *version) {
+        if (!json_is_object(body) || !is(json_object_get(body, "kind"), kind) ||
+            !is(json_object_get(body, "apiVersion"), version))
+                return NULL;
+        json_t *spec = json_object_get(body, "spec");
+        return json_is_object(spec) ? spec : NULL;
+}
+
+/* Compares the decoded canonicalized body of entry t with the bundle b signed by s.
+ * expected_digest is the artifact digest (messageSignature) or SHA-256 of the DSSE PAE.
+ * Returns 0 when consistent, -EKEYREJECTED with reason otherwise. */
+int sigstore_body_check(const SigstoreTlogEntry *t, const SigstoreBundle *b,
+                        const SigstoreSigner *s, const uint8_t expected_digest[32], char *reason,
+                        size_t reason_size) {
+        json_error_t err;
+        _cleanup_(json_decrefp) json_t *body =
+                json_loadb((const char *)t->body.data, t->body.len, JSON_REJECT_DUPLICATES, &err);
+        if (!body) {
+                sigstore_fail(reason, reason_size, "tlog body is not valid JSON");
+                return -EBADMSG;
+        }
+        json_t *spec = NULL;
+        const char *what = NULL;
+        uint8_t payload_hash[32];
+        if (b->is_dsse)
+                sigstore_sha256(b->payload.data, b->payload.len, payload_hash);
+
+        switch (t->kind) {
+        case SIGSTORE_HASHEDREKORD_001:
+                spec = body_spec(body, "hashedrekord", "0.0.1");
+                if (!spec || b->is_dsse)
+                        what = "kind";
+                else if (!is(PATH(spec, "data", "hash", "algorithm"), "sha256") ||
+                         !hex_equals(PATH(spec, "data", "hash", "value"), expected_digest))
+                        what = "digest";
+                else if (!b64_equals(PATH(spec, "signature", "content"), b->signature.data,
+                                     b->signature.len))
+                        what = "signature";
+                else if (!pem_b64_matches(PATH(spec, "signature", "publicKey", "content"), s))
+                        what = "certificate or key";
+                break;
+        case SIGSTORE_HASHEDREKORD_002: {
+                json_t *h = PATH(body, "spec", "hashedRekordV002");
+                spec = body_spec(body, "hashedrekord", "0.0.2");
+                if (!spec || !json_is_object(h))
+                        what = "kind";
+                else if (!is(PATH(h, "data", "algorithm"), "SHA2_256") ||
+                         !b64_equals(PATH(h, "data", "digest"), expected_digest, 32))
+                        what = "digest";
+                else if (!b64_equals(PATH(h, "signature", "content"), b->signature.data,
+                                     b->signature.len))
+                        what = "signature";
+                else if (!verifier_v2_matches(PATH(h, "signature", "verifier"), s))
+                        what = "certificate or key";
+                break;
+        }
+        case SIGSTORE_DSSE_001: {
+                spec = body_spec(body, "dsse", "0.0.1");
+                json_t *sigs = json_object_get(spec, "signatures");
+                if (!spec || !b->is_dsse)
+                        what = "kind";
+                else if (!is(PATH(spec, "payloadHash", "algorithm"), "sha256") ||
+                         !hex_equals(PATH(spec, "payloadHash", "value"), payload_hash))
+                        what = "payload hash";
+                else if (!json_is_array(sigs) || json_array_size(sigs) != 1 ||
+                         !b64_equals(PATH(json_array_get(sigs, 0), "signature"), b->signature.data,
+                                     b->signature.len))
+                        what = "signature";
+                else if (!pem_b64_matches(PATH(json_array_get(sigs, 0), "verifier"), s))
+                        what = "certificate or key";
+                break;
+        }
+        case SIGSTORE_DSSE_002: {
+                json_t *d = PATH(body, "spec", "dsseV002");
+                json_t *sigs = json_object_get(d, "signatures");
+                spec = body_spec(body, "dsse", "0.0.2");
+                if (!spec || !json_is_object(d) || !b->is_dsse)
+                        what = "kind";
+                else if (!is(PATH(d, "payloadHash", "algorithm"), "SHA2_256") ||
+                         !b64_equals(PATH(d, "payloadHash", "digest"), payload_hash, 32))
+                        what = "payload hash";
+                else if (!json_is_array(sigs) || json_array_size(sigs) != 1 ||
+                         !b64_equals(PATH(json_array_get(sigs, 0), "content"), b->signature.data,
+                                     b->signature.len))
+                        what = "signature";
+                else if (!verifier_v2_matches(PATH(json_array_get(sigs, 0), "verifier"), s))
+                        what = "certificate or key";
+                break;
+        }
+        case SIGSTORE_INTOTO_002: {
+                spec = body_spec(body, "intoto", "0.0.2");
+                json_t *env = PATH(spec, "content", "envelope");
+                json_t *sigs = json_object_get(env, "signatures");
+                if (!spec || !json_is_object(env) || !b->is_dsse)
+                        what = "kind";
+                else if (!is(PATH(spec, "content", "payloadHash", "algorithm"), "sha256") ||
+                         !hex_equals(PATH(spec, "content", "payloadHash", "value"), payload_hash))
+                        what = "payload hash";
+                else if (str(env, "payloadType") &&
+                         strcmp(str(env, "payloadType"), b->payload_type) != 0)
+                        what = "payload type";
+                else if (!json_is_array(sigs) || json_array_size(sigs) != 1)
+                        what = "signature";
+                else {
+                        /* intoto 0.0.2 stores the signature base64-encoded twice */
+                        json_t *sig = PATH(json_array_get(sigs, 0), "sig");
+                        SigstoreBytes once = {};
+                        bool ok = json_is_string(sig) &&
+                                  sigstore_b64_decode(json_string_value(sig),
+                                                      json_string_length(sig), &once) >= 0;
+                        if (ok) {
+                                SigstoreBytes twice = {};
+                                ok = sigstore_b64_decode((const char *)once.data, once.len,
+                                                         &twice) >= 0 &&
+                                     twice.len == b->signature.len &&
+                                     memcmp(twice.data, b->signature.data, twice.len) == 0;
+                                free(twice.data);
+                        }
+                        free(once.data);
+                        if (!ok)
+                                what = "signature";
+                        else if (!pem_b64_matches(PATH(json_array_get(sigs, 0), "publicKey"), s))
+                                what = "certificate or key";
+                }
+                break;
+        }
+        }
+        if (what) {
+                sigstore_fail(reason, reason_size,
+                              "tlog entry %" PRIu64 " does not match the bundle: %s", t->log_index,
+                              what);
+                return -EKEYREJECTED;
+        }
+        return 0;
+}
