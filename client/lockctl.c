@@ -12,6 +12,8 @@ static void usage(FILE *f) {
               "  plugin test DIR FIXTURE [--input NAME=VALUE]...\n"
               "                      run the plugin in DIR on FIXTURE under lockd's sandbox\n"
               "  plugin lint DIR     check DIR/plugin.toml against the contract\n"
+              "  marketplace lint --identity PATTERN\n"
+              "                      warn about an identity pattern that matches too much\n"
               "  verify-bundle --bundle FILE (--certificate-identity ID\n"
               "                --certificate-oidc-issuer URL | --key PEM) [--trusted-root FILE]\n"
               "                FILE_OR_DIGEST\n"
@@ -35,6 +37,8 @@ int main(int argc, char **argv) {
         }
         if (strcmp(argv[1], "plugin") == 0)
                 return verb_plugin(argc - 2, argv + 2);
+        if (strcmp(argv[1], "marketplace") == 0)
+                return verb_marketplace(argc - 2, argv + 2);
         if (strcmp(argv[1], "verify-bundle") == 0)
                 return verb_verify_bundle(argc - 1, argv + 1);
         fprintf(stderr, "lockctl: unknown command '%s'\n", argv[1]);

@@ -7,3 +7,4 @@
 #define LOCKCTL_EXIT_USAGE 2 /* bad arguments, unreadable or invalid manifest */
 
 int verb_plugin(int argc, char **argv);
+int verb_marketplace(int argc, char **argv);

@@ -86,5 +86,17 @@ expect "lint: bad manifest" 1 "error: E_MANIFEST_PROTOCOL: .* \(4:12\)" "" -- pl
 expect "lint: good manifest" 0 ok "" -- plugin lint "$work/one"
 expect "unknown command" 2 "" "unknown command" -- frobnicate
 
+# marketplace lint: 0 and "ok" for a pinned pattern, 1 with the warnings, 2 without a pattern.
+expect "marketplace lint: good pattern" 0 ok "" -- \
+        marketplace lint --identity '^https://github\.com/acme/lockfile-plugins/\.github/workflows/release\.yml@refs/tags/'
+expect "marketplace lint: owner prefix" 1 "warning: W_IDENTITY_PREFIX_REPO: .*acme-evil.* \(at byte 25\)" "" -- \
+        marketplace lint --identity '^https://github\.com/acme'
+expect "marketplace lint: unescaped dot" 1 "warning: W_IDENTITY_UNESCAPED_DOT: .* \(at byte 15\)" "" -- \
+        marketplace lint --identity '^https://github.com/acme/x/'
+expect "marketplace lint: invalid regex" 2 "" "error: invalid regular expression: " -- \
+        marketplace lint --identity '^https://github\.com/(acme'
+expect "marketplace lint: no --identity" 2 "" "usage: lockctl marketplace lint --identity PATTERN" -- \
+        marketplace lint
+
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -1,0 +1,40 @@
+/* Marketplace identity patterns: the lint of a pattern and its whole-SAN match. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum IdentityWarningCode {
+        W_IDENTITY_UNESCAPED_DOT, /* a '.' meant as a literal dot matches any character */
+        W_IDENTITY_UNANCHORED,    /* the pattern does not start with '^' */
+        W_IDENTITY_PREFIX_REPO,   /* other repositories (or URIs) also match the literal path */
+        _W_IDENTITY_MAX,
+} IdentityWarningCode;
+
+#define IDENTITY_WARNING_MESSAGE_MAX 192
+
+typedef struct IdentityWarning {
+        IdentityWarningCode code;
+        size_t offset; /* byte offset in the pattern the warning is about */
+        char message[IDENTITY_WARNING_MESSAGE_MAX];
+} IdentityWarning;
+
+/* "W_IDENTITY_UNESCAPED_DOT", …; "W_IDENTITY_UNKNOWN" for a value out of range. */
+const char *identity_warning_name(IdentityWarningCode code);
+
+/*
+ * Lints pattern, a POSIX extended regular expression meant for the SANs of a marketplace's
+ * signing certificates. Returns -EINVAL if pattern is NULL or not a valid ERE (regcomp with
+ * REG_EXTENDED, or a ')' that closes no '(', which POSIX leaves undefined), otherwise 0 with the
+ * first max warnings, in pattern order within each rule, in warnings[] and their total number
+ * (which may exceed max) in *n_warnings. Pure: no I/O, no logging.
+ */
+int identity_pattern_lint(const char *pattern, IdentityWarning *warnings, size_t max,
+                          size_t *n_warnings);
+
+/*
+ * Whether pattern matches all of san: the pattern is compiled as ^(pattern)$ with REG_EXTENDED
+ * and the match must span san from its first to its last byte, so a pattern never matches a
+ * substring. False for a NULL argument, an invalid or unbalanced pattern, or no match.
+ */
+bool identity_match(const char *pattern, const char *san);
