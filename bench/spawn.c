@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fd-util.h"
 #include "macro.h"
 #include "runner.h"
 #include "sandbox.h"
@@ -56,20 +57,11 @@ static int cmp_double(const void *a, const void *b) {
 /* Returns a read-only fd with its own offset on a sealed memfd holding bench_input: lockd's fd 3.
  */
 static int sealed_input(void) {
-        _cleanup_close_ int mfd = -1;
-        char path[64];
-        int fd;
+        _cleanup_close_ int mfd = memfd_from_buffer(bench_input, strlen(bench_input), "bench-input");
 
-        mfd = memfd_create("bench-input", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (mfd < 0)
-                return negative_errno();
-        if (write(mfd, bench_input, strlen(bench_input)) != (ssize_t)strlen(bench_input))
-                return -EIO;
-        if (fcntl(mfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
-                return negative_errno();
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        return fd < 0 ? negative_errno() : fd;
+                return mfd;
+        return fd_reopen_readonly(mfd);
 }
 
 /*

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check-run.h"
+#include "fd-util.h"
 #include "macro.h"
 #include "runner.h"
 #include "sandbox.h"
@@ -41,23 +42,11 @@ static SandboxSpec go_spec(uint64_t memory_bytes) {
 /* Returns a fresh read-only fd on a sealed memfd holding data: what lockd gives a plugin as fd 3.
  */
 static int sealed_input(const void *data, size_t len) {
-        _cleanup_close_ int mfd = -1;
-        char path[64];
-        size_t done = 0;
+        _cleanup_close_ int mfd = memfd_from_buffer(data, len, "go-test-input");
         int fd;
 
-        mfd = memfd_create("go-test-input", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         ck_assert_int_ge(mfd, 0);
-        while (done < len) {
-                ssize_t n = write(mfd, (const char *)data + done, len - done);
-                ck_assert_int_gt(n, 0);
-                done += (size_t)n;
-        }
-        ck_assert_int_eq(
-                fcntl(mfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL),
-                0);
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        fd = fd_reopen_readonly(mfd);
         ck_assert_int_ge(fd, 0);
         return fd;
 }
