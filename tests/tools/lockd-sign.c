@@ -1,0 +1,717 @@
+/* lockd-sign: a private Sigstore (Fulcio-like CA, Rekor-like log, CT log) that signs files into
+ * v0.3 bundles for tests and the demo, with variants that break exactly one thing. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <openssl/ct.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509v3.h>
+
+#include "sigstore-util.h"
+
+#define OID_ISSUER_RAW  "1.3.6.1.4.1.57264.1.1"
+#define OID_ISSUER_V2   "1.3.6.1.4.1.57264.1.8"
+#define OID_SOURCE_REF  "1.3.6.1.4.1.57264.1.14"
+#define OID_CT_POISON   "1.3.6.1.4.1.11129.2.4.3"
+#define CHECKPOINT_NAME "rekor.lockd.test"
+#define CHECKPOINT_ORIG "rekor.lockd.test - 1"
+#define TREE_SIZE       5
+#define ENTRY_INDEX     2
+#define DAY             (24 * 3600)
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(X509_EXTENSION *, X509_EXTENSION_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(ASN1_OBJECT *, ASN1_OBJECT_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(ASN1_OCTET_STRING *, ASN1_OCTET_STRING_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(SCT *, SCT_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(FILE *, fclose)
+static inline void sct_list_freep(STACK_OF(SCT) * *p) {
+        if (*p)
+                SCT_LIST_free(*p);
+}
+
+/* The one thing a signing run breaks, if any. */
+typedef enum Break {
+        BREAK_NONE,
+        BREAK_IDENTITY,
+        BREAK_TAG,
+        BREAK_EXPIRED,
+        BREAK_SET,
+        BREAK_PROOF,
+        BREAK_DIGEST,
+} Break;
+
+static const char *const break_names[] = {
+        [BREAK_NONE] = "none",       [BREAK_IDENTITY] = "identity", [BREAK_TAG] = "tag",
+        [BREAK_EXPIRED] = "expired", [BREAK_SET] = "set",           [BREAK_PROOF] = "proof",
+        [BREAK_DIGEST] = "digest",
+};
+
+/* The private Sigstore instance of a directory written by "init". */
+typedef struct Instance {
+        EVP_PKEY *ca_key, *rekor_key, *ctlog_key;
+        X509 *ca;
+} Instance;
+
+static void instance_done(Instance *i) {
+        EVP_PKEY_free(i->ca_key);
+        EVP_PKEY_free(i->rekor_key);
+        EVP_PKEY_free(i->ctlog_key);
+        X509_free(i->ca);
+}
+
+static int fail(const char *what) {
+        fprintf(stderr, "lockd-sign: %s\n", what);
+        return -EINVAL;
+}
+
+static char *path_join(const char *dir, const char *name) {
+        char *p = NULL;
+        return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+/* Reads a whole file of at most 64 MiB into *ret (NUL-terminated). */
+static int read_file(const char *path, uint8_t **ret, size_t *ret_len) {
+        _cleanup_(fclosep) FILE *f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        _cleanup_free_ uint8_t *buf = NULL;
+        size_t n = 0, cap = 0;
+        for (;;) {
+                if (n + 65536 + 1 > cap) {
+                        cap = (n + 65536 + 1) * 2;
+                        if (cap > 64 * MiB)
+                                return -EFBIG;
+                        uint8_t *b = realloc(buf, cap);
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                }
+                size_t k = fread(buf + n, 1, 65536, f);
+                n += k;
+                if (k < 65536) {
+                        if (ferror(f))
+                                return -EIO;
+                        break;
+                }
+        }
+        buf[n] = 0;
+        *ret = TAKE_PTR(buf);
+        *ret_len = n;
+        return 0;
+}
+
+/* Writes data to path through a temporary file and a rename, with the given mode. */
+static int write_file(const char *path, const void *data, size_t len, mode_t mode) {
+        _cleanup_free_ char *tmp = NULL;
+        if (asprintf(&tmp, "%s.tmp", path) < 0)
+                return -ENOMEM;
+        FILE *f = fopen(tmp, "we");
+        if (!f)
+                return -errno;
+        bool ok = fwrite(data, 1, len, f) == len && fchmod(fileno(f), mode) == 0;
+        ok = fclose(f) == 0 && ok;
+        if (!ok || rename(tmp, path) < 0) {
+                unlink(tmp);
+                return -EIO;
+        }
+        return 0;
+}
+
+static EVP_PKEY *gen_key(void) {
+        return EVP_EC_gen("P-256");
+}
+
+static int write_key(const char *dir, const char *name, EVP_PKEY *key) {
+        _cleanup_free_ char *path = path_join(dir, name);
+        _cleanup_(BIO_freep) BIO *bio = BIO_new(BIO_s_mem());
+        if (!path || !bio || PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL) != 1)
+                return -ENOMEM;
+        char *data;
+        long n = BIO_get_mem_data(bio, &data);
+        return write_file(path, data, (size_t)n, 0600);
+}
+
+static EVP_PKEY *read_key(const char *dir, const char *name) {
+        _cleanup_free_ char *path = path_join(dir, name);
+        _cleanup_(fclosep) FILE *f = path ? fopen(path, "re") : NULL;
+        return f ? PEM_read_PrivateKey(f, NULL, NULL, NULL) : NULL;
+}
+
+/* DER SubjectPublicKeyInfo of key, base64; and its SHA-256 (the log id / key id) in id. */
+static char *spki_b64(EVP_PKEY *key, uint8_t id[32]) {
+        _cleanup_free_ uint8_t *der = NULL;
+        int n = i2d_PUBKEY(key, &der);
+        if (n <= 0)
+                return NULL;
+        if (id)
+                sigstore_sha256(der, (size_t)n, id);
+        return sigstore_b64_encode(der, (size_t)n);
+}
+
+/* ECDSA-SHA256 of msg with key, DER signature in *ret. */
+static int sign_msg(EVP_PKEY *key, const void *msg, size_t len, uint8_t **ret, size_t *ret_len) {
+        _cleanup_(EVP_MD_CTX_freep) EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        size_t n = 0;
+        if (!ctx || EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, key) != 1 ||
+            EVP_DigestSign(ctx, NULL, &n, msg, len) != 1)
+                return -ENOMEM;
+        _cleanup_free_ uint8_t *sig = malloc(n);
+        if (!sig || EVP_DigestSign(ctx, sig, &n, msg, len) != 1)
+                return -ENOMEM;
+        *ret = TAKE_PTR(sig);
+        *ret_len = n;
+        return 0;
+}
+
+/* The log id / key id of key: SHA-256 of its DER SubjectPublicKeyInfo. */
+static int key_id(EVP_PKEY *key, uint8_t id[32]) {
+        _cleanup_free_ char *b64 = spki_b64(key, id);
+        return b64 ? 0 : -ENOMEM;
+}
+
+static char *b64_der_cert(X509 *x) {
+        _cleanup_free_ uint8_t *der = NULL;
+        int n = i2d_X509(x, &der);
+        return n > 0 ? sigstore_b64_encode(der, (size_t)n) : NULL;
+}
+
+static void rfc3339(int64_t t, char out[32]) {
+        time_t tt = (time_t)t;
+        struct tm tm;
+        gmtime_r(&tt, &tm);
+        strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int set_random_serial(X509 *x) {
+        uint8_t b[16];
+        if (RAND_bytes(b, sizeof(b)) != 1)
+                return -EIO;
+        b[0] = (b[0] & 0x7f) | 0x40; /* positive, full length */
+        BIGNUM *bn = BN_bin2bn(b, sizeof(b), NULL);
+        ASN1_INTEGER *s = bn ? BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) : NULL;
+        BN_free(bn);
+        return s ? 0 : -ENOMEM;
+}
+
+/* Adds extension name=value in OpenSSL config syntax, with issuer/subject context from ctx. */
+static int add_conf_ext(X509 *x, X509V3_CTX *ctx, int nid, const char *value) {
+        _cleanup_(X509_EXTENSION_freep) X509_EXTENSION *e =
+                X509V3_EXT_conf_nid(NULL, ctx, nid, value);
+        return e && X509_add_ext(x, e, -1) == 1 ? 0 : -EINVAL;
+}
+
+/* Adds a private extension whose value is the given bytes (already DER, or raw). */
+static int add_raw_ext(X509 *x, const char *oid, bool critical, const void *data, size_t len) {
+        _cleanup_(ASN1_OBJECT_freep) ASN1_OBJECT *obj = OBJ_txt2obj(oid, 1);
+        _cleanup_(ASN1_OCTET_STRING_freep) ASN1_OCTET_STRING *os = ASN1_OCTET_STRING_new();
+        if (!obj || !os || ASN1_OCTET_STRING_set(os, data, (int)len) != 1)
+                return -ENOMEM;
+        _cleanup_(X509_EXTENSION_freep) X509_EXTENSION *e =
+                X509_EXTENSION_create_by_OBJ(NULL, obj, critical, os);
+        return e && X509_add_ext(x, e, -1) == 1 ? 0 : -ENOMEM;
+}
+
+/* Adds a private extension holding s as a DER UTF8String. */
+static int add_utf8_ext(X509 *x, const char *oid, const char *s) {
+        ASN1_UTF8STRING *u = ASN1_UTF8STRING_new();
+        if (!u || ASN1_STRING_set(u, s, (int)strlen(s)) != 1) {
+                ASN1_UTF8STRING_free(u);
+                return -ENOMEM;
+        }
+        _cleanup_free_ uint8_t *der = NULL;
+        int n = i2d_ASN1_UTF8STRING(u, &der);
+        ASN1_UTF8STRING_free(u);
+        if (n <= 0)
+                return -ENOMEM;
+        return add_raw_ext(x, oid, false, der, (size_t)n);
+}
+
+/* Creates the self-signed root of the Fulcio-like CA: valid from now-1d to now+10y. */
+static X509 *make_ca(EVP_PKEY *key, int64_t now) {
+        _cleanup_(X509_freep) X509 *x = X509_new();
+        if (!x || X509_set_version(x, X509_VERSION_3) != 1 || set_random_serial(x) < 0)
+                return NULL;
+        X509_NAME *name = X509_get_subject_name(x);
+        if (X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8,
+                                       (const unsigned char *)"lockd-test", -1, -1, 0) != 1 ||
+            X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
+                                       (const unsigned char *)"lockd-sign Fulcio-like CA", -1, -1,
+                                       0) != 1 ||
+            X509_set_issuer_name(x, name) != 1)
+                return NULL;
+        time_t t = (time_t)now;
+        if (!X509_time_adj_ex(X509_getm_notBefore(x), 0, -DAY, &t) ||
+            !X509_time_adj_ex(X509_getm_notAfter(x), 3652, 0, &t) || X509_set_pubkey(x, key) != 1)
+                return NULL;
+        X509V3_CTX ctx;
+        X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
+        if (add_conf_ext(x, &ctx, NID_basic_constraints, "critical,CA:TRUE") < 0 ||
+            add_conf_ext(x, &ctx, NID_key_usage, "critical,keyCertSign,cRLSign") < 0 ||
+            add_conf_ext(x, &ctx, NID_subject_key_identifier, "hash") < 0 ||
+            X509_sign(x, key, EVP_sha256()) <= 0)
+                return NULL;
+        return TAKE_PTR(x);
+}
+
+/* One tlogs[]/ctlogs[] element of the trusted root for key. */
+static json_t *log_json(EVP_PKEY *key, const char *url, const char *start) {
+        uint8_t id[32];
+        _cleanup_free_ char *spki = spki_b64(key, id);
+        _cleanup_free_ char *id_b64 = sigstore_b64_encode(id, 32);
+        if (!spki || !id_b64)
+                return NULL;
+        return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "baseUrl", url,
+                         "hashAlgorithm", "SHA2_256", "publicKey", "rawBytes", spki, "keyDetails",
+                         "PKIX_ECDSA_P256_SHA_256", "validFor", "start", start, "logId", "keyId",
+                         id_b64);
+}
+
+/* "init DIR": creates the CA, log and CT log keys and DIR/trusted_root.json. */
+static int cmd_init(const char *dir) {
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return fail("cannot create the directory");
+        int64_t now = (int64_t)time(NULL);
+        _cleanup_(instance_done)
+                Instance in = {.ca_key = gen_key(), .rekor_key = gen_key(), .ctlog_key = gen_key()};
+        if (!in.ca_key || !in.rekor_key || !in.ctlog_key)
+                return fail("cannot generate keys");
+        in.ca = make_ca(in.ca_key, now);
+        if (!in.ca)
+                return fail("cannot create the CA certificate");
+        if (write_key(dir, "ca.key", in.ca_key) < 0 ||
+            write_key(dir, "rekor.key", in.rekor_key) < 0 ||
+            write_key(dir, "ctlog.key", in.ctlog_key) < 0)
+                return fail("cannot write the keys");
+        _cleanup_(BIO_freep) BIO *bio = BIO_new(BIO_s_mem());
+        _cleanup_free_ char *ca_path = path_join(dir, "ca.pem");
+        char *pem;
+        if (!bio || !ca_path || PEM_write_bio_X509(bio, in.ca) != 1)
+                return fail("cannot encode the CA certificate");
+        long pem_len = BIO_get_mem_data(bio, &pem);
+        if (write_file(ca_path, pem, (size_t)pem_len, 0644) < 0)
+                return fail("cannot write ca.pem");
+
+        char start[32];
+        rfc3339(now - DAY, start);
+        _cleanup_free_ char *ca_b64 = b64_der_cert(in.ca);
+        json_t *tlog = log_json(in.rekor_key, "https://rekor.lockd.test", start);
+        json_t *ctlog = log_json(in.ctlog_key, "https://ctfe.lockd.test", start);
+        _cleanup_(json_decrefp) json_t *root = json_pack(
+                "{s:s, s:[o], s:[{s:{s:s, s:s}, s:s, s:{s:[{s:s}]}, s:{s:s}}], s:[o], s:[]}",
+                "mediaType", "application/vnd.dev.sigstore.trustedroot+json;version=0.1", "tlogs",
+                tlog, "certificateAuthorities", "subject", "organization", "lockd-test",
+                "commonName", "lockd-sign Fulcio-like CA", "uri", "https://fulcio.lockd.test",
+                "certChain", "certificates", "rawBytes", ca_b64 ? ca_b64 : "", "validFor", "start",
+                start, "ctlogs", ctlog, "timestampAuthorities");
+        if (!root || !ca_b64)
+                return fail("cannot build trusted_root.json");
+        _cleanup_free_ char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+        _cleanup_free_ char *root_path = path_join(dir, "trusted_root.json");
+        if (!text || !root_path || write_file(root_path, text, strlen(text), 0644) < 0)
+                return fail("cannot write trusted_root.json");
+        return 0;
+}
+
+static int instance_load(const char *dir, Instance *in) {
+        in->ca_key = read_key(dir, "ca.key");
+        in->rekor_key = read_key(dir, "rekor.key");
+        in->ctlog_key = read_key(dir, "ctlog.key");
+        _cleanup_free_ char *path = path_join(dir, "ca.pem");
+        _cleanup_(fclosep) FILE *f = path ? fopen(path, "re") : NULL;
+        in->ca = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+        return in->ca_key && in->rekor_key && in->ctlog_key && in->ca ? 0 : -ENOENT;
+}
+
+static void put_be(uint8_t *p, uint64_t v, int n) {
+        for (int i = n - 1; i >= 0; i--, v >>= 8)
+                p[i] = (uint8_t)v;
+}
+
+/* Signs an RFC 6962 precertificate SCT for pre (the precertificate, poison already removed) as
+ * issued by issuer, logged by the CT log key. */
+static SCT *make_sct(X509 *pre, X509 *issuer, EVP_PKEY *ctlog, uint64_t ts_ms) {
+        _cleanup_free_ uint8_t *tbs = NULL, *spki = NULL, *sig = NULL;
+        int tbs_len = i2d_re_X509_tbs(pre, &tbs);
+        int spki_len = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(issuer), &spki);
+        if (tbs_len <= 0 || spki_len <= 0)
+                return NULL;
+        size_t n = 1 + 1 + 8 + 2 + 32 + 3 + (size_t)tbs_len + 2;
+        _cleanup_free_ uint8_t *d = malloc(n);
+        if (!d)
+                return NULL;
+        uint8_t *p = d;
+        *p++ = 0; /* v1 */
+        *p++ = 0; /* certificate_timestamp */
+        put_be(p, ts_ms, 8);
+        p += 8;
+        put_be(p, 1, 2); /* precert_entry */
+        p += 2;
+        sigstore_sha256(spki, (size_t)spki_len, p);
+        p += 32;
+        put_be(p, (uint64_t)tbs_len, 3);
+        p += 3;
+        memcpy(p, tbs, (size_t)tbs_len);
+        p += tbs_len;
+        put_be(p, 0, 2); /* no extensions */
+        size_t sig_len;
+        uint8_t id[32];
+        if (key_id(ctlog, id) < 0 || sign_msg(ctlog, d, n, &sig, &sig_len) < 0)
+                return NULL;
+        _cleanup_(SCT_freep) SCT *sct = SCT_new();
+        if (!sct || SCT_set_version(sct, SCT_VERSION_V1) != 1 ||
+            SCT_set_log_entry_type(sct, CT_LOG_ENTRY_TYPE_PRECERT) != 1 ||
+            SCT_set1_log_id(sct, id, 32) != 1)
+                return NULL;
+        SCT_set_timestamp(sct, ts_ms);
+        if (SCT_set_signature_nid(sct, NID_ecdsa_with_SHA256) != 1 ||
+            SCT_set1_signature(sct, sig, sig_len) != 1)
+                return NULL;
+        return TAKE_PTR(sct);
+}
+
+/* Issues the Fulcio-like leaf for key: SAN URI san, both issuer extensions, source ref, and an
+ * embedded SCT signed over the precertificate. */
+static X509 *make_leaf(const Instance *in, EVP_PKEY *key, const char *san, const char *issuer,
+                       const char *ref, int64_t not_before, int64_t not_after) {
+        _cleanup_(X509_freep) X509 *x = X509_new();
+        if (!x || X509_set_version(x, X509_VERSION_3) != 1 || set_random_serial(x) < 0 ||
+            X509_set_issuer_name(x, X509_get_subject_name(in->ca)) != 1 ||
+            !ASN1_TIME_set(X509_getm_notBefore(x), (time_t)not_before) ||
+            !ASN1_TIME_set(X509_getm_notAfter(x), (time_t)not_after) ||
+            X509_set_pubkey(x, key) != 1)
+                return NULL;
+        _cleanup_free_ char *san_conf = NULL;
+        if (asprintf(&san_conf, "critical,URI:%s", san) < 0)
+                return NULL;
+        X509V3_CTX ctx;
+        X509V3_set_ctx(&ctx, in->ca, x, NULL, NULL, 0);
+        if (add_conf_ext(x, &ctx, NID_key_usage, "critical,digitalSignature") < 0 ||
+            add_conf_ext(x, &ctx, NID_ext_key_usage, "codeSigning") < 0 ||
+            add_conf_ext(x, &ctx, NID_subject_key_identifier, "hash") < 0 ||
+            add_conf_ext(x, &ctx, NID_authority_key_identifier, "keyid:always") < 0 ||
+            add_conf_ext(x, &ctx, NID_subject_alt_name, san_conf) < 0 ||
+            add_raw_ext(x, OID_ISSUER_RAW, false, issuer, strlen(issuer)) < 0 ||
+            add_utf8_ext(x, OID_ISSUER_V2, issuer) < 0 || add_utf8_ext(x, OID_SOURCE_REF, ref) < 0)
+                return NULL;
+
+        /* the precertificate: poison, signed, submitted; the SCT covers it without the poison */
+        static const uint8_t der_null[] = {0x05, 0x00};
+        if (add_raw_ext(x, OID_CT_POISON, true, der_null, sizeof(der_null)) < 0 ||
+            X509_sign(x, in->ca_key, EVP_sha256()) <= 0)
+                return NULL;
+        _cleanup_(ASN1_OBJECT_freep) ASN1_OBJECT *poison = OBJ_txt2obj(OID_CT_POISON, 1);
+        int idx = poison ? X509_get_ext_by_OBJ(x, poison, -1) : -1;
+        if (idx < 0)
+                return NULL;
+        X509_EXTENSION_free(X509_delete_ext(x, idx));
+        uint64_t ts_ms = (uint64_t)(time(NULL) - 1) * 1000;
+        _cleanup_(sct_list_freep) STACK_OF(SCT) *scts = sk_SCT_new_null();
+        SCT *sct = scts ? make_sct(x, in->ca, in->ctlog_key, ts_ms) : NULL;
+        if (!sct || !sk_SCT_push(scts, sct)) {
+                SCT_free(sct);
+                return NULL;
+        }
+        if (X509_add1_ext_i2d(x, NID_ct_precert_scts, scts, 0, X509V3_ADD_APPEND) != 1 ||
+            X509_sign(x, in->ca_key, EVP_sha256()) <= 0)
+                return NULL;
+        return TAKE_PTR(x);
+}
+
+static void node_hash(const uint8_t l[32], const uint8_t r[32], uint8_t out[32]) {
+        uint8_t buf[65];
+        buf[0] = 1;
+        memcpy(buf + 1, l, 32);
+        memcpy(buf + 33, r, 32);
+        sigstore_sha256(buf, sizeof(buf), out);
+}
+
+static size_t split_point(size_t n) {
+        size_t k = 1;
+        while (k * 2 < n)
+                k *= 2;
+        return k;
+}
+
+/* RFC 6962 Merkle tree hash of n >= 1 leaf hashes. */
+static void tree_hash(const uint8_t (*leaves)[32], size_t n, uint8_t out[32]) {
+        if (n == 1) {
+                memcpy(out, leaves[0], 32);
+                return;
+        }
+        size_t k = split_point(n);
+        uint8_t l[32], r[32];
+        tree_hash(leaves, k, l);
+        tree_hash(leaves + k, n - k, r);
+        node_hash(l, r, out);
+}
+
+/* RFC 6962 audit path of leaf m among n: appended to path[*n_path], bottom first. */
+static void audit_path(size_t m, const uint8_t (*leaves)[32], size_t n, uint8_t (*path)[32],
+                       size_t *n_path) {
+        if (n == 1)
+                return;
+        size_t k = split_point(n);
+        if (m < k) {
+                audit_path(m, leaves, k, path, n_path);
+                tree_hash(leaves + k, n - k, path[(*n_path)++]);
+        } else {
+                audit_path(m - k, leaves + k, n - k, path, n_path);
+                tree_hash(leaves, k, path[(*n_path)++]);
+        }
+}
+
+/* The signed note of a checkpoint for (size, root), signed by the log key. */
+static char *make_checkpoint(EVP_PKEY *log, const uint8_t log_id[32], uint64_t size,
+                             const uint8_t root[32]) {
+        _cleanup_free_ char *root_b64 = sigstore_b64_encode(root, 32), *text = NULL;
+        if (!root_b64 ||
+            asprintf(&text, "%s\n%" PRIu64 "\n%s\n", CHECKPOINT_ORIG, size, root_b64) < 0)
+                return NULL;
+        _cleanup_free_ uint8_t *sig = NULL, *raw = NULL;
+        size_t sig_len;
+        if (sign_msg(log, text, strlen(text), &sig, &sig_len) < 0)
+                return NULL;
+        raw = malloc(4 + sig_len);
+        if (!raw)
+                return NULL;
+        memcpy(raw, log_id, 4);
+        memcpy(raw + 4, sig, sig_len);
+        _cleanup_free_ char *raw_b64 = sigstore_b64_encode(raw, 4 + sig_len);
+        char *note = NULL;
+        if (!raw_b64 ||
+            asprintf(&note, "%s\n\xe2\x80\x94 %s %s\n", text, CHECKPOINT_NAME, raw_b64) < 0)
+                return NULL;
+        return note;
+}
+
+static char *cert_pem_b64(X509 *x) {
+        _cleanup_(BIO_freep) BIO *bio = BIO_new(BIO_s_mem());
+        char *pem;
+        if (!bio || PEM_write_bio_X509(bio, x) != 1)
+                return NULL;
+        long n = BIO_get_mem_data(bio, &pem);
+        return sigstore_b64_encode((const uint8_t *)pem, (size_t)n);
+}
+
+static char *str_concat(const char *a, const char *b) {
+        char *r = NULL;
+        return asprintf(&r, "%s%s", a, b) < 0 ? NULL : r;
+}
+
+/* Builds the tlog entry (hashedrekord 0.0.1 body, SET, inclusion proof, checkpoint) of a signature
+ * sig by leaf over an artifact of the given SHA-256. */
+static json_t *make_tlog_entry(const Instance *in, X509 *leaf, const uint8_t digest[32],
+                               const uint8_t *sig, size_t sig_len, Break brk) {
+        char hex[65];
+        sigstore_hex_encode(digest, 32, hex);
+        _cleanup_free_ char *sig_b64 = sigstore_b64_encode(sig, sig_len);
+        _cleanup_free_ char *pem_b64 = cert_pem_b64(leaf);
+        if (!sig_b64 || !pem_b64)
+                return NULL;
+        _cleanup_(json_decrefp) json_t *body = json_pack(
+                "{s:s, s:s, s:{s:{s:{s:s, s:s}}, s:{s:s, s:{s:s}}}}", "apiVersion", "0.0.1", "kind",
+                "hashedrekord", "spec", "data", "hash", "algorithm", "sha256", "value", hex,
+                "signature", "content", sig_b64, "publicKey", "content", pem_b64);
+        _cleanup_free_ char *body_text =
+                body ? json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        if (!body_text)
+                return NULL;
+        size_t body_len = strlen(body_text);
+        _cleanup_free_ char *body_b64 = sigstore_b64_encode((const uint8_t *)body_text, body_len);
+
+        uint8_t log_id[32];
+        if (key_id(in->rekor_key, log_id) < 0)
+                return NULL;
+        _cleanup_free_ char *log_id_b64 = sigstore_b64_encode(log_id, 32);
+        if (!body_b64 || !log_id_b64)
+                return NULL;
+        int64_t integrated = (int64_t)time(NULL) - 1;
+        uint64_t index = ENTRY_INDEX;
+
+        /* the SET over canonical JSON {body, integratedTime, logID, logIndex} */
+        char log_hex[65];
+        sigstore_hex_encode(log_id, 32, log_hex);
+        _cleanup_free_ char *set_msg = NULL;
+        int n = asprintf(&set_msg,
+                         "{\"body\":\"%s\",\"integratedTime\":%" PRId64
+                         ",\"logID\":\"%s\",\"logIndex\":%" PRIu64 "}",
+                         body_b64, integrated, log_hex, index);
+        _cleanup_free_ uint8_t *set = NULL;
+        size_t set_len;
+        if (n < 0 || sign_msg(in->rekor_key, set_msg, (size_t)n, &set, &set_len) < 0)
+                return NULL;
+        if (brk == BREAK_SET)
+                set[set_len / 2] ^= 0x01;
+        _cleanup_free_ char *set_b64 = sigstore_b64_encode(set, set_len);
+
+        /* a small tree: the entry among other leaves, its audit path and a signed checkpoint */
+        uint8_t leaves[TREE_SIZE][32], path[16][32], root[32];
+        size_t n_path = 0;
+        for (size_t i = 0; i < TREE_SIZE; i++)
+                if (RAND_bytes(leaves[i], 32) != 1)
+                        return NULL;
+        sigstore_merkle_leaf_hash((const uint8_t *)body_text, body_len, leaves[index]);
+        tree_hash((const uint8_t(*)[32])leaves, TREE_SIZE, root);
+        audit_path(index, (const uint8_t(*)[32])leaves, TREE_SIZE, path, &n_path);
+        if (brk == BREAK_PROOF)
+                path[0][7] ^= 0x01;
+        _cleanup_free_ char *checkpoint = make_checkpoint(in->rekor_key, log_id, TREE_SIZE, root);
+        _cleanup_free_ char *root_b64 = sigstore_b64_encode(root, 32);
+        if (!set_b64 || !checkpoint || !root_b64)
+                return NULL;
+        json_t *hashes = json_array();
+        if (!hashes)
+                return NULL;
+        for (size_t i = 0; i < n_path; i++) {
+                _cleanup_free_ char *h = sigstore_b64_encode(path[i], 32);
+                if (!h || json_array_append_new(hashes, json_string(h)) < 0) {
+                        json_decref(hashes);
+                        return NULL;
+                }
+        }
+        char index_s[24], size_s[24], time_s[24];
+        snprintf(index_s, sizeof(index_s), "%" PRIu64, index);
+        snprintf(size_s, sizeof(size_s), "%d", TREE_SIZE);
+        snprintf(time_s, sizeof(time_s), "%" PRId64, integrated);
+        return json_pack("{s:s, s:{s:s}, s:{s:s, s:s}, s:s, s:{s:s}, s:{s:s, s:s, s:s, s:o, "
+                         "s:{s:s}}, s:s}",
+                         "logIndex", index_s, "logId", "keyId", log_id_b64, "kindVersion", "kind",
+                         "hashedrekord", "version", "0.0.1", "integratedTime", time_s,
+                         "inclusionPromise", "signedEntryTimestamp", set_b64, "inclusionProof",
+                         "logIndex", index_s, "rootHash", root_b64, "treeSize", size_s, "hashes",
+                         hashes, "checkpoint", "envelope", checkpoint, "canonicalizedBody",
+                         body_b64);
+}
+
+/* Signs one file into FILE.sigstore.json, breaking brk. */
+static int sign_file(const Instance *in, const char *file, const char *identity, const char *issuer,
+                     const char *ref, Break brk) {
+        _cleanup_free_ uint8_t *data = NULL;
+        size_t len = 0;
+        if (read_file(file, &data, &len) < 0)
+                return fail("cannot read a file to sign");
+        uint8_t digest[32];
+        sigstore_sha256(data, len, digest);
+
+        int64_t now = (int64_t)time(NULL);
+        _cleanup_free_ char *bad_identity = str_concat(identity, "-evil");
+        _cleanup_free_ char *bad_ref = str_concat(ref, "-evil");
+        if (!bad_identity || !bad_ref)
+                return -ENOMEM;
+        _cleanup_(EVP_PKEY_freep) EVP_PKEY *key = gen_key();
+        _cleanup_(X509_freep) X509 *leaf =
+                key ? make_leaf(in, key, brk == BREAK_IDENTITY ? bad_identity : identity, issuer,
+                                brk == BREAK_TAG ? bad_ref : ref,
+                                brk == BREAK_EXPIRED ? now - 2 * 3600 : now - 60,
+                                brk == BREAK_EXPIRED ? now - 3600 : now + 600)
+                    : NULL;
+        if (!leaf)
+                return fail("cannot issue the certificate");
+
+        _cleanup_free_ uint8_t *sig = NULL;
+        size_t sig_len;
+        if (sign_msg(key, data, len, &sig, &sig_len) < 0)
+                return fail("cannot sign");
+        json_t *entry = make_tlog_entry(in, leaf, digest, sig, sig_len, brk);
+        if (!entry)
+                return fail("cannot build the tlog entry");
+
+        uint8_t shown[32];
+        memcpy(shown, digest, 32);
+        if (brk == BREAK_DIGEST) {
+                static const char other[] = "some other content\n";
+                sigstore_sha256((const uint8_t *)other, sizeof(other) - 1, shown);
+        }
+        _cleanup_free_ char *cert_b64 = b64_der_cert(leaf);
+        _cleanup_free_ char *digest_b64 = sigstore_b64_encode(shown, 32);
+        _cleanup_free_ char *sig_b64 = sigstore_b64_encode(sig, sig_len);
+        if (!cert_b64 || !digest_b64 || !sig_b64) {
+                json_decref(entry);
+                return -ENOMEM;
+        }
+        _cleanup_(json_decrefp) json_t *bundle =
+                json_pack("{s:s, s:{s:{s:s}, s:[o], s:{}}, s:{s:{s:s, s:s}, s:s}}", "mediaType",
+                          "application/vnd.dev.sigstore.bundle.v0.3+json", "verificationMaterial",
+                          "certificate", "rawBytes", cert_b64, "tlogEntries", entry,
+                          "timestampVerificationData", "messageSignature", "messageDigest",
+                          "algorithm", "SHA2_256", "digest", digest_b64, "signature", sig_b64);
+        _cleanup_free_ char *text =
+                bundle ? json_dumps(bundle, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+        _cleanup_free_ char *out = str_concat(file, ".sigstore.json");
+        if (!text || !out || write_file(out, text, strlen(text), 0644) < 0)
+                return fail("cannot write the bundle");
+        return 0;
+}
+
+static int usage(void) {
+        fprintf(stderr, "usage: lockd-sign init DIR\n"
+                        "       lockd-sign sign DIR --identity URI --issuer URL --ref REF "
+                        "[--break identity|tag|expired|set|proof|digest] FILE...\n");
+        return 2;
+}
+
+static int cmd_sign(int argc, char **argv) {
+        static const struct option opts[] = {
+                {"identity", required_argument, NULL, 'i'},
+                {"issuer", required_argument, NULL, 's'},
+                {"ref", required_argument, NULL, 'r'},
+                {"break", required_argument, NULL, 'b'},
+                {},
+        };
+        const char *identity = NULL, *issuer = NULL, *ref = NULL;
+        Break brk = BREAK_NONE;
+        int c;
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'i':
+                        identity = optarg;
+                        break;
+                case 's':
+                        issuer = optarg;
+                        break;
+                case 'r':
+                        ref = optarg;
+                        break;
+                case 'b': {
+                        size_t k;
+                        for (k = 1; k < ELEMENTSOF(break_names); k++)
+                                if (strcmp(optarg, break_names[k]) == 0)
+                                        break;
+                        if (k == ELEMENTSOF(break_names))
+                                return usage();
+                        brk = (Break)k;
+                        break;
+                }
+                default:
+                        return usage();
+                }
+        }
+        /* getopt permuted the operands to the end: DIR, then the files */
+        if (!identity || !issuer || !ref || argc - optind < 2)
+                return usage();
+        _cleanup_(instance_done) Instance in = {};
+        if (instance_load(argv[optind], &in) < 0) {
+                fail("cannot load the instance (run init first)");
+                return 1;
+        }
+        for (int i = optind + 1; i < argc; i++)
+                if (sign_file(&in, argv[i], identity, issuer, ref, brk) < 0)
+                        return 1;
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        if (argc == 3 && strcmp(argv[1], "init") == 0)
+                return cmd_init(argv[2]) < 0 ? 1 : 0;
+        if (argc < 3 || strcmp(argv[1], "sign") != 0)
+                return usage();
+        return cmd_sign(argc - 1, argv + 1);
+}
