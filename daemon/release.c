@@ -1,0 +1,329 @@
+/* Release directories: the four files read safely, the manifest parsed strictly, both bundles
+ * verified under the marketplace and tied to the tag <name>/v<version> of the manifest. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "macro.h"
+#include "release.h"
+#include "sandbox.h"
+#include "sigstore-util.h"
+
+static const char *const error_names[_RELEASE_E_MAX] = {
+        [RELEASE_OK] = "RELEASE_OK",
+        [RELEASE_E_MISSING_FILE] = "RELEASE_E_MISSING_FILE",
+        [RELEASE_E_TOO_LARGE] = "RELEASE_E_TOO_LARGE",
+        [RELEASE_E_IO] = "RELEASE_E_IO",
+        [RELEASE_E_MANIFEST] = "RELEASE_E_MANIFEST",
+        [RELEASE_E_BINARY] = "RELEASE_E_BINARY",
+        [RELEASE_E_BUNDLE] = "RELEASE_E_BUNDLE",
+        [RELEASE_E_IDENTITY] = "RELEASE_E_IDENTITY",
+        [RELEASE_E_TAG] = "RELEASE_E_TAG",
+        [RELEASE_E_INDEX] = "RELEASE_E_INDEX",
+        [RELEASE_E_INDEX_MISSING] = "RELEASE_E_INDEX_MISSING",
+        [RELEASE_E_INDEX_MISMATCH] = "RELEASE_E_INDEX_MISMATCH",
+        [RELEASE_E_NOMEM] = "RELEASE_E_NOMEM",
+};
+
+const char *release_error_name(ReleaseErrorCode code) {
+        if ((unsigned)code >= _RELEASE_E_MAX || !error_names[code])
+                return "RELEASE_E_UNKNOWN";
+        return error_names[code];
+}
+
+void release_error_set(ReleaseError *err, ReleaseErrorCode code, const char *fmt, ...) {
+        va_list ap;
+
+        if (!err)
+                return;
+        err->code = code;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof(err->message), fmt, ap);
+        va_end(ap);
+}
+
+static bool is_lower_alnum(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+/* The rule of policy/manifest.c: at most 64 bytes, two or more dot-separated segments of
+ * [a-z0-9-], each starting and ending with a letter or digit. */
+bool release_name_is_valid(const char *s) {
+        size_t len, segments = 0;
+
+        if (!s)
+                return false;
+        len = strlen(s);
+        if (len == 0 || len > 64)
+                return false;
+        for (size_t i = 0; i < len;) {
+                size_t start = i;
+
+                while (i < len && (is_lower_alnum(s[i]) || s[i] == '-'))
+                        i++;
+                if (i == start || s[start] == '-' || s[i - 1] == '-')
+                        return false;
+                segments++;
+                if (i == len)
+                        break;
+                if (s[i] != '.' || i + 1 == len)
+                        return false;
+                i++;
+        }
+        return segments >= 2;
+}
+
+/* SemVer MAJOR.MINOR.PATCH exactly, no leading zeros, at most 9 digits a part (as the manifest). */
+bool release_version_is_valid(const char *s) {
+        size_t i = 0;
+
+        if (!s)
+                return false;
+        for (size_t k = 0; k < 3; k++) {
+                size_t start = i;
+
+                while (s[i] >= '0' && s[i] <= '9')
+                        i++;
+                if (i == start || i - start > 9 || (s[start] == '0' && i - start > 1))
+                        return false;
+                if (k < 2) {
+                        if (s[i] != '.')
+                                return false;
+                        i++;
+                }
+        }
+        return s[i] == 0;
+}
+
+int release_check_ref(const Manifest *manifest, const char *ref) {
+        static const char prefix[] = "refs/tags/";
+        size_t n, plen = sizeof(prefix) - 1;
+
+        if (!manifest || !manifest->name || !manifest->version || !ref)
+                return -EKEYREJECTED;
+        n = strlen(manifest->name);
+        if (strncmp(ref, prefix, plen) != 0 || strncmp(ref + plen, manifest->name, n) != 0 ||
+            strncmp(ref + plen + n, "/v", 2) != 0 ||
+            strcmp(ref + plen + n + 2, manifest->version) != 0)
+                return -EKEYREJECTED;
+        return 0;
+}
+
+/* Opens name below dirfd for reading without following a symlink or blocking on a FIFO, and
+ * refuses anything but a regular file. */
+static int open_regular(int dirfd, const char *name, struct stat *st) {
+        _cleanup_close_ int fd = -1;
+
+        fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st->st_mode))
+                return -EBADFD;
+        return TAKE_FD(fd);
+}
+
+int release_read_file(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len) {
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        fd = open_regular(dirfd, name, &st);
+        if (fd < 0)
+                return fd;
+        if ((uint64_t)st.st_size > max)
+                return -EFBIG;
+        return read_full_fd(fd, max, ret, ret_len);
+}
+
+/* Maps a file error to the named error of the release. */
+static int file_error(ReleaseError *err, const char *name, int r) {
+        switch (r) {
+        case -ENOENT:
+                release_error_set(err, RELEASE_E_MISSING_FILE, "%s is missing", name);
+                break;
+        case -ELOOP:
+                release_error_set(err, RELEASE_E_MISSING_FILE, "%s is a symbolic link", name);
+                break;
+        case -EBADFD:
+                release_error_set(err, RELEASE_E_MISSING_FILE, "%s is not a regular file", name);
+                break;
+        case -EFBIG:
+                release_error_set(err, RELEASE_E_TOO_LARGE, "%s is too large", name);
+                break;
+        case -ENOMEM:
+                release_error_set(err, RELEASE_E_NOMEM, "out of memory reading %s", name);
+                break;
+        default:
+                release_error_set(err, RELEASE_E_IO, "cannot read %s: %s", name, strerror(-r));
+        }
+        return r;
+}
+
+/* Maps a verification failure of file to RELEASE_E_BUNDLE or RELEASE_E_IDENTITY. */
+static int verify_error(ReleaseError *err, const char *file, int r, const SigstoreResult *res) {
+        bool identity = strstr(res->reason, "identity") || strstr(res->reason, "issuer");
+
+        if (r == -ENOMEM)
+                release_error_set(err, RELEASE_E_NOMEM, "out of memory verifying %s", file);
+        else
+                release_error_set(err, identity ? RELEASE_E_IDENTITY : RELEASE_E_BUNDLE, "%s: %s",
+                                  file, res->reason[0] ? res->reason : "does not verify");
+        return r;
+}
+
+Release *release_free(Release *r) {
+        if (!r)
+                return NULL;
+        manifest_free(r->manifest);
+        free(r->manifest_data);
+        free(r->manifest_bundle);
+        free(r->binary_bundle);
+        safe_close(r->binary_fd);
+        free(r->san);
+        free(r->source_ref);
+        free(r);
+        return NULL;
+}
+
+typedef struct Mapping {
+        void *p;
+        size_t len;
+} Mapping;
+
+static void mappingp(Mapping *m) {
+        if (m->p && m->p != MAP_FAILED)
+                munmap(m->p, m->len);
+}
+
+int release_verify(const Marketplace *m, int dirfd, Release **ret, ReleaseError *err) {
+        _cleanup_(release_freep) Release *rel = NULL;
+        _cleanup_(mappingp) Mapping map = {};
+        _cleanup_close_ int bfd = -1;
+        ManifestDiag diag = {};
+        SigstoreResult res = {};
+        struct stat st;
+        int r;
+
+        if (!m || dirfd < 0 || !ret) {
+                release_error_set(err, RELEASE_E_IO, "invalid arguments");
+                return -EINVAL;
+        }
+
+        rel = calloc(1, sizeof(*rel));
+        if (!rel) {
+                release_error_set(err, RELEASE_E_NOMEM, "out of memory");
+                return -ENOMEM;
+        }
+        rel->binary_fd = -1;
+
+        r = release_read_file(dirfd, RELEASE_MANIFEST_FILE, RELEASE_MANIFEST_MAX,
+                              &rel->manifest_data, &rel->manifest_len);
+        if (r < 0)
+                return file_error(err, RELEASE_MANIFEST_FILE, r);
+        r = release_read_file(dirfd, RELEASE_MANIFEST_BUNDLE_FILE, RELEASE_BUNDLE_MAX,
+                              &rel->manifest_bundle, &rel->manifest_bundle_len);
+        if (r < 0)
+                return file_error(err, RELEASE_MANIFEST_BUNDLE_FILE, r);
+        r = release_read_file(dirfd, RELEASE_BINARY_BUNDLE_FILE, RELEASE_BUNDLE_MAX,
+                              &rel->binary_bundle, &rel->binary_bundle_len);
+        if (r < 0)
+                return file_error(err, RELEASE_BINARY_BUNDLE_FILE, r);
+
+        bfd = open_regular(dirfd, RELEASE_BINARY_FILE, &st);
+        if (bfd < 0)
+                return file_error(err, RELEASE_BINARY_FILE, bfd);
+        if ((uint64_t)st.st_size > RELEASE_BINARY_MAX)
+                return file_error(err, RELEASE_BINARY_FILE, -EFBIG);
+        r = memfd_snapshot(bfd, "plugin", RELEASE_BINARY_MAX, true);
+        if (r < 0)
+                return file_error(err, RELEASE_BINARY_FILE, r);
+        rel->binary_fd = r;
+        if (fstat(rel->binary_fd, &st) < 0)
+                return file_error(err, RELEASE_BINARY_FILE, negative_errno());
+        rel->binary_size = (uint64_t)st.st_size;
+
+        /* The manifest, strictly. */
+        r = manifest_parse(rel->manifest_data, rel->manifest_len, &rel->manifest, &diag);
+        if (r == -ENOMEM) {
+                release_error_set(err, RELEASE_E_NOMEM, "out of memory parsing the manifest");
+                return r;
+        }
+        if (r < 0) {
+                release_error_set(err, RELEASE_E_MANIFEST, "%s: %s: %s (%u:%u)",
+                                  RELEASE_MANIFEST_FILE, manifest_error_name(diag.code),
+                                  diag.message, diag.line, diag.column);
+                return r;
+        }
+
+        /* The binary: a static ELF, as it is kept. */
+        if (rel->binary_size == 0) {
+                release_error_set(err, RELEASE_E_BINARY, "%s is empty", RELEASE_BINARY_FILE);
+                return -EINVAL;
+        }
+        map.len = (size_t)rel->binary_size;
+        map.p = mmap(NULL, map.len, PROT_READ, MAP_PRIVATE, rel->binary_fd, 0);
+        if (map.p == MAP_FAILED) {
+                map.p = NULL;
+                return file_error(err, RELEASE_BINARY_FILE, negative_errno());
+        }
+
+        r = elf_check_static(map.p, map.len);
+        if (r < 0) {
+                release_error_set(err, RELEASE_E_BINARY, "%s: %s", RELEASE_BINARY_FILE,
+                                  r == -ELIBEXEC ? "dynamically linked (has PT_INTERP)"
+                                                 : "not a static x86-64 ELF executable");
+                return -EINVAL;
+        }
+
+        sigstore_sha256((const uint8_t *)rel->manifest_data, rel->manifest_len,
+                        rel->manifest_sha256);
+        sigstore_sha256(map.p, map.len, rel->binary_sha256);
+
+        /* Both bundles, under the marketplace, from the manifest's very tag. */
+        r = marketplace_verify_file(m, rel->manifest_data, rel->manifest_len, rel->manifest_bundle,
+                                    rel->manifest_bundle_len, &res);
+        if (r < 0)
+                return verify_error(err, RELEASE_MANIFEST_BUNDLE_FILE, r, &res);
+        r = release_check_ref(rel->manifest, res.source_ref);
+        if (r < 0) {
+                release_error_set(
+                        err, RELEASE_E_TAG, "%s: certificate ref %.80s is not refs/tags/%s/v%s",
+                        RELEASE_MANIFEST_BUNDLE_FILE, res.source_ref ? res.source_ref : "(none)",
+                        rel->manifest->name, rel->manifest->version);
+                sigstore_result_done(&res);
+                return r;
+        }
+        rel->san = TAKE_PTR(res.san);
+        rel->source_ref = TAKE_PTR(res.source_ref);
+        sigstore_result_done(&res);
+
+        r = marketplace_verify_file(m, map.p, map.len, rel->binary_bundle, rel->binary_bundle_len,
+                                    &res);
+        if (r < 0)
+                return verify_error(err, RELEASE_BINARY_BUNDLE_FILE, r, &res);
+        r = release_check_ref(rel->manifest, res.source_ref);
+        if (r < 0) {
+                release_error_set(
+                        err, RELEASE_E_TAG, "%s: certificate ref %.80s is not refs/tags/%s/v%s",
+                        RELEASE_BINARY_BUNDLE_FILE, res.source_ref ? res.source_ref : "(none)",
+                        rel->manifest->name, rel->manifest->version);
+                sigstore_result_done(&res);
+                return r;
+        }
+        sigstore_result_done(&res);
+
+        if (lseek(rel->binary_fd, 0, SEEK_SET) < 0)
+                return file_error(err, RELEASE_BINARY_FILE, negative_errno());
+        if (err)
+                *err = (ReleaseError){};
+        *ret = TAKE_PTR(rel);
+        return 0;
+}

@@ -1,0 +1,100 @@
+/* Release directories: plugin.toml, plugin and their two Sigstore bundles, verified under a
+ * marketplace and tied to the tag <name>/v<version> of that very manifest. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "manifest.h"
+#include "marketplace.h"
+
+#define RELEASE_MANIFEST_FILE        "plugin.toml"
+#define RELEASE_BINARY_FILE          "plugin"
+#define RELEASE_MANIFEST_BUNDLE_FILE "plugin.toml.sigstore.json"
+#define RELEASE_BINARY_BUNDLE_FILE   "plugin.sigstore.json"
+
+#define RELEASE_MANIFEST_MAX ((size_t)64 * 1024)
+#define RELEASE_BINARY_MAX   ((uint64_t)256 * 1024 * 1024)
+#define RELEASE_BUNDLE_MAX   ((size_t)1024 * 1024)
+
+typedef enum ReleaseErrorCode {
+        RELEASE_OK = 0,
+        RELEASE_E_MISSING_FILE, /* a file of the release is absent, not a regular file, a symlink */
+        RELEASE_E_TOO_LARGE,    /* a file is over its size cap */
+        RELEASE_E_IO,           /* reading failed */
+        RELEASE_E_MANIFEST,     /* plugin.toml does not pass manifest_parse() */
+        RELEASE_E_BINARY,       /* the binary is not a static x86-64 ELF executable */
+        RELEASE_E_BUNDLE,       /* a bundle is malformed or does not verify */
+        RELEASE_E_IDENTITY,     /* a certificate's issuer or SAN is not the marketplace's */
+        RELEASE_E_TAG,          /* a certificate's source ref is not refs/tags/<name>/v<version> */
+        RELEASE_E_INDEX, /* index.json is malformed, misnamed or its bundle does not verify */
+        RELEASE_E_INDEX_MISSING,  /* the release is not listed in the marketplace's index */
+        RELEASE_E_INDEX_MISMATCH, /* the release's digests differ from the index */
+        RELEASE_E_NOMEM,
+        _RELEASE_E_MAX,
+} ReleaseErrorCode;
+
+typedef struct ReleaseError {
+        ReleaseErrorCode code;
+        char message[256]; /* one line */
+} ReleaseError;
+
+typedef struct Release {
+        Manifest *manifest;
+        char *manifest_data; /* the exact bytes of plugin.toml, NUL-terminated */
+        size_t manifest_len;
+        char *manifest_bundle; /* plugin.toml.sigstore.json, NUL-terminated */
+        size_t manifest_bundle_len;
+        char *binary_bundle; /* plugin.sigstore.json, NUL-terminated */
+        size_t binary_bundle_len;
+        int binary_fd; /* the binary's bytes: a sealed, executable memfd (offset 0) */
+        uint64_t binary_size;
+        uint8_t manifest_sha256[32];
+        uint8_t binary_sha256[32];
+        char *san; /* the signing identity (of the manifest's certificate); NULL from the store */
+        char *source_ref; /* "refs/tags/<name>/v<version>"; NULL from the store */
+} Release;
+
+/* "RELEASE_E_TAG", …; "RELEASE_E_UNKNOWN" out of range. */
+const char *release_error_name(ReleaseErrorCode code);
+
+/*
+ * Verifies the release directory dirfd under m. Opens the four files with openat(O_NOFOLLOW),
+ * refuses anything but regular files and sizes over the caps (manifest 64 KiB, binary 256 MiB,
+ * bundles 1 MiB each), parses plugin.toml strictly, refuses a binary that is not a static ELF,
+ * verifies plugin.toml.sigstore.json over the manifest's bytes and plugin.sigstore.json over the
+ * binary's bytes under m (marketplace_verify_file()), and requires both certificates' source ref
+ * to be exactly refs/tags/<name>/v<version> of the manifest (release_check_ref()). The binary is
+ * snapshotted into a sealed memfd first, so what is verified is what is kept.
+ * Returns 0 and a new Release in *ret; or a negative errno with err filled (if non-NULL) and *ret
+ * untouched: -ENOENT missing file, -EFBIG too large, -EINVAL manifest or binary, -EBADMSG or
+ * -EKEYREJECTED bundle, identity or tag, -ENOMEM, other errnos from I/O.
+ */
+int release_verify(const Marketplace *m, int dirfd, Release **ret, ReleaseError *err);
+
+/*
+ * Whether ref, a Fulcio SourceRepositoryRef, names exactly the tag of manifest:
+ * "refs/tags/<name>/v<version>". 0, or -EKEYREJECTED (also for NULL ref: no ref, no release).
+ */
+int release_check_ref(const Manifest *manifest, const char *ref);
+
+Release *release_free(Release *r);
+static inline void release_freep(Release **r) {
+        if (*r)
+                release_free(*r);
+}
+
+/* The manifest rules for a plugin name and a SemVer MAJOR.MINOR.PATCH version, for callers that
+ * get them outside a manifest (index.json, the store's paths). */
+bool release_name_is_valid(const char *name);
+bool release_version_is_valid(const char *version);
+
+/* Fills err (if non-NULL) with code and a printf-formatted message. */
+void release_error_set(ReleaseError *err, ReleaseErrorCode code, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* Reads the regular file name below dirfd (O_NOFOLLOW) into a NUL-terminated buffer, at most max
+ * bytes. 0, -ENOENT absent, -ELOOP a symlink, -EBADFD not a regular file, -EFBIG, or another
+ * errno; *ret untouched on failure. */
+int release_read_file(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len);

@@ -1,0 +1,638 @@
+/* The plugin store: atomic installation (temp + fsync + rename, file and directory), loading with
+ * digest re-verification, listing and removal. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "macro.h"
+#include "store.h"
+#include "sigstore-util.h"
+
+#define DIGESTS_MAX ((size_t)4096)
+
+/* The stored files, in the order of the digests file. */
+enum {
+        F_MANIFEST,
+        F_BINARY,
+        F_MANIFEST_BUNDLE,
+        F_BINARY_BUNDLE,
+        _F_MAX,
+};
+static const char *const file_names[_F_MAX] = {
+        [F_MANIFEST] = RELEASE_MANIFEST_FILE,
+        [F_BINARY] = RELEASE_BINARY_FILE,
+        [F_MANIFEST_BUNDLE] = RELEASE_MANIFEST_BUNDLE_FILE,
+        [F_BINARY_BUNDLE] = RELEASE_BINARY_BUNDLE_FILE,
+};
+
+static const char *const error_names[_STORE_E_MAX] = {
+        [STORE_OK] = "STORE_OK",
+        [STORE_E_NAME] = "STORE_E_NAME",
+        [STORE_E_EXISTS] = "STORE_E_EXISTS",
+        [STORE_E_NOT_FOUND] = "STORE_E_NOT_FOUND",
+        [STORE_E_MISSING_FILE] = "STORE_E_MISSING_FILE",
+        [STORE_E_DIGESTS] = "STORE_E_DIGESTS",
+        [STORE_E_DIGEST_MISMATCH] = "STORE_E_DIGEST_MISMATCH",
+        [STORE_E_MANIFEST] = "STORE_E_MANIFEST",
+        [STORE_E_IO] = "STORE_E_IO",
+        [STORE_E_NOMEM] = "STORE_E_NOMEM",
+};
+
+const char *store_error_name(StoreErrorCode code) {
+        if ((unsigned)code >= _STORE_E_MAX)
+                return "STORE_E_UNKNOWN";
+        return error_names[code];
+}
+
+static __attribute__((format(printf, 4, 5))) int fail(StoreError *err, StoreErrorCode code, int r,
+                                                      const char *fmt, ...) {
+        va_list ap;
+
+        if (err) {
+                err->code = r == -ENOMEM ? STORE_E_NOMEM : code;
+                va_start(ap, fmt);
+                vsnprintf(err->message, sizeof(err->message), fmt, ap);
+                va_end(ap);
+        }
+        return r;
+}
+
+/* A random suffix for temporary names. */
+static int random_suffix(char out[17]) {
+        uint8_t b[8];
+
+        if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+                return negative_errno();
+        sigstore_hex_encode(b, sizeof(b), out);
+        return 0;
+}
+
+static int open_dir(int dfd, const char *name) {
+        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+/* Opens dfd/name, creating it (0755) if absent; *created says whether it was. */
+static int mkdir_open(int dfd, const char *name, bool *created) {
+        *created = false;
+        if (mkdirat(dfd, name, 0755) == 0)
+                *created = true;
+        else if (errno != EEXIST)
+                return negative_errno();
+        return open_dir(dfd, name);
+}
+
+static int fsync_dir(int fd) {
+        return fsync(fd) < 0 ? negative_errno() : 0;
+}
+
+/* Deletes the regular files (and symlinks) of dfd/name, then the directory; best effort for
+ * cleanups, but returns the first error. The store never creates subdirectories there. */
+static int remove_flat_dir(int dfd, const char *name) {
+        _cleanup_close_ int fd = -1;
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        fd = open_dir(dfd, name);
+        if (fd < 0)
+                return fd;
+        d = fdopendir(fd);
+        if (!d)
+                return negative_errno();
+        fd = -1; /* owned by d now */
+        while ((errno = 0, de = readdir(d))) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (unlinkat(dirfd(d), de->d_name, 0) < 0 && r == 0)
+                        r = negative_errno();
+        }
+        closedir(d);
+        if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && r == 0)
+                r = negative_errno();
+        return r;
+}
+
+/*
+ * Writes the file dfd/name atomically: a temporary name created O_EXCL in the same directory,
+ * the bytes (from data, or from src_fd by pread() when data is NULL), fsync(), renameat(). The
+ * SHA-256 of what was written goes to sha256. The caller fsync()s dfd.
+ */
+static int write_file_atomic(int dfd, const char *name, const void *data, size_t len, int src_fd,
+                             uint8_t sha256[32]) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_(EVP_MD_CTX_freep) EVP_MD_CTX *ctx = NULL;
+        char tmp[NAME_MAX], suffix[17];
+        int r;
+
+        r = random_suffix(suffix);
+        if (r < 0)
+                return r;
+        snprintf(tmp, sizeof(tmp), ".#%s.%s", name, suffix);
+
+        ctx = EVP_MD_CTX_new();
+        if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+                return -ENOMEM;
+
+        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+        if (fd < 0)
+                return negative_errno();
+
+        if (data) {
+                r = loop_write(fd, data, len);
+                if (r < 0)
+                        goto fail;
+                if (EVP_DigestUpdate(ctx, data, len) != 1) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        } else {
+                uint8_t buf[64 * 1024];
+                off_t off = 0;
+
+                for (;;) {
+                        ssize_t n = pread(src_fd, buf, sizeof(buf), off);
+                        if (n < 0) {
+                                if (errno == EINTR)
+                                        continue;
+                                r = negative_errno();
+                                goto fail;
+                        }
+                        if (n == 0)
+                                break;
+                        r = loop_write(fd, buf, (size_t)n);
+                        if (r < 0)
+                                goto fail;
+                        if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1) {
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                        off += n;
+                }
+        }
+        if (EVP_DigestFinal_ex(ctx, sha256, NULL) != 1) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        if (fsync(fd) < 0) {
+                r = negative_errno();
+                goto fail;
+        }
+        if (renameat(dfd, tmp, dfd, name) < 0) {
+                r = negative_errno();
+                goto fail;
+        }
+        return 0;
+
+fail:
+        (void)unlinkat(dfd, tmp, 0);
+        return r;
+}
+
+static void format_digests(const uint8_t digests[_F_MAX][32], char *out, size_t size) {
+        size_t off = 0;
+
+        for (size_t i = 0; i < _F_MAX; i++) {
+                char hex[65];
+
+                sigstore_hex_encode(digests[i], 32, hex);
+                off += (size_t)snprintf(out + off, size - off, "%s  %s\n", hex, file_names[i]);
+        }
+}
+
+/* Parses the digests file: exactly one "<64 lowercase hex>  <file>\n" line per stored file, in
+ * the order of file_names[]. */
+static int parse_digests(const char *s, size_t len, uint8_t digests[_F_MAX][32]) {
+        const char *p = s, *end = s + len;
+
+        for (size_t i = 0; i < _F_MAX; i++) {
+                size_t nlen = strlen(file_names[i]);
+                char hex[65];
+
+                if ((size_t)(end - p) < 64 + 2 + nlen + 1)
+                        return -EINVAL;
+                for (size_t k = 0; k < 64; k++)
+                        if (!((p[k] >= '0' && p[k] <= '9') || (p[k] >= 'a' && p[k] <= 'f')))
+                                return -EINVAL;
+                memcpy(hex, p, 64);
+                hex[64] = 0;
+                if (sigstore_hex_decode(hex, digests[i], 32) < 0)
+                        return -EINVAL;
+                p += 64;
+                if (p[0] != ' ' || p[1] != ' ' || memcmp(p + 2, file_names[i], nlen) != 0 ||
+                    p[2 + nlen] != '\n')
+                        return -EINVAL;
+                p += 2 + nlen + 1;
+        }
+        return p == end ? 0 : -EINVAL;
+}
+
+int store_install(int statefd, const Release *rel, StoreError *err) {
+        _cleanup_close_ int pfd = -1, nfd = -1, tfd = -1;
+        uint8_t digests[_F_MAX][32];
+        char tmpdir[NAME_MAX], suffix[17], text[_F_MAX * (64 + 2 + 32 + 1) + 1];
+        const Manifest *m;
+        bool created_plugins, created_name;
+        struct stat st;
+        int r;
+
+        if (statefd < 0 || !rel || !rel->manifest || !rel->manifest_data || !rel->manifest_bundle ||
+            !rel->binary_bundle || rel->binary_fd < 0)
+                return fail(err, STORE_E_NAME, -EINVAL, "invalid arguments");
+        m = rel->manifest;
+        if (!release_name_is_valid(m->name) || !release_version_is_valid(m->version))
+                return fail(err, STORE_E_NAME, -EINVAL, "bad plugin name or version");
+
+        pfd = mkdir_open(statefd, STORE_PLUGINS_DIR, &created_plugins);
+        if (pfd < 0)
+                return fail(err, STORE_E_IO, pfd, "cannot open %s/: %s", STORE_PLUGINS_DIR,
+                            strerror(-pfd));
+        if (created_plugins && (r = fsync_dir(statefd)) < 0)
+                return fail(err, STORE_E_IO, r, "fsync: %s", strerror(-r));
+        nfd = mkdir_open(pfd, m->name, &created_name);
+        if (nfd < 0)
+                return fail(err, STORE_E_IO, nfd, "cannot open %s/%s/: %s", STORE_PLUGINS_DIR,
+                            m->name, strerror(-nfd));
+        if (created_name && (r = fsync_dir(pfd)) < 0)
+                return fail(err, STORE_E_IO, r, "fsync: %s", strerror(-r));
+
+        if (fstatat(nfd, m->version, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                return fail(err, STORE_E_EXISTS, -EEXIST, "%s %s is installed already", m->name,
+                            m->version);
+        if (errno != ENOENT)
+                return fail(err, STORE_E_IO, negative_errno(), "cannot stat %s/%s: %m", m->name,
+                            m->version);
+
+        r = random_suffix(suffix);
+        if (r < 0)
+                return fail(err, STORE_E_IO, r, "getrandom: %s", strerror(-r));
+        snprintf(tmpdir, sizeof(tmpdir), ".tmp-%s-%s", m->version, suffix);
+        if (mkdirat(nfd, tmpdir, 0755) < 0)
+                return fail(err, STORE_E_IO, negative_errno(), "mkdir %s: %m", tmpdir);
+        tfd = open_dir(nfd, tmpdir);
+        if (tfd < 0) {
+                r = tfd;
+                goto fail_io;
+        }
+
+        r = write_file_atomic(tfd, file_names[F_MANIFEST], rel->manifest_data, rel->manifest_len,
+                              -1, digests[F_MANIFEST]);
+        if (r < 0)
+                goto fail_io;
+        r = write_file_atomic(tfd, file_names[F_BINARY], NULL, 0, rel->binary_fd,
+                              digests[F_BINARY]);
+        if (r < 0)
+                goto fail_io;
+        r = write_file_atomic(tfd, file_names[F_MANIFEST_BUNDLE], rel->manifest_bundle,
+                              rel->manifest_bundle_len, -1, digests[F_MANIFEST_BUNDLE]);
+        if (r < 0)
+                goto fail_io;
+        r = write_file_atomic(tfd, file_names[F_BINARY_BUNDLE], rel->binary_bundle,
+                              rel->binary_bundle_len, -1, digests[F_BINARY_BUNDLE]);
+        if (r < 0)
+                goto fail_io;
+
+        /* What was written must be what was verified. */
+        if (memcmp(digests[F_MANIFEST], rel->manifest_sha256, 32) != 0 ||
+            memcmp(digests[F_BINARY], rel->binary_sha256, 32) != 0) {
+                (void)remove_flat_dir(nfd, tmpdir);
+                return fail(err, STORE_E_DIGEST_MISMATCH, -EKEYREJECTED,
+                            "%s %s: the bytes written are not the release's verified bytes",
+                            m->name, m->version);
+        }
+
+        format_digests((const uint8_t(*)[32])digests, text, sizeof(text));
+        {
+                uint8_t unused[32];
+
+                r = write_file_atomic(tfd, STORE_DIGESTS_FILE, text, strlen(text), -1, unused);
+                if (r < 0)
+                        goto fail_io;
+        }
+        r = fsync_dir(tfd);
+        if (r < 0)
+                goto fail_io;
+
+        if (renameat2(nfd, tmpdir, nfd, m->version, RENAME_NOREPLACE) < 0) {
+                r = negative_errno();
+                (void)remove_flat_dir(nfd, tmpdir);
+                if (r == -EEXIST)
+                        return fail(err, STORE_E_EXISTS, r, "%s %s is installed already", m->name,
+                                    m->version);
+                return fail(err, STORE_E_IO, r, "rename into place: %s", strerror(-r));
+        }
+        r = fsync_dir(nfd);
+        if (r < 0)
+                return fail(err, STORE_E_IO, r, "fsync: %s", strerror(-r));
+        if (err)
+                *err = (StoreError){};
+        return 0;
+
+fail_io:
+        (void)remove_flat_dir(nfd, tmpdir);
+        return fail(err, STORE_E_IO, r, "cannot write %s %s: %s", m->name, m->version,
+                    strerror(-r));
+}
+
+typedef struct Mapping {
+        void *p;
+        size_t len;
+} Mapping;
+
+static void mappingp(Mapping *m) {
+        if (m->p)
+                munmap(m->p, m->len);
+}
+
+/* Maps an error reading a stored file to a StoreError. */
+static int file_fail(StoreError *err, const char *name, int r) {
+        if (r == -ENOENT || r == -ELOOP || r == -EBADFD || r == -EFBIG)
+                return fail(err, STORE_E_MISSING_FILE, r == -EFBIG ? r : -ENOENT, "%s: %s", name,
+                            r == -ENOENT   ? "missing"
+                            : r == -ELOOP  ? "a symbolic link"
+                            : r == -EBADFD ? "not a regular file"
+                                           : "too large");
+        return fail(err, STORE_E_IO, r, "cannot read %s: %s", name, strerror(-r));
+}
+
+int store_load(int statefd, const char *name, const char *version, Release **ret, StoreError *err) {
+        _cleanup_(release_freep) Release *rel = NULL;
+        _cleanup_(mappingp) Mapping map = {};
+        _cleanup_close_ int pfd = -1, nfd = -1, vfd = -1, bfd = -1;
+        _cleanup_free_ char *digests_text = NULL;
+        uint8_t recorded[_F_MAX][32], actual[_F_MAX][32];
+        size_t digests_len = 0;
+        ManifestDiag diag = {};
+        struct stat st;
+        int r;
+
+        if (statefd < 0 || !ret)
+                return fail(err, STORE_E_NAME, -EINVAL, "invalid arguments");
+        if (!release_name_is_valid(name) || !release_version_is_valid(version))
+                return fail(err, STORE_E_NAME, -EINVAL, "bad plugin name or version");
+
+        pfd = open_dir(statefd, STORE_PLUGINS_DIR);
+        if (pfd >= 0)
+                nfd = open_dir(pfd, name);
+        if (nfd >= 0)
+                vfd = open_dir(nfd, version);
+        if (vfd < 0) {
+                r = pfd < 0 ? pfd : nfd < 0 ? nfd : vfd;
+                if (r == -ENOENT)
+                        return fail(err, STORE_E_NOT_FOUND, r, "%s %s is not installed", name,
+                                    version);
+                return fail(err, STORE_E_IO, r, "cannot open %s %s: %s", name, version,
+                            strerror(-r));
+        }
+
+        rel = calloc(1, sizeof(*rel));
+        if (!rel)
+                return fail(err, STORE_E_NOMEM, -ENOMEM, "out of memory");
+        rel->binary_fd = -1;
+
+        r = release_read_file(vfd, STORE_DIGESTS_FILE, DIGESTS_MAX, &digests_text, &digests_len);
+        if (r < 0)
+                return file_fail(err, STORE_DIGESTS_FILE, r);
+        if (parse_digests(digests_text, digests_len, recorded) < 0)
+                return fail(err, STORE_E_DIGESTS, -EINVAL, "%s %s: malformed %s", name, version,
+                            STORE_DIGESTS_FILE);
+
+        r = release_read_file(vfd, RELEASE_MANIFEST_FILE, RELEASE_MANIFEST_MAX, &rel->manifest_data,
+                              &rel->manifest_len);
+        if (r < 0)
+                return file_fail(err, RELEASE_MANIFEST_FILE, r);
+        r = release_read_file(vfd, RELEASE_MANIFEST_BUNDLE_FILE, RELEASE_BUNDLE_MAX,
+                              &rel->manifest_bundle, &rel->manifest_bundle_len);
+        if (r < 0)
+                return file_fail(err, RELEASE_MANIFEST_BUNDLE_FILE, r);
+        r = release_read_file(vfd, RELEASE_BINARY_BUNDLE_FILE, RELEASE_BUNDLE_MAX,
+                              &rel->binary_bundle, &rel->binary_bundle_len);
+        if (r < 0)
+                return file_fail(err, RELEASE_BINARY_BUNDLE_FILE, r);
+
+        bfd = openat(vfd, RELEASE_BINARY_FILE,
+                     O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (bfd < 0)
+                return file_fail(err, RELEASE_BINARY_FILE, negative_errno());
+        if (fstat(bfd, &st) < 0)
+                return file_fail(err, RELEASE_BINARY_FILE, negative_errno());
+        if (!S_ISREG(st.st_mode))
+                return file_fail(err, RELEASE_BINARY_FILE, -EBADFD);
+        if ((uint64_t)st.st_size > RELEASE_BINARY_MAX)
+                return file_fail(err, RELEASE_BINARY_FILE, -EFBIG);
+        r = memfd_snapshot(bfd, "plugin", RELEASE_BINARY_MAX, true);
+        if (r < 0)
+                return file_fail(err, RELEASE_BINARY_FILE, r);
+        rel->binary_fd = r;
+        if (fstat(rel->binary_fd, &st) < 0)
+                return file_fail(err, RELEASE_BINARY_FILE, negative_errno());
+        rel->binary_size = (uint64_t)st.st_size;
+        if (rel->binary_size > 0) {
+                map.len = (size_t)rel->binary_size;
+                map.p = mmap(NULL, map.len, PROT_READ, MAP_PRIVATE, rel->binary_fd, 0);
+                if (map.p == MAP_FAILED) {
+                        map.p = NULL;
+                        return file_fail(err, RELEASE_BINARY_FILE, negative_errno());
+                }
+        }
+
+        /* The digests are checked on the bytes kept (the memfd), not on a second read. */
+        sigstore_sha256((const uint8_t *)rel->manifest_data, rel->manifest_len, actual[F_MANIFEST]);
+        sigstore_sha256(map.p ? map.p : (const uint8_t *)"", map.len, actual[F_BINARY]);
+        sigstore_sha256((const uint8_t *)rel->manifest_bundle, rel->manifest_bundle_len,
+                        actual[F_MANIFEST_BUNDLE]);
+        sigstore_sha256((const uint8_t *)rel->binary_bundle, rel->binary_bundle_len,
+                        actual[F_BINARY_BUNDLE]);
+        for (size_t i = 0; i < _F_MAX; i++)
+                if (memcmp(recorded[i], actual[i], 32) != 0)
+                        return fail(err, STORE_E_DIGEST_MISMATCH, -EKEYREJECTED,
+                                    "%s %s: %s differs from the digest recorded at install", name,
+                                    version, file_names[i]);
+        memcpy(rel->manifest_sha256, actual[F_MANIFEST], 32);
+        memcpy(rel->binary_sha256, actual[F_BINARY], 32);
+
+        r = manifest_parse(rel->manifest_data, rel->manifest_len, &rel->manifest, &diag);
+        if (r < 0)
+                return fail(err, STORE_E_MANIFEST, r, "%s %s: stored manifest: %s: %s", name,
+                            version, manifest_error_name(diag.code), diag.message);
+        if (strcmp(rel->manifest->name, name) != 0 || strcmp(rel->manifest->version, version) != 0)
+                return fail(err, STORE_E_MANIFEST, -EINVAL, "%s %s: the stored manifest is %s %s",
+                            name, version, rel->manifest->name, rel->manifest->version);
+
+        if (err)
+                *err = (StoreError){};
+        *ret = TAKE_PTR(rel);
+        return 0;
+}
+
+void store_entries_free(StoreEntry *entries, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(entries[i].name);
+                free(entries[i].version);
+        }
+        free(entries);
+}
+
+static int version_cmp(const char *a, const char *b) {
+        unsigned long x[3] = {}, y[3] = {};
+
+        sscanf(a, "%lu.%lu.%lu", &x[0], &x[1], &x[2]);
+        sscanf(b, "%lu.%lu.%lu", &y[0], &y[1], &y[2]);
+        for (size_t i = 0; i < 3; i++)
+                if (x[i] != y[i])
+                        return x[i] < y[i] ? -1 : 1;
+        return 0;
+}
+
+static int entry_cmp(const void *a, const void *b) {
+        const StoreEntry *x = a, *y = b;
+        int c = strcmp(x->name, y->name);
+
+        return c != 0 ? c : version_cmp(x->version, y->version);
+}
+
+/* Calls f for each valid subdirectory name of dfd; stops at f's first error. */
+static int for_each_dir(int dfd, int (*f)(const char *name, void *userdata), void *userdata) {
+        int fd = dup(dfd);
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return negative_errno();
+        }
+        rewinddir(d);
+        while ((errno = 0, de = readdir(d))) {
+                struct stat st;
+
+                if (de->d_name[0] == '.')
+                        continue; /* ".", "..", temporary directories */
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISDIR(st.st_mode))
+                        continue;
+                r = f(de->d_name, userdata);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0 && errno != 0)
+                r = negative_errno();
+        closedir(d);
+        return r;
+}
+
+typedef struct ListState {
+        int pfd;
+        const char *name;
+        StoreEntry *entries;
+        size_t n, size;
+} ListState;
+
+static int add_version(const char *version, void *userdata) {
+        ListState *s = userdata;
+
+        if (!release_version_is_valid(version))
+                return 0;
+        if (s->n == s->size) {
+                size_t nsize = s->size ? s->size * 2 : 16;
+                StoreEntry *e = reallocarray(s->entries, nsize, sizeof(StoreEntry));
+                if (!e)
+                        return -ENOMEM;
+                s->entries = e;
+                s->size = nsize;
+        }
+        s->entries[s->n] = (StoreEntry){.name = strdup(s->name), .version = strdup(version)};
+        s->n++;
+        if (!s->entries[s->n - 1].name || !s->entries[s->n - 1].version)
+                return -ENOMEM;
+        return 0;
+}
+
+static int add_name(const char *name, void *userdata) {
+        ListState *s = userdata;
+        _cleanup_close_ int nfd = -1;
+
+        if (!release_name_is_valid(name))
+                return 0;
+        nfd = open_dir(s->pfd, name);
+        if (nfd < 0)
+                return nfd == -ENOENT ? 0 : nfd;
+        s->name = name;
+        return for_each_dir(nfd, add_version, s);
+}
+
+int store_list(int statefd, StoreEntry **ret, size_t *ret_n) {
+        _cleanup_close_ int pfd = -1;
+        ListState s = {};
+        int r;
+
+        if (statefd < 0 || !ret || !ret_n)
+                return -EINVAL;
+        pfd = open_dir(statefd, STORE_PLUGINS_DIR);
+        if (pfd == -ENOENT) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        if (pfd < 0)
+                return pfd;
+        s.pfd = pfd;
+        r = for_each_dir(pfd, add_name, &s);
+        if (r < 0) {
+                store_entries_free(s.entries, s.n);
+                return r;
+        }
+        if (s.n > 0)
+                qsort(s.entries, s.n, sizeof(StoreEntry), entry_cmp);
+        *ret = s.entries;
+        *ret_n = s.n;
+        return 0;
+}
+
+int store_remove(int statefd, const char *name, const char *version) {
+        _cleanup_close_ int pfd = -1, nfd = -1;
+        char gone[NAME_MAX], suffix[17];
+        int r;
+
+        if (statefd < 0 || !release_name_is_valid(name) || !release_version_is_valid(version))
+                return -EINVAL;
+        pfd = open_dir(statefd, STORE_PLUGINS_DIR);
+        if (pfd < 0)
+                return pfd;
+        nfd = open_dir(pfd, name);
+        if (nfd < 0)
+                return nfd;
+
+        r = random_suffix(suffix);
+        if (r < 0)
+                return r;
+        snprintf(gone, sizeof(gone), ".rm-%s-%s", version, suffix);
+        if (renameat2(nfd, version, nfd, gone, RENAME_NOREPLACE) < 0)
+                return negative_errno();
+        r = fsync_dir(nfd);
+        if (r < 0)
+                return r;
+        r = remove_flat_dir(nfd, gone);
+        if (r < 0)
+                return r;
+
+        /* The last version takes the name's directory with it. */
+        if (unlinkat(pfd, name, AT_REMOVEDIR) < 0) {
+                if (errno != ENOTEMPTY && errno != EEXIST)
+                        return negative_errno();
+                return fsync_dir(nfd);
+        }
+        return fsync_dir(pfd);
+}
