@@ -14,6 +14,9 @@ static void usage(FILE *f) {
               "  plugin lint DIR     check DIR/plugin.toml against the contract\n"
               "  marketplace lint --identity PATTERN\n"
               "                      warn about an identity pattern that matches too much\n"
+              "  release verify DIR --trusted-root FILE --issuer URL --identity PATTERN\n"
+              "                [--index DIR]\n"
+              "                      verify a signed release directory as install would\n"
               "  verify-bundle --bundle FILE (--certificate-identity ID\n"
               "                --certificate-oidc-issuer URL | --key PEM) [--trusted-root FILE]\n"
               "                FILE_OR_DIGEST\n"
@@ -39,6 +42,8 @@ int main(int argc, char **argv) {
                 return verb_plugin(argc - 2, argv + 2);
         if (strcmp(argv[1], "marketplace") == 0)
                 return verb_marketplace(argc - 2, argv + 2);
+        if (strcmp(argv[1], "release") == 0)
+                return verb_release(argc - 2, argv + 2);
         if (strcmp(argv[1], "verify-bundle") == 0)
                 return verb_verify_bundle(argc - 1, argv + 1);
         fprintf(stderr, "lockctl: unknown command '%s'\n", argv[1]);

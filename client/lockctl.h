@@ -7,4 +7,5 @@
 #define LOCKCTL_EXIT_USAGE 2 /* bad arguments, unreadable or invalid manifest */
 
 int verb_plugin(int argc, char **argv);
+int verb_release(int argc, char **argv);
 int verb_marketplace(int argc, char **argv);
