@@ -57,7 +57,8 @@ static int cmp_double(const void *a, const void *b) {
 /* Returns a read-only fd with its own offset on a sealed memfd holding bench_input: lockd's fd 3.
  */
 static int sealed_input(void) {
-        _cleanup_close_ int mfd = memfd_from_buffer(bench_input, strlen(bench_input), "bench-input");
+        _cleanup_close_ int mfd =
+                memfd_from_buffer(bench_input, strlen(bench_input), "bench-input");
 
         if (mfd < 0)
                 return mfd;

@@ -1,34 +1,37 @@
-/* plugin.toml: the strict parser and validator of a plugin's manifest (the contract's Manifest and Inputs). */
+/* plugin.toml: the strict parser and validator of a plugin's manifest (the contract's Manifest and
+ * Inputs). */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define MANIFEST_BYTES_MAX (64 * 1024) /* a larger plugin.toml is refused before parsing */
-#define MANIFEST_INPUTS_MAX 4
+#define MANIFEST_BYTES_MAX   (64 * 1024) /* a larger plugin.toml is refused before parsing */
+#define MANIFEST_INPUTS_MAX  4
 #define MANIFEST_ACCEPTS_MAX 16
 
 typedef enum ManifestError {
         MANIFEST_OK = 0,
-        E_MANIFEST_TOO_LARGE,    /* over MANIFEST_BYTES_MAX */
-        E_MANIFEST_UTF8,         /* invalid UTF-8 or a NUL/control character */
-        E_MANIFEST_SYNTAX,       /* not the TOML subset a manifest is written in */
-        E_MANIFEST_UNSUPPORTED,  /* valid TOML lockd refuses to guess about: tables, floats, dates, ... */
+        E_MANIFEST_TOO_LARGE,   /* over MANIFEST_BYTES_MAX */
+        E_MANIFEST_UTF8,        /* invalid UTF-8 or a NUL/control character */
+        E_MANIFEST_SYNTAX,      /* not the TOML subset a manifest is written in */
+        E_MANIFEST_UNSUPPORTED, /* valid TOML lockd refuses to guess about: tables, floats, dates,
+                                   ... */
         E_MANIFEST_DUPLICATE_KEY,
         E_MANIFEST_UNKNOWN_KEY,
         E_MANIFEST_MISSING_KEY,
-        E_MANIFEST_TYPE,         /* a key has a value of the wrong type */
+        E_MANIFEST_TYPE, /* a key has a value of the wrong type */
         E_MANIFEST_NAME,
         E_MANIFEST_VERSION,
         E_MANIFEST_PROTOCOL,
-        E_MANIFEST_TEXT,         /* question, one or zero empty or too long */
+        E_MANIFEST_TEXT, /* question, one or zero empty or too long */
         E_MANIFEST_ACCEPTS,
         E_MANIFEST_LIMITS,
         E_MANIFEST_MEMORY,
         E_MANIFEST_PROTOCOL_KEY, /* inputs or detail on a protocol-1 manifest */
         E_MANIFEST_INPUT,        /* a bad input declaration */
-        E_MANIFEST_PLACEHOLDER,  /* ${...} in the question that is not a declared input, or an input not named */
+        E_MANIFEST_PLACEHOLDER,  /* ${...} in the question that is not a declared input, or an input
+                                    not named */
         _E_MANIFEST_MAX,
 } ManifestError;
 
