@@ -160,11 +160,11 @@ int index_parse(const char *json, size_t len, MarketplaceIndex **ret, ReleaseErr
                 bd = md ? string_of(e, "binary_sha256", what, err) : NULL;
                 if (!bd)
                         return -EINVAL;
-                if (!release_name_is_valid(name)) {
+                if (!manifest_name_valid(name)) {
                         release_error_set(err, RELEASE_E_INDEX, "%s: bad plugin name", what);
                         return -EINVAL;
                 }
-                if (!release_version_is_valid(version)) {
+                if (!manifest_version_valid(version)) {
                         release_error_set(err, RELEASE_E_INDEX, "%s: bad version", what);
                         return -EINVAL;
                 }

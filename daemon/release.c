@@ -49,59 +49,6 @@ void release_error_set(ReleaseError *err, ReleaseErrorCode code, const char *fmt
         va_end(ap);
 }
 
-static bool is_lower_alnum(char c) {
-        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-/* The rule of policy/manifest.c: at most 64 bytes, two or more dot-separated segments of
- * [a-z0-9-], each starting and ending with a letter or digit. */
-bool release_name_is_valid(const char *s) {
-        size_t len, segments = 0;
-
-        if (!s)
-                return false;
-        len = strlen(s);
-        if (len == 0 || len > 64)
-                return false;
-        for (size_t i = 0; i < len;) {
-                size_t start = i;
-
-                while (i < len && (is_lower_alnum(s[i]) || s[i] == '-'))
-                        i++;
-                if (i == start || s[start] == '-' || s[i - 1] == '-')
-                        return false;
-                segments++;
-                if (i == len)
-                        break;
-                if (s[i] != '.' || i + 1 == len)
-                        return false;
-                i++;
-        }
-        return segments >= 2;
-}
-
-/* SemVer MAJOR.MINOR.PATCH exactly, no leading zeros, at most 9 digits a part (as the manifest). */
-bool release_version_is_valid(const char *s) {
-        size_t i = 0;
-
-        if (!s)
-                return false;
-        for (size_t k = 0; k < 3; k++) {
-                size_t start = i;
-
-                while (s[i] >= '0' && s[i] <= '9')
-                        i++;
-                if (i == start || i - start > 9 || (s[start] == '0' && i - start > 1))
-                        return false;
-                if (k < 2) {
-                        if (s[i] != '.')
-                                return false;
-                        i++;
-                }
-        }
-        return s[i] == 0;
-}
-
 int release_check_ref(const Manifest *manifest, const char *ref) {
         static const char prefix[] = "refs/tags/";
         size_t n, plen = sizeof(prefix) - 1;

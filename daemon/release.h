@@ -85,11 +85,6 @@ static inline void release_freep(Release **r) {
                 release_free(*r);
 }
 
-/* The manifest rules for a plugin name and a SemVer MAJOR.MINOR.PATCH version, for callers that
- * get them outside a manifest (index.json, the store's paths). */
-bool release_name_is_valid(const char *name);
-bool release_version_is_valid(const char *version);
-
 /* Fills err (if non-NULL) with code and a printf-formatted message. */
 void release_error_set(ReleaseError *err, ReleaseErrorCode code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));

@@ -249,7 +249,7 @@ int store_install(int statefd, const Release *rel, StoreError *err) {
             !rel->binary_bundle || rel->binary_fd < 0)
                 return fail(err, STORE_E_NAME, -EINVAL, "invalid arguments");
         m = rel->manifest;
-        if (!release_name_is_valid(m->name) || !release_version_is_valid(m->version))
+        if (!manifest_name_valid(m->name) || !manifest_version_valid(m->version))
                 return fail(err, STORE_E_NAME, -EINVAL, "bad plugin name or version");
 
         pfd = mkdir_open(statefd, STORE_PLUGINS_DIR, &created_plugins);
@@ -377,7 +377,7 @@ int store_load(int statefd, const char *name, const char *version, Release **ret
 
         if (statefd < 0 || !ret)
                 return fail(err, STORE_E_NAME, -EINVAL, "invalid arguments");
-        if (!release_name_is_valid(name) || !release_version_is_valid(version))
+        if (!manifest_name_valid(name) || !manifest_version_valid(version))
                 return fail(err, STORE_E_NAME, -EINVAL, "bad plugin name or version");
 
         pfd = open_dir(statefd, STORE_PLUGINS_DIR);
@@ -543,7 +543,7 @@ typedef struct ListState {
 static int add_version(const char *version, void *userdata) {
         ListState *s = userdata;
 
-        if (!release_version_is_valid(version))
+        if (!manifest_version_valid(version))
                 return 0;
         if (s->n == s->size) {
                 size_t nsize = s->size ? s->size * 2 : 16;
@@ -564,7 +564,7 @@ static int add_name(const char *name, void *userdata) {
         ListState *s = userdata;
         _cleanup_close_ int nfd = -1;
 
-        if (!release_name_is_valid(name))
+        if (!manifest_name_valid(name))
                 return 0;
         nfd = open_dir(s->pfd, name);
         if (nfd < 0)
@@ -606,7 +606,7 @@ int store_remove(int statefd, const char *name, const char *version) {
         char gone[NAME_MAX], suffix[17];
         int r;
 
-        if (statefd < 0 || !release_name_is_valid(name) || !release_version_is_valid(version))
+        if (statefd < 0 || !manifest_name_valid(name) || !manifest_version_valid(version))
                 return -EINVAL;
         pfd = open_dir(statefd, STORE_PLUGINS_DIR);
         if (pfd < 0)

@@ -695,3 +695,13 @@ int manifest_parse(const char *buf, size_t len, Manifest **ret, ManifestDiag *di
         *ret = TAKE_PTR(m);
         return 0;
 }
+
+bool manifest_name_valid(const char *name) {
+        return name && name_is_valid(name, strlen(name));
+}
+
+bool manifest_version_valid(const char *version) {
+        unsigned parts[3];
+
+        return version && parse_version(version, strlen(version), parts) == 0;
+}

@@ -84,6 +84,13 @@ static inline void manifest_freep(Manifest **m) {
                 manifest_free(*m);
 }
 
+/*
+ * The manifest's rules for a plugin name and a version, for names and versions that arrive
+ * elsewhere (an index, a store directory): true when the NUL-terminated string passes them.
+ */
+bool manifest_name_valid(const char *name);
+bool manifest_version_valid(const char *version);
+
 /* The code's name as documented ("E_MANIFEST_SYNTAX"). */
 const char *manifest_error_name(ManifestError e);
 /* Looks up a declared input by name; NULL when there is none. */

@@ -579,24 +579,24 @@ START_TEST(test_release_ref) {
 END_TEST
 
 START_TEST(test_release_names) {
-        ck_assert(release_name_is_valid(NAME));
-        ck_assert(release_name_is_valid("a.b"));
-        ck_assert(!release_name_is_valid("pdf"));
-        ck_assert(!release_name_is_valid(".."));
-        ck_assert(!release_name_is_valid("a..b"));
-        ck_assert(!release_name_is_valid("a/b.c"));
-        ck_assert(!release_name_is_valid("-a.b"));
-        ck_assert(!release_name_is_valid(""));
-        ck_assert(!release_name_is_valid(NULL));
-        ck_assert(release_version_is_valid("0.0.0"));
-        ck_assert(release_version_is_valid("10.20.30"));
-        ck_assert(!release_version_is_valid("01.0.0"));
-        ck_assert(!release_version_is_valid("1.0"));
-        ck_assert(!release_version_is_valid("1.0.0.0"));
-        ck_assert(!release_version_is_valid("1.0.0-rc.1"));
-        ck_assert(!release_version_is_valid("1.0.0+b"));
-        ck_assert(!release_version_is_valid("1234567890.0.0"));
-        ck_assert(!release_version_is_valid(NULL));
+        ck_assert(manifest_name_valid(NAME));
+        ck_assert(manifest_name_valid("a.b"));
+        ck_assert(!manifest_name_valid("pdf"));
+        ck_assert(!manifest_name_valid(".."));
+        ck_assert(!manifest_name_valid("a..b"));
+        ck_assert(!manifest_name_valid("a/b.c"));
+        ck_assert(!manifest_name_valid("-a.b"));
+        ck_assert(!manifest_name_valid(""));
+        ck_assert(!manifest_name_valid(NULL));
+        ck_assert(manifest_version_valid("0.0.0"));
+        ck_assert(manifest_version_valid("10.20.30"));
+        ck_assert(!manifest_version_valid("01.0.0"));
+        ck_assert(!manifest_version_valid("1.0"));
+        ck_assert(!manifest_version_valid("1.0.0.0"));
+        ck_assert(!manifest_version_valid("1.0.0-rc.1"));
+        ck_assert(!manifest_version_valid("1.0.0+b"));
+        ck_assert(!manifest_version_valid("1234567890.0.0"));
+        ck_assert(!manifest_version_valid(NULL));
 }
 END_TEST
 
