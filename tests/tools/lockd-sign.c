@@ -12,6 +12,7 @@
 #include <openssl/ct.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/ts.h>
 #include <openssl/x509v3.h>
 
 #include "sigstore-util.h"
@@ -20,6 +21,7 @@
 #define OID_ISSUER_V2   "1.3.6.1.4.1.57264.1.8"
 #define OID_SOURCE_REF  "1.3.6.1.4.1.57264.1.14"
 #define OID_CT_POISON   "1.3.6.1.4.1.11129.2.4.3"
+#define OID_TSA_POLICY  "1.3.6.1.4.1.57264.99.1"
 #define CHECKPOINT_NAME "rekor.lockd.test"
 #define CHECKPOINT_ORIG "rekor.lockd.test - 1"
 #define TREE_SIZE       5
@@ -31,6 +33,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(ASN1_OBJECT *, ASN1_OBJECT_free)
 DEFINE_TRIVIAL_CLEANUP_FUNC(ASN1_OCTET_STRING *, ASN1_OCTET_STRING_free)
 DEFINE_TRIVIAL_CLEANUP_FUNC(SCT *, SCT_free)
 DEFINE_TRIVIAL_CLEANUP_FUNC(FILE *, fclose)
+DEFINE_TRIVIAL_CLEANUP_FUNC(X509_ALGOR *, X509_ALGOR_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(TS_MSG_IMPRINT *, TS_MSG_IMPRINT_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(TS_REQ *, TS_REQ_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(TS_RESP *, TS_RESP_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(TS_RESP_CTX *, TS_RESP_CTX_free)
 static inline void sct_list_freep(STACK_OF(SCT) * *p) {
         if (*p)
                 SCT_LIST_free(*p);
@@ -45,25 +52,28 @@ typedef enum Break {
         BREAK_SET,
         BREAK_PROOF,
         BREAK_DIGEST,
+        BREAK_TSA,
 } Break;
 
 static const char *const break_names[] = {
         [BREAK_NONE] = "none",       [BREAK_IDENTITY] = "identity", [BREAK_TAG] = "tag",
         [BREAK_EXPIRED] = "expired", [BREAK_SET] = "set",           [BREAK_PROOF] = "proof",
-        [BREAK_DIGEST] = "digest",
+        [BREAK_DIGEST] = "digest",   [BREAK_TSA] = "tsa",
 };
 
 /* The private Sigstore instance of a directory written by "init". */
 typedef struct Instance {
-        EVP_PKEY *ca_key, *rekor_key, *ctlog_key;
-        X509 *ca;
+        EVP_PKEY *ca_key, *rekor_key, *ctlog_key, *tsa_key;
+        X509 *ca, *tsa;
 } Instance;
 
 static void instance_done(Instance *i) {
         EVP_PKEY_free(i->ca_key);
         EVP_PKEY_free(i->rekor_key);
         EVP_PKEY_free(i->ctlog_key);
+        EVP_PKEY_free(i->tsa_key);
         X509_free(i->ca);
+        X509_free(i->tsa);
 }
 
 static int fail(const char *what) {
@@ -260,6 +270,65 @@ static X509 *make_ca(EVP_PKEY *key, int64_t now) {
         return TAKE_PTR(x);
 }
 
+/* Issues the certificate of the timestamp authority under the CA: valid from now-1d to now+10y,
+ * for timestamping only (the critical extended key usage RFC 3161 requires). */
+static X509 *make_tsa_cert(const Instance *in, int64_t now) {
+        _cleanup_(X509_freep) X509 *x = X509_new();
+        if (!x || X509_set_version(x, X509_VERSION_3) != 1 || set_random_serial(x) < 0)
+                return NULL;
+        X509_NAME *name = X509_get_subject_name(x);
+        if (X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8,
+                                       (const unsigned char *)"lockd-test", -1, -1, 0) != 1 ||
+            X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
+                                       (const unsigned char *)"lockd-sign TSA", -1, -1, 0) != 1 ||
+            X509_set_issuer_name(x, X509_get_subject_name(in->ca)) != 1)
+                return NULL;
+        time_t t = (time_t)now;
+        if (!X509_time_adj_ex(X509_getm_notBefore(x), 0, -DAY, &t) ||
+            !X509_time_adj_ex(X509_getm_notAfter(x), 3652, 0, &t) ||
+            X509_set_pubkey(x, in->tsa_key) != 1)
+                return NULL;
+        X509V3_CTX ctx;
+        X509V3_set_ctx(&ctx, in->ca, x, NULL, NULL, 0);
+        if (add_conf_ext(x, &ctx, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
+            add_conf_ext(x, &ctx, NID_key_usage, "critical,digitalSignature") < 0 ||
+            add_conf_ext(x, &ctx, NID_ext_key_usage, "critical,timeStamping") < 0 ||
+            add_conf_ext(x, &ctx, NID_subject_key_identifier, "hash") < 0 ||
+            add_conf_ext(x, &ctx, NID_authority_key_identifier, "keyid:always") < 0 ||
+            X509_sign(x, in->ca_key, EVP_sha256()) <= 0)
+                return NULL;
+        return TAKE_PTR(x);
+}
+
+/* Writes x as PEM to DIR/name. */
+static int write_cert(const char *dir, const char *name, X509 *x) {
+        _cleanup_free_ char *path = path_join(dir, name);
+        _cleanup_(BIO_freep) BIO *bio = BIO_new(BIO_s_mem());
+        if (!path || !bio || PEM_write_bio_X509(bio, x) != 1)
+                return -ENOMEM;
+        char *pem;
+        long n = BIO_get_mem_data(bio, &pem);
+        return write_file(path, pem, (size_t)n, 0644);
+}
+
+static X509 *read_cert(const char *dir, const char *name) {
+        _cleanup_free_ char *path = path_join(dir, name);
+        _cleanup_(fclosep) FILE *f = path ? fopen(path, "re") : NULL;
+        return f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+}
+
+/* The timestampAuthorities[] element of the trusted root: the TSA certificate, then the CA. */
+static json_t *tsa_json(const Instance *in, const char *start) {
+        _cleanup_free_ char *tsa_b64 = b64_der_cert(in->tsa);
+        _cleanup_free_ char *ca_b64 = b64_der_cert(in->ca);
+        if (!tsa_b64 || !ca_b64)
+                return NULL;
+        return json_pack("{s:{s:s, s:s}, s:s, s:{s:[{s:s}, {s:s}]}, s:{s:s}}", "subject",
+                         "organization", "lockd-test", "commonName", "lockd-sign TSA", "uri",
+                         "https://tsa.lockd.test", "certChain", "certificates", "rawBytes", tsa_b64,
+                         "rawBytes", ca_b64, "validFor", "start", start);
+}
+
 /* One tlogs[]/ctlogs[] element of the trusted root for key. */
 static json_t *log_json(EVP_PKEY *key, const char *url, const char *start) {
         uint8_t id[32];
@@ -273,43 +342,44 @@ static json_t *log_json(EVP_PKEY *key, const char *url, const char *start) {
                          id_b64);
 }
 
-/* "init DIR": creates the CA, log and CT log keys and DIR/trusted_root.json. */
+/* "init DIR": creates the CA, the TSA, log and CT log keys and DIR/trusted_root.json. */
 static int cmd_init(const char *dir) {
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                 return fail("cannot create the directory");
         int64_t now = (int64_t)time(NULL);
-        _cleanup_(instance_done)
-                Instance in = {.ca_key = gen_key(), .rekor_key = gen_key(), .ctlog_key = gen_key()};
-        if (!in.ca_key || !in.rekor_key || !in.ctlog_key)
+        _cleanup_(instance_done) Instance in = {.ca_key = gen_key(),
+                                                .rekor_key = gen_key(),
+                                                .ctlog_key = gen_key(),
+                                                .tsa_key = gen_key()};
+        if (!in.ca_key || !in.rekor_key || !in.ctlog_key || !in.tsa_key)
                 return fail("cannot generate keys");
         in.ca = make_ca(in.ca_key, now);
         if (!in.ca)
                 return fail("cannot create the CA certificate");
+        in.tsa = make_tsa_cert(&in, now);
+        if (!in.tsa)
+                return fail("cannot create the TSA certificate");
         if (write_key(dir, "ca.key", in.ca_key) < 0 ||
             write_key(dir, "rekor.key", in.rekor_key) < 0 ||
-            write_key(dir, "ctlog.key", in.ctlog_key) < 0)
+            write_key(dir, "ctlog.key", in.ctlog_key) < 0 ||
+            write_key(dir, "tsa.key", in.tsa_key) < 0)
                 return fail("cannot write the keys");
-        _cleanup_(BIO_freep) BIO *bio = BIO_new(BIO_s_mem());
-        _cleanup_free_ char *ca_path = path_join(dir, "ca.pem");
-        char *pem;
-        if (!bio || !ca_path || PEM_write_bio_X509(bio, in.ca) != 1)
-                return fail("cannot encode the CA certificate");
-        long pem_len = BIO_get_mem_data(bio, &pem);
-        if (write_file(ca_path, pem, (size_t)pem_len, 0644) < 0)
-                return fail("cannot write ca.pem");
+        if (write_cert(dir, "ca.pem", in.ca) < 0 || write_cert(dir, "tsa.pem", in.tsa) < 0)
+                return fail("cannot write the certificates");
 
         char start[32];
         rfc3339(now - DAY, start);
         _cleanup_free_ char *ca_b64 = b64_der_cert(in.ca);
         json_t *tlog = log_json(in.rekor_key, "https://rekor.lockd.test", start);
         json_t *ctlog = log_json(in.ctlog_key, "https://ctfe.lockd.test", start);
+        json_t *tsa = tsa_json(&in, start);
         _cleanup_(json_decrefp) json_t *root = json_pack(
-                "{s:s, s:[o], s:[{s:{s:s, s:s}, s:s, s:{s:[{s:s}]}, s:{s:s}}], s:[o], s:[]}",
+                "{s:s, s:[o], s:[{s:{s:s, s:s}, s:s, s:{s:[{s:s}]}, s:{s:s}}], s:[o], s:[o]}",
                 "mediaType", "application/vnd.dev.sigstore.trustedroot+json;version=0.1", "tlogs",
                 tlog, "certificateAuthorities", "subject", "organization", "lockd-test",
                 "commonName", "lockd-sign Fulcio-like CA", "uri", "https://fulcio.lockd.test",
                 "certChain", "certificates", "rawBytes", ca_b64 ? ca_b64 : "", "validFor", "start",
-                start, "ctlogs", ctlog, "timestampAuthorities");
+                start, "ctlogs", ctlog, "timestampAuthorities", tsa);
         if (!root || !ca_b64)
                 return fail("cannot build trusted_root.json");
         _cleanup_free_ char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -323,10 +393,12 @@ static int instance_load(const char *dir, Instance *in) {
         in->ca_key = read_key(dir, "ca.key");
         in->rekor_key = read_key(dir, "rekor.key");
         in->ctlog_key = read_key(dir, "ctlog.key");
-        _cleanup_free_ char *path = path_join(dir, "ca.pem");
-        _cleanup_(fclosep) FILE *f = path ? fopen(path, "re") : NULL;
-        in->ca = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
-        return in->ca_key && in->rekor_key && in->ctlog_key && in->ca ? 0 : -ENOENT;
+        in->tsa_key = read_key(dir, "tsa.key");
+        in->ca = read_cert(dir, "ca.pem");
+        in->tsa = read_cert(dir, "tsa.pem");
+        return in->ca_key && in->rekor_key && in->ctlog_key && in->tsa_key && in->ca && in->tsa
+                       ? 0
+                       : -ENOENT;
 }
 
 static void put_be(uint8_t *p, uint64_t v, int n) {
@@ -590,6 +662,47 @@ static json_t *make_tlog_entry(const Instance *in, X509 *leaf, const uint8_t dig
                          body_b64);
 }
 
+/* An RFC 3161 TimeStampResp of the TSA over sig (message imprint: SHA-256 of the signature bytes,
+ * as Sigstore does), DER in base64. With BREAK_TSA the imprint is of other bytes. */
+static char *make_timestamp(const Instance *in, const uint8_t *sig, size_t sig_len, Break brk) {
+        uint8_t imprint[32];
+        sigstore_sha256(sig, sig_len, imprint);
+        if (brk == BREAK_TSA)
+                imprint[0] ^= 0x01;
+
+        /* the request, as a client sends it: SHA-256 imprint, certificate requested */
+        _cleanup_(TS_REQ_freep) TS_REQ *req = TS_REQ_new();
+        _cleanup_(TS_MSG_IMPRINT_freep) TS_MSG_IMPRINT *mi = TS_MSG_IMPRINT_new();
+        _cleanup_(X509_ALGOR_freep) X509_ALGOR *alg = X509_ALGOR_new();
+        if (!req || !mi || !alg || TS_REQ_set_version(req, 1) != 1 ||
+            X509_ALGOR_set0(alg, OBJ_nid2obj(NID_sha256), V_ASN1_NULL, NULL) != 1 ||
+            TS_MSG_IMPRINT_set_algo(mi, alg) != 1 ||
+            TS_MSG_IMPRINT_set_msg(mi, imprint, sizeof(imprint)) != 1 ||
+            TS_REQ_set_msg_imprint(req, mi) != 1 || TS_REQ_set_cert_req(req, 1) != 1)
+                return NULL;
+        _cleanup_free_ uint8_t *req_der = NULL;
+        int n = i2d_TS_REQ(req, &req_der);
+        _cleanup_(BIO_freep) BIO *req_bio = n > 0 ? BIO_new_mem_buf(req_der, n) : NULL;
+
+        /* the response: signed with SHA-256, ESS signing certificate v2 (SHA-256 cert id) */
+        _cleanup_(ASN1_OBJECT_freep) ASN1_OBJECT *policy = OBJ_txt2obj(OID_TSA_POLICY, 1);
+        _cleanup_(TS_RESP_CTX_freep) TS_RESP_CTX *ctx = TS_RESP_CTX_new();
+        if (!req_bio || !policy || !ctx || TS_RESP_CTX_set_signer_cert(ctx, in->tsa) != 1 ||
+            TS_RESP_CTX_set_signer_key(ctx, in->tsa_key) != 1 ||
+            TS_RESP_CTX_set_signer_digest(ctx, EVP_sha256()) != 1 ||
+            TS_RESP_CTX_set_ess_cert_id_digest(ctx, EVP_sha256()) != 1 ||
+            TS_RESP_CTX_set_def_policy(ctx, policy) != 1 ||
+            TS_RESP_CTX_add_md(ctx, EVP_sha256()) != 1)
+                return NULL;
+        _cleanup_(TS_RESP_freep) TS_RESP *resp = TS_RESP_create_response(ctx, req_bio);
+        if (!resp || ASN1_INTEGER_get(TS_STATUS_INFO_get0_status(TS_RESP_get_status_info(resp))) !=
+                             TS_STATUS_GRANTED)
+                return NULL;
+        _cleanup_free_ uint8_t *der = NULL;
+        int m = i2d_TS_RESP(resp, &der);
+        return m > 0 ? sigstore_b64_encode(der, (size_t)m) : NULL;
+}
+
 /* Signs one file into FILE.sigstore.json, breaking brk. */
 static int sign_file(const Instance *in, const char *file, const char *identity, const char *issuer,
                      const char *ref, Break brk) {
@@ -632,15 +745,17 @@ static int sign_file(const Instance *in, const char *file, const char *identity,
         _cleanup_free_ char *cert_b64 = b64_der_cert(leaf);
         _cleanup_free_ char *digest_b64 = sigstore_b64_encode(shown, 32);
         _cleanup_free_ char *sig_b64 = sigstore_b64_encode(sig, sig_len);
-        if (!cert_b64 || !digest_b64 || !sig_b64) {
+        _cleanup_free_ char *ts_b64 = make_timestamp(in, sig, sig_len, brk);
+        if (!cert_b64 || !digest_b64 || !sig_b64 || !ts_b64) {
                 json_decref(entry);
                 return -ENOMEM;
         }
         _cleanup_(json_decrefp) json_t *bundle =
-                json_pack("{s:s, s:{s:{s:s}, s:[o], s:{}}, s:{s:{s:s, s:s}, s:s}}", "mediaType",
-                          "application/vnd.dev.sigstore.bundle.v0.3+json", "verificationMaterial",
-                          "certificate", "rawBytes", cert_b64, "tlogEntries", entry,
-                          "timestampVerificationData", "messageSignature", "messageDigest",
+                json_pack("{s:s, s:{s:{s:s}, s:[o], s:{s:[{s:s}]}}, s:{s:{s:s, s:s}, s:s}}",
+                          "mediaType", "application/vnd.dev.sigstore.bundle.v0.3+json",
+                          "verificationMaterial", "certificate", "rawBytes", cert_b64,
+                          "tlogEntries", entry, "timestampVerificationData", "rfc3161Timestamps",
+                          "signedTimestamp", ts_b64, "messageSignature", "messageDigest",
                           "algorithm", "SHA2_256", "digest", digest_b64, "signature", sig_b64);
         _cleanup_free_ char *text =
                 bundle ? json_dumps(bundle, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
@@ -653,7 +768,7 @@ static int sign_file(const Instance *in, const char *file, const char *identity,
 static int usage(void) {
         fprintf(stderr, "usage: lockd-sign init DIR\n"
                         "       lockd-sign sign DIR --identity URI --issuer URL --ref REF "
-                        "[--break identity|tag|expired|set|proof|digest] FILE...\n");
+                        "[--break identity|tag|expired|set|proof|digest|tsa] FILE...\n");
         return 2;
 }
 

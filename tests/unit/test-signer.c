@@ -1,5 +1,6 @@
-/* Tests of tests/tools/lockd-sign against the verifier: its bundles are accepted under its trusted
- * root, and each --break variant is refused for exactly the thing it breaks. */
+/* Tests of tests/tools/lockd-sign against the verifier: its bundles, with their RFC 3161
+ * timestamps, are accepted under its trusted root, and each --break variant is refused for exactly
+ * the thing it breaks. */
 #include <check.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@ static const struct {
         {"set", "signed entry timestamp does not verify"},
         {"proof", "inclusion proof does not verify"},
         {"digest", "message digest in the bundle does not match"},
+        {"tsa", "RFC 3161 timestamp not verified by a trusted TSA"},
 };
 
 static const char *signer(void) {
@@ -145,14 +147,13 @@ static void teardown(void) {
         nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* Verifies tmpdir/file with its bundle under the trust root of dir; the artifact by bytes, or by
- * digest only. */
-static int verify(const char *dir, const char *file, const char *identity, const char *issuer,
-                  bool by_digest, SigstoreResult *res) {
+/* Verifies tmpdir/file with its bundle under the given trusted_root.json text; the artifact by
+ * bytes, or by digest only. */
+static int verify_under(const char *root_json, size_t root_len, const char *file,
+                        const char *identity, const char *issuer, bool by_digest,
+                        SigstoreResult *res) {
         char path[PATH_MAX];
-        size_t root_len, bundle_len, art_len;
-        snprintf(path, sizeof(path), "%s/trusted_root.json", dir);
-        _cleanup_free_ char *root_json = slurp(path, &root_len);
+        size_t bundle_len, art_len;
         snprintf(path, sizeof(path), "%s/%s.sigstore.json", tmpdir, file);
         _cleanup_free_ char *bundle = slurp(path, &bundle_len);
         snprintf(path, sizeof(path), "%s/%s", tmpdir, file);
@@ -169,6 +170,16 @@ static int verify(const char *dir, const char *file, const char *identity, const
         int r = sigstore_verify(root, bundle, bundle_len, &a, &p, res);
         sigstore_trust_root_free(root);
         return r;
+}
+
+/* Verifies tmpdir/file with its bundle under the trust root of dir. */
+static int verify(const char *dir, const char *file, const char *identity, const char *issuer,
+                  bool by_digest, SigstoreResult *res) {
+        char path[PATH_MAX];
+        size_t root_len;
+        snprintf(path, sizeof(path), "%s/trusted_root.json", dir);
+        _cleanup_free_ char *root_json = slurp(path, &root_len);
+        return verify_under(root_json, root_len, file, identity, issuer, by_digest, res);
 }
 
 START_TEST(test_accept) {
@@ -188,6 +199,49 @@ START_TEST(test_accept) {
                         ck_assert_int_ge(res.verified_time, now - 600);
                         sigstore_result_done(&res);
                 }
+}
+END_TEST
+
+/* Every bundle carries one RFC 3161 timestamp by the instance's TSA, and the verifier checks it:
+ * the bundle verifies under the trust root, and not once the TSA is taken out of it. */
+START_TEST(test_timestamp) {
+        ck_assert_msg(!setup_error, "setup: %s", setup_error);
+        char path[PATH_MAX + 32];
+        size_t len;
+        snprintf(path, sizeof(path), "%s/plugin.sigstore.json", tmpdir);
+        _cleanup_free_ char *bundle_text = slurp(path, &len);
+        ck_assert_ptr_nonnull(strstr(bundle_text, "\"rfc3161Timestamps\""));
+        _cleanup_(json_decrefp) json_t *bundle = json_loadb(bundle_text, len, 0, NULL);
+        json_t *ts =
+                json_object_get(json_object_get(json_object_get(bundle, "verificationMaterial"),
+                                                "timestampVerificationData"),
+                                "rfc3161Timestamps");
+        ck_assert_int_eq(json_array_size(ts), 1);
+        ck_assert_int_gt(
+                json_string_length(json_object_get(json_array_get(ts, 0), "signedTimestamp")), 0);
+
+        snprintf(path, sizeof(path), "%s/trusted_root.json", ca_dir);
+        _cleanup_free_ char *root_text = slurp(path, &len);
+        SigstoreTrustRoot *root = NULL;
+        ck_assert_int_eq(sigstore_trust_root_load(root_text, len, &root), 0);
+        ck_assert_int_eq(root->n_tsas, 1);
+        sigstore_trust_root_free(root);
+        SigstoreResult res;
+        int r = verify_under(root_text, len, "plugin", IDENTITY, ISSUER, false, &res);
+        ck_assert_msg(r == 0, "%s", res.reason);
+        sigstore_result_done(&res);
+
+        /* the same trust root without its timestamp authority */
+        _cleanup_(json_decrefp) json_t *stripped = json_loadb(root_text, len, 0, NULL);
+        ck_assert_ptr_nonnull(stripped);
+        ck_assert_int_eq(json_object_set_new(stripped, "timestampAuthorities", json_array()), 0);
+        _cleanup_free_ char *stripped_text = json_dumps(stripped, JSON_COMPACT);
+        ck_assert_ptr_nonnull(stripped_text);
+        r = verify_under(stripped_text, strlen(stripped_text), "plugin", IDENTITY, ISSUER, false,
+                         &res);
+        ck_assert_int_eq(r, -EKEYREJECTED);
+        ck_assert_str_eq(res.reason, "RFC 3161 timestamp not verified by a trusted TSA");
+        sigstore_result_done(&res);
 }
 END_TEST
 
@@ -234,6 +288,7 @@ static Suite *signer_suite(void) {
         tcase_add_unchecked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_accept);
+        tcase_add_test(tc, test_timestamp);
         tcase_add_test(tc, test_wrong_policy);
         tcase_add_loop_test(tc, test_break, 0, (int)ELEMENTSOF(breaks));
         suite_add_tcase(s, tc);
