@@ -136,6 +136,14 @@ int sigstore_body_check(const SigstoreTlogEntry *t, const SigstoreBundle *b,
                 break;
         }
         case SIGSTORE_DSSE_001: {
+                /* The payload hash binds the entry to the envelope's payload, and the signature
+                 * and verifier are compared below. envelopeHash is not checked: Rekor computes it
+                 * over its own RFC 8785 serialization of the envelope as submitted (for the
+                 * conformance bundles, sha256 of {"payload":…,"payloadType":…,"signatures":
+                 * [{"sig":…}]}), which depends on fields such as keyid that the bundle need not
+                 * carry the same way. The client source read for this change (sigstore-go
+                 * pkg/tlog/entry.go) takes only the signature and verifier from a dsse 0.0.1 body,
+                 * after schema validation, and no client code found recomputes envelopeHash. */
                 spec = body_spec(body, "dsse", "0.0.1");
                 json_t *sigs = json_object_get(spec, "signatures");
                 if (!spec || !b->is_dsse)

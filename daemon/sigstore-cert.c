@@ -164,7 +164,12 @@ int sigstore_cert_sct_verify(const SigstoreTrustRoot *root, X509 *leaf, X509 *is
                         return -EKEYREJECTED;
                 }
                 size_t sig_len = SCT_get0_signature(sct, &sig);
-                if (sigstore_verify_sig(log->key, data, data_len, sig, sig_len) < 0) {
+                if (!log->usable) {
+                        sigstore_fail(reason, reason_size,
+                                      "CT log key has unknown or unsupported keyDetails");
+                        return -EKEYREJECTED;
+                }
+                if (sigstore_verify_log_sig(log, data, data_len, sig, sig_len) < 0) {
                         sigstore_fail(reason, reason_size, "SCT signature does not verify");
                         return -EKEYREJECTED;
                 }

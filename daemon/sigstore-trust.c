@@ -29,6 +29,74 @@ static int b64_field(json_t *o, const char *key, SigstoreBytes *ret) {
         return sigstore_b64_decode(json_string_value(v), json_string_length(v), ret);
 }
 
+/* The PublicKeyDetails of the Sigstore protobuf-specs (sigstore_common.proto) that a log key may
+ * declare: the key type, the exact size (0: any RSA size of at least 2048 bits, for the deprecated
+ * names) and the digest of its signatures. RSA-PSS and prehashed Ed25519 are not supported here:
+ * like values missing from this table, they leave the key unusable. */
+static const struct {
+        const char *name;
+        const char *type;
+        int bits;
+        const char *md;
+} key_details[] = {
+        {"PKIX_ECDSA_P256_SHA_256", "EC", 256, "SHA256"},
+        {"PKIX_ECDSA_P256_HMAC_SHA_256", "EC", 256, "SHA256"}, /* deprecated alias */
+        {"PKIX_ECDSA_P384_SHA_384", "EC", 384, "SHA384"},
+        {"PKIX_ECDSA_P521_SHA_512", "EC", 521, "SHA512"},
+        {"PKIX_ED25519", "ED25519", 0, NULL},
+        {"PKIX_RSA_PKCS1V15_2048_SHA256", "RSA", 2048, "SHA256"},
+        {"PKIX_RSA_PKCS1V15_3072_SHA256", "RSA", 3072, "SHA256"},
+        {"PKIX_RSA_PKCS1V15_4096_SHA256", "RSA", 4096, "SHA256"},
+        {"PKCS1_RSA_PKCS1V5", "RSA", 0, "SHA256"}, /* deprecated, used by staging CT logs */
+        {"PKIX_RSA_PKCS1V5", "RSA", 0, "SHA256"},  /* deprecated */
+};
+
+/* Checks the key against its declared keyDetails. A known value that does not describe the key
+ * makes the whole trust root invalid (-EBADMSG); an unknown or missing value only marks the key
+ * unusable, so entries that need it are refused while the rest of the root stays usable. */
+static int parse_key_details(json_t *pk, SigstoreLogKey *l) {
+        const char *d = json_string_value(json_object_get(pk, "keyDetails"));
+        l->usable = false;
+        l->md = NULL;
+        if (!d)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(key_details); i++) {
+                if (strcmp(d, key_details[i].name) != 0)
+                        continue;
+                int bits = EVP_PKEY_get_bits(l->key);
+                if (!EVP_PKEY_is_a(l->key, key_details[i].type))
+                        return -EBADMSG;
+                if (key_details[i].bits > 0 ? bits != key_details[i].bits
+                                            : bits < 2048 && EVP_PKEY_is_a(l->key, "RSA"))
+                        return -EBADMSG;
+                if (key_details[i].md) {
+                        l->md = EVP_get_digestbyname(key_details[i].md);
+                        if (!l->md)
+                                return 0;
+                }
+                l->usable = true;
+                return 0;
+        }
+        return 0;
+}
+
+/* Stores the hostname of baseUrl ("https://host[:port][/path]"), the origin a Rekor v2 log
+ * writes in its checkpoints. A missing or unparsable baseUrl leaves it NULL. */
+static int parse_host(json_t *o, SigstoreLogKey *l) {
+        const char *u = json_string_value(json_object_get(o, "baseUrl"));
+        if (!u)
+                return 0;
+        const char *p = strstr(u, "://");
+        if (!p)
+                return 0;
+        p += 3;
+        size_t n = strcspn(p, ":/?#");
+        if (n == 0 || memchr(p, '@', n))
+                return 0;
+        l->host = strndup(p, n);
+        return l->host ? 0 : -ENOMEM;
+}
+
 static int parse_log(json_t *o, SigstoreLogKey *l) {
         if (!json_is_object(o))
                 return -EBADMSG;
@@ -40,6 +108,12 @@ static int parse_log(json_t *o, SigstoreLogKey *l) {
         free(der.data);
         if (!l->key)
                 return -EBADMSG;
+        int r = parse_key_details(pk, l);
+        if (r < 0)
+                return r;
+        r = parse_host(o, l);
+        if (r < 0)
+                return r;
         if (parse_validity(json_object_get(pk, "validFor"), &l->valid) < 0)
                 return -EBADMSG;
         if (b64_field(json_object_get(o, "logId"), "keyId", &id) < 0 || id.len != 32) {
@@ -146,10 +220,14 @@ int sigstore_trust_root_load(const char *json, size_t len, SigstoreTrustRoot **r
 SigstoreTrustRoot *sigstore_trust_root_free(SigstoreTrustRoot *t) {
         if (!t)
                 return NULL;
-        for (size_t i = 0; i < t->n_tlogs; i++)
+        for (size_t i = 0; i < t->n_tlogs; i++) {
                 EVP_PKEY_free(t->tlogs[i].key);
-        for (size_t i = 0; i < t->n_ctlogs; i++)
+                free(t->tlogs[i].host);
+        }
+        for (size_t i = 0; i < t->n_ctlogs; i++) {
                 EVP_PKEY_free(t->ctlogs[i].key);
+                free(t->ctlogs[i].host);
+        }
         for (size_t i = 0; i < t->n_cas; i++)
                 sk_X509_pop_free(t->cas[i].chain, X509_free);
         for (size_t i = 0; i < t->n_tsas; i++)

@@ -188,6 +188,20 @@ int sigstore_verify_sig(EVP_PKEY *key, const uint8_t *msg, size_t msg_len, const
         return 0;
 }
 
+int sigstore_verify_log_sig(const SigstoreLogKey *log, const uint8_t *msg, size_t msg_len,
+                            const uint8_t *sig, size_t sig_len) {
+        if (!log->usable)
+                return -EKEYREJECTED;
+        _cleanup_(EVP_MD_CTX_freep) EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        if (!ctx)
+                return -ENOMEM;
+        if (EVP_DigestVerifyInit(ctx, NULL, log->md, NULL, log->key) != 1)
+                return -EKEYREJECTED;
+        if (EVP_DigestVerify(ctx, sig, sig_len, msg, msg_len) != 1)
+                return -EKEYREJECTED;
+        return 0;
+}
+
 int sigstore_verify_sig_prehashed(EVP_PKEY *key, const uint8_t digest[32], const uint8_t *sig,
                                   size_t sig_len) {
         if (!EVP_PKEY_is_a(key, "EC") && !EVP_PKEY_is_a(key, "RSA"))

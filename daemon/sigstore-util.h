@@ -41,6 +41,11 @@ typedef struct SigstoreLogKey {
         uint8_t log_id[32];
         EVP_PKEY *key;
         SigstoreValidity valid;
+        /* From publicKey.keyDetails: whether the declared type is one we support, and the digest
+         * its signatures are made with (NULL for Ed25519). An unusable key verifies nothing. */
+        bool usable;
+        const EVP_MD *md;
+        char *host; /* hostname of baseUrl, NULL when absent: the Rekor v2 checkpoint origin */
 } SigstoreLogKey;
 
 /* A certificate authority (Fulcio) or timestamp authority: chain leaf first, root last. */
@@ -120,6 +125,10 @@ void sigstore_sha256(const uint8_t *data, size_t len, uint8_t out[32]);
  * plain. */
 int sigstore_verify_sig(EVP_PKEY *key, const uint8_t *msg, size_t msg_len, const uint8_t *sig,
                         size_t sig_len);
+/* Verifies sig over msg with a trust root log key, using the digest its keyDetails declare.
+ * Refuses a key whose keyDetails are unknown or unsupported. */
+int sigstore_verify_log_sig(const SigstoreLogKey *log, const uint8_t *msg, size_t msg_len,
+                            const uint8_t *sig, size_t sig_len);
 /* Same, for an ECDSA/RSA key and an already computed SHA-256 digest. */
 int sigstore_verify_sig_prehashed(EVP_PKEY *key, const uint8_t digest[32], const uint8_t *sig,
                                   size_t sig_len);

@@ -40,15 +40,25 @@ static int verify_set(const SigstoreTlogEntry *t, const SigstoreLogKey *log) {
                          b64, t->integrated_time, hex, t->log_index);
         if (n < 0)
                 return -ENOMEM;
-        return sigstore_verify_sig(log->key, (const uint8_t *)msg, (size_t)n, t->set.data,
-                                   t->set.len);
+        return sigstore_verify_log_sig(log, (const uint8_t *)msg, (size_t)n, t->set.data,
+                                       t->set.len);
 }
 
 /* The checkpoint must be signed by the entry's log (signature line whose key hint is the first
  * four bytes of the log id; other lines, e.g. witnesses, are ignored) and commit to the proof's
- * tree size and root hash. */
-static int verify_checkpoint(const SigstoreTlogEntry *t, const SigstoreLogKey *log, char *reason,
-                             size_t reason_size) {
+ * tree size and root hash.
+ *
+ * The origin line is checked as the clients do. For Rekor v2 (tiles) logs, sigstore-go
+ * (pkg/verify/tlog.go) passes the hostname of the trust root's baseUrl as the origin to
+ * rekor-tiles' VerifyLogEntry, which opens the note with a verifier of that name (so the log's
+ * signature line must carry that name) and requires the checkpoint origin to equal it; without a
+ * baseUrl the entry is refused. For Rekor v1, neither sigstore-go (rekor's
+ * VerifyCheckpointSignature) nor sigstore-python (SignedNote.verify) compares the origin
+ * ("<hostname> - <tree id>") or the signature name with the log: the tree id is not in the trust
+ * root, and the signature over the text already binds the origin to the log's key. We do the
+ * same and do not check it for v1. */
+static int verify_checkpoint(const SigstoreTlogEntry *t, const SigstoreLogKey *log, bool v2,
+                             char *reason, size_t reason_size) {
         SigstoreCheckpoint c;
         int r = sigstore_checkpoint_parse(t->checkpoint, strlen(t->checkpoint), &c);
         if (r < 0) {
@@ -56,11 +66,19 @@ static int verify_checkpoint(const SigstoreTlogEntry *t, const SigstoreLogKey *l
                 sigstore_fail(reason, reason_size, "malformed checkpoint");
                 return r;
         }
+        if (v2 && (!log->host || strcmp(c.origin, log->host) != 0)) {
+                sigstore_checkpoint_done(&c);
+                sigstore_fail(reason, reason_size,
+                              log->host ? "checkpoint origin is not the log's hostname"
+                                        : "Rekor v2 log without baseUrl in the trust root");
+                return -EKEYREJECTED;
+        }
         bool signed_ok = false;
         for (size_t i = 0; i < c.n_sigs && !signed_ok; i++)
                 if (memcmp(c.sigs[i].key_hint, log->log_id, 4) == 0 &&
-                    sigstore_verify_sig(log->key, (const uint8_t *)t->checkpoint, c.text_len,
-                                        c.sigs[i].sig, c.sigs[i].sig_len) == 0)
+                    (!v2 || strcmp(c.sigs[i].name, c.origin) == 0) &&
+                    sigstore_verify_log_sig(log, (const uint8_t *)t->checkpoint, c.text_len,
+                                            c.sigs[i].sig, c.sigs[i].sig_len) == 0)
                         signed_ok = true;
         bool match = c.size == t->proof_size && memcmp(c.root, t->proof_root, 32) == 0;
         sigstore_checkpoint_done(&c);
@@ -83,6 +101,8 @@ static int verify_tlog_entry(const SigstoreTrustRoot *root, const SigstoreBundle
         const SigstoreLogKey *log = find_tlog(root, t->log_id);
         if (!log)
                 return REJECT("tlog entry from a log not in the trust root");
+        if (!log->usable)
+                return REJECT("tlog key has unknown or unsupported keyDetails");
         int r = sigstore_body_check(t, b, s, expected_digest, REASON);
         if (r < 0)
                 return r;
@@ -110,7 +130,7 @@ static int verify_tlog_entry(const SigstoreTrustRoot *root, const SigstoreBundle
                         return REJECT("inclusion proof does not verify");
                 if (!t->checkpoint)
                         return REJECT("inclusion proof without checkpoint");
-                r = verify_checkpoint(t, log, REASON);
+                r = verify_checkpoint(t, log, v2, REASON);
                 if (r < 0)
                         return r;
         } else if (t->set.len == 0)

@@ -468,6 +468,135 @@ START_TEST(test_merkle) {
 END_TEST
 
 #define ROOT_B64 "Fnnj13Uu1jdksPc4HZLapKX329dVlD5+MGNsiqBq1XM="
+/* A copy of a conformance trust root with one field of logs[index] set: a publicKey field when
+ * in_key, else a field of the log itself. A NULL value removes the field. */
+static char *root_edited(const char *root_file, const char *logs, size_t index, bool in_key,
+                         const char *field, const char *value) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "%s/%s", conformance_dir(), root_file);
+        json_error_t err;
+        _cleanup_(json_decrefp) json_t *j = json_load_file(p, 0, &err);
+        ck_assert_ptr_nonnull(j);
+        json_t *log = json_array_get(json_object_get(j, logs), index);
+        ck_assert_ptr_nonnull(log);
+        json_t *o = in_key ? json_object_get(log, "publicKey") : log;
+        if (value)
+                json_object_set_new(o, field, json_string(value));
+        else
+                json_object_del(o, field);
+        return json_dumps(j, 0);
+}
+
+START_TEST(test_key_details) {
+        static const char pg[] = "public-good/trusted_root.json";
+        static const char r2[] = "bundle-verify/rekor2-happy-path/trusted_root.json";
+        SigstoreResult res = {};
+
+        /* Declared details that do not describe the key make the trust root invalid: wrong type,
+         * wrong curve, Ed25519 declared as ECDSA, an EC key declared as RSA. */
+        static const struct {
+                const char *file, *logs;
+                size_t index;
+                const char *details;
+        } mismatches[] = {
+                {pg, "tlogs", 0, "PKIX_ED25519"},
+                {pg, "tlogs", 0, "PKIX_ECDSA_P384_SHA_384"},
+                {pg, "tlogs", 0, "PKIX_ECDSA_P521_SHA_512"},
+                {pg, "ctlogs", 1, "PKIX_RSA_PKCS1V15_2048_SHA256"},
+                {r2, "tlogs", 1, "PKIX_ECDSA_P256_SHA_256"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(mismatches); i++) {
+                _cleanup_free_ char *root =
+                        root_edited(mismatches[i].file, mismatches[i].logs, mismatches[i].index,
+                                    true, "keyDetails", mismatches[i].details);
+                SigstoreTrustRoot *t = NULL;
+                ck_assert_msg(sigstore_trust_root_load(root, strlen(root), &t) == -EBADMSG,
+                              "case %zu", i);
+                ck_assert_ptr_null(t);
+                ck_assert_int_eq(
+                        verify_case(i < 4 ? "happy-path-v0.3" : "rekor2-happy-path", root, &res),
+                        -EBADMSG);
+        }
+
+        /* Unknown, unsupported or missing details leave the key unusable: the root loads, but the
+         * bundle whose Rekor entry or SCT needs that key is refused. */
+        static const char *const unusable[] = {"PKIX_ECDSA_P256_SHA_257", "PKIX_ED25519_PH",
+                                               "PUBLIC_KEY_DETAILS_UNSPECIFIED", NULL};
+        for (size_t i = 0; i < ELEMENTSOF(unusable); i++) {
+                _cleanup_free_ char *tlog =
+                        root_edited(pg, "tlogs", 0, true, "keyDetails", unusable[i]);
+                ck_assert_int_eq(verify_case("happy-path-v0.3", tlog, &res), -EKEYREJECTED);
+                ck_assert_msg(strstr(res.reason, "keyDetails"), "%s", res.reason);
+                sigstore_result_done(&res);
+                res = (SigstoreResult){};
+                _cleanup_free_ char *ct =
+                        root_edited(pg, "ctlogs", 1, true, "keyDetails", unusable[i]);
+                ck_assert_int_eq(verify_case("happy-path-v0.3", ct, &res), -EKEYREJECTED);
+                ck_assert_msg(strstr(res.reason, "SCT") || strstr(res.reason, "CT log"), "%s",
+                              res.reason);
+                sigstore_result_done(&res);
+                res = (SigstoreResult){};
+        }
+
+        /* An unusable key the bundle does not need is harmless. */
+        _cleanup_free_ char *other = root_edited(pg, "tlogs", 1, true, "keyDetails", "PKIX_FOO");
+        ck_assert_int_eq(verify_case("happy-path-v0.3", other, &res), 0);
+        sigstore_result_done(&res);
+}
+END_TEST
+
+static void rename_log_signature(json_t *b) {
+        json_t *cp = json_object_get(json_object_get(entry0(b), "inclusionProof"), "checkpoint");
+        char *env = strdup(json_string_value(json_object_get(cp, "envelope")));
+        char *sig = strstr(env, "\n\n\xe2\x80\x94 log2025-alpha1.");
+        ck_assert_ptr_nonnull(sig);
+        memcpy(sig + 6, "LOG", 3); /* same length, same signed text */
+        json_object_set_new(cp, "envelope", json_string(env));
+        free(env);
+}
+
+START_TEST(test_checkpoint_origin) {
+        static const char r2[] = "bundle-verify/rekor2-happy-path/trusted_root.json";
+        SigstoreResult res = {};
+
+        /* Rekor v2: the origin must be the hostname of the log's baseUrl (port and path do not
+         * count), and a baseUrl is required. */
+        _cleanup_free_ char *port =
+                root_edited(r2, "tlogs", 1, false, "baseUrl",
+                            "https://log2025-alpha1.rekor.sigstage.dev:443/api");
+        ck_assert_int_eq(verify_case("rekor2-happy-path", port, &res), 0);
+        sigstore_result_done(&res);
+        res = (SigstoreResult){};
+        _cleanup_free_ char *moved = root_edited(r2, "tlogs", 1, false, "baseUrl",
+                                                 "https://log2025-alpha2.rekor.sigstage.dev");
+        ck_assert_int_eq(verify_case("rekor2-happy-path", moved, &res), -EKEYREJECTED);
+        ck_assert_msg(strstr(res.reason, "origin"), "%s", res.reason);
+        sigstore_result_done(&res);
+        res = (SigstoreResult){};
+        _cleanup_free_ char *none = root_edited(r2, "tlogs", 1, false, "baseUrl", NULL);
+        ck_assert_int_eq(verify_case("rekor2-happy-path", none, &res), -EKEYREJECTED);
+        ck_assert_msg(strstr(res.reason, "baseUrl"), "%s", res.reason);
+        sigstore_result_done(&res);
+        res = (SigstoreResult){};
+
+        /* Rekor v2: the log's signature line must carry the origin as its name. The name is not
+         * signed, so only this check catches the change. */
+        ck_assert_int_eq(
+                verify_mutated("rekor2-happy-path", rename_log_signature, NULL, NULL, &res),
+                -EKEYREJECTED);
+        ck_assert_msg(strstr(res.reason, "checkpoint not signed"), "%s", res.reason);
+        sigstore_result_done(&res);
+        res = (SigstoreResult){};
+
+        /* Rekor v1: like sigstore-go and sigstore-python, the origin "<host> - <tree id>" is not
+         * compared with the log, so a different baseUrl does not matter. */
+        _cleanup_free_ char *v1 = root_edited("public-good/trusted_root.json", "tlogs", 0, false,
+                                              "baseUrl", "https://elsewhere.example");
+        ck_assert_int_eq(verify_case("happy-path-v0.3", v1, &res), 0);
+        sigstore_result_done(&res);
+}
+END_TEST
+
 START_TEST(test_checkpoint) {
         static const char good[] =
                 "rekor.sigstore.dev - 2605736670972794746\n75408393\n" ROOT_B64 "\n\n"
@@ -559,6 +688,8 @@ static Suite *sigstore_suite(void) {
         tcase_add_test(tc, test_hostile_bundles);
         tcase_add_test(tc, test_merkle);
         tcase_add_test(tc, test_checkpoint);
+        tcase_add_test(tc, test_key_details);
+        tcase_add_test(tc, test_checkpoint_origin);
         tcase_add_test(tc, test_identity_match);
         tcase_add_test(tc, test_codecs);
         suite_add_tcase(s, tc);
