@@ -4,10 +4,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "fd-util.h"
 #include "lockctl-verify.h"
+#include "trusted-root-default.h"
 #include "macro.h"
 #include "sigstore.h"
 #include "sigstore-util.h"
@@ -76,7 +78,7 @@ int verb_verify_bundle(int argc, char **argv) {
                 {"trusted-root", required_argument, NULL, 't'},
                 {}};
         const char *bundle_path = NULL, *identity = NULL, *issuer = NULL, *key_path = NULL,
-                   *root_path = LOCKD_DATADIR "/trusted_root.json";
+                   *root_path = NULL;
         int c;
         optind = 0;
         opterr = 0;
@@ -114,10 +116,24 @@ int verb_verify_bundle(int argc, char **argv) {
 
         _cleanup_free_ char *root_json = NULL, *bundle = NULL, *key = NULL, *data = NULL;
         size_t root_len, bundle_len, key_len, data_len = 0;
-        if (read_file(root_path, SIGSTORE_JSON_MAX, &root_json, &root_len) < 0)
-                return reject("cannot read trusted root %s", root_path);
+        const char *root_text;
+        if (root_path) {
+                if (read_file(root_path, SIGSTORE_JSON_MAX, &root_json, &root_len) < 0)
+                        return reject("cannot read trusted root %s", root_path);
+                root_text = root_json;
+        } else if (access(LOCKD_DATADIR "/trusted_root.json", F_OK) == 0) {
+                /* The installed production root, which an administrator may have replaced. */
+                root_path = LOCKD_DATADIR "/trusted_root.json";
+                if (read_file(root_path, SIGSTORE_JSON_MAX, &root_json, &root_len) < 0)
+                        return reject("cannot read trusted root %s", root_path);
+                root_text = root_json;
+        } else {
+                /* Not installed (a build tree): the copy compiled in from the same data file. */
+                root_path = "(compiled-in public-good root)";
+                root_text = trusted_root_default(&root_len);
+        }
         _cleanup_(sigstore_trust_root_freep) SigstoreTrustRoot *root = NULL;
-        if (sigstore_trust_root_load(root_json, root_len, &root) < 0)
+        if (sigstore_trust_root_load(root_text, root_len, &root) < 0)
                 return reject("invalid trusted root %s", root_path);
         if (read_file(bundle_path, SIGSTORE_JSON_MAX, &bundle, &bundle_len) < 0)
                 return reject("cannot read bundle %s (or larger than 1 MiB)", bundle_path);
