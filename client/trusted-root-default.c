@@ -5,22 +5,9 @@
 #include <stddef.h>
 
 #include "trusted-root-default.h"
-
-/* The file's bytes, followed by a NUL, placed in .rodata by the assembler. */
-__asm__(".section .rodata\n"
-        ".balign 16\n"
-        ".global lockd_trusted_root_default\n"
-        "lockd_trusted_root_default:\n"
-        ".incbin \"" LOCKD_TRUSTED_ROOT_FILE "\"\n"
-        ".global lockd_trusted_root_default_end\n"
-        "lockd_trusted_root_default_end:\n"
-        ".byte 0\n"
-        ".previous\n");
-
-extern const char lockd_trusted_root_default[];
-extern const char lockd_trusted_root_default_end[];
+#include "trusted-root-data.h"
 
 const char *trusted_root_default(size_t *ret_len) {
-        *ret_len = (size_t)(lockd_trusted_root_default_end - lockd_trusted_root_default);
-        return lockd_trusted_root_default;
+        *ret_len = sizeof(trusted_root_data) - 1;
+        return trusted_root_data;
 }
