@@ -43,14 +43,12 @@ static int b64_decode(const char *b64, unsigned char *out) {
 }
 
 static char *slurp(const char *path, size_t *len) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
         char *buf = NULL;
 
-        if (fd < 0 || read_full_fd(fd, 64 * MiB, &buf, len) < 0) {
+        if (read_full_file(path, 64 * MiB, &buf, len) < 0) {
                 fprintf(stderr, "verify: %s: cannot read\n", path);
                 exit(2);
         }
-        close(fd);
         return buf;
 }
 

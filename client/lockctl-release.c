@@ -21,19 +21,16 @@ static int usage_verify(void) {
 
 /* Loads the trusted root at path into m->root; prints the reason itself. 0 or an exit code. */
 static int load_root(const char *path, Marketplace *m) {
-        _cleanup_close_ int fd = -1;
         _cleanup_free_ char *json = NULL;
         size_t len;
         int r;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) {
-                fprintf(stderr, "lockctl: %s: %s\n", path, strerror(errno));
+        r = read_full_file(path, SIGSTORE_JSON_MAX, &json, &len);
+        if (r < 0) {
+                fprintf(stderr, "lockctl: %s: %s\n", path, strerror(-r));
                 return LOCKCTL_EXIT_USAGE;
         }
-        r = read_full_fd(fd, SIGSTORE_JSON_MAX, &json, &len);
-        if (r >= 0)
-                r = sigstore_trust_root_load(json, len, &m->root);
+        r = sigstore_trust_root_load(json, len, &m->root);
         if (r < 0) {
                 fprintf(stderr, "lockctl: %s: not a usable trusted root (%s)\n", path,
                         strerror(-r));

@@ -22,39 +22,6 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(SigstoreTrustRoot *, sigstore_trust_root_free)
 
-/* Reads all of path (at most max bytes) into a NUL-terminated buffer. */
-static int read_file(const char *path, size_t max, char **ret, size_t *ret_len) {
-        FILE *f = fopen(path, "re");
-        if (!f)
-                return negative_errno();
-        struct stat st;
-        if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
-                fclose(f);
-                return -EINVAL;
-        }
-        if ((uint64_t)st.st_size > max) {
-                fclose(f);
-                return -EFBIG;
-        }
-        size_t n = (size_t)st.st_size;
-        char *buf = malloc(n + 1);
-        if (!buf) {
-                fclose(f);
-                return -ENOMEM;
-        }
-        size_t got = fread(buf, 1, n, f);
-        bool extra = fgetc(f) != EOF;
-        fclose(f);
-        if (got != n || extra) {
-                free(buf);
-                return -EIO;
-        }
-        buf[n] = 0;
-        *ret = buf;
-        *ret_len = n;
-        return 0;
-}
-
 /* Prints "error: fmt" as one line and returns the reject exit status. */
 static int __attribute__((format(printf, 1, 2))) reject(const char *fmt, ...) {
         va_list ap;
@@ -118,13 +85,13 @@ int verb_verify_bundle(int argc, char **argv) {
         size_t root_len, bundle_len, key_len, data_len = 0;
         const char *root_text;
         if (root_path) {
-                if (read_file(root_path, SIGSTORE_JSON_MAX, &root_json, &root_len) < 0)
+                if (read_full_file(root_path, SIGSTORE_JSON_MAX, &root_json, &root_len) < 0)
                         return reject("cannot read trusted root %s", root_path);
                 root_text = root_json;
         } else if (access(LOCKD_DATADIR "/trusted_root.json", F_OK) == 0) {
                 /* The installed production root, which an administrator may have replaced. */
                 root_path = LOCKD_DATADIR "/trusted_root.json";
-                if (read_file(root_path, SIGSTORE_JSON_MAX, &root_json, &root_len) < 0)
+                if (read_full_file(root_path, SIGSTORE_JSON_MAX, &root_json, &root_len) < 0)
                         return reject("cannot read trusted root %s", root_path);
                 root_text = root_json;
         } else {
@@ -135,9 +102,9 @@ int verb_verify_bundle(int argc, char **argv) {
         _cleanup_(sigstore_trust_root_freep) SigstoreTrustRoot *root = NULL;
         if (sigstore_trust_root_load(root_text, root_len, &root) < 0)
                 return reject("invalid trusted root %s", root_path);
-        if (read_file(bundle_path, SIGSTORE_JSON_MAX, &bundle, &bundle_len) < 0)
+        if (read_full_file(bundle_path, SIGSTORE_JSON_MAX, &bundle, &bundle_len) < 0)
                 return reject("cannot read bundle %s (or larger than 1 MiB)", bundle_path);
-        if (key_path && read_file(key_path, 64 * KiB, &key, &key_len) < 0)
+        if (key_path && read_full_file(key_path, 64 * KiB, &key, &key_len) < 0)
                 return reject("cannot read key %s", key_path);
 
         SigstoreArtifact artifact = {};
@@ -147,7 +114,7 @@ int verb_verify_bundle(int argc, char **argv) {
                         return reject("invalid digest %s", a);
                 artifact.have_digest = true;
         } else {
-                if (read_file(a, ARTIFACT_MAX, &data, &data_len) < 0)
+                if (read_full_file(a, ARTIFACT_MAX, &data, &data_len) < 0)
                         return reject("cannot read artifact %s", a);
                 artifact.data = (const uint8_t *)data;
                 artifact.size = data_len;

@@ -179,3 +179,19 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_len) {
         *ret_len = len;
         return 0;
 }
+
+int read_full_file(const char *path, size_t max, char **ret, size_t *ret_len) {
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        if ((uint64_t)st.st_size > max)
+                return -EFBIG;
+        return read_full_fd(fd, max, ret, ret_len);
+}

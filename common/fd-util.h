@@ -45,3 +45,10 @@ int loop_write(int fd, const void *buf, size_t len);
  * errno (-EFBIG past max); *ret and *ret_len untouched on failure.
  */
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_len);
+
+/*
+ * Reads the whole regular file at path (at most max bytes) into a new NUL-terminated buffer, like
+ * read_full_fd(). 0 or a negative errno: -EINVAL when path is not a regular file, -EFBIG past
+ * max; *ret and *ret_len untouched on failure.
+ */
+int read_full_file(const char *path, size_t max, char **ret, size_t *ret_len);

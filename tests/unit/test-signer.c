@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check-run.h"
+#include "fd-util.h"
 #include "sigstore-util.h"
 
 #define IDENTITY                                                                                   \
@@ -69,19 +70,9 @@ static bool write_text(const char *path, const char *text) {
 }
 
 static char *slurp(const char *path, size_t *len) {
-        FILE *f = fopen(path, "re");
-        ck_assert_msg(f != NULL, "cannot open %s", path);
         char *buf = NULL;
-        size_t n = 0;
-        FILE *m = open_memstream(&buf, &n);
-        ck_assert_ptr_nonnull(m);
-        char tmp[65536];
-        size_t k;
-        while ((k = fread(tmp, 1, sizeof(tmp), f)) > 0)
-                fwrite(tmp, 1, k, m);
-        fclose(f);
-        fclose(m);
-        *len = n;
+
+        ck_assert_msg(read_full_file(path, 64 * MiB, &buf, len) == 0, "cannot read %s", path);
         return buf;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fd-util.h"
 #include "lockctl-verify.h"
 #include "sigstore-util.h"
 
@@ -21,20 +22,15 @@ static const char *conformance_dir(void) {
         return d ? d : "../shared/testdata/sigstore-conformance";
 }
 
+/* The file's bytes (NUL-terminated), or NULL when it cannot be read; len may be NULL. */
 static char *slurp(const char *path, size_t *len) {
-        FILE *f = fopen(path, "re");
-        if (!f)
-                return NULL;
         char *buf = NULL;
         size_t n = 0;
-        FILE *m = open_memstream(&buf, &n);
-        ck_assert_ptr_nonnull(m);
-        char tmp[65536];
-        size_t k;
-        while ((k = fread(tmp, 1, sizeof(tmp), f)) > 0)
-                fwrite(tmp, 1, k, m);
-        fclose(f);
-        fclose(m);
+
+        if (len)
+                *len = 0;
+        if (read_full_file(path, 64 * MiB, &buf, &n) < 0)
+                return NULL;
         if (len)
                 *len = n;
         return buf;
