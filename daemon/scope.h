@@ -1,0 +1,79 @@
+/* Transient systemd scopes for plugin runs (DESIGN.md §5): created asynchronously over sd-bus on
+ * the daemon's event loop, with the run's limits, and killed with the run on timeout. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+typedef struct ScopeManager ScopeManager;
+typedef struct OomWatch OomWatch;
+
+typedef struct ScopeConfig {
+        /* "system" (the system bus), "user" (the calling user's manager: its private socket
+         * $XDG_RUNTIME_DIR/systemd/private, else the user bus), or a D-Bus address such as
+         * "unix:path=/run/user/1000/systemd/private". */
+        const char *bus;
+        const char *slice;        /* "lockd-plugins.slice" */
+        uint64_t cpu_quota_usec;  /* CPUQuotaPerSecUSec; 0 = none */
+} ScopeConfig;
+
+typedef struct ScopeLimits {
+        uint64_t memory_max;       /* MemoryMax= bytes */
+        uint64_t tasks_max;        /* TasksMax= */
+        uint64_t runtime_max_usec; /* RuntimeMaxUSec=, the backstop behind lockd's own timeout */
+} ScopeLimits;
+
+/*
+ * Connects to the manager named by cfg (copied), subscribes to its job signals and attaches to
+ * e. 0 or a negative errno (-ECONNREFUSED, -ENOENT: no manager there). Must be used from e's
+ * thread, except scope_start_wait() and scope_kill().
+ */
+int scope_manager_new(sd_event *e, const ScopeConfig *cfg, ScopeManager **ret);
+ScopeManager *scope_manager_free(ScopeManager *m);
+static inline void scope_manager_freep(ScopeManager **m) {
+        if (*m)
+                scope_manager_free(*m);
+}
+
+/* "lockd-run-<a>-<b>.scope" style names: only [A-Za-z0-9:_.\-], at most 255 bytes. */
+bool scope_unit_name_valid(const char *unit);
+
+/*
+ * Asks the manager for a transient scope named unit holding pid, in the configured slice, with
+ * lim, CollectMode=inactive-or-failed, and calls done(error, userdata) on e's thread once the
+ * start job finished: 0 when the scope is running with pid in it, a negative errno otherwise
+ * (-EIO a failed job, the D-Bus error's errno). Many may be in flight. 0 or a negative errno
+ * (then done is never called).
+ */
+typedef void (*ScopeDoneFn)(int error, void *userdata);
+int scope_start_async(ScopeManager *m, const char *unit, pid_t pid, const ScopeLimits *lim,
+                      ScopeDoneFn done, void *userdata);
+
+/*
+ * The same from any other thread: hands the request to e's thread and blocks until the job
+ * finished or timeout_usec passed (-ETIMEDOUT). 0 when pid is in the running scope.
+ */
+int scope_start_wait(ScopeManager *m, const char *unit, pid_t pid, const ScopeLimits *lim,
+                     uint64_t timeout_usec);
+
+/* Kills every process of the unit with SIGKILL and stops it; from any thread, not waiting. */
+int scope_kill(ScopeManager *m, const char *unit);
+
+/* Number of scopes started and not yet finished by their run (for Status). */
+unsigned scope_manager_n_active(const ScopeManager *m);
+
+/*
+ * Watches the memory cgroup that pid is in now (its scope's) for an OOM kill: cgroup v1
+ * memory.oom_control through cgroup.event_control, or v2 memory.events. 0, -ENOENT no memory
+ * controller for pid, or another negative errno.
+ */
+int oom_watch_new(pid_t pid, OomWatch **ret);
+/* Whether the kernel OOM-killed a task in that cgroup; call right after the run's child died. */
+bool oom_watch_fired(OomWatch *w);
+OomWatch *oom_watch_free(OomWatch *w);
+static inline void oom_watch_freep(OomWatch **w) {
+        if (*w)
+                oom_watch_free(*w);
+}
