@@ -65,29 +65,64 @@ int release_check_ref(const Manifest *manifest, const char *ref) {
 
 /* Opens name below dirfd for reading without following a symlink or blocking on a FIFO, and
  * refuses anything but a regular file. */
-static int open_regular(int dirfd, const char *name, struct stat *st) {
+static int open_regular(int dirfd, const char *name) {
         _cleanup_close_ int fd = -1;
+        struct stat st;
 
         fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
-        if (fstat(fd, st) < 0)
+        if (fstat(fd, &st) < 0)
                 return negative_errno();
-        if (!S_ISREG(st->st_mode))
+        if (!S_ISREG(st.st_mode))
                 return -EBADFD;
         return TAKE_FD(fd);
 }
 
-int release_read_file(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = -1;
+/*
+ * Checks that fd, which may come from a peer, is a regular file open for reading and at most max
+ * bytes, and rewinds it. An O_PATH fd cannot be read, a write-only one must not be: both are
+ * refused before anything is read, as is a FIFO or a socket, which could block the reader.
+ */
+static int check_readable_regular(int fd, uint64_t max) {
         struct stat st;
+        int flags;
 
-        fd = open_regular(dirfd, name, &st);
         if (fd < 0)
-                return fd;
+                return -ENOENT;
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        if ((flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY)
+                return -EBADF;
         if ((uint64_t)st.st_size > max)
                 return -EFBIG;
+        if (lseek(fd, 0, SEEK_SET) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int release_read_fd(int fd, size_t max, char **ret, size_t *ret_len) {
+        int r;
+
+        r = check_readable_regular(fd, max);
+        if (r < 0)
+                return r;
+        /* The size may change under us: read_full_fd() enforces max on what it actually reads. */
         return read_full_fd(fd, max, ret, ret_len);
+}
+
+int release_read_file(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len) {
+        _cleanup_close_ int fd = -1;
+
+        fd = open_regular(dirfd, name);
+        if (fd < 0)
+                return fd;
+        return release_read_fd(fd, max, ret, ret_len);
 }
 
 /* Maps a file error to the named error of the release. */
@@ -101,6 +136,9 @@ static int file_error(ReleaseError *err, const char *name, int r) {
                 break;
         case -EBADFD:
                 release_error_set(err, RELEASE_E_MISSING_FILE, "%s is not a regular file", name);
+                break;
+        case -EBADF:
+                release_error_set(err, RELEASE_E_MISSING_FILE, "%s is not open for reading", name);
                 break;
         case -EFBIG:
                 release_error_set(err, RELEASE_E_TOO_LARGE, "%s is too large", name);
@@ -150,19 +188,29 @@ static void mappingp(Mapping *m) {
                 munmap(m->p, m->len);
 }
 
-int release_verify(const Marketplace *m, int dirfd, Release **ret, ReleaseError *err) {
+/* Maps the release's binary (rel->binary_fd, not empty) for reading. */
+static int map_binary(const Release *rel, Mapping *map, ReleaseError *err) {
+        map->len = (size_t)rel->binary_size;
+        map->p = mmap(NULL, map->len, PROT_READ, MAP_PRIVATE, rel->binary_fd, 0);
+        if (map->p == MAP_FAILED) {
+                map->p = NULL;
+                return file_error(err, RELEASE_BINARY_FILE, negative_errno());
+        }
+        return 0;
+}
+
+/*
+ * Reads the files of a release from fds (the bundles only when with_bundles), snapshots the
+ * binary into a sealed memfd, parses the manifest strictly, requires a static ELF binary and
+ * computes both digests. The checks of the signatures are the caller's.
+ */
+static int release_load_fds(const ReleaseFds *fds, bool with_bundles, Release **ret,
+                            ReleaseError *err) {
         _cleanup_(release_freep) Release *rel = NULL;
         _cleanup_(mappingp) Mapping map = {};
-        _cleanup_close_ int bfd = -1;
         ManifestDiag diag = {};
-        SigstoreResult res = {};
         struct stat st;
         int r;
-
-        if (!m || dirfd < 0 || !ret) {
-                release_error_set(err, RELEASE_E_IO, "invalid arguments");
-                return -EINVAL;
-        }
 
         rel = calloc(1, sizeof(*rel));
         if (!rel) {
@@ -171,29 +219,38 @@ int release_verify(const Marketplace *m, int dirfd, Release **ret, ReleaseError 
         }
         rel->binary_fd = -1;
 
-        r = release_read_file(dirfd, RELEASE_MANIFEST_FILE, RELEASE_MANIFEST_MAX,
-                              &rel->manifest_data, &rel->manifest_len);
+        r = release_read_fd(fds->manifest, RELEASE_MANIFEST_MAX, &rel->manifest_data,
+                            &rel->manifest_len);
         if (r < 0)
                 return file_error(err, RELEASE_MANIFEST_FILE, r);
-        r = release_read_file(dirfd, RELEASE_MANIFEST_BUNDLE_FILE, RELEASE_BUNDLE_MAX,
-                              &rel->manifest_bundle, &rel->manifest_bundle_len);
-        if (r < 0)
-                return file_error(err, RELEASE_MANIFEST_BUNDLE_FILE, r);
-        r = release_read_file(dirfd, RELEASE_BINARY_BUNDLE_FILE, RELEASE_BUNDLE_MAX,
-                              &rel->binary_bundle, &rel->binary_bundle_len);
-        if (r < 0)
-                return file_error(err, RELEASE_BINARY_BUNDLE_FILE, r);
+        if (with_bundles) {
+                r = release_read_fd(fds->manifest_bundle, RELEASE_BUNDLE_MAX, &rel->manifest_bundle,
+                                    &rel->manifest_bundle_len);
+                if (r < 0)
+                        return file_error(err, RELEASE_MANIFEST_BUNDLE_FILE, r);
+                r = release_read_fd(fds->binary_bundle, RELEASE_BUNDLE_MAX, &rel->binary_bundle,
+                                    &rel->binary_bundle_len);
+                if (r < 0)
+                        return file_error(err, RELEASE_BINARY_BUNDLE_FILE, r);
+        } else {
+                /* Unsigned: empty bundles, so the store keeps its one layout. */
+                rel->manifest_bundle = strdup("");
+                rel->binary_bundle = strdup("");
+                if (!rel->manifest_bundle || !rel->binary_bundle) {
+                        release_error_set(err, RELEASE_E_NOMEM, "out of memory");
+                        return -ENOMEM;
+                }
+        }
 
-        bfd = open_regular(dirfd, RELEASE_BINARY_FILE, &st);
-        if (bfd < 0)
-                return file_error(err, RELEASE_BINARY_FILE, bfd);
-        if ((uint64_t)st.st_size > RELEASE_BINARY_MAX)
-                return file_error(err, RELEASE_BINARY_FILE, -EFBIG);
-        r = memfd_snapshot(bfd, "plugin", RELEASE_BINARY_MAX, true);
+        /* The binary is snapshotted first, so what is checked and verified is what is kept. */
+        r = check_readable_regular(fds->binary, RELEASE_BINARY_MAX);
+        if (r < 0)
+                return file_error(err, RELEASE_BINARY_FILE, r);
+        r = memfd_snapshot(fds->binary, "plugin", RELEASE_BINARY_MAX, true);
         if (r < 0)
                 return file_error(err, RELEASE_BINARY_FILE, r);
         rel->binary_fd = r;
-        if (fstat(rel->binary_fd, &st) < 0)
+        if (fstat(rel->binary_fd, &st) < 0 || lseek(rel->binary_fd, 0, SEEK_SET) < 0)
                 return file_error(err, RELEASE_BINARY_FILE, negative_errno());
         rel->binary_size = (uint64_t)st.st_size;
 
@@ -215,13 +272,9 @@ int release_verify(const Marketplace *m, int dirfd, Release **ret, ReleaseError 
                 release_error_set(err, RELEASE_E_BINARY, "%s is empty", RELEASE_BINARY_FILE);
                 return -EINVAL;
         }
-        map.len = (size_t)rel->binary_size;
-        map.p = mmap(NULL, map.len, PROT_READ, MAP_PRIVATE, rel->binary_fd, 0);
-        if (map.p == MAP_FAILED) {
-                map.p = NULL;
-                return file_error(err, RELEASE_BINARY_FILE, negative_errno());
-        }
-
+        r = map_binary(rel, &map, err);
+        if (r < 0)
+                return r;
         r = elf_check_static(map.p, map.len);
         if (r < 0) {
                 release_error_set(err, RELEASE_E_BINARY, "%s: %s", RELEASE_BINARY_FILE,
@@ -234,43 +287,114 @@ int release_verify(const Marketplace *m, int dirfd, Release **ret, ReleaseError 
                         rel->manifest_sha256);
         sigstore_sha256(map.p, map.len, rel->binary_sha256);
 
+        *ret = TAKE_PTR(rel);
+        return 0;
+}
+
+/* Verifies one bundle of rel under m and requires its certificate to name the manifest's tag;
+ * with ret_san/ret_ref non-NULL the certificate's SAN and ref are handed over. */
+static int verify_bundle(const Marketplace *m, const Release *rel, const char *file,
+                         const void *data, size_t len, const char *bundle, size_t bundle_len,
+                         char **ret_san, char **ret_ref, ReleaseError *err) {
+        SigstoreResult res = {};
+        int r;
+
+        r = marketplace_verify_file(m, data, len, bundle, bundle_len, &res);
+        if (r < 0)
+                return verify_error(err, file, r, &res);
+        r = release_check_ref(rel->manifest, res.source_ref);
+        if (r < 0) {
+                release_error_set(err, RELEASE_E_TAG,
+                                  "%s: certificate ref %.80s is not refs/tags/%s/v%s", file,
+                                  res.source_ref ? res.source_ref : "(none)", rel->manifest->name,
+                                  rel->manifest->version);
+                sigstore_result_done(&res);
+                return r;
+        }
+        if (ret_san)
+                *ret_san = TAKE_PTR(res.san);
+        if (ret_ref)
+                *ret_ref = TAKE_PTR(res.source_ref);
+        sigstore_result_done(&res);
+        return 0;
+}
+
+int release_verify_fds(const Marketplace *m, const ReleaseFds *fds, Release **ret,
+                       ReleaseError *err) {
+        _cleanup_(release_freep) Release *rel = NULL;
+        _cleanup_(mappingp) Mapping map = {};
+        int r;
+
+        if (!m || !fds || !ret) {
+                release_error_set(err, RELEASE_E_IO, "invalid arguments");
+                return -EINVAL;
+        }
+
+        r = release_load_fds(fds, true, &rel, err);
+        if (r < 0)
+                return r;
+        r = map_binary(rel, &map, err);
+        if (r < 0)
+                return r;
+
         /* Both bundles, under the marketplace, from the manifest's very tag. */
-        r = marketplace_verify_file(m, rel->manifest_data, rel->manifest_len, rel->manifest_bundle,
-                                    rel->manifest_bundle_len, &res);
+        r = verify_bundle(m, rel, RELEASE_MANIFEST_BUNDLE_FILE, rel->manifest_data,
+                          rel->manifest_len, rel->manifest_bundle, rel->manifest_bundle_len,
+                          &rel->san, &rel->source_ref, err);
         if (r < 0)
-                return verify_error(err, RELEASE_MANIFEST_BUNDLE_FILE, r, &res);
-        r = release_check_ref(rel->manifest, res.source_ref);
-        if (r < 0) {
-                release_error_set(
-                        err, RELEASE_E_TAG, "%s: certificate ref %.80s is not refs/tags/%s/v%s",
-                        RELEASE_MANIFEST_BUNDLE_FILE, res.source_ref ? res.source_ref : "(none)",
-                        rel->manifest->name, rel->manifest->version);
-                sigstore_result_done(&res);
                 return r;
-        }
-        rel->san = TAKE_PTR(res.san);
-        rel->source_ref = TAKE_PTR(res.source_ref);
-        sigstore_result_done(&res);
-
-        r = marketplace_verify_file(m, map.p, map.len, rel->binary_bundle, rel->binary_bundle_len,
-                                    &res);
+        r = verify_bundle(m, rel, RELEASE_BINARY_BUNDLE_FILE, map.p, map.len, rel->binary_bundle,
+                          rel->binary_bundle_len, NULL, NULL, err);
         if (r < 0)
-                return verify_error(err, RELEASE_BINARY_BUNDLE_FILE, r, &res);
-        r = release_check_ref(rel->manifest, res.source_ref);
-        if (r < 0) {
-                release_error_set(
-                        err, RELEASE_E_TAG, "%s: certificate ref %.80s is not refs/tags/%s/v%s",
-                        RELEASE_BINARY_BUNDLE_FILE, res.source_ref ? res.source_ref : "(none)",
-                        rel->manifest->name, rel->manifest->version);
-                sigstore_result_done(&res);
                 return r;
-        }
-        sigstore_result_done(&res);
 
-        if (lseek(rel->binary_fd, 0, SEEK_SET) < 0)
-                return file_error(err, RELEASE_BINARY_FILE, negative_errno());
         if (err)
                 *err = (ReleaseError){};
         *ret = TAKE_PTR(rel);
         return 0;
+}
+
+int release_load_unsigned_fds(const ReleaseFds *fds, Release **ret, ReleaseError *err) {
+        _cleanup_(release_freep) Release *rel = NULL;
+        int r;
+
+        if (!fds || !ret) {
+                release_error_set(err, RELEASE_E_IO, "invalid arguments");
+                return -EINVAL;
+        }
+        r = release_load_fds(fds, false, &rel, err);
+        if (r < 0)
+                return r;
+        if (err)
+                *err = (ReleaseError){};
+        *ret = TAKE_PTR(rel);
+        return 0;
+}
+
+int release_verify(const Marketplace *m, int dirfd, Release **ret, ReleaseError *err) {
+        static const char *const names[] = {
+                RELEASE_MANIFEST_FILE,
+                RELEASE_MANIFEST_BUNDLE_FILE,
+                RELEASE_BINARY_BUNDLE_FILE,
+                RELEASE_BINARY_FILE,
+        };
+        _cleanup_close_ int fd_manifest = -1, fd_manifest_bundle = -1, fd_binary_bundle = -1,
+                            fd_binary = -1;
+        int *fds[] = {&fd_manifest, &fd_manifest_bundle, &fd_binary_bundle, &fd_binary};
+
+        if (!m || dirfd < 0 || !ret) {
+                release_error_set(err, RELEASE_E_IO, "invalid arguments");
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                *fds[i] = open_regular(dirfd, names[i]);
+                if (*fds[i] < 0)
+                        return file_error(err, names[i], *fds[i]);
+        }
+        return release_verify_fds(m,
+                                  &(const ReleaseFds){.manifest = fd_manifest,
+                                                      .binary = fd_binary,
+                                                      .manifest_bundle = fd_manifest_bundle,
+                                                      .binary_bundle = fd_binary_bundle},
+                                  ret, err);
 }

@@ -59,6 +59,37 @@ typedef struct Release {
 /* "RELEASE_E_TAG", …; "RELEASE_E_UNKNOWN" out of range. */
 const char *release_error_name(ReleaseErrorCode code);
 
+/* The four files of a release as open file descriptors (a peer's, received with SCM_RIGHTS), or
+ * -1 for a file not given. They are borrowed: never closed, read from offset 0. */
+typedef struct ReleaseFds {
+        int manifest;
+        int binary;
+        int manifest_bundle;
+        int binary_bundle;
+} ReleaseFds;
+
+/*
+ * Verifies the release whose files are open at fds under m. Each fd must be a regular file open
+ * for reading (fstat(), the access mode; an O_PATH or write-only fd, a FIFO, a socket, a
+ * directory are refused as RELEASE_E_MISSING_FILE) within its cap (manifest 64 KiB, binary 256
+ * MiB, bundles 1 MiB each); everything else is as release_verify(). lockd never opens a path a
+ * peer sent: this is how the daemon verifies what lockctl opened with the human's rights. Returns
+ * 0 and a new Release in *ret, or a negative errno with err filled (if non-NULL) and *ret
+ * untouched: -ENOENT an fd is -1, -EBADFD not a regular file, -EBADF not readable, -EFBIG, and
+ * the errors of release_verify().
+ */
+int release_verify_fds(const Marketplace *m, const ReleaseFds *fds, Release **ret,
+                       ReleaseError *err);
+
+/*
+ * Loads an unsigned release (a policy with allow_unsigned: true) from fds->manifest and
+ * fds->binary, checked as release_verify_fds() checks them: the manifest strictly, the binary a
+ * static ELF within its cap. The bundle fds are not looked at. The Release's bundles are empty
+ * (allocated, length 0), san and source_ref NULL. Returns 0 and a new Release in *ret, or a
+ * negative errno with err filled and *ret untouched.
+ */
+int release_load_unsigned_fds(const ReleaseFds *fds, Release **ret, ReleaseError *err);
+
 /*
  * Verifies the release directory dirfd under m. Opens the four files with openat(O_NOFOLLOW),
  * refuses anything but regular files and sizes over the caps (manifest 64 KiB, binary 256 MiB,
@@ -88,6 +119,11 @@ static inline void release_freep(Release **r) {
 /* Fills err (if non-NULL) with code and a printf-formatted message. */
 void release_error_set(ReleaseError *err, ReleaseErrorCode code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+
+/* Reads the regular file open at fd (from offset 0; not an O_PATH or write-only fd) into a
+ * NUL-terminated buffer, at most max bytes. 0, -EBADFD not a regular file, -EBADF not open for
+ * reading, -EFBIG, or another errno; *ret untouched on failure. */
+int release_read_fd(int fd, size_t max, char **ret, size_t *ret_len);
 
 /* Reads the regular file name below dirfd (O_NOFOLLOW) into a NUL-terminated buffer, at most max
  * bytes. 0, -ENOENT absent, -ELOOP a symlink, -EBADFD not a regular file, -EFBIG, or another
