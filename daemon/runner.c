@@ -349,6 +349,8 @@ static bool drain(int fd, uint8_t *buf, size_t keep, size_t *kept, uint64_t *tot
 
 typedef struct RunIO {
         int stdout_fd, stderr_fd, detail_fd, pidfd;
+        bool (*oom_check)(void *userdata);
+        void *oom_check_userdata;
         uint8_t out[STDOUT_KEEP];
         size_t out_len;
         uint64_t out_total;
@@ -404,6 +406,9 @@ static int collect(RunIO *io, uint64_t deadline, RunResult *res, RunExit *e, str
                         } else {
                                 e->signal = si.si_status;
                         }
+                        /* Asked now, before the manager may have removed the scope's cgroup. */
+                        if (e->signal == SIGKILL && !e->timed_out && io->oom_check)
+                                e->oom = io->oom_check(io->oom_check_userdata);
                         /*
                          * Threads share the fd table and the plugin cannot fork, so once it is
                          * reaped every write end is closed: the pipes reach EOF now.
@@ -550,7 +555,12 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
                 goto finish;
         }
 
-        RunIO io = {.stdout_fd = out[0], .stderr_fd = err[0], .detail_fd = det[0], .pidfd = pidfd};
+        RunIO io = {.stdout_fd = out[0],
+                    .stderr_fd = err[0],
+                    .detail_fd = det[0],
+                    .pidfd = pidfd,
+                    .oom_check = p->oom_check,
+                    .oom_check_userdata = p->oom_check_userdata};
         r = collect(&io, start + sb->spec.limits.timeout_s * 1000000ULL, &res, &e, &ru);
         if (r < 0) {
                 siginfo_t si = {};

@@ -105,6 +105,12 @@ typedef struct RunParams {
         gid_t gid;
         RunStartHook start_hook; /* optional */
         void *start_hook_userdata;
+        /*
+         * Optional: called right after the child was reaped when SIGKILL ended it and lockd's
+         * timeout did not send that: true when the scope's memory limit killed it (RUN_CAUSE_OOM).
+         */
+        bool (*oom_check)(void *userdata);
+        void *oom_check_userdata;
 } RunParams;
 
 /*
