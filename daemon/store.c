@@ -45,6 +45,7 @@ static const char *const error_names[_STORE_E_MAX] = {
         [STORE_E_MANIFEST] = "STORE_E_MANIFEST",
         [STORE_E_IO] = "STORE_E_IO",
         [STORE_E_NOMEM] = "STORE_E_NOMEM",
+        [STORE_E_ORIGIN] = "STORE_E_ORIGIN",
 };
 
 const char *store_error_name(StoreErrorCode code) {
@@ -198,48 +199,145 @@ fail:
         return r;
 }
 
-static void format_digests(const uint8_t digests[_F_MAX][32], char *out, size_t size) {
+/* The digests file's text; origin_sha256 (NULL: none) adds the origin file's line. */
+static void format_digests(const uint8_t digests[_F_MAX][32], const uint8_t *origin_sha256,
+                           char *out, size_t size) {
         size_t off = 0;
+        char hex[65];
 
         for (size_t i = 0; i < _F_MAX; i++) {
-                char hex[65];
-
                 sigstore_hex_encode(digests[i], 32, hex);
                 off += (size_t)snprintf(out + off, size - off, "%s  %s\n", hex, file_names[i]);
         }
+        if (origin_sha256) {
+                sigstore_hex_encode(origin_sha256, 32, hex);
+                (void)snprintf(out + off, size - off, "%s  %s\n", hex, STORE_ORIGIN_FILE);
+        }
+}
+
+/* Parses one "<64 lowercase hex>  <name>\n" line at *p (before end) and advances *p. */
+static int parse_digest_line(const char **p, const char *end, const char *name,
+                             uint8_t digest[32]) {
+        size_t nlen = strlen(name);
+        const char *q = *p;
+        char hex[65];
+
+        if ((size_t)(end - q) < 64 + 2 + nlen + 1)
+                return -EINVAL;
+        for (size_t k = 0; k < 64; k++)
+                if (!((q[k] >= '0' && q[k] <= '9') || (q[k] >= 'a' && q[k] <= 'f')))
+                        return -EINVAL;
+        memcpy(hex, q, 64);
+        hex[64] = 0;
+        if (sigstore_hex_decode(hex, digest, 32) < 0)
+                return -EINVAL;
+        q += 64;
+        if (q[0] != ' ' || q[1] != ' ' || memcmp(q + 2, name, nlen) != 0 || q[2 + nlen] != '\n')
+                return -EINVAL;
+        *p = q + 2 + nlen + 1;
+        return 0;
 }
 
 /* Parses the digests file: exactly one "<64 lowercase hex>  <file>\n" line per stored file, in
- * the order of file_names[]. */
-static int parse_digests(const char *s, size_t len, uint8_t digests[_F_MAX][32]) {
+ * the order of file_names[], then optionally one for the origin file (*has_origin says). */
+static int parse_digests(const char *s, size_t len, uint8_t digests[_F_MAX][32], bool *has_origin,
+                         uint8_t origin[32]) {
         const char *p = s, *end = s + len;
 
-        for (size_t i = 0; i < _F_MAX; i++) {
-                size_t nlen = strlen(file_names[i]);
-                char hex[65];
-
-                if ((size_t)(end - p) < 64 + 2 + nlen + 1)
+        for (size_t i = 0; i < _F_MAX; i++)
+                if (parse_digest_line(&p, end, file_names[i], digests[i]) < 0)
                         return -EINVAL;
-                for (size_t k = 0; k < 64; k++)
-                        if (!((p[k] >= '0' && p[k] <= '9') || (p[k] >= 'a' && p[k] <= 'f')))
-                                return -EINVAL;
-                memcpy(hex, p, 64);
-                hex[64] = 0;
-                if (sigstore_hex_decode(hex, digests[i], 32) < 0)
-                        return -EINVAL;
-                p += 64;
-                if (p[0] != ' ' || p[1] != ' ' || memcmp(p + 2, file_names[i], nlen) != 0 ||
-                    p[2 + nlen] != '\n')
-                        return -EINVAL;
-                p += 2 + nlen + 1;
-        }
+        *has_origin = p != end;
+        if (*has_origin && parse_digest_line(&p, end, STORE_ORIGIN_FILE, origin) < 0)
+                return -EINVAL;
         return p == end ? 0 : -EINVAL;
 }
 
+/* Whether name is a marketplace name as the origin file may hold it: [a-z0-9][a-z0-9-]{0,63}. */
+static bool origin_marketplace_valid(const char *name) {
+        size_t n = strlen(name);
+
+        if (n == 0 || n > STORE_MARKETPLACE_NAME_MAX || name[0] == '-')
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+                      name[i] == '-'))
+                        return false;
+        return true;
+}
+
+/* The origin file: "marketplace=<name>\nsigned=yes\n", or "marketplace=\nsigned=no\n" for an
+ * unsigned release. */
+int store_write_file(int dfd, const char *name, const void *data, size_t len) {
+        uint8_t unused[32];
+
+        if (dfd < 0 || !name || (!data && len > 0))
+                return -EINVAL;
+        return write_file_atomic(dfd, name, data ? data : "", len, -1, unused);
+}
+
+int store_remove_dir(int dfd, const char *name) {
+        return remove_flat_dir(dfd, name);
+}
+
+int store_temp_name(const char *prefix, const char *name, char *out, size_t size) {
+        char suffix[17];
+        int r;
+
+        r = random_suffix(suffix);
+        if (r < 0)
+                return r;
+        if ((size_t)snprintf(out, size, "%s%s-%s", prefix, name, suffix) >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+static int format_origin(const StoreOrigin *o, char *out, size_t size) {
+        if (o->signed_ != (o->marketplace[0] != 0))
+                return -EINVAL; /* a signed release has a marketplace, an unsigned one none */
+        if (o->signed_ && !origin_marketplace_valid(o->marketplace))
+                return -EINVAL;
+        (void)snprintf(out, size, "marketplace=%s\nsigned=%s\n", o->marketplace,
+                       o->signed_ ? "yes" : "no");
+        return 0;
+}
+
+static int parse_origin(const char *s, size_t len, StoreOrigin *ret) {
+        static const char k1[] = "marketplace=";
+        StoreOrigin o = {};
+        const char *nl;
+        size_t n;
+
+        if (strlen(s) != len || strncmp(s, k1, sizeof(k1) - 1) != 0)
+                return -EINVAL;
+        s += sizeof(k1) - 1;
+        nl = strchr(s, '\n');
+        if (!nl || (n = (size_t)(nl - s)) > STORE_MARKETPLACE_NAME_MAX)
+                return -EINVAL;
+        memcpy(o.marketplace, s, n);
+        o.marketplace[n] = 0;
+        s = nl + 1;
+        if (strcmp(s, "signed=yes\n") == 0)
+                o.signed_ = true;
+        else if (strcmp(s, "signed=no\n") != 0)
+                return -EINVAL;
+        if (o.signed_ != (o.marketplace[0] != 0) ||
+            (o.signed_ && !origin_marketplace_valid(o.marketplace)))
+                return -EINVAL;
+        *ret = o;
+        return 0;
+}
+
 int store_install(int statefd, const Release *rel, StoreError *err) {
+        return store_install_origin(statefd, rel, NULL, err);
+}
+
+int store_install_origin(int statefd, const Release *rel, const StoreOrigin *origin,
+                         StoreError *err) {
         _cleanup_close_ int pfd = -1, nfd = -1, tfd = -1;
-        uint8_t digests[_F_MAX][32];
-        char tmpdir[NAME_MAX], suffix[17], text[_F_MAX * (64 + 2 + 32 + 1) + 1];
+        uint8_t digests[_F_MAX][32], origin_sha256[32];
+        char tmpdir[NAME_MAX], suffix[17], text[(_F_MAX + 1) * (64 + 2 + 32 + 1) + 1];
+        char origin_text[sizeof("marketplace=\nsigned=yes\n") + STORE_MARKETPLACE_NAME_MAX];
         const Manifest *m;
         bool created_plugins, created_name;
         struct stat st;
@@ -251,6 +349,8 @@ int store_install(int statefd, const Release *rel, StoreError *err) {
         m = rel->manifest;
         if (!manifest_name_valid(m->name) || !manifest_version_valid(m->version))
                 return fail(err, STORE_E_NAME, -EINVAL, "bad plugin name or version");
+        if (origin && format_origin(origin, origin_text, sizeof(origin_text)) < 0)
+                return fail(err, STORE_E_NAME, -EINVAL, "bad origin");
 
         pfd = mkdir_open(statefd, STORE_PLUGINS_DIR, &created_plugins);
         if (pfd < 0)
@@ -310,7 +410,14 @@ int store_install(int statefd, const Release *rel, StoreError *err) {
                             m->name, m->version);
         }
 
-        format_digests((const uint8_t(*)[32])digests, text, sizeof(text));
+        if (origin) {
+                r = write_file_atomic(tfd, STORE_ORIGIN_FILE, origin_text, strlen(origin_text), -1,
+                                      origin_sha256);
+                if (r < 0)
+                        goto fail_io;
+        }
+        format_digests((const uint8_t(*)[32])digests, origin ? origin_sha256 : NULL, text,
+                       sizeof(text));
         {
                 uint8_t unused[32];
 
@@ -365,7 +472,17 @@ static int file_fail(StoreError *err, const char *name, int r) {
 }
 
 int store_load(int statefd, const char *name, const char *version, Release **ret, StoreError *err) {
+        return store_load_origin(statefd, name, version, ret, NULL, err);
+}
+
+int store_load_origin(int statefd, const char *name, const char *version, Release **ret,
+                      StoreOrigin *ret_origin, StoreError *err) {
         _cleanup_(release_freep) Release *rel = NULL;
+        _cleanup_free_ char *origin_text = NULL;
+        uint8_t origin_recorded[32], origin_actual[32];
+        size_t origin_len = 0;
+        bool has_origin = false;
+        StoreOrigin origin = {};
         _cleanup_(mappingp) Mapping map = {};
         _cleanup_close_ int pfd = -1, nfd = -1, vfd = -1, bfd = -1;
         _cleanup_free_ char *digests_text = NULL;
@@ -402,7 +519,7 @@ int store_load(int statefd, const char *name, const char *version, Release **ret
         r = release_read_file(vfd, STORE_DIGESTS_FILE, DIGESTS_MAX, &digests_text, &digests_len);
         if (r < 0)
                 return file_fail(err, STORE_DIGESTS_FILE, r);
-        if (parse_digests(digests_text, digests_len, recorded) < 0)
+        if (parse_digests(digests_text, digests_len, recorded, &has_origin, origin_recorded) < 0)
                 return fail(err, STORE_E_DIGESTS, -EINVAL, "%s %s: malformed %s", name, version,
                             STORE_DIGESTS_FILE);
 
@@ -460,6 +577,23 @@ int store_load(int statefd, const char *name, const char *version, Release **ret
         memcpy(rel->manifest_sha256, actual[F_MANIFEST], 32);
         memcpy(rel->binary_sha256, actual[F_BINARY], 32);
 
+        /* The origin, when one was recorded: checked like the other files. Without one (a
+         * release stored by store_install()), the release counts as unsigned. */
+        if (has_origin) {
+                r = release_read_file(vfd, STORE_ORIGIN_FILE, STORE_ORIGIN_MAX, &origin_text,
+                                      &origin_len);
+                if (r < 0)
+                        return file_fail(err, STORE_ORIGIN_FILE, r);
+                sigstore_sha256((const uint8_t *)origin_text, origin_len, origin_actual);
+                if (memcmp(origin_recorded, origin_actual, 32) != 0)
+                        return fail(err, STORE_E_DIGEST_MISMATCH, -EKEYREJECTED,
+                                    "%s %s: %s differs from the digest recorded at install", name,
+                                    version, STORE_ORIGIN_FILE);
+                if (parse_origin(origin_text, origin_len, &origin) < 0)
+                        return fail(err, STORE_E_ORIGIN, -EINVAL, "%s %s: malformed %s", name,
+                                    version, STORE_ORIGIN_FILE);
+        }
+
         r = manifest_parse(rel->manifest_data, rel->manifest_len, &rel->manifest, &diag);
         if (r < 0)
                 return fail(err, STORE_E_MANIFEST, r, "%s %s: stored manifest: %s: %s", name,
@@ -470,6 +604,8 @@ int store_load(int statefd, const char *name, const char *version, Release **ret
 
         if (err)
                 *err = (StoreError){};
+        if (ret_origin)
+                *ret_origin = origin;
         *ret = TAKE_PTR(rel);
         return 0;
 }

@@ -2,12 +2,18 @@
  * files and their digests, written atomically and re-verified by digest when loaded. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "release.h"
 
 #define STORE_PLUGINS_DIR  "plugins"
 #define STORE_DIGESTS_FILE "digests"
+#define STORE_ORIGIN_FILE  "origin"
+#define STORE_ORIGIN_MAX   ((size_t)256)
+
+/* A marketplace name's longest form, as marketplaces.h defines it. */
+#define STORE_MARKETPLACE_NAME_MAX 64
 
 typedef enum StoreErrorCode {
         STORE_OK = 0,
@@ -20,6 +26,7 @@ typedef enum StoreErrorCode {
         STORE_E_MANIFEST,        /* the stored manifest does not parse or names another release */
         STORE_E_IO,
         STORE_E_NOMEM,
+        STORE_E_ORIGIN, /* the origin file is malformed */
         _STORE_E_MAX,
 } StoreErrorCode;
 
@@ -32,6 +39,13 @@ typedef struct StoreEntry {
         char *name;
         char *version;
 } StoreEntry;
+
+/* Where a stored release came from, recorded beside it at install (the origin file, listed in
+ * digests like the release's files). */
+typedef struct StoreOrigin {
+        char marketplace[STORE_MARKETPLACE_NAME_MAX + 1]; /* "" for an unsigned release */
+        bool signed_;                                     /* exactly when marketplace is set */
+} StoreOrigin;
 
 /* "STORE_E_DIGEST_MISMATCH", …; "STORE_E_UNKNOWN" out of range. */
 const char *store_error_name(StoreErrorCode code);
@@ -48,6 +62,12 @@ const char *store_error_name(StoreErrorCode code);
  */
 int store_install(int statefd, const Release *rel, StoreError *err);
 
+/* Like store_install(), and records origin (NULL: none) in the origin file, written and listed
+ * in digests with the rest; -EINVAL (STORE_E_NAME) for an origin that is signed without a valid
+ * marketplace name or names one while unsigned. */
+int store_install_origin(int statefd, const Release *rel, const StoreOrigin *origin,
+                         StoreError *err);
+
 /*
  * Loads plugins/<name>/<version>/ below statefd: reads every file (O_NOFOLLOW, the release size
  * caps), checks each against the SHA-256 recorded in digests at install, parses the manifest
@@ -58,6 +78,12 @@ int store_install(int statefd, const Release *rel, StoreError *err);
  * -EKEYREJECTED (STORE_E_DIGEST_MISMATCH), -ENOMEM, I/O errnos.
  */
 int store_load(int statefd, const char *name, const char *version, Release **ret, StoreError *err);
+
+/* Like store_load(), and fills *ret_origin (if non-NULL) from the origin file, checked against
+ * its recorded digest (-EKEYREJECTED) and parsed strictly (-EINVAL, STORE_E_ORIGIN); a release
+ * stored without one reads as unsigned with no marketplace. */
+int store_load_origin(int statefd, const char *name, const char *version, Release **ret,
+                      StoreOrigin *ret_origin, StoreError *err);
 
 /*
  * Lists the installed versions (directories with a valid name and version; temporary ones are
@@ -73,3 +99,13 @@ void store_entries_free(StoreEntry *entries, size_t n);
  * name or version, -ENOENT not installed, or another negative errno.
  */
 int store_remove(int statefd, const char *name, const char *version);
+
+/*
+ * For the other writers of the state directory (marketplaces/), with the store's rules.
+ * store_write_file() writes dfd/name atomically (a temporary O_EXCL name, fsync(), rename(); the
+ * caller fsync()s dfd). store_remove_dir() deletes the flat directory dfd/name and its files.
+ * store_temp_name() makes "<prefix><name>-<16 random hex>" in out. 0 or a negative errno.
+ */
+int store_write_file(int dfd, const char *name, const void *data, size_t len);
+int store_remove_dir(int dfd, const char *name);
+int store_temp_name(const char *prefix, const char *name, char *out, size_t size);

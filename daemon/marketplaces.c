@@ -1,0 +1,581 @@
+/* The set of trusted marketplaces: the policy's, and the added ones stored under marketplaces/. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "identity.h"
+#include "macro.h"
+#include "marketplaces.h"
+#include "release.h"
+#include "sigstore-util.h"
+#include "store.h"
+
+struct Marketplaces {
+        MarketplaceEntry **entries; /* sorted by name */
+        size_t n;
+        size_t n_added;
+};
+
+const char *marketplace_source_name(MarketplaceSource s) {
+        return s == MARKETPLACE_SOURCE_POLICY ? "policy" : "added";
+}
+
+bool marketplace_name_valid(const char *name) {
+        size_t n;
+
+        if (!name)
+                return false;
+        n = strlen(name);
+        if (n == 0 || n > MARKETPLACE_NAME_MAX || name[0] == '-')
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+                      name[i] == '-'))
+                        return false;
+        return true;
+}
+
+static bool printable_ascii(const char *s) {
+        for (; *s; s++)
+                if (*s < 0x21 || *s > 0x7e)
+                        return false;
+        return true;
+}
+
+int marketplace_spec_check(const char *name, const char *issuer, const char *identity,
+                           const char **ret_reason) {
+        const char *reason = NULL;
+        size_t n_warnings;
+
+        if (!marketplace_name_valid(name))
+                reason = "the marketplace name is not [a-z0-9][a-z0-9-]{0,63}";
+        else if (!issuer || strlen(issuer) > MARKETPLACE_ISSUER_MAX ||
+                 strncmp(issuer, "https://", 8) != 0 || issuer[8] == 0 || !printable_ascii(issuer))
+                reason = "the issuer is not an https:// URL of at most 512 printable bytes";
+        /* A SAN is a URI or an e-mail address: printable ASCII without spaces. */
+        else if (!identity || identity[0] == 0 || strlen(identity) > MARKETPLACE_IDENTITY_MAX ||
+                 !printable_ascii(identity))
+                reason = "the identity pattern is empty, too long or not printable ASCII";
+        else if (identity_pattern_lint(identity, NULL, 0, &n_warnings) < 0)
+                reason = "the identity pattern is not a valid extended regular expression";
+        if (reason) {
+                if (ret_reason)
+                        *ret_reason = reason;
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static MarketplaceEntry *entry_free(MarketplaceEntry *e) {
+        if (!e)
+                return NULL;
+        marketplace_done(&e->marketplace);
+        free(e);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(MarketplaceEntry *, entry_free);
+
+/* A new entry from its checked parts and the trusted root's bytes. */
+static int entry_new(const char *name, const char *issuer, const char *identity,
+                     const char *root_json, size_t root_len, MarketplaceSource source,
+                     MarketplaceEntry **ret, const char **ret_reason) {
+        _cleanup_(entry_freep) MarketplaceEntry *e = NULL;
+        uint8_t digest[32];
+        int r;
+
+        r = marketplace_spec_check(name, issuer, identity, ret_reason);
+        if (r < 0)
+                return r;
+
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return -ENOMEM;
+        e->source = source;
+        e->marketplace.name = strdup(name);
+        e->marketplace.issuer = strdup(issuer);
+        e->marketplace.identity_pattern = strdup(identity);
+        if (!e->marketplace.name || !e->marketplace.issuer || !e->marketplace.identity_pattern)
+                return -ENOMEM;
+        r = sigstore_trust_root_load(root_json, root_len, &e->marketplace.root);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                if (ret_reason)
+                        *ret_reason = "the trusted root does not parse as a Sigstore trusted root";
+                return -EINVAL;
+        }
+        sigstore_sha256((const uint8_t *)root_json, root_len, digest);
+        sigstore_hex_encode(digest, sizeof(digest), e->trusted_root_sha256);
+        *ret = TAKE_PTR(e);
+        return 0;
+}
+
+/* The index where name is or would be inserted; *found says which. */
+static size_t lookup(const Marketplaces *ms, const char *name, bool *found) {
+        size_t lo = 0, hi = ms->n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(ms->entries[mid]->marketplace.name, name);
+
+                if (c == 0) {
+                        *found = true;
+                        return mid;
+                }
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        *found = false;
+        return lo;
+}
+
+/* Inserts e (taking it) in order; the caller checked that its name is free. */
+static int insert(Marketplaces *ms, MarketplaceEntry *e) {
+        MarketplaceEntry **n;
+        bool found;
+        size_t i = lookup(ms, e->marketplace.name, &found);
+
+        n = reallocarray(ms->entries, ms->n + 1, sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        ms->entries = n;
+        memmove(ms->entries + i + 1, ms->entries + i, (ms->n - i) * sizeof(*n));
+        ms->entries[i] = e;
+        ms->n++;
+        if (e->source == MARKETPLACE_SOURCE_ADDED)
+                ms->n_added++;
+        return 0;
+}
+
+const MarketplaceEntry *marketplaces_find(const Marketplaces *ms, const char *name) {
+        bool found;
+        size_t i;
+
+        if (!ms || !name)
+                return NULL;
+        i = lookup(ms, name, &found);
+        return found ? ms->entries[i] : NULL;
+}
+
+size_t marketplaces_n(const Marketplaces *ms) {
+        return ms ? ms->n : 0;
+}
+
+const MarketplaceEntry *marketplaces_get(const Marketplaces *ms, size_t i) {
+        return ms && i < ms->n ? ms->entries[i] : NULL;
+}
+
+Marketplaces *marketplaces_free(Marketplaces *ms) {
+        if (!ms)
+                return NULL;
+        for (size_t i = 0; i < ms->n; i++)
+                entry_free(ms->entries[i]);
+        free(ms->entries);
+        free(ms);
+        return NULL;
+}
+
+void marketplace_warnings_free(char **warnings) {
+        if (!warnings)
+                return;
+        for (char **w = warnings; *w; w++)
+                free(*w);
+        free(warnings);
+}
+
+static void report_fn(MarketplacesReportFn report, void *userdata, const char *name, int error,
+                      const char *message) {
+        if (report)
+                report(name, error, message, userdata);
+}
+
+/* One policy marketplace: every failure is the policy's, and fails the load. */
+static int load_spec(Marketplaces *ms, const MarketplaceSpec *spec, MarketplacesReportFn report,
+                     void *userdata) {
+        _cleanup_(entry_freep) MarketplaceEntry *e = NULL;
+        _cleanup_free_ char *root = NULL;
+        const char *reason = "invalid";
+        char msg[256];
+        size_t len;
+        int r;
+
+        if (!spec->name || !spec->trusted_root_path) {
+                report_fn(report, userdata, spec->name ? spec->name : "", -EINVAL,
+                          "no name or no trusted root");
+                return -EINVAL;
+        }
+        if (marketplaces_find(ms, spec->name)) {
+                report_fn(report, userdata, spec->name, -EEXIST, "named twice in the policy");
+                return -EINVAL;
+        }
+        r = read_full_file(spec->trusted_root_path, MARKETPLACE_ROOT_MAX, &root, &len);
+        if (r < 0) {
+                snprintf(msg, sizeof(msg), "cannot read the trusted root %s: %s",
+                         spec->trusted_root_path, strerror(-r));
+                report_fn(report, userdata, spec->name, r, msg);
+                return r;
+        }
+        r = entry_new(spec->name, spec->issuer, spec->identity, root, len,
+                      MARKETPLACE_SOURCE_POLICY, &e, &reason);
+        if (r < 0) {
+                report_fn(report, userdata, spec->name, r, r == -ENOMEM ? "out of memory" : reason);
+                return r;
+        }
+        r = insert(ms, e);
+        if (r < 0)
+                return r;
+        TAKE_PTR(e);
+        return 0;
+}
+
+/* Parses marketplace.json strictly: exactly the string keys name, issuer and identity. */
+static int parse_config(const char *json, size_t len, char **ret_name, char **ret_issuer,
+                        char **ret_identity) {
+        json_t *root, *name, *issuer, *identity;
+        json_error_t jerr;
+        int r = -EINVAL;
+
+        /* jansson refuses a \u0000 in a string unless asked to allow it. */
+        root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!root)
+                return -EINVAL;
+        name = json_object_get(root, "name");
+        issuer = json_object_get(root, "issuer");
+        identity = json_object_get(root, "identity");
+        if (json_is_object(root) && json_object_size(root) == 3 && json_is_string(name) &&
+            json_is_string(issuer) && json_is_string(identity)) {
+                *ret_name = strdup(json_string_value(name));
+                *ret_issuer = strdup(json_string_value(issuer));
+                *ret_identity = strdup(json_string_value(identity));
+                r = *ret_name && *ret_issuer && *ret_identity ? 0 : -ENOMEM;
+        }
+        json_decref(root);
+        return r;
+}
+
+/* One stored marketplace, the directory name below mfd. */
+static int load_stored(Marketplaces *ms, int mfd, const char *dir, const char **ret_reason) {
+        _cleanup_(entry_freep) MarketplaceEntry *e = NULL;
+        _cleanup_free_ char *config = NULL, *root = NULL, *name = NULL, *issuer = NULL,
+                            *identity = NULL;
+        _cleanup_close_ int dfd = -1;
+        size_t config_len, root_len;
+        int r;
+
+        *ret_reason = "cannot be read";
+        dfd = openat(mfd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+                return negative_errno();
+        r = release_read_file(dfd, MARKETPLACES_CONFIG_FILE, MARKETPLACE_CONFIG_MAX, &config,
+                              &config_len);
+        if (r < 0)
+                return r;
+        r = release_read_file(dfd, MARKETPLACES_ROOT_FILE, MARKETPLACE_ROOT_MAX, &root, &root_len);
+        if (r < 0)
+                return r;
+        r = parse_config(config, config_len, &name, &issuer, &identity);
+        if (r < 0) {
+                *ret_reason = "malformed " MARKETPLACES_CONFIG_FILE;
+                return r;
+        }
+        if (strcmp(name, dir) != 0) {
+                *ret_reason = MARKETPLACES_CONFIG_FILE " names another marketplace";
+                return -EINVAL;
+        }
+        if (marketplaces_find(ms, name)) {
+                *ret_reason = "the policy has a marketplace of that name";
+                return -EEXIST;
+        }
+        if (ms->n_added >= MARKETPLACES_MAX) {
+                *ret_reason = "too many marketplaces";
+                return -ENOSPC;
+        }
+        r = entry_new(name, issuer, identity, root, root_len, MARKETPLACE_SOURCE_ADDED, &e,
+                      ret_reason);
+        if (r < 0)
+                return r;
+        r = insert(ms, e);
+        if (r < 0)
+                return r;
+        TAKE_PTR(e);
+        return 0;
+}
+
+static int load_all_stored(Marketplaces *ms, int statefd, MarketplacesReportFn report,
+                           void *userdata) {
+        _cleanup_close_ int mfd = -1;
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        mfd = openat(statefd, MARKETPLACES_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (mfd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        d = fdopendir(mfd);
+        if (!d)
+                return negative_errno();
+        mfd = -1; /* owned by d */
+
+        while ((errno = 0, de = readdir(d))) {
+                const char *reason = NULL;
+                char msg[256];
+
+                if (de->d_name[0] == '.')
+                        continue; /* ".", "..", temporary directories */
+                if (!marketplace_name_valid(de->d_name)) {
+                        report_fn(report, userdata, de->d_name, -EINVAL, "not a marketplace name");
+                        continue;
+                }
+                r = load_stored(ms, dirfd(d), de->d_name, &reason);
+                if (r == -ENOMEM)
+                        break;
+                if (r < 0) {
+                        snprintf(msg, sizeof(msg), "skipped: %s%s%s", reason ? reason : "",
+                                 reason ? ": " : "", strerror(-r));
+                        report_fn(report, userdata, de->d_name, r, msg);
+                }
+                r = 0;
+        }
+        if (r == 0 && errno != 0)
+                r = negative_errno();
+        closedir(d);
+        return r;
+}
+
+int marketplaces_load(int statefd, const MarketplaceSpec *specs, size_t n_specs,
+                      MarketplacesReportFn report, void *userdata, Marketplaces **ret) {
+        _cleanup_(marketplaces_freep) Marketplaces *ms = NULL;
+        int r;
+
+        if (statefd < 0 || (!specs && n_specs > 0) || !ret)
+                return -EINVAL;
+        ms = calloc(1, sizeof(*ms));
+        if (!ms)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_specs; i++) {
+                r = load_spec(ms, &specs[i], report, userdata);
+                if (r < 0)
+                        return r;
+        }
+        r = load_all_stored(ms, statefd, report, userdata);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(ms);
+        return 0;
+}
+
+/* The lint's warnings as lines, NULL-terminated. */
+static int lint_warnings(const char *identity, char ***ret) {
+        IdentityWarning w[MARKETPLACE_WARNINGS_MAX];
+        char **v;
+        size_t n = 0, k;
+        int r;
+
+        r = identity_pattern_lint(identity, w, ELEMENTSOF(w), &n);
+        if (r < 0)
+                return r;
+        k = n < ELEMENTSOF(w) ? n : ELEMENTSOF(w);
+        v = calloc(k + 2, sizeof(char *));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < k; i++)
+                if (asprintf(&v[i], "%s: %s (at byte %zu)", identity_warning_name(w[i].code),
+                             w[i].message, w[i].offset) < 0) {
+                        v[i] = NULL;
+                        marketplace_warnings_free(v);
+                        return -ENOMEM;
+                }
+        if (n > k && asprintf(&v[k], "%zu more warnings not shown", n - k) < 0) {
+                v[k] = NULL;
+                marketplace_warnings_free(v);
+                return -ENOMEM;
+        }
+        *ret = v;
+        return 0;
+}
+
+/* Removes the stored directory name below mfd: renamed away first, so it vanishes at once. */
+static int remove_stored(int mfd, const char *name) {
+        char gone[NAME_MAX];
+        int r;
+
+        r = store_temp_name(".rm-", name, gone, sizeof(gone));
+        if (r < 0)
+                return r;
+        if (renameat2(mfd, name, mfd, gone, RENAME_NOREPLACE) < 0)
+                return negative_errno();
+        if (fsync(mfd) < 0)
+                return negative_errno();
+        (void)store_remove_dir(mfd, gone); /* a leftover .rm- directory is skipped at load */
+        return 0;
+}
+
+/* Writes marketplaces/<e's name>/ atomically below statefd. */
+static int store_entry(int statefd, const MarketplaceEntry *e, const char *root, size_t root_len) {
+        _cleanup_close_ int mfd = -1, tfd = -1;
+        _cleanup_free_ char *config = NULL;
+        char tmp[NAME_MAX];
+        json_t *j;
+        int r;
+
+        j = json_pack("{s:s, s:s, s:s}", "name", e->marketplace.name, "issuer",
+                      e->marketplace.issuer, "identity", e->marketplace.identity_pattern);
+        if (!j)
+                return -ENOMEM;
+        config = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+        json_decref(j);
+        if (!config)
+                return -ENOMEM;
+
+        if (mkdirat(statefd, MARKETPLACES_DIR, 0755) == 0) {
+                if (fsync(statefd) < 0)
+                        return negative_errno();
+        } else if (errno != EEXIST)
+                return negative_errno();
+        mfd = openat(statefd, MARKETPLACES_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (mfd < 0)
+                return negative_errno();
+
+        r = store_temp_name(".tmp-", e->marketplace.name, tmp, sizeof(tmp));
+        if (r < 0)
+                return r;
+        if (mkdirat(mfd, tmp, 0755) < 0)
+                return negative_errno();
+        tfd = openat(mfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (tfd < 0) {
+                r = negative_errno();
+                goto fail;
+        }
+        r = store_write_file(tfd, MARKETPLACES_ROOT_FILE, root, root_len);
+        if (r < 0)
+                goto fail;
+        r = store_write_file(tfd, MARKETPLACES_CONFIG_FILE, config, strlen(config));
+        if (r < 0)
+                goto fail;
+        if (fsync(tfd) < 0) {
+                r = negative_errno();
+                goto fail;
+        }
+
+        if (renameat2(mfd, tmp, mfd, e->marketplace.name, RENAME_NOREPLACE) < 0) {
+                r = negative_errno();
+                if (r != -EEXIST)
+                        goto fail;
+                /* A stored directory of that name that did not load (it is not in the set, the
+                 * caller checked): the human's new marketplace replaces it. */
+                r = remove_stored(mfd, e->marketplace.name);
+                if (r < 0)
+                        goto fail;
+                if (renameat2(mfd, tmp, mfd, e->marketplace.name, RENAME_NOREPLACE) < 0) {
+                        r = negative_errno();
+                        goto fail;
+                }
+        }
+        if (fsync(mfd) < 0)
+                return negative_errno();
+        return 0;
+
+fail:
+        (void)store_remove_dir(mfd, tmp);
+        return r;
+}
+
+int marketplaces_add(Marketplaces *ms, int statefd, const char *name, const char *issuer,
+                     const char *identity, int trusted_root_fd, bool force, char ***ret_warnings,
+                     const char **ret_reason) {
+        _cleanup_(entry_freep) MarketplaceEntry *e = NULL;
+        _cleanup_free_ char *root = NULL;
+        char **warnings = NULL;
+        size_t root_len;
+        int r;
+
+        if (!ms || statefd < 0)
+                return -EINVAL;
+        r = marketplace_spec_check(name, issuer, identity, ret_reason);
+        if (r < 0)
+                return r;
+        if (marketplaces_find(ms, name))
+                return -EEXIST;
+        if (ms->n_added >= MARKETPLACES_MAX)
+                return -ENOSPC;
+
+        /* The root comes from the peer as an fd it opened with its own rights. */
+        r = release_read_fd(trusted_root_fd, MARKETPLACE_ROOT_MAX, &root, &root_len);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                if (ret_reason)
+                        *ret_reason = r == -EFBIG
+                                              ? "the trusted root is over 1 MiB"
+                                              : "the trusted root is not a readable regular file";
+                return -EINVAL;
+        }
+        r = entry_new(name, issuer, identity, root, root_len, MARKETPLACE_SOURCE_ADDED, &e,
+                      ret_reason);
+        if (r < 0)
+                return r;
+
+        r = lint_warnings(identity, &warnings);
+        if (r < 0)
+                return r;
+        if (warnings[0] && !force) {
+                if (ret_warnings)
+                        *ret_warnings = warnings;
+                else
+                        marketplace_warnings_free(warnings);
+                return -EAGAIN;
+        }
+
+        r = store_entry(statefd, e, root, root_len);
+        if (r >= 0)
+                r = insert(ms, e);
+        if (r < 0) {
+                marketplace_warnings_free(warnings);
+                return r;
+        }
+        TAKE_PTR(e);
+        if (ret_warnings)
+                *ret_warnings = warnings;
+        else
+                marketplace_warnings_free(warnings);
+        return 0;
+}
+
+int marketplaces_remove(Marketplaces *ms, int statefd, const char *name) {
+        _cleanup_close_ int mfd = -1;
+        bool found;
+        size_t i;
+        int r;
+
+        if (!ms || statefd < 0 || !name)
+                return -EINVAL;
+        i = lookup(ms, name, &found);
+        if (!found)
+                return -ENOENT;
+        if (ms->entries[i]->source == MARKETPLACE_SOURCE_POLICY)
+                return -EPERM;
+
+        mfd = openat(statefd, MARKETPLACES_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (mfd < 0 && errno != ENOENT)
+                return negative_errno();
+        if (mfd >= 0) {
+                r = remove_stored(mfd, name);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+        }
+
+        entry_free(ms->entries[i]);
+        memmove(ms->entries + i, ms->entries + i + 1, (ms->n - i - 1) * sizeof(ms->entries[0]));
+        ms->n--;
+        ms->n_added--;
+        return 0;
+}
