@@ -20,6 +20,14 @@ typedef struct VarlinkClient VarlinkClient;
 #define VARLINK_FDS_PER_MESSAGE   8
 #define VARLINK_JSON_DEPTH_MAX    32
 
+/* What a VarlinkLimits field of 0 stands for. */
+#define VARLINK_DEFAULT_MESSAGE_BYTES      ((size_t)1024 * 1024)
+#define VARLINK_DEFAULT_PENDING_PER_CONN   16
+#define VARLINK_DEFAULT_CONNS_PER_UID      32
+#define VARLINK_DEFAULT_CONNS_TOTAL        256
+#define VARLINK_DEFAULT_OUT_BYTES_PER_CONN ((size_t)16 * 1024 * 1024)
+#define VARLINK_DEFAULT_STALL_USEC         ((uint64_t)10 * 1000 * 1000)
+
 /* org.varlink.service errors. */
 #define VARLINK_ERROR_INTERFACE_NOT_FOUND "org.varlink.service.InterfaceNotFound"
 #define VARLINK_ERROR_METHOD_NOT_FOUND    "org.varlink.service.MethodNotFound"
@@ -161,6 +169,25 @@ int varlink_params_check(const json_t *params, const VarlinkParam *table, const 
  * -EBADMSG with *ret_bad naming what was wrong ("json", "method", "parameters", ...). Pure.
  */
 int varlink_message_parse_call(const char *buf, size_t len, json_t **ret, const char **ret_bad);
+
+/* Added with the implementation: helpers the server and the client share. */
+
+/* Longest interface or "iface.Member" name accepted. */
+#define VARLINK_NAME_MAX 255
+/* A reverse-domain interface name of len bytes ("io.lockd.Agent"). */
+bool varlink_interface_name_valid(const char *s, size_t len);
+/* "iface.Member": a valid interface name, a dot, then [A-Z][A-Za-z0-9]*. */
+bool varlink_qualified_name_valid(const char *s);
+/*
+ * Parses one answer (len bytes, the NUL excluded): an object with optional "parameters" (object),
+ * "error" (a qualified name) and "continues" (bool, never true with an error), nothing else.
+ * 0 with *ret_params (new reference, {} when absent), *ret_error (new string or NULL) and
+ * *ret_continues (each may be NULL to ignore it), or -EBADMSG. Pure.
+ */
+int varlink_message_parse_reply(const char *buf, size_t len, json_t **ret_params,
+                                char **ret_error, bool *ret_continues);
+/* Formats m compactly into a new buffer ending in the terminating NUL; *ret_len counts it. */
+int varlink_message_format(const json_t *m, char **ret, size_t *ret_len);
 
 /* Client: blocking, for lockctl, the tests and the benchmarks. */
 int varlink_client_connect(const char *path, VarlinkClient **ret);
