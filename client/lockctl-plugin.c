@@ -4,11 +4,14 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
+#include <systemd/sd-event.h>
 
 #include "config.h"
 #include "escape.h"
@@ -19,9 +22,16 @@
 #include "manifest.h"
 #include "runner.h"
 #include "sandbox.h"
+#include "scope.h"
 #include "uidpool.h"
 
 #define FIXTURE_BYTES_MAX (1024 * MiB)
+
+/* --scope: the slice lockd uses, the wait for the start job, and the limits beyond the manifest. */
+#define SCOPE_SLICE           "lockd-plugins.slice"
+#define SCOPE_WAIT_USEC       (10 * 1000000ULL)
+#define SCOPE_TASKS_MAX       513 /* the plugin and the 512 threads its RLIMIT_NPROC leaves it */
+#define SCOPE_RUNTIME_EXTRA_S 5   /* RuntimeMaxUSec= is the manifest's timeout plus this */
 
 /* Reads and validates DIR/plugin.toml; prints the error itself. 0 or LOCKCTL_EXIT_*. */
 static int load_manifest(int dirfd, const char *dir, Manifest **ret, FILE *diag_out, int err_exit) {
@@ -155,6 +165,113 @@ static void print_result(const RunResult *res) {
         }
 }
 
+/*
+ * --scope: the run inside a transient scope of a systemd manager, through the daemon's own code
+ * (scope.c): an sd-event loop in a helper thread owns the connection, and the runner's start hook
+ * waits there for the scope, as lockd's runner threads wait for its main loop.
+ */
+typedef struct ScopeRun {
+        pthread_t thread;
+        sd_event *event;
+        ScopeManager *manager;
+        int quit_fd, ready_fd;
+        int error; /* of the loop thread: connecting, or the loop itself */
+        const char *bus;
+        char unit[64];
+        ScopeLimits limits;
+        OomWatch *watch;
+        int start_error;
+} ScopeRun;
+
+static int scope_run_on_quit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static void *scope_run_loop(void *userdata) {
+        ScopeRun *s = userdata;
+        ScopeConfig cfg = {.bus = s->bus, .slice = SCOPE_SLICE};
+        uint64_t one = 1;
+        int r;
+
+        r = sd_event_new(&s->event);
+        if (r >= 0)
+                r = scope_manager_new(s->event, &cfg, &s->manager);
+        if (r >= 0)
+                r = sd_event_add_io(s->event, NULL, s->quit_fd, EPOLLIN, scope_run_on_quit, s);
+        s->error = r < 0 ? r : 0;
+        (void)loop_write(s->ready_fd, &one, sizeof(one));
+        if (r >= 0) {
+                r = sd_event_loop(s->event);
+                s->error = r < 0 ? r : 0;
+        }
+        /* Frees the manager on its own thread; queued kills are still sent. */
+        s->manager = scope_manager_free(s->manager);
+        s->event = sd_event_unref(s->event);
+        return NULL;
+}
+
+/* Connects to the manager (bus "user", or $LOCKD_SCOPE_BUS) from a new loop thread. */
+static int scope_run_start(ScopeRun *s, const SandboxLimits *l) {
+        uint64_t v;
+        int r;
+
+        s->bus = getenv("LOCKD_SCOPE_BUS");
+        if (!s->bus || !s->bus[0])
+                s->bus = "user";
+        snprintf(s->unit, sizeof(s->unit), "lockctl-test-%d-%u.scope", (int)getpid(), 0U);
+        s->limits = (ScopeLimits){
+                .memory_max = l->memory_bytes,
+                .tasks_max = SCOPE_TASKS_MAX,
+                .runtime_max_usec = (l->timeout_s + SCOPE_RUNTIME_EXTRA_S) * 1000000ULL,
+        };
+        s->quit_fd = eventfd(0, EFD_CLOEXEC);
+        s->ready_fd = eventfd(0, EFD_CLOEXEC);
+        if (s->quit_fd < 0 || s->ready_fd < 0)
+                return negative_errno();
+        r = pthread_create(&s->thread, NULL, scope_run_loop, s);
+        if (r != 0)
+                return -r;
+        if (loop_read(s->ready_fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+                s->error = -EIO;
+        if (s->error < 0) {
+                (void)pthread_join(s->thread, NULL);
+                return s->error;
+        }
+        return 0;
+}
+
+/* Stops the loop thread (after it sent what was queued) and frees what the run held. */
+static void scope_run_stop(ScopeRun *s) {
+        uint64_t one = 1;
+
+        (void)loop_write(s->quit_fd, &one, sizeof(one));
+        (void)pthread_join(s->thread, NULL);
+        s->watch = oom_watch_free(s->watch);
+}
+
+static void scope_run_close(ScopeRun *s) {
+        s->quit_fd = safe_close(s->quit_fd);
+        s->ready_fd = safe_close(s->ready_fd);
+}
+
+/* The runner's start hook: the child waits until it is in its scope, or ends. */
+static int scope_run_hook(pid_t pid, int pidfd, void *userdata) {
+        ScopeRun *s = userdata;
+
+        s->start_error = scope_start_wait(s->manager, s->unit, pid, &s->limits, SCOPE_WAIT_USEC);
+        if (s->start_error < 0)
+                return s->start_error;
+        /* Without a memory cgroup to watch, an OOM kill reads as signal:SIGKILL: no failure. */
+        (void)oom_watch_new(pid, &s->watch);
+        return 0;
+}
+
+static bool scope_run_oom(void *userdata) {
+        ScopeRun *s = userdata;
+
+        return s->watch && oom_watch_fired(s->watch);
+}
+
 static int verb_plugin_test(int argc, char **argv) {
         _cleanup_(manifest_freep) Manifest *m = NULL;
         _cleanup_(sandbox_freep) Sandbox *sb = NULL;
@@ -166,10 +283,14 @@ static int verb_plugin_test(int argc, char **argv) {
         RunParams p = {};
         RunResult res;
         UidPool pool = {};
+        ScopeRun scope = {.quit_fd = -1, .ready_fd = -1};
+        bool use_scope = false;
         int r;
 
         for (int i = 0; i < argc; i++) {
-                if (strcmp(argv[i], "--input") == 0) {
+                if (strcmp(argv[i], "--scope") == 0) {
+                        use_scope = true;
+                } else if (strcmp(argv[i], "--input") == 0) {
                         if (i + 1 >= argc || n_values >= ELEMENTSOF(values))
                                 goto usage;
                         values[n_values++] = argv[++i];
@@ -263,16 +384,48 @@ static int verb_plugin_test(int argc, char **argv) {
                 p.drop_to_uid = true;
         }
 
+        if (use_scope) {
+                /* No manager, no run: like lockd, never a silent fallback to no scope. */
+                r = scope_run_start(&scope, &spec.limits);
+                if (r < 0) {
+                        fprintf(stderr, "lockctl: --scope: cannot use the manager at '%s': %s\n",
+                                scope.bus, strerror(-r));
+                        scope_run_close(&scope);
+                        return LOCKCTL_EXIT_USAGE;
+                }
+                p.start_hook = scope_run_hook;
+                p.start_hook_userdata = &scope;
+                p.oom_check = scope_run_oom;
+                p.oom_check_userdata = &scope;
+        }
+
         r = runner_run(sb, &p, &res);
+        if (use_scope) {
+                /* lockd's timeout killed the plugin; the unit goes too, whatever it still holds. */
+                if (r == 0 && res.cause == RUN_CAUSE_TIMEOUT)
+                        (void)scope_kill(scope.manager, scope.unit);
+                scope_run_stop(&scope);
+                scope_run_close(&scope);
+        }
         if (r < 0) {
                 fprintf(stderr, "lockctl: cannot run the plugin: %s\n", strerror(-r));
                 return LOCKCTL_EXIT_USAGE;
         }
         print_result(&res);
+        if (use_scope && scope.start_error < 0)
+                fprintf(stderr, "scope: %s: could not be started through '%s': %s\n", scope.unit,
+                        scope.bus, strerror(-scope.start_error));
+        else if (use_scope)
+                fprintf(stderr,
+                        "scope: %s in %s (MemoryMax=%" PRIu64 ", TasksMax=%" PRIu64
+                        ", RuntimeMaxUSec=%" PRIu64 ")\n",
+                        scope.unit, SCOPE_SLICE, scope.limits.memory_max, scope.limits.tasks_max,
+                        scope.limits.runtime_max_usec);
         return res.outcome == RUN_PLUGIN_ERROR ? LOCKCTL_EXIT_FAIL : LOCKCTL_EXIT_OK;
 
 usage:
-        fprintf(stderr, "usage: lockctl plugin test DIR FIXTURE [--input NAME=VALUE]...\n");
+        fprintf(stderr,
+                "usage: lockctl plugin test DIR FIXTURE [--input NAME=VALUE]... [--scope]\n");
         return LOCKCTL_EXIT_USAGE;
 }
 

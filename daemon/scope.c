@@ -661,8 +661,9 @@ int scope_manager_new(sd_event *e, const ScopeConfig *cfg, ScopeManager **ret) {
 }
 
 /*
- * Every request still in flight ends with -ECANCELED (its done is called now), and every queued
- * scope_start_wait() returns -ECANCELED. No other thread may start a new call once this began.
+ * Every request still in flight ends with -ECANCELED (its done is called now), every queued
+ * scope_start_wait() returns -ECANCELED, and queued kills are still sent before the connection
+ * is flushed and closed. No other thread may start a new call once this began.
  */
 ScopeManager *scope_manager_free(ScopeManager *m) {
         if (!m)
@@ -673,6 +674,8 @@ ScopeManager *scope_manager_free(ScopeManager *m) {
                 next = c->next;
                 if (c->kind == COMMAND_START)
                         waiter_finish(m, c->waiter, -ECANCELED);
+                else
+                        (void)kill_now(m, c->unit); /* sent by the flush below */
                 free(c);
         }
         while (m->tracked) {
