@@ -1,0 +1,509 @@
+/* The Varlink handlers for plugins and marketplaces: the console's install, remove and lists, and
+ * the agent's view of the catalog. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "catalog.h"
+#include "console-plugins.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "marketplaces.h"
+#include "sigstore-util.h"
+
+#define CONSOLE_ERROR(name) "io.lockd.Console." name
+
+/* The largest fd index a call may name. */
+#define FD_INDEX_MAX (VARLINK_FDS_PER_MESSAGE - 1)
+
+static int reply_error(VarlinkCall *call, const char *error, json_t *params) {
+        int r = params ? varlink_call_error(call, error, params) : -ENOMEM;
+
+        json_decref(params);
+        return r;
+}
+
+/* Answers with params (taken; NULL from a failed json_pack() is -ENOMEM). */
+static int reply_ok(VarlinkCall *call, json_t *params) {
+        int r = params ? varlink_call_reply(call, params, false) : -ENOMEM;
+
+        json_decref(params);
+        return r;
+}
+
+static int reply_invalid_request(VarlinkCall *call, const char *reason) {
+        return reply_error(call, CONSOLE_ERROR("InvalidRequest"),
+                           json_pack("{s:s}", "reason", reason));
+}
+
+static int reply_unavailable(VarlinkCall *call, const char *reason) {
+        return reply_error(call, CONSOLE_ERROR("Unavailable"),
+                           json_pack("{s:s}", "reason", reason));
+}
+
+/* A string parameter, or NULL when absent or null (the server checked its type). */
+static const char *param_string(json_t *params, const char *key) {
+        return json_string_value(json_object_get(params, key));
+}
+
+/* The uid of the call's peer, for the log; -1 once the peer is gone. */
+static long peer_uid(VarlinkCall *call) {
+        VarlinkConn *c = varlink_call_conn(call);
+        const struct ucred *cred = c ? varlink_conn_peer(c) : NULL;
+
+        return cred ? (long)cred->uid : -1;
+}
+
+static void hex32(const uint8_t d[32], char out[65]) {
+        sigstore_hex_encode(d, 32, out);
+}
+
+json_t *plugin_to_json(const CatalogPlugin *p, bool console) {
+        const Manifest *m = p->release->manifest;
+        _cleanup_(json_decrefp) json_t *o = NULL, *accepts = json_array(), *inputs = json_array();
+        char msha[65], bsha[65];
+
+        if (!accepts || !inputs)
+                return NULL;
+        for (size_t i = 0; i < m->n_accepts; i++)
+                if (json_array_append_new(accepts, json_string(m->accepts[i])) < 0)
+                        return NULL;
+        for (size_t i = 0; i < m->n_inputs; i++)
+                if (json_array_append_new(
+                            inputs, json_pack("{s:s, s:s, s:I}", "name", m->inputs[i].name, "kind",
+                                              input_kind_name(m->inputs[i].kind), "max_bytes",
+                                              (json_int_t)m->inputs[i].max_bytes)) < 0)
+                        return NULL;
+
+        o = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:O, s:O}", "name", m->name, "version",
+                      m->version, "protocol", (json_int_t)m->protocol, "question", m->question,
+                      "one", m->one, "zero", m->zero, "accepts", accepts, "inputs", inputs);
+        if (!o || !console)
+                return TAKE_PTR(o);
+
+        hex32(p->release->manifest_sha256, msha);
+        hex32(p->release->binary_sha256, bsha);
+        if (json_object_set_new(o, "detail", json_boolean(m->detail)) < 0 ||
+            json_object_set_new(o, "limits",
+                                json_pack("{s:I, s:I, s:I}", "cpu_s", (json_int_t)m->cpu_s,
+                                          "memory_bytes", (json_int_t)m->memory_bytes, "timeout_s",
+                                          (json_int_t)m->timeout_s)) < 0 ||
+            json_object_set_new(o, "marketplace",
+                                json_string(p->marketplace ? p->marketplace : "")) < 0 ||
+            json_object_set_new(o, "manifest_sha256", json_string(msha)) < 0 ||
+            json_object_set_new(o, "binary_sha256", json_string(bsha)) < 0 ||
+            json_object_set_new(o, "signed", json_boolean(p->signed_)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+static int list_plugins(VarlinkCall *call, const Manager *m, bool console) {
+        _cleanup_(json_decrefp) json_t *plugins = json_array(), *reply = NULL;
+
+        if (!plugins)
+                return -ENOMEM;
+        for (size_t i = 0; i < catalog_n(m->catalog); i++)
+                if (json_array_append_new(plugins,
+                                          plugin_to_json(catalog_get(m->catalog, i), console)) < 0)
+                        return -ENOMEM;
+        reply = json_pack("{s:O}", "plugins", plugins);
+        if (!reply)
+                return -ENOMEM;
+        return varlink_call_reply(call, reply, false);
+}
+
+static int method_list_plugins(VarlinkCall *call, json_t *params, void *userdata) {
+        return list_plugins(call, userdata, true);
+}
+
+static int method_agent_list_plugins(VarlinkCall *call, json_t *params, void *userdata) {
+        return list_plugins(call, userdata, false);
+}
+
+/*
+ * Takes the fd whose index the parameter key holds, when present: *ret is -1 when the parameter
+ * is absent. The fd is the peer's, opened with its own rights: it must be a regular file open for
+ * reading (not O_PATH, not write-only), so nothing reading it can block on a FIFO or socket or
+ * read a directory. 0, or a negative errno with *reason set to a sentence for InvalidRequest.
+ */
+static int take_file_fd(VarlinkCall *call, json_t *params, const char *key, int *ret, char *reason,
+                        size_t reason_size) {
+        _cleanup_close_ int fd = -1;
+        json_t *v = json_object_get(params, key);
+        struct stat st;
+        int flags;
+
+        *ret = -1;
+        if (!json_is_integer(v))
+                return 0;
+        fd = varlink_call_take_fd(call, json_integer_value(v));
+        if (fd < 0) {
+                snprintf(reason, reason_size, "%s: no fd %lld in this call, or one taken twice",
+                         key, (long long)json_integer_value(v));
+                return -EBADF;
+        }
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                snprintf(reason, reason_size, "%s: not a regular file", key);
+                return -EBADFD;
+        }
+        if ((flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY) {
+                snprintf(reason, reason_size, "%s: not open for reading", key);
+                return -EBADF;
+        }
+        *ret = TAKE_FD(fd);
+        return 0;
+}
+
+typedef struct InstallFds {
+        int manifest, binary, manifest_bundle, binary_bundle, index, index_bundle;
+} InstallFds;
+
+static void install_fds_done(InstallFds *f) {
+        safe_close(f->manifest);
+        safe_close(f->binary);
+        safe_close(f->manifest_bundle);
+        safe_close(f->binary_bundle);
+        safe_close(f->index);
+        safe_close(f->index_bundle);
+}
+
+static const char *install_status_name(CatalogInstallStatus s) {
+        switch (s) {
+        case CATALOG_INSTALLED:
+                return "installed";
+        case CATALOG_VERIFICATION_FAILED:
+                return "verification failed";
+        case CATALOG_NEEDS_TYPED_NAME:
+                return "needs the typed name";
+        case CATALOG_UPDATE_REFUSED:
+                return "update refused";
+        case CATALOG_STORE_FAILED:
+                return "store failed";
+        case CATALOG_SANDBOX_FAILED:
+                return "sandbox failed";
+        }
+        return "unknown";
+}
+
+/* Answers a refused install with the error the interface names for it. */
+static int reply_install_failure(VarlinkCall *call, const CatalogInstallResult *res, int r) {
+        const Manifest *nm = res->manifest;
+        char reason[320];
+
+        switch (res->status) {
+        case CATALOG_NEEDS_TYPED_NAME:
+                return reply_error(call, CONSOLE_ERROR("UpdateNeedsTypedName"),
+                                   json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "name", nm->name,
+                                             "installed", res->installed, "version", nm->version,
+                                             "question", nm->question, "one", nm->one, "zero",
+                                             nm->zero));
+        case CATALOG_UPDATE_REFUSED:
+                return reply_error(call, CONSOLE_ERROR("UpdateRefused"),
+                                   json_pack("{s:s, s:s, s:s}", "reason",
+                                             update_verdict_name(res->verdict), "installed",
+                                             res->installed, "version", nm->version));
+        case CATALOG_STORE_FAILED:
+                snprintf(reason, sizeof(reason), "the plugin store: %s: %s",
+                         store_error_name(res->store_error.code), res->store_error.message);
+                return reply_unavailable(call, reason);
+        case CATALOG_SANDBOX_FAILED:
+                snprintf(reason, sizeof(reason), "the plugin cannot be sandboxed: %s",
+                         sandbox_strerror(res->sandbox_error));
+                return reply_unavailable(call, reason);
+        case CATALOG_VERIFICATION_FAILED:
+        default:
+                if (r == -ENOMEM)
+                        return r;
+                return reply_error(call, CONSOLE_ERROR("VerificationFailed"),
+                                   json_pack("{s:s, s:s}", "code",
+                                             release_error_name(res->release_error.code), "message",
+                                             res->release_error.message));
+        }
+}
+
+static int method_install_plugin(VarlinkCall *call, json_t *params, void *userdata) {
+        Manager *m = userdata;
+        _cleanup_(install_fds_done) InstallFds f = {-1, -1, -1, -1, -1, -1};
+        _cleanup_(json_decrefp) json_t *reply = NULL, *plugin = NULL;
+        const char *marketplace = param_string(params, "marketplace");
+        const char *accept_name = param_string(params, "accept_name");
+        const MarketplaceEntry *mk = NULL;
+        CatalogInstallResult res = {};
+        char reason[160];
+        bool bundles, some_bundle, index, some_index;
+        int r;
+
+        /* The shape first: signed (marketplace and both bundles) or unsigned (none of them), and
+         * the index complete or absent, before any fd is looked at. */
+        bundles = json_is_integer(json_object_get(params, "manifest_bundle_fd")) &&
+                  json_is_integer(json_object_get(params, "binary_bundle_fd"));
+        some_bundle = json_is_integer(json_object_get(params, "manifest_bundle_fd")) ||
+                      json_is_integer(json_object_get(params, "binary_bundle_fd"));
+        index = json_is_integer(json_object_get(params, "index_fd")) &&
+                json_is_integer(json_object_get(params, "index_bundle_fd"));
+        some_index = json_is_integer(json_object_get(params, "index_fd")) ||
+                     json_is_integer(json_object_get(params, "index_bundle_fd"));
+        if (some_bundle != bundles || (marketplace != NULL) != bundles)
+                return reply_invalid_request(
+                        call, "marketplace, manifest_bundle_fd and binary_bundle_fd go together");
+        if (some_index != index)
+                return reply_invalid_request(call, "index_fd and index_bundle_fd go together");
+        if (index && !marketplace)
+                return reply_invalid_request(call, "an index needs a marketplace");
+
+        static const struct {
+                const char *key;
+                size_t offset;
+        } fd_params[] = {
+                {"manifest_fd", offsetof(InstallFds, manifest)},
+                {"binary_fd", offsetof(InstallFds, binary)},
+                {"manifest_bundle_fd", offsetof(InstallFds, manifest_bundle)},
+                {"binary_bundle_fd", offsetof(InstallFds, binary_bundle)},
+                {"index_fd", offsetof(InstallFds, index)},
+                {"index_bundle_fd", offsetof(InstallFds, index_bundle)},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(fd_params); i++) {
+                r = take_file_fd(call, params, fd_params[i].key,
+                                 (int *)((char *)&f + fd_params[i].offset), reason, sizeof(reason));
+                if (r < 0)
+                        return reply_invalid_request(call, reason);
+        }
+
+        if (marketplace) {
+                mk = marketplaces_find(m->marketplaces, marketplace);
+                if (!mk)
+                        return reply_error(call, CONSOLE_ERROR("UnknownMarketplace"),
+                                           json_pack("{s:s}", "name", marketplace));
+        } else if (!manager_allow_unsigned(m))
+                return varlink_call_error(call, CONSOLE_ERROR("UnsignedRefused"), NULL);
+
+        r = catalog_install(m->catalog, m->state_fd, mk ? &mk->marketplace : NULL,
+                            &(const ReleaseFds){.manifest = f.manifest,
+                                                .binary = f.binary,
+                                                .manifest_bundle = f.manifest_bundle,
+                                                .binary_bundle = f.binary_bundle},
+                            (const int[2]){f.index, f.index_bundle}, accept_name, &res);
+        if (r < 0) {
+                log_struct_errno(
+                        LOG_NOTICE, r, NULL,
+                        LOG_FIELDS(LOG_FIELD("MARKETPLACE", marketplace),
+                                   LOG_FIELD_U64("PEER_UID", peer_uid(call))),
+                        "plugin install from %s not done: %s%s%s",
+                        marketplace ? marketplace : "(unsigned)", install_status_name(res.status),
+                        res.status == CATALOG_VERIFICATION_FAILED ? ": " : "",
+                        res.status == CATALOG_VERIFICATION_FAILED ? res.release_error.message : "");
+                r = reply_install_failure(call, &res, r);
+                catalog_install_result_done(&res);
+                return r;
+        }
+
+        log_struct(LOG_NOTICE, LOCKD_MESSAGE_PLUGIN_INSTALLED,
+                   LOG_FIELDS(LOG_FIELD("PLUGIN", res.plugin->release->manifest->name),
+                              LOG_FIELD("PLUGIN_VERSION", res.plugin->release->manifest->version),
+                              LOG_FIELD("MARKETPLACE", marketplace),
+                              LOG_FIELD("REPLACED_VERSION", res.replaced[0] ? res.replaced : NULL),
+                              LOG_FIELD_U64("PEER_UID", peer_uid(call))),
+                   "plugin %s %s installed (%s)%s%s", res.plugin->release->manifest->name,
+                   res.plugin->release->manifest->version, marketplace ? marketplace : "unsigned",
+                   res.replaced[0] ? ", replacing " : "", res.replaced);
+
+        plugin = plugin_to_json(res.plugin, true);
+        if (!plugin) {
+                catalog_install_result_done(&res);
+                return -ENOMEM;
+        }
+        reply = json_pack("{s:O}", "plugin", plugin);
+        if (reply && res.replaced[0] &&
+            json_object_set_new(reply, "replaced", json_string(res.replaced)) < 0)
+                reply = (json_decref(reply), NULL);
+        catalog_install_result_done(&res);
+        return reply_ok(call, TAKE_PTR(reply));
+}
+
+static int method_remove_plugin(VarlinkCall *call, json_t *params, void *userdata) {
+        Manager *m = userdata;
+        const char *name = param_string(params, "name");
+        const char *version = param_string(params, "version");
+        char reason[160];
+        int r;
+
+        if (version && !manifest_version_valid(version))
+                return reply_invalid_request(call, "version is not MAJOR.MINOR.PATCH");
+        /* A name no plugin can have is as unknown as one not installed. */
+        r = manifest_name_valid(name) ? catalog_remove(m->catalog, m->state_fd, name, version)
+                                      : -ENOENT;
+        if (r == -ENOENT)
+                return reply_error(call, CONSOLE_ERROR("UnknownPlugin"),
+                                   json_pack("{s:s}", "name", name));
+        if (r < 0) {
+                snprintf(reason, sizeof(reason), "the plugin store: %s", strerror(-r));
+                return reply_unavailable(call, reason);
+        }
+        log_struct(LOG_NOTICE, LOCKD_MESSAGE_PLUGIN_REMOVED,
+                   LOG_FIELDS(LOG_FIELD("PLUGIN", name), LOG_FIELD("PLUGIN_VERSION", version),
+                              LOG_FIELD_U64("PEER_UID", peer_uid(call))),
+                   "plugin %s%s%s removed", name, version ? " " : "", version ? version : "");
+        return varlink_call_reply(call, NULL, false);
+}
+
+static json_t *marketplace_to_json(const MarketplaceEntry *e) {
+        return json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", e->marketplace.name, "issuer",
+                         e->marketplace.issuer, "identity", e->marketplace.identity_pattern,
+                         "trusted_root_sha256", e->trusted_root_sha256, "source",
+                         marketplace_source_name(e->source));
+}
+
+static int method_list_marketplaces(VarlinkCall *call, json_t *params, void *userdata) {
+        const Manager *m = userdata;
+        _cleanup_(json_decrefp) json_t *list = json_array(), *reply = NULL;
+
+        if (!list)
+                return -ENOMEM;
+        for (size_t i = 0; i < marketplaces_n(m->marketplaces); i++)
+                if (json_array_append_new(
+                            list, marketplace_to_json(marketplaces_get(m->marketplaces, i))) < 0)
+                        return -ENOMEM;
+        reply = json_pack("{s:O}", "marketplaces", list);
+        if (!reply)
+                return -ENOMEM;
+        return varlink_call_reply(call, reply, false);
+}
+
+static json_t *strv_to_json(char **v) {
+        json_t *a = json_array();
+
+        for (size_t i = 0; a && v && v[i]; i++)
+                if (json_array_append_new(a, json_string(v[i])) < 0)
+                        a = (json_decref(a), NULL);
+        return a;
+}
+
+static int method_add_marketplace(VarlinkCall *call, json_t *params, void *userdata) {
+        Manager *m = userdata;
+        const char *name = param_string(params, "name");
+        const char *issuer = param_string(params, "issuer");
+        const char *identity = param_string(params, "identity");
+        bool force = json_is_true(json_object_get(params, "force"));
+        _cleanup_close_ int root_fd = -1;
+        char **warnings = NULL;
+        const char *why = "invalid";
+        char reason[160];
+        json_t *w;
+        int r;
+
+        r = take_file_fd(call, params, "trusted_root_fd", &root_fd, reason, sizeof(reason));
+        if (r < 0)
+                return reply_invalid_request(call, reason);
+
+        r = marketplaces_add(m->marketplaces, m->state_fd, name, issuer, identity, root_fd, force,
+                             &warnings, &why);
+        switch (r) {
+        case 0:
+                break;
+        case -EEXIST:
+                return reply_error(call, CONSOLE_ERROR("MarketplaceExists"),
+                                   json_pack("{s:s}", "name", name));
+        case -EINVAL:
+                return reply_invalid_request(call, why);
+        case -EAGAIN:
+                w = strv_to_json(warnings);
+                marketplace_warnings_free(warnings);
+                return reply_error(call, CONSOLE_ERROR("LintWarnings"),
+                                   w ? json_pack("{s:o}", "warnings", w) : NULL);
+        case -ENOSPC:
+                return reply_unavailable(call, "too many marketplaces");
+        case -ENOMEM:
+                return r;
+        default:
+                snprintf(reason, sizeof(reason), "the state directory: %s", strerror(-r));
+                return reply_unavailable(call, reason);
+        }
+
+        log_struct(LOG_NOTICE, LOCKD_MESSAGE_MARKETPLACE_ADDED,
+                   LOG_FIELDS(LOG_FIELD("MARKETPLACE", name), LOG_FIELD("ISSUER", issuer),
+                              LOG_FIELD("IDENTITY", identity),
+                              LOG_FIELD_U64("PEER_UID", peer_uid(call))),
+                   "marketplace %s added%s", name,
+                   warnings && warnings[0] ? " despite lint warnings (forced)" : "");
+        w = strv_to_json(warnings);
+        marketplace_warnings_free(warnings);
+        return reply_ok(call, w ? json_pack("{s:o}", "warnings", w) : NULL);
+}
+
+static int method_remove_marketplace(VarlinkCall *call, json_t *params, void *userdata) {
+        Manager *m = userdata;
+        const char *name = param_string(params, "name");
+        char reason[160];
+        int r;
+
+        r = marketplaces_remove(m->marketplaces, m->state_fd, name);
+        if (r == -ENOENT)
+                return reply_error(call, CONSOLE_ERROR("UnknownMarketplace"),
+                                   json_pack("{s:s}", "name", name));
+        if (r == -EPERM)
+                return reply_error(call, CONSOLE_ERROR("MarketplaceFromPolicy"),
+                                   json_pack("{s:s}", "name", name));
+        if (r < 0) {
+                snprintf(reason, sizeof(reason), "the state directory: %s", strerror(-r));
+                return reply_unavailable(call, reason);
+        }
+        log_struct(LOG_NOTICE, LOCKD_MESSAGE_MARKETPLACE_REMOVED,
+                   LOG_FIELDS(LOG_FIELD("MARKETPLACE", name),
+                              LOG_FIELD_U64("PEER_UID", peer_uid(call))),
+                   "marketplace %s removed", name);
+        return varlink_call_reply(call, NULL, false);
+}
+
+static const VarlinkParam params_none[] = {{NULL}};
+
+static const VarlinkParam params_install_plugin[] = {
+        {"marketplace", VARLINK_STRING, false, 1, MARKETPLACE_NAME_MAX},
+        {"manifest_fd", VARLINK_INT, true, 0, FD_INDEX_MAX},
+        {"binary_fd", VARLINK_INT, true, 0, FD_INDEX_MAX},
+        {"manifest_bundle_fd", VARLINK_INT, false, 0, FD_INDEX_MAX},
+        {"binary_bundle_fd", VARLINK_INT, false, 0, FD_INDEX_MAX},
+        {"index_fd", VARLINK_INT, false, 0, FD_INDEX_MAX},
+        {"index_bundle_fd", VARLINK_INT, false, 0, FD_INDEX_MAX},
+        {"accept_name", VARLINK_STRING, false, 1, 128},
+        {NULL},
+};
+
+static const VarlinkParam params_remove_plugin[] = {
+        {"name", VARLINK_STRING, true, 1, 128},
+        {"version", VARLINK_STRING, false, 1, 32},
+        {NULL},
+};
+
+static const VarlinkParam params_add_marketplace[] = {
+        {"name", VARLINK_STRING, true, 1, 128},
+        {"issuer", VARLINK_STRING, true, 1, MARKETPLACE_ISSUER_MAX},
+        {"identity", VARLINK_STRING, true, 1, MARKETPLACE_IDENTITY_MAX},
+        {"trusted_root_fd", VARLINK_INT, true, 0, FD_INDEX_MAX},
+        {"force", VARLINK_BOOL, false, 0, 0},
+        {NULL},
+};
+
+static const VarlinkParam params_remove_marketplace[] = {
+        {"name", VARLINK_STRING, true, 1, 128},
+        {NULL},
+};
+
+const VarlinkMethod console_plugin_methods[] = {
+        {"ListPlugins", method_list_plugins, params_none, 0},
+        {"InstallPlugin", method_install_plugin, params_install_plugin, VARLINK_METHOD_ACCEPTS_FDS},
+        {"RemovePlugin", method_remove_plugin, params_remove_plugin, 0},
+        {"AddMarketplace", method_add_marketplace, params_add_marketplace,
+         VARLINK_METHOD_ACCEPTS_FDS},
+        {"ListMarketplaces", method_list_marketplaces, params_none, 0},
+        {"RemoveMarketplace", method_remove_marketplace, params_remove_marketplace, 0},
+        {NULL},
+};
+
+const VarlinkMethod agent_plugin_methods[] = {
+        {"ListPlugins", method_agent_list_plugins, params_none, 0},
+        {NULL},
+};

@@ -1,0 +1,25 @@
+/* The Varlink methods for plugins and marketplaces: io.lockd.Console's ListPlugins,
+ * InstallPlugin, RemovePlugin, AddMarketplace, ListMarketplaces, RemoveMarketplace, and
+ * io.lockd.Agent's ListPlugins. Every handler takes the Manager as userdata. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "catalog.h"
+#include "manager.h"
+#include "varlink.h"
+
+/* Whether the policy in force lets unsigned plugins be installed (allow_unsigned: true).
+ * Implemented by the manager. */
+bool manager_allow_unsigned(const Manager *m);
+
+/* The console's plugin and marketplace methods, terminated by an entry with name NULL, with
+ * their parameter tables and flags (fds where a method takes them). */
+extern const VarlinkMethod console_plugin_methods[];
+/* The agent's ListPlugins, terminated likewise. */
+extern const VarlinkMethod agent_plugin_methods[];
+
+/* A plugin as io.lockd.Console's Plugin type (console true) or io.lockd.Agent's (false): a new
+ * object, or NULL on ENOMEM. */
+json_t *plugin_to_json(const CatalogPlugin *p, bool console);
