@@ -414,6 +414,52 @@ START_TEST(test_prefixes) {
 }
 END_TEST
 
+/* The text between the first ".EX" and ".EE" lines after the line "section" of the man page, with
+ * roff's "\e" turned back into a backslash. A new string, or NULL. */
+static char *man_block(const char *man, const char *section) {
+        const char *start = strstr(man, section), *end;
+        char *out, *o;
+
+        if (!start || !(start = strstr(start, "\n.EX\n")) || !(end = strstr(start, "\n.EE\n")))
+                return NULL;
+        start += strlen("\n.EX\n");
+        out = o = calloc(1, (size_t)(end - start) + 2);
+        if (!out)
+                return NULL;
+        for (const char *c = start; c <= end; c++) {
+                if (c[0] == '\\' && c[1] == 'e') {
+                        *o++ = '\\';
+                        c++;
+                } else
+                        *o++ = *c;
+        }
+        return out;
+}
+
+/* lockd.yaml(5) shows the default exactly as policy_format() prints it, and its example parses. */
+START_TEST(test_man_page) {
+        char path[4096];
+        _cleanup_free_ char *man = NULL, *defaults = NULL, *example = NULL, *printed = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL, *q = NULL;
+
+        snprintf(path, sizeof(path), "%s/../../docs/lockd.yaml.5", data_dir());
+        ck_assert_int_gt(read_file(path, &man), 0);
+        defaults = man_block(man, "\n.SH DEFAULTS\n");
+        ck_assert_ptr_nonnull(defaults);
+        ck_assert_int_eq(policy_default(&p), 0);
+        printed = format(p);
+        ck_assert_str_eq(defaults, printed);
+        example = man_block(man, "\n.SH EXAMPLE\n");
+        ck_assert_ptr_nonnull(example);
+        parse_ok(example, &q);
+        ck_assert_uint_eq(q->n_marketplaces, 1);
+        ck_assert_str_eq(
+                q->marketplaces[0].identity,
+                "^https://github\\.com/acme/plugins/\\.github/workflows/release\\.yml@refs/"
+                "tags/.*$");
+}
+END_TEST
+
 START_TEST(test_untouched_on_failure) {
         Policy *sentinel = (Policy *)&sentinel, *p = sentinel;
         PolicyDiag d;
@@ -470,6 +516,7 @@ static Suite *policy_suite(void) {
         tcase_add_test(tc, test_lists_replace);
         tcase_add_test(tc, test_scalar_types);
         tcase_add_test(tc, test_prefixes);
+        tcase_add_test(tc, test_man_page);
         tcase_add_test(tc, test_untouched_on_failure);
         tcase_add_test(tc, test_error_names);
         tcase_add_test(tc, test_principal_names);
