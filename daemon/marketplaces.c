@@ -17,6 +17,9 @@
 #include "sigstore-util.h"
 #include "store.h"
 
+_Static_assert(MARKETPLACE_NAME_MAX == STORE_MARKETPLACE_NAME_MAX,
+               "the store's origin file holds marketplace names");
+
 struct Marketplaces {
         MarketplaceEntry **entries; /* sorted by name */
         size_t n;

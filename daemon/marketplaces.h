@@ -76,13 +76,13 @@ int marketplaces_load(int statefd, const MarketplaceSpec *specs, size_t n_specs,
  * Adds a marketplace and stores it below statefd. The trusted root is read from trusted_root_fd
  * (a peer's fd: a regular file open for reading, at most 1 MiB) and must parse. The identity
  * pattern is linted (identity_pattern_lint()): its warnings, one line each, are returned in
- * *ret_warnings (a NULL-terminated array, possibly empty; if ret_warnings is non-NULL) whatever
- * the outcome past the checks; with warnings and !force nothing is added and -EAGAIN is
- * returned. The directory is written as the plugin store writes: files under O_EXCL temporary
- * names with fsync(), a temporary directory renamed into place with RENAME_NOREPLACE, the parent
- * fsync()ed. Returns 0; -EINVAL with *ret_reason set (bad name, issuer, pattern, or a root that
- * is not a regular readable file or does not parse); -EEXIST the name is taken; -EAGAIN lint
- * warnings; -ENOSPC over MARKETPLACES_MAX; -ENOMEM; an I/O errno.
+ * *ret_warnings (a NULL-terminated array, possibly empty; if ret_warnings is non-NULL) on success
+ * and with -EAGAIN, which is what a lint warning without force gives (nothing is added then). The
+ * directory is written as the plugin store writes: files under O_EXCL temporary names with fsync(),
+ * a temporary directory renamed into place with RENAME_NOREPLACE, the parent fsync()ed. Returns 0;
+ * -EINVAL with *ret_reason set (bad name, issuer, pattern, or a root that is not a regular readable
+ * file or does not parse); -EEXIST the name is taken; -EAGAIN lint warnings; -ENOSPC over
+ * MARKETPLACES_MAX; -ENOMEM; an I/O errno.
  */
 int marketplaces_add(Marketplaces *ms, int statefd, const char *name, const char *issuer,
                      const char *identity, int trusted_root_fd, bool force, char ***ret_warnings,

@@ -14,6 +14,7 @@
 
 #include "fd-util.h"
 #include "macro.h"
+#include "marketplaces.h"
 #include "store.h"
 #include "sigstore-util.h"
 
@@ -253,19 +254,6 @@ static int parse_digests(const char *s, size_t len, uint8_t digests[_F_MAX][32],
         return p == end ? 0 : -EINVAL;
 }
 
-/* Whether name is a marketplace name as the origin file may hold it: [a-z0-9][a-z0-9-]{0,63}. */
-static bool origin_marketplace_valid(const char *name) {
-        size_t n = strlen(name);
-
-        if (n == 0 || n > STORE_MARKETPLACE_NAME_MAX || name[0] == '-')
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
-                      name[i] == '-'))
-                        return false;
-        return true;
-}
-
 /* The origin file: "marketplace=<name>\nsigned=yes\n", or "marketplace=\nsigned=no\n" for an
  * unsigned release. */
 int store_write_file(int dfd, const char *name, const void *data, size_t len) {
@@ -295,7 +283,7 @@ int store_temp_name(const char *prefix, const char *name, char *out, size_t size
 static int format_origin(const StoreOrigin *o, char *out, size_t size) {
         if (o->signed_ != (o->marketplace[0] != 0))
                 return -EINVAL; /* a signed release has a marketplace, an unsigned one none */
-        if (o->signed_ && !origin_marketplace_valid(o->marketplace))
+        if (o->signed_ && !marketplace_name_valid(o->marketplace))
                 return -EINVAL;
         (void)snprintf(out, size, "marketplace=%s\nsigned=%s\n", o->marketplace,
                        o->signed_ ? "yes" : "no");
@@ -322,7 +310,7 @@ static int parse_origin(const char *s, size_t len, StoreOrigin *ret) {
         else if (strcmp(s, "signed=no\n") != 0)
                 return -EINVAL;
         if (o.signed_ != (o.marketplace[0] != 0) ||
-            (o.signed_ && !origin_marketplace_valid(o.marketplace)))
+            (o.signed_ && !marketplace_name_valid(o.marketplace)))
                 return -EINVAL;
         *ret = o;
         return 0;

@@ -387,6 +387,17 @@ START_TEST(test_catalog_tampered_skipped) {
         ck_assert_int_eq(catalog_load(statefd, on_skip, &skipped, &again), 0);
         ck_assert_int_eq(skipped, 0);
         ck_assert_ptr_nonnull(catalog_find(again, NAME));
+
+        /* The origin is checked like the release's files: no passing a plugin off as another
+         * marketplace's. */
+        sh("chmod u+w %s/state/plugins/" NAME "/1.0.0/origin && sed -i s/acme/evil/ "
+           "%s/state/plugins/" NAME "/1.0.0/origin",
+           top, top);
+        catalog_free(again);
+        again = NULL;
+        ck_assert_int_eq(catalog_load(statefd, on_skip, &skipped, &again), 0);
+        ck_assert_int_eq(skipped, 1);
+        ck_assert_ptr_null(catalog_find(again, NAME));
 }
 END_TEST
 
