@@ -1,18 +1,15 @@
-/* lockd.yaml: the strict parser and validator, driven by libyaml events and a schema of tables. */
+/* lockd.yaml: the schema (a table of fields per mapping), the rules between keys, and the API. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 #include "identity.h"
 #include "macro.h"
 #include "policy-internal.h"
 #include "policy.h"
 
-#define POLICY_KEY_PATH_MAX         128
 #define POLICY_BUS_ADDRESS_MAX      512
 #define POLICY_SLICE_MAX            255 /* systemd's UNIT_NAME_MAX minus the NUL */
 #define POLICY_ISSUER_MAX           256
@@ -20,572 +17,6 @@
 #define POLICY_MARKETPLACE_NAME_MAX 64
 #define POLICY_UID_FIRST_MIN        1000 /* below are system users (SYS_UID_MAX is 999) */
 #define POLICY_UID_LAST_MAX         (UINT32_C(0x7fffffff) - 1)
-#define DAY_SEC                     (UINT64_C(24) * 3600)
-
-static void yaml_parser_deletep(yaml_parser_t *p) {
-        yaml_parser_delete(p);
-}
-
-static void yaml_event_deletep(yaml_event_t *e) {
-        yaml_event_delete(e);
-}
-
-/* A place in the file, 1-based; 0:0 when the key was not written in the file being parsed. */
-typedef struct Mark {
-        unsigned line, column;
-} Mark;
-
-typedef struct Ctx {
-        yaml_parser_t *parser;
-        yaml_event_t *event; /* the current event, owned */
-        const char *buf;
-        size_t len;
-        PolicyDiag *diag;
-        Policy *policy;
-        bool is_default; /* parsing the compiled-in default: principals get no place */
-        bool in_agents;  /* parsing agents: (root may not be one) */
-        char path[POLICY_KEY_PATH_MAX]; /* the dotted key being parsed, for messages */
-        /* Where the keys that are checked against each other were written in the user's file. */
-        Mark uid_first, uid_last, per_uid, total, idle, absolute, agent_path, console_path;
-} Ctx;
-
-typedef struct Field {
-        const char *key;
-        int (*parse)(Ctx *c, void *data);
-} Field;
-
-static Mark mark_of(yaml_mark_t m) {
-        return (Mark){.line = (unsigned)m.line + 1, .column = (unsigned)m.column + 1};
-}
-
-static Mark here(const Ctx *c) {
-        return mark_of(c->event->start_mark);
-}
-
-static int fail_at(Ctx *c, PolicyError code, Mark m, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-static int fail_at(Ctx *c, PolicyError code, Mark m, const char *fmt, ...) {
-        va_list ap;
-
-        c->diag->code = code;
-        c->diag->line = m.line;
-        c->diag->column = m.column;
-        va_start(ap, fmt);
-        vsnprintf(c->diag->message, sizeof(c->diag->message), fmt, ap);
-        va_end(ap);
-        return -EINVAL;
-}
-
-/* Fails at the start of the current event, the message prefixed with the key being parsed. */
-#define fail(c, code, fmt, ...)                                                                    \
-        fail_at((c), (code), here(c), "%s: " fmt, (c)->path[0] ? (c)->path : "lockd.yaml",         \
-                ##__VA_ARGS__)
-
-/* Copies s (n bytes) into buf for a message: at most 40 characters, anything odd as '?'. */
-static const char *printable(const char *s, size_t n, char *buf, size_t len) {
-        size_t k = 0;
-
-        for (size_t i = 0; i < n && k + 4 < len && i < 40; i++)
-                buf[k++] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-        if (n > 40 && k + 4 < len) {
-                memcpy(buf + k, "...", 3);
-                k += 3;
-        }
-        buf[k] = '\0';
-        return buf;
-}
-
-/*
- * Decodes the UTF-8 sequence at s (n > 0 bytes available) into *ret; returns its length, or 0 for
- * an invalid, overlong, truncated or surrogate sequence.
- */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret) {
-        uint32_t cp;
-        size_t len;
-
-        if (s[0] < 0x80) {
-                *ret = s[0];
-                return 1;
-        }
-        if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-                cp = s[0] & 0x1f;
-                len = 2;
-        } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-                cp = s[0] & 0x0f;
-                len = 3;
-        } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-                cp = s[0] & 0x07;
-                len = 4;
-        } else
-                return 0;
-        if (len > n)
-                return 0;
-        for (size_t k = 1; k < len; k++) {
-                if ((s[k] & 0xc0) != 0x80)
-                        return 0;
-                cp = cp << 6 | (s[k] & 0x3f);
-        }
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        *ret = cp;
-        return len;
-}
-
-/*
- * The characters lockd refuses anywhere, in the file and in a decoded string alike: NUL and every
- * other control character but tab and line feed (and carriage return, which prescan() allows
- * only before a line feed), the C1 controls and the line breaks YAML 1.1 knows beyond LF (NEL,
- * LS, PS, which would make editors and libyaml disagree about line numbers), byte order marks,
- * non-characters, and the bidirectional overrides and isolates (which can make what an
- * administrator reads differ from what lockd parses).
- */
-static bool codepoint_refused(uint32_t cp) {
-        return (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') ||
-               (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
-               (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff ||
-               (cp & 0xfffe) == 0xfffe || (cp >= 0xfdd0 && cp <= 0xfdef);
-}
-
-/* Refuses, before libyaml sees the file, invalid UTF-8 and every codepoint_refused(). Returns 0,
- * or -EINVAL with diag filled at the character's place. */
-static int prescan(Ctx *c) {
-        const unsigned char *s = (const unsigned char *)c->buf;
-        unsigned line = 1, column = 1;
-
-        for (size_t i = 0; i < c->len;) {
-                uint32_t cp;
-                size_t n = utf8_decode(s + i, c->len - i, &cp);
-
-                if (n == 0)
-                        return fail_at(c, E_POLICY_SYNTAX, (Mark){line, column},
-                                       "invalid UTF-8 at byte 0x%02x", s[i]);
-                if (cp == 0)
-                        return fail_at(c, E_POLICY_SYNTAX, (Mark){line, column}, "a NUL byte");
-                if (cp == '\r' && !(i + 1 < c->len && s[i + 1] == '\n'))
-                        return fail_at(c, E_POLICY_SYNTAX, (Mark){line, column},
-                                       "a carriage return not followed by a line feed");
-                if (codepoint_refused(cp))
-                        return fail_at(c, E_POLICY_SYNTAX, (Mark){line, column},
-                                       "character U+%04X is not allowed", (unsigned)cp);
-                if (cp == '\n') {
-                        line++;
-                        column = 1;
-                } else if (cp != '\r')
-                        column++;
-                i += n;
-        }
-        return 0;
-}
-
-/* The place of byte offset off, counted as prescan() counts. */
-static Mark offset_mark(const Ctx *c, size_t off) {
-        Mark m = {1, 1};
-
-        for (size_t i = 0; i < off && i < c->len; i++) {
-                unsigned char ch = (unsigned char)c->buf[i];
-                if (ch == '\n') {
-                        m.line++;
-                        m.column = 1;
-                } else if ((ch & 0xc0) != 0x80 && ch != '\r')
-                        m.column++;
-        }
-        return m;
-}
-
-/*
- * Fetches the next event into c->event. Everything lockd does not accept in any place is refused
- * here: anchors and aliases (a file means what it says where it says it), tags (no type is ever
- * chosen by the file) and directives.
- */
-static int next(Ctx *c) {
-        yaml_event_t *e = c->event;
-
-        yaml_event_delete(e);
-        if (!yaml_parser_parse(c->parser, e)) {
-                yaml_parser_t *y = c->parser;
-                Mark m;
-
-                if (y->error == YAML_MEMORY_ERROR)
-                        return -ENOMEM;
-                m = y->error == YAML_READER_ERROR ? offset_mark(c, y->problem_offset)
-                                                  : mark_of(y->problem_mark);
-                return fail_at(c, E_POLICY_SYNTAX, m, "%s%s%s", y->problem ?: "invalid YAML",
-                               y->context ? " " : "", y->context ?: "");
-        }
-
-        switch (e->type) {
-        case YAML_ALIAS_EVENT:
-                return fail(c, E_POLICY_UNSUPPORTED, "aliases are not supported");
-        case YAML_DOCUMENT_START_EVENT:
-                if (e->data.document_start.version_directive ||
-                    e->data.document_start.tag_directives.start !=
-                            e->data.document_start.tag_directives.end)
-                        return fail(c, E_POLICY_UNSUPPORTED, "directives are not supported");
-                break;
-        case YAML_SCALAR_EVENT:
-                if (e->data.scalar.anchor)
-                        return fail(c, E_POLICY_UNSUPPORTED, "anchors are not supported");
-                if (e->data.scalar.tag)
-                        return fail(c, E_POLICY_UNSUPPORTED, "tags are not supported");
-                break;
-        case YAML_SEQUENCE_START_EVENT:
-                if (e->data.sequence_start.anchor)
-                        return fail(c, E_POLICY_UNSUPPORTED, "anchors are not supported");
-                if (e->data.sequence_start.tag)
-                        return fail(c, E_POLICY_UNSUPPORTED, "tags are not supported");
-                break;
-        case YAML_MAPPING_START_EVENT:
-                if (e->data.mapping_start.anchor)
-                        return fail(c, E_POLICY_UNSUPPORTED, "anchors are not supported");
-                if (e->data.mapping_start.tag)
-                        return fail(c, E_POLICY_UNSUPPORTED, "tags are not supported");
-                break;
-        default:
-                break;
-        }
-        return 0;
-}
-
-/* How YAML 1.1 would resolve a scalar: lockd reads a plain scalar as what it looks like. */
-typedef enum ScalarKind {
-        SCALAR_STRING,
-        SCALAR_NULL,
-        SCALAR_BOOL,       /* true or false */
-        SCALAR_BOOL_OTHER, /* yes, no, on, off, y, n, True, FALSE, ... */
-        SCALAR_INT,        /* 0 or [1-9][0-9]*: the only integers lockd reads */
-        SCALAR_NUMBER,     /* any other number YAML 1.1 knows: signs, 0x, 0o, octal, floats, 1:30 */
-} ScalarKind;
-
-static bool is_one_of(const char *s, const char *const *words) {
-        for (; *words; words++)
-                if (strcmp(s, *words) == 0)
-                        return true;
-        return false;
-}
-
-/* Whether the plain scalar s (n bytes) is a number in YAML 1.1 that is not a canonical integer. */
-static bool looks_numeric(const char *s, size_t n) {
-        static const char *const special[] = {".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN", NULL};
-        size_t i = 0, digits = 0;
-        const char *alphabet = "0123456789_:.";
-
-        if (is_one_of(s, special))
-                return true;
-        if (i < n && (s[i] == '+' || s[i] == '-'))
-                i++;
-        if (i < n && is_one_of(s + i, special))
-                return true;
-        if (n - i > 2 && s[i] == '0' && strchr("xob", s[i + 1]) && s[i + 1] != '\0') {
-                alphabet = s[i + 1] == 'x'   ? "0123456789abcdefABCDEF_"
-                           : s[i + 1] == 'o' ? "01234567_"
-                                             : "01_";
-                i += 2;
-        }
-        for (; i < n; i++) {
-                if (strchr(alphabet, s[i]) && s[i] != '\0') {
-                        digits += s[i] != '_' && s[i] != ':' && s[i] != '.';
-                        continue;
-                }
-                /* An exponent ends a decimal number: [eE][-+]?[0-9]+ */
-                if ((s[i] == 'e' || s[i] == 'E') && digits > 0 && alphabet[0] == '0' &&
-                    alphabet[10] == '_') {
-                        i++;
-                        if (i < n && (s[i] == '+' || s[i] == '-'))
-                                i++;
-                        if (i == n)
-                                return false;
-                        for (; i < n; i++)
-                                if (s[i] < '0' || s[i] > '9')
-                                        return false;
-                        return true;
-                }
-                return false;
-        }
-        return digits > 0;
-}
-
-static ScalarKind scalar_kind(const yaml_event_t *e) {
-        static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-        static const char *const bools[] = {"true", "false", NULL};
-        static const char *const other_bools[] = {
-                "True", "TRUE", "False", "FALSE", "yes", "Yes", "YES", "no", "No", "NO", "on",
-                "On",   "ON",   "off",   "Off",   "OFF", "y",   "Y",   "n",  "N",  NULL};
-        const char *s = (const char *)e->data.scalar.value;
-        size_t n = e->data.scalar.length;
-
-        if (e->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || strlen(s) != n)
-                return SCALAR_STRING;
-        if (is_one_of(s, nulls))
-                return SCALAR_NULL;
-        if (is_one_of(s, bools))
-                return SCALAR_BOOL;
-        if (is_one_of(s, other_bools))
-                return SCALAR_BOOL_OTHER;
-        if ((n == 1 && s[0] == '0') || (s[0] >= '1' && s[0] <= '9' && strspn(s, "0123456789") == n))
-                return SCALAR_INT;
-        if (looks_numeric(s, n))
-                return SCALAR_NUMBER;
-        return SCALAR_STRING;
-}
-
-/* What the current event is, for a message: "a mapping", "a list", "null", ... */
-static const char *event_kind(const yaml_event_t *e) {
-        switch (e->type) {
-        case YAML_MAPPING_START_EVENT:
-                return "a mapping";
-        case YAML_SEQUENCE_START_EVENT:
-                return "a list";
-        case YAML_SCALAR_EVENT:
-                switch (scalar_kind(e)) {
-                case SCALAR_NULL:
-                        return "null";
-                case SCALAR_BOOL:
-                case SCALAR_BOOL_OTHER:
-                        return "a boolean";
-                case SCALAR_INT:
-                        return "an integer";
-                case SCALAR_NUMBER:
-                        return "a number";
-                case SCALAR_STRING:
-                        return "a string";
-                }
-                break;
-        default:
-                break;
-        }
-        return "something else";
-}
-
-static const char *scalar(const Ctx *c) {
-        return (const char *)c->event->data.scalar.value;
-}
-
-/* Appends ".key" (or "key" at the top) to the key path; returns the length to restore. */
-static size_t path_push(Ctx *c, const char *key) {
-        size_t old = strlen(c->path);
-
-        snprintf(c->path + old, sizeof(c->path) - old, "%s%s", old ? "." : "", key);
-        return old;
-}
-
-static size_t path_push_index(Ctx *c, size_t index) {
-        size_t old = strlen(c->path);
-
-        snprintf(c->path + old, sizeof(c->path) - old, "[%zu]", index);
-        return old;
-}
-
-static void path_pop(Ctx *c, size_t old) {
-        c->path[old] = '\0';
-}
-
-/*
- * Parses the mapping starting at the current event against fields. An unknown key, a key given
- * twice, a merge key or a key that is not a scalar is an error at the key; each value is parsed
- * by its field's function, which starts on the value's first event and ends on its last.
- */
-static int parse_mapping(Ctx *c, const Field *fields, size_t n_fields, void *data) {
-        uint64_t seen = 0;
-        char shown[64];
-        int r;
-
-        if (c->event->type != YAML_MAPPING_START_EVENT)
-                return fail(c, E_POLICY_TYPE, "expected a mapping, found %s", event_kind(c->event));
-        for (;;) {
-                const char *key;
-                size_t i, old;
-
-                r = next(c);
-                if (r < 0)
-                        return r;
-                if (c->event->type == YAML_MAPPING_END_EVENT)
-                        return 0;
-                if (c->event->type != YAML_SCALAR_EVENT)
-                        return fail(c, E_POLICY_TYPE, "a key must be a string, found %s",
-                                    event_kind(c->event));
-                key = scalar(c);
-                if (c->event->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-                    strcmp(key, "<<") == 0)
-                        return fail(c, E_POLICY_UNSUPPORTED, "merge keys are not supported");
-                for (i = 0; i < n_fields; i++)
-                        if (strlen(key) == c->event->data.scalar.length &&
-                            strcmp(key, fields[i].key) == 0)
-                                break;
-                if (i == n_fields)
-                        return fail(
-                                c, E_POLICY_UNKNOWN_KEY, "unknown key '%s'",
-                                printable(key, c->event->data.scalar.length, shown, sizeof(shown)));
-                if (seen & (UINT64_C(1) << i))
-                        return fail(c, E_POLICY_DUPLICATE_KEY, "duplicate key '%s'", key);
-                seen |= UINT64_C(1) << i;
-
-                old = path_push(c, fields[i].key);
-                r = next(c);
-                if (r >= 0)
-                        r = fields[i].parse(c, data);
-                if (r < 0)
-                        return r;
-                path_pop(c, old);
-        }
-}
-
-/* Calls item() on each element of the list starting at the current event. */
-static int parse_sequence(Ctx *c, int (*item)(Ctx *c, void *data, size_t index), void *data) {
-        int r;
-
-        if (c->event->type != YAML_SEQUENCE_START_EVENT)
-                return fail(c, E_POLICY_TYPE, "expected a list, found %s", event_kind(c->event));
-        for (size_t index = 0;; index++) {
-                size_t old;
-
-                r = next(c);
-                if (r < 0)
-                        return r;
-                if (c->event->type == YAML_SEQUENCE_END_EVENT)
-                        return 0;
-                old = path_push_index(c, index);
-                r = item(c, data, index);
-                if (r < 0)
-                        return r;
-                path_pop(c, old);
-        }
-}
-
-static int expect_scalar(Ctx *c, const char *what) {
-        if (c->event->type != YAML_SCALAR_EVENT)
-                return fail(c, E_POLICY_TYPE, "expected %s, found %s", what, event_kind(c->event));
-        return 0;
-}
-
-/* Parses the decimal digits of s[0..n) into *ret; false on overflow. */
-static bool parse_digits(const char *s, size_t n, uint64_t *ret) {
-        uint64_t v = 0;
-
-        for (size_t i = 0; i < n; i++) {
-                if (v > (UINT64_MAX - 9) / 10)
-                        return false;
-                v = v * 10 + (uint64_t)(s[i] - '0');
-        }
-        *ret = v;
-        return true;
-}
-
-/* An integer in [min, max], written as a plain decimal integer (no sign, no leading zero). */
-static int get_uint(Ctx *c, uint64_t min, uint64_t max, uint64_t *ret) {
-        uint64_t v;
-        int r;
-
-        r = expect_scalar(c, "an integer");
-        if (r < 0)
-                return r;
-        switch (scalar_kind(c->event)) {
-        case SCALAR_INT:
-                break;
-        case SCALAR_NUMBER:
-                return fail(c, E_POLICY_TYPE,
-                            "expected a decimal integer without sign, leading zero, '_' or "
-                            "fraction, found '%s'",
-                            scalar(c));
-        default:
-                return fail(c, E_POLICY_TYPE, "expected an integer, found %s",
-                            event_kind(c->event));
-        }
-        if (!parse_digits(scalar(c), c->event->data.scalar.length, &v) || v < min || v > max)
-                return fail(c, E_POLICY_RANGE, "must be between %" PRIu64 " and %" PRIu64, min,
-                            max);
-        *ret = v;
-        return 0;
-}
-
-static int get_bool(Ctx *c, bool *ret) {
-        int r;
-
-        r = expect_scalar(c, "true or false");
-        if (r < 0)
-                return r;
-        if (scalar_kind(c->event) == SCALAR_BOOL_OTHER)
-                return fail(c, E_POLICY_TYPE, "expected true or false, found '%s'", scalar(c));
-        if (scalar_kind(c->event) != SCALAR_BOOL)
-                return fail(c, E_POLICY_TYPE, "expected true or false, found %s",
-                            event_kind(c->event));
-        *ret = strcmp(scalar(c), "true") == 0;
-        return 0;
-}
-
-static bool is_null(const Ctx *c) {
-        return c->event->type == YAML_SCALAR_EVENT && scalar_kind(c->event) == SCALAR_NULL;
-}
-
-/*
- * A string of at most max bytes with no NUL or control character (an escape in a double-quoted
- * string can write any of them). A plain scalar that YAML would read as null, a boolean or a
- * number is not a string: it has to be quoted, so nobody is surprised by what "no" or 0600 mean.
- */
-static int get_string(Ctx *c, size_t max, char **ret) {
-        const char *s;
-        size_t n;
-        int r;
-
-        r = expect_scalar(c, "a string");
-        if (r < 0)
-                return r;
-        if (scalar_kind(c->event) != SCALAR_STRING)
-                return fail(c, E_POLICY_TYPE, "expected a string, found %s (quote it)",
-                            event_kind(c->event));
-        s = scalar(c);
-        n = c->event->data.scalar.length;
-        for (size_t i = 0; i < n;) {
-                uint32_t cp;
-                size_t k = utf8_decode((const unsigned char *)s + i, n - i, &cp);
-
-                if (k == 0 || cp < 0x20 || codepoint_refused(cp))
-                        return fail(c, E_POLICY_VALUE,
-                                    "contains a control or otherwise refused character");
-                i += k;
-        }
-        if (n == 0)
-                return fail(c, E_POLICY_VALUE, "must not be empty");
-        if (n > max)
-                return fail(c, E_POLICY_VALUE, "longer than %zu bytes", max);
-        *ret = strndup(s, n);
-        return *ret ? 0 : -ENOMEM;
-}
-
-/*
- * Whether path is absolute and normalized: no empty, "." or ".." component, no trailing '/',
- * and not "/" itself.
- */
-static bool path_normalized(const char *path) {
-        const char *p = path;
-
-        if (path[0] != '/' || path[1] == '\0')
-                return false;
-        while (*p == '/') {
-                size_t n = strcspn(p + 1, "/");
-
-                if (n == 0 || (n == 1 && p[1] == '.') || (n == 2 && p[1] == '.' && p[2] == '.'))
-                        return false;
-                p += 1 + n;
-        }
-        return true;
-}
-
-static int set_path(Ctx *c, size_t max, char **p) {
-        _cleanup_free_ char *s = NULL;
-        int r;
-
-        r = get_string(c, max, &s);
-        if (r < 0)
-                return r;
-        if (!path_normalized(s))
-                return fail(c, E_POLICY_VALUE,
-                            "expected an absolute, normalized path other than / (no '.' or "
-                            "'..' component, no '//', no trailing '/')");
-        free(*p);
-        *p = TAKE_PTR(s);
-        return 0;
-}
 
 bool policy_principal_name_valid(const char *name) {
         size_t n;
@@ -618,17 +49,17 @@ static int get_principal(Ctx *c, bool is_group, bool forbid_root, PolicyPrincipa
         PolicyPrincipal p = {.is_group = is_group};
         int r;
 
-        r = expect_scalar(c, "a name or a number");
+        r = reader_expect_scalar(c, "a name or a number");
         if (r < 0)
                 return r;
         if (!c->is_default) {
-                p.line = here(c).line;
-                p.column = here(c).column;
+                p.line = reader_here(c).line;
+                p.column = reader_here(c).column;
         }
-        if (scalar_kind(c->event) == SCALAR_INT) {
+        if (reader_scalar_kind(c->event) == SCALAR_INT) {
                 uint64_t v;
 
-                r = get_uint(c, 0, UINT32_MAX - 1, &v);
+                r = reader_uint(c, 0, UINT32_MAX - 1, &v);
                 if (r < 0)
                         return r;
                 if (forbid_root && v == 0)
@@ -639,10 +70,10 @@ static int get_principal(Ctx *c, bool is_group, bool forbid_root, PolicyPrincipa
                 return 0;
         }
 
-        r = get_string(c, POLICY_NAME_MAX, &p.name);
+        r = reader_string(c, POLICY_NAME_MAX, &p.name);
         if (r == -EINVAL && c->diag->code == E_POLICY_TYPE)
                 return fail(c, E_POLICY_TYPE, "expected a %s name or number, found %s", kind,
-                            event_kind(c->event));
+                            reader_event_kind(c->event));
         if (r < 0)
                 return r;
         if (!policy_principal_name_valid(p.name)) {
@@ -719,9 +150,10 @@ static int parse_role_list(Ctx *c, PolicyRole *role, bool is_group) {
         RoleList l = {.role = role, .is_group = is_group};
 
         if (c->event->type != YAML_SEQUENCE_START_EVENT)
-                return fail(c, E_POLICY_TYPE, "expected a list, found %s", event_kind(c->event));
+                return fail(c, E_POLICY_TYPE, "expected a list, found %s",
+                            reader_event_kind(c->event));
         role_drop(role, is_group);
-        return parse_sequence(c, parse_role_item, &l);
+        return reader_sequence(c, parse_role_item, &l);
 }
 
 static int parse_role_users(Ctx *c, void *data) {
@@ -742,7 +174,7 @@ static int parse_agents(Ctx *c, void *data) {
         int r;
 
         c->in_agents = true;
-        r = parse_mapping(c, role_fields, ELEMENTSOF(role_fields), &p->agents);
+        r = reader_mapping(c, role_fields, ELEMENTSOF(role_fields), &p->agents);
         c->in_agents = false;
         return r;
 }
@@ -750,7 +182,7 @@ static int parse_agents(Ctx *c, void *data) {
 static int parse_consoles(Ctx *c, void *data) {
         Policy *p = data;
 
-        return parse_mapping(c, role_fields, ELEMENTSOF(role_fields), &p->consoles);
+        return reader_mapping(c, role_fields, ELEMENTSOF(role_fields), &p->consoles);
 }
 
 /*
@@ -762,13 +194,13 @@ static int parse_socket_mode(Ctx *c, void *data) {
         const char *v;
         int r;
 
-        r = expect_scalar(c, "a quoted octal mode");
+        r = reader_expect_scalar(c, "a quoted octal mode");
         if (r < 0)
                 return r;
         if (c->event->data.scalar.style != YAML_SINGLE_QUOTED_SCALAR_STYLE &&
             c->event->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE)
                 return fail(c, E_POLICY_TYPE, "expected a quoted octal mode such as \"0660\"");
-        v = scalar(c);
+        v = reader_scalar(c);
         if (c->event->data.scalar.length != 4 || v[0] != '0' || strspn(v, "01234567") != 4)
                 return fail(c, E_POLICY_VALUE, "expected four octal digits such as \"0660\"");
         mode_t m = (mode_t)strtoul(v, NULL, 8);
@@ -783,7 +215,7 @@ static int parse_socket_group(Ctx *c, void *data) {
         PolicyPrincipal g;
         int r;
 
-        if (is_null(c)) {
+        if (reader_is_null(c)) {
                 principal_done(&s->group);
                 s->has_group = false;
                 return 0;
@@ -799,10 +231,10 @@ static int parse_socket_group(Ctx *c, void *data) {
 
 static int parse_socket_path(Ctx *c, void *data) {
         PolicySocket *s = data;
-        Mark m = here(c);
+        Mark m = reader_here(c);
         int r;
 
-        r = set_path(c, POLICY_SOCKET_PATH_MAX, &s->path);
+        r = reader_path(c, POLICY_SOCKET_PATH_MAX, &s->path);
         if (r < 0)
                 return r;
         if (s == &c->policy->agent_socket)
@@ -820,12 +252,12 @@ static const Field socket_fields[] = {
 
 static int parse_socket_agent(Ctx *c, void *data) {
         Policy *p = data;
-        return parse_mapping(c, socket_fields, ELEMENTSOF(socket_fields), &p->agent_socket);
+        return reader_mapping(c, socket_fields, ELEMENTSOF(socket_fields), &p->agent_socket);
 }
 
 static int parse_socket_console(Ctx *c, void *data) {
         Policy *p = data;
-        return parse_mapping(c, socket_fields, ELEMENTSOF(socket_fields), &p->console_socket);
+        return reader_mapping(c, socket_fields, ELEMENTSOF(socket_fields), &p->console_socket);
 }
 
 static const Field sockets_fields[] = {
@@ -834,17 +266,17 @@ static const Field sockets_fields[] = {
 };
 
 static int parse_sockets(Ctx *c, void *data) {
-        return parse_mapping(c, sockets_fields, ELEMENTSOF(sockets_fields), data);
+        return reader_mapping(c, sockets_fields, ELEMENTSOF(sockets_fields), data);
 }
 
 static int parse_state_directory(Ctx *c, void *data) {
         Policy *p = data;
-        return set_path(c, POLICY_PATH_MAX, &p->state_directory);
+        return reader_path(c, POLICY_PATH_MAX, &p->state_directory);
 }
 
 static int parse_runtime_directory(Ctx *c, void *data) {
         Policy *p = data;
-        return set_path(c, POLICY_PATH_MAX, &p->runtime_directory);
+        return reader_path(c, POLICY_PATH_MAX, &p->runtime_directory);
 }
 
 static int parse_security_level(Ctx *c, void *data) {
@@ -852,7 +284,7 @@ static int parse_security_level(Ctx *c, void *data) {
         uint64_t v;
         int r;
 
-        r = get_uint(c, 1, 3, &v);
+        r = reader_uint(c, 1, 3, &v);
         if (r < 0)
                 return r;
         p->security_level = (unsigned)v;
@@ -861,16 +293,16 @@ static int parse_security_level(Ctx *c, void *data) {
 
 static int parse_allow_unsigned(Ctx *c, void *data) {
         Policy *p = data;
-        return get_bool(c, &p->allow_unsigned);
+        return reader_bool(c, &p->allow_unsigned);
 }
 
 static int parse_uid_first(Ctx *c, void *data) {
         Policy *p = data;
         uint64_t v;
-        Mark m = here(c);
+        Mark m = reader_here(c);
         int r;
 
-        r = get_uint(c, POLICY_UID_FIRST_MIN, POLICY_UID_LAST_MAX, &v);
+        r = reader_uint(c, POLICY_UID_FIRST_MIN, POLICY_UID_LAST_MAX, &v);
         if (r < 0)
                 return r;
         p->ephemeral_uid_first = (uint32_t)v;
@@ -881,10 +313,10 @@ static int parse_uid_first(Ctx *c, void *data) {
 static int parse_uid_last(Ctx *c, void *data) {
         Policy *p = data;
         uint64_t v;
-        Mark m = here(c);
+        Mark m = reader_here(c);
         int r;
 
-        r = get_uint(c, POLICY_UID_FIRST_MIN, POLICY_UID_LAST_MAX, &v);
+        r = reader_uint(c, POLICY_UID_FIRST_MIN, POLICY_UID_LAST_MAX, &v);
         if (r < 0)
                 return r;
         p->ephemeral_uid_last = (uint32_t)v;
@@ -898,80 +330,14 @@ static const Field uid_fields[] = {
 };
 
 static int parse_ephemeral_uids(Ctx *c, void *data) {
-        return parse_mapping(c, uid_fields, ELEMENTSOF(uid_fields), data);
-}
-
-/*
- * A number with an optional unit: the integer in [min, max] after scaling. units is a
- * NULL-terminated list of suffixes with their factors; a bare plain integer has factor 1.
- */
-typedef struct Unit {
-        const char *suffix;
-        uint64_t factor;
-} Unit;
-
-static const Unit size_units[] = {
-        {"KiB", 1024}, {"MiB", 1024 * 1024}, {"GiB", 1024 * 1024 * 1024}, {NULL, 0}};
-static const Unit duration_units[] = {
-        {"s", 1}, {"min", 60}, {"h", 3600}, {"d", DAY_SEC}, {NULL, 0}};
-
-static int get_scaled(Ctx *c, const Unit *units, const char *example, uint64_t min, uint64_t max,
-                      void (*show)(uint64_t, char *, size_t), uint64_t *ret) {
-        char lo[32], hi[32];
-        const char *s;
-        size_t n, digits;
-        uint64_t v, factor = 1;
-        int r;
-
-        r = expect_scalar(c, example);
-        if (r < 0)
-                return r;
-        switch (scalar_kind(c->event)) {
-        case SCALAR_INT:
-        case SCALAR_STRING:
-                break;
-        default:
-                return fail(c, E_POLICY_TYPE, "expected %s, found %s", example,
-                            event_kind(c->event));
-        }
-        s = scalar(c);
-        n = c->event->data.scalar.length;
-        digits = strspn(s, "0123456789");
-        if (digits == 0 || (digits > 1 && s[0] == '0'))
-                return fail(c, E_POLICY_VALUE, "expected %s", example);
-        if (digits < n) {
-                const Unit *u;
-                for (u = units; u->suffix; u++)
-                        if (strlen(u->suffix) == n - digits && strcmp(s + digits, u->suffix) == 0)
-                                break;
-                if (!u->suffix)
-                        return fail(c, E_POLICY_VALUE, "expected %s", example);
-                factor = u->factor;
-        }
-        show(min, lo, sizeof(lo));
-        show(max, hi, sizeof(hi));
-        if (!parse_digits(s, digits, &v) || v > UINT64_MAX / factor || v * factor < min ||
-            v * factor > max)
-                return fail(c, E_POLICY_RANGE, "must be between %s and %s", lo, hi);
-        *ret = v * factor;
-        return 0;
-}
-
-static int get_size(Ctx *c, uint64_t min, uint64_t max, uint64_t *ret) {
-        return get_scaled(c, size_units, "a size such as 65536, 64KiB, 16MiB or 1GiB", min, max,
-                          policy_format_size, ret);
-}
-
-static int get_duration(Ctx *c, uint64_t min, uint64_t max, uint64_t *ret) {
-        return get_scaled(c, duration_units, "a duration such as 90, 90s, 15min, 8h or 2d", min,
-                          max, policy_format_duration, ret);
+        return reader_mapping(c, uid_fields, ELEMENTSOF(uid_fields), data);
 }
 
 #define LIMIT_U32(field, lo, hi)                                                                   \
         static int parse_limit_##field(Ctx *c, void *data) {                                       \
                 PolicyLimits *l = data;                                                            \
                 uint64_t v;                                                                        \
-                int r = get_uint(c, lo, hi, &v);                                                   \
+                int r = reader_uint(c, lo, hi, &v);                                                \
                 if (r < 0)                                                                         \
                         return r;                                                                  \
                 l->field = (uint32_t)v;                                                            \
@@ -984,11 +350,11 @@ LIMIT_U32(pending_tickets_per_agent, 1, 1024)
 
 static int parse_limit_connections_per_uid(Ctx *c, void *data) {
         PolicyLimits *l = data;
-        Mark m = here(c);
+        Mark m = reader_here(c);
         uint64_t v;
         int r;
 
-        r = get_uint(c, 1, 1024, &v);
+        r = reader_uint(c, 1, 1024, &v);
         if (r < 0)
                 return r;
         l->connections_per_uid = (uint32_t)v;
@@ -998,11 +364,11 @@ static int parse_limit_connections_per_uid(Ctx *c, void *data) {
 
 static int parse_limit_connections_total(Ctx *c, void *data) {
         PolicyLimits *l = data;
-        Mark m = here(c);
+        Mark m = reader_here(c);
         uint64_t v;
         int r;
 
-        r = get_uint(c, 1, 65536, &v);
+        r = reader_uint(c, 1, 65536, &v);
         if (r < 0)
                 return r;
         l->connections_total = (uint32_t)v;
@@ -1012,20 +378,20 @@ static int parse_limit_connections_total(Ctx *c, void *data) {
 
 static int parse_limit_message_bytes(Ctx *c, void *data) {
         PolicyLimits *l = data;
-        return get_size(c, 4 * KiB, 16 * MiB, &l->message_bytes);
+        return reader_size(c, 4 * KiB, 16 * MiB, &l->message_bytes);
 }
 
 static int parse_limit_max_handle_bytes(Ctx *c, void *data) {
         PolicyLimits *l = data;
-        return get_size(c, KiB, 4 * (uint64_t)GiB, &l->max_handle_bytes);
+        return reader_size(c, KiB, 4 * (uint64_t)GiB, &l->max_handle_bytes);
 }
 
 static int parse_limit_idle(Ctx *c, void *data) {
         PolicyLimits *l = data;
-        Mark m = here(c);
+        Mark m = reader_here(c);
         int r;
 
-        r = get_duration(c, 1, 30 * DAY_SEC, &l->session_idle_timeout_sec);
+        r = reader_duration(c, 1, 30 * DAY_SEC, &l->session_idle_timeout_sec);
         if (r >= 0)
                 c->idle = m;
         return r;
@@ -1033,10 +399,10 @@ static int parse_limit_idle(Ctx *c, void *data) {
 
 static int parse_limit_absolute(Ctx *c, void *data) {
         PolicyLimits *l = data;
-        Mark m = here(c);
+        Mark m = reader_here(c);
         int r;
 
-        r = get_duration(c, 1, 30 * DAY_SEC, &l->session_absolute_timeout_sec);
+        r = reader_duration(c, 1, 30 * DAY_SEC, &l->session_absolute_timeout_sec);
         if (r >= 0)
                 c->absolute = m;
         return r;
@@ -1044,7 +410,7 @@ static int parse_limit_absolute(Ctx *c, void *data) {
 
 static int parse_limit_ticket_timeout(Ctx *c, void *data) {
         PolicyLimits *l = data;
-        return get_duration(c, 1, 30 * DAY_SEC, &l->ticket_timeout_sec);
+        return reader_duration(c, 1, 30 * DAY_SEC, &l->ticket_timeout_sec);
 }
 
 static const Field limits_fields[] = {
@@ -1062,7 +428,7 @@ static const Field limits_fields[] = {
 
 static int parse_limits(Ctx *c, void *data) {
         Policy *p = data;
-        return parse_mapping(c, limits_fields, ELEMENTSOF(limits_fields), &p->limits);
+        return reader_mapping(c, limits_fields, ELEMENTSOF(limits_fields), &p->limits);
 }
 
 static int parse_scope_backend(Ctx *c, void *data) {
@@ -1070,7 +436,7 @@ static int parse_scope_backend(Ctx *c, void *data) {
         _cleanup_free_ char *v = NULL;
         int r;
 
-        r = get_string(c, 16, &v);
+        r = reader_string(c, 16, &v);
         if (r == -EINVAL && c->diag->code == E_POLICY_VALUE)
                 return fail(c, E_POLICY_VALUE, "expected systemd or none");
         if (r < 0)
@@ -1092,7 +458,7 @@ static int parse_scope_bus(Ctx *c, void *data) {
         _cleanup_free_ char *v = NULL;
         int r;
 
-        r = get_string(c, POLICY_BUS_ADDRESS_MAX, &v);
+        r = reader_string(c, POLICY_BUS_ADDRESS_MAX, &v);
         if (r < 0)
                 return r;
         free(s->bus_address);
@@ -1136,7 +502,7 @@ static int parse_scope_slice(Ctx *c, void *data) {
         _cleanup_free_ char *v = NULL;
         int r;
 
-        r = get_string(c, POLICY_SLICE_MAX, &v);
+        r = reader_string(c, POLICY_SLICE_MAX, &v);
         if (r < 0)
                 return r;
         if (!slice_name_valid(v))
@@ -1154,22 +520,22 @@ static int parse_scope_cpu_quota(Ctx *c, void *data) {
         uint64_t q;
         int r;
 
-        if (is_null(c)) {
+        if (reader_is_null(c)) {
                 s->cpu_quota_percent = 0;
                 return 0;
         }
-        r = expect_scalar(c, "a percentage such as \"50%\" or null");
+        r = reader_expect_scalar(c, "a percentage such as \"50%\" or null");
         if (r < 0)
                 return r;
-        if (scalar_kind(c->event) != SCALAR_STRING)
+        if (reader_scalar_kind(c->event) != SCALAR_STRING)
                 return fail(c, E_POLICY_TYPE, "expected a percentage such as \"50%%\", found %s",
-                            event_kind(c->event));
-        v = scalar(c);
+                            reader_event_kind(c->event));
+        v = reader_scalar(c);
         n = c->event->data.scalar.length;
         digits = strspn(v, "0123456789");
         if (digits == 0 || digits + 1 != n || v[digits] != '%' || (digits > 1 && v[0] == '0'))
                 return fail(c, E_POLICY_VALUE, "expected a percentage such as \"50%%\"");
-        if (!parse_digits(v, digits, &q) || q < 1 || q > 10000)
+        if (!reader_digits(v, digits, &q) || q < 1 || q > 10000)
                 return fail(c, E_POLICY_RANGE, "must be between 1%% and 10000%%");
         s->cpu_quota_percent = (uint32_t)q;
         return 0;
@@ -1184,7 +550,7 @@ static const Field scope_fields[] = {
 
 static int parse_scope(Ctx *c, void *data) {
         Policy *p = data;
-        return parse_mapping(c, scope_fields, ELEMENTSOF(scope_fields), &p->scope);
+        return reader_mapping(c, scope_fields, ELEMENTSOF(scope_fields), &p->scope);
 }
 
 static int parse_marketplace_name(Ctx *c, void *data) {
@@ -1193,7 +559,7 @@ static int parse_marketplace_name(Ctx *c, void *data) {
         _cleanup_free_ char *v = NULL;
         int r;
 
-        r = get_string(c, POLICY_MARKETPLACE_NAME_MAX, &v);
+        r = reader_string(c, POLICY_MARKETPLACE_NAME_MAX, &v);
         if (r < 0)
                 return r;
         if (!((v[0] >= 'a' && v[0] <= 'z') || (v[0] >= '0' && v[0] <= '9')) ||
@@ -1215,7 +581,7 @@ static int parse_marketplace_issuer(Ctx *c, void *data) {
         size_t host;
         int r;
 
-        r = get_string(c, POLICY_ISSUER_MAX, &v);
+        r = reader_string(c, POLICY_ISSUER_MAX, &v);
         if (r < 0)
                 return r;
         if (strncmp(v, "https://", 8) != 0)
@@ -1237,7 +603,7 @@ static int parse_marketplace_identity(Ctx *c, void *data) {
         size_t n_warnings;
         int r;
 
-        r = get_string(c, POLICY_IDENTITY_MAX, &v);
+        r = reader_string(c, POLICY_IDENTITY_MAX, &v);
         if (r < 0)
                 return r;
         /* The same compile (REG_EXTENDED) the verifier uses; the lint's warnings are lockctl's. */
@@ -1253,7 +619,7 @@ static int parse_marketplace_identity(Ctx *c, void *data) {
 
 static int parse_marketplace_trusted_root(Ctx *c, void *data) {
         PolicyMarketplace *m = data;
-        return set_path(c, POLICY_PATH_MAX, &m->trusted_root);
+        return reader_path(c, POLICY_PATH_MAX, &m->trusted_root);
 }
 
 static const Field marketplace_fields[] = {
@@ -1274,14 +640,14 @@ static void marketplace_done(PolicyMarketplace *m) {
 static int parse_marketplace(Ctx *c, void *data, size_t index) {
         Policy *p = data;
         PolicyMarketplace m = {}, *a;
-        Mark start = here(c);
+        Mark start = reader_here(c);
         const char *missing = NULL;
         int r;
 
         if (p->n_marketplaces >= POLICY_MARKETPLACES_MAX)
                 return fail(c, E_POLICY_RANGE, "more than %d marketplaces",
                             POLICY_MARKETPLACES_MAX);
-        r = parse_mapping(c, marketplace_fields, ELEMENTSOF(marketplace_fields), &m);
+        r = reader_mapping(c, marketplace_fields, ELEMENTSOF(marketplace_fields), &m);
         if (r >= 0) {
                 missing = !m.name           ? "name"
                           : !m.issuer       ? "issuer"
@@ -1289,8 +655,8 @@ static int parse_marketplace(Ctx *c, void *data, size_t index) {
                           : !m.trusted_root ? "trusted_root"
                                             : NULL;
                 if (missing)
-                        r = fail_at(c, E_POLICY_MISSING, start, "%s: '%s' is missing", c->path,
-                                    missing);
+                        r = reader_fail_at(c, E_POLICY_MISSING, start, "%s: '%s' is missing",
+                                           c->path, missing);
         }
         if (r >= 0) {
                 a = reallocarray(p->marketplaces, p->n_marketplaces + 1, sizeof(*a));
@@ -1320,9 +686,10 @@ static int parse_marketplaces(Ctx *c, void *data) {
         Policy *p = data;
 
         if (c->event->type != YAML_SEQUENCE_START_EVENT)
-                return fail(c, E_POLICY_TYPE, "expected a list, found %s", event_kind(c->event));
+                return fail(c, E_POLICY_TYPE, "expected a list, found %s",
+                            reader_event_kind(c->event));
         marketplaces_clear(p);
-        return parse_sequence(c, parse_marketplace, p);
+        return reader_sequence(c, parse_marketplace, p);
 }
 
 static const Field root_fields[] = {
@@ -1339,95 +706,37 @@ static const Field root_fields[] = {
         {"allow_unsigned", parse_allow_unsigned},
 };
 
-/*
- * Parses one YAML stream (c->buf) on top of c->policy: an empty stream or a null document
- * changes nothing; otherwise the one document must be a mapping.
- */
-static int parse_stream(Ctx *c) {
-        _cleanup_(yaml_parser_deletep) yaml_parser_t parser = {};
-        _cleanup_(yaml_event_deletep) yaml_event_t event = {};
-        int r;
-
-        if (!yaml_parser_initialize(&parser))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&parser, (const unsigned char *)c->buf, c->len);
-        yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
-        c->parser = &parser;
-        c->event = &event;
-        c->path[0] = '\0';
-
-        r = next(c); /* STREAM-START */
-        if (r < 0)
-                return r;
-        r = next(c);
-        if (r < 0)
-                return r;
-        if (event.type == YAML_STREAM_END_EVENT)
-                return 0;
-        r = next(c); /* the root node, after DOCUMENT-START */
-        if (r < 0)
-                return r;
-        if (!is_null(c)) {
-                r = parse_mapping(c, root_fields, ELEMENTSOF(root_fields), c->policy);
-                if (r < 0)
-                        return r;
-        }
-        r = next(c); /* DOCUMENT-END */
-        if (r < 0)
-                return r;
-        r = next(c);
-        if (r < 0)
-                return r;
-        if (event.type != YAML_STREAM_END_EVENT)
-                return fail(c, E_POLICY_UNSUPPORTED, "a second document is not supported");
-        return 0;
-}
-
-/* Fails at whichever of a and b was written later (the one that made the pair inconsistent). */
-static int fail_pair(Ctx *c, PolicyError code, Mark a, Mark b, const char *fmt, ...)
-        __attribute__((format(printf, 5, 6)));
-static int fail_pair(Ctx *c, PolicyError code, Mark a, Mark b, const char *fmt, ...) {
-        Mark m = (b.line > a.line || (b.line == a.line && b.column > a.column)) ? b : a;
-        va_list ap;
-
-        c->diag->code = code;
-        c->diag->line = m.line;
-        c->diag->column = m.column;
-        va_start(ap, fmt);
-        vsnprintf(c->diag->message, sizeof(c->diag->message), fmt, ap);
-        va_end(ap);
-        return -EINVAL;
-}
-
 /* The rules between keys, checked once the default and the file are both applied. */
 static int check_policy(Ctx *c) {
         const Policy *p = c->policy;
         const PolicyLimits *l = &p->limits;
 
         if (p->ephemeral_uid_first > p->ephemeral_uid_last)
-                return fail_pair(c, E_POLICY_RANGE, c->uid_first, c->uid_last,
-                                 "ephemeral_uids: first (%" PRIu32 ") is above last (%" PRIu32 ")",
-                                 p->ephemeral_uid_first, p->ephemeral_uid_last);
+                return reader_fail_pair(c, E_POLICY_RANGE, c->uid_first, c->uid_last,
+                                        "ephemeral_uids: first (%" PRIu32
+                                        ") is above last (%" PRIu32 ")",
+                                        p->ephemeral_uid_first, p->ephemeral_uid_last);
         if (p->ephemeral_uid_last - p->ephemeral_uid_first >= POLICY_EPHEMERAL_UIDS_MAX)
-                return fail_pair(c, E_POLICY_RANGE, c->uid_first, c->uid_last,
-                                 "ephemeral_uids: more than %" PRIu32 " uids",
-                                 POLICY_EPHEMERAL_UIDS_MAX);
+                return reader_fail_pair(c, E_POLICY_RANGE, c->uid_first, c->uid_last,
+                                        "ephemeral_uids: more than %" PRIu32 " uids",
+                                        POLICY_EPHEMERAL_UIDS_MAX);
         /* 65535 is (uint16_t)-1, which some interfaces still read as "no uid". */
         if (p->ephemeral_uid_first <= 65535 && p->ephemeral_uid_last >= 65535)
-                return fail_pair(c, E_POLICY_RANGE, c->uid_first, c->uid_last,
-                                 "ephemeral_uids: the range must not contain 65535");
+                return reader_fail_pair(c, E_POLICY_RANGE, c->uid_first, c->uid_last,
+                                        "ephemeral_uids: the range must not contain 65535");
         if (l->connections_total < l->connections_per_uid)
-                return fail_pair(c, E_POLICY_RANGE, c->per_uid, c->total,
-                                 "limits: connections_total (%" PRIu32
-                                 ") is below connections_per_uid (%" PRIu32 ")",
-                                 l->connections_total, l->connections_per_uid);
+                return reader_fail_pair(c, E_POLICY_RANGE, c->per_uid, c->total,
+                                        "limits: connections_total (%" PRIu32
+                                        ") is below connections_per_uid (%" PRIu32 ")",
+                                        l->connections_total, l->connections_per_uid);
         if (l->session_absolute_timeout_sec < l->session_idle_timeout_sec)
-                return fail_pair(c, E_POLICY_RANGE, c->idle, c->absolute,
-                                 "limits: session_absolute_timeout is shorter than "
-                                 "session_idle_timeout");
+                return reader_fail_pair(c, E_POLICY_RANGE, c->idle, c->absolute,
+                                        "limits: session_absolute_timeout is shorter than "
+                                        "session_idle_timeout");
         if (strcmp(p->agent_socket.path, p->console_socket.path) == 0)
-                return fail_pair(c, E_POLICY_VALUE, c->agent_path, c->console_path,
-                                 "sockets: the agent and console sockets have the same path");
+                return reader_fail_pair(
+                        c, E_POLICY_VALUE, c->agent_path, c->console_path,
+                        "sockets: the agent and console sockets have the same path");
 
         /* The same user or group, by name or by number, in both roles. NSS is the daemon's
          * (roles_resolve()); here only what the file itself says. */
@@ -1443,10 +752,10 @@ static int check_policy(Ctx *c) {
                                 snprintf(shown, sizeof(shown), "%" PRIu32, a->id);
                         else
                                 snprintf(shown, sizeof(shown), "'%s'", a->name);
-                        return fail_pair(c, E_POLICY_ROLES_OVERLAP, (Mark){a->line, a->column},
-                                         (Mark){b->line, b->column},
-                                         "%s %s is both an agent and a console",
-                                         a->is_group ? "group" : "user", shown);
+                        return reader_fail_pair(
+                                c, E_POLICY_ROLES_OVERLAP, (Mark){a->line, a->column},
+                                (Mark){b->line, b->column}, "%s %s is both an agent and a console",
+                                a->is_group ? "group" : "user", shown);
                 }
         return 0;
 }
@@ -1466,9 +775,9 @@ static int parse_layers(const char *buf, size_t len, bool with_file, Policy **re
         c.buf = policy_default_yaml;
         c.len = strlen(policy_default_yaml);
         c.is_default = true;
-        r = prescan(&c);
+        r = reader_prescan(&c);
         if (r >= 0)
-                r = parse_stream(&c);
+                r = reader_stream(&c, root_fields, ELEMENTSOF(root_fields));
         if (r < 0)
                 return r; /* a broken default: test-policy parses it, so this is a build bug */
 
@@ -1479,10 +788,10 @@ static int parse_layers(const char *buf, size_t len, bool with_file, Policy **re
                 c.buf = buf;
                 c.len = len;
                 c.is_default = false;
-                r = prescan(&c);
+                r = reader_prescan(&c);
                 if (r < 0)
                         return r;
-                r = parse_stream(&c);
+                r = reader_stream(&c, root_fields, ELEMENTSOF(root_fields));
                 if (r < 0)
                         return r;
         }
