@@ -18,22 +18,52 @@ typedef struct RunPool RunPool;
 
 typedef struct Manager {
         sd_event *event;
-        Policy *policy;       /* the policy in force (replaced whole on a good reload) */
-        char *policy_path;    /* NULL: the compiled-in default */
-        Roles *roles;         /* policy's role lists resolved to ids */
-        int state_fd;         /* the state directory (O_DIRECTORY|O_PATH-less, for openat) */
-        int runtime_fd;       /* the runtime directory */
-        Catalog *catalog;     /* installed plugins, loaded and ready to run */
+        Policy *policy;    /* the policy in force (replaced whole on a good reload) */
+        char *policy_path; /* NULL: the compiled-in default */
+        Roles *roles;      /* policy's role lists resolved to ids */
+        int state_fd;      /* the state directory (O_DIRECTORY|O_PATH-less, for openat) */
+        int runtime_fd;    /* the runtime directory */
+        Catalog *catalog;  /* installed plugins, loaded and ready to run */
         Marketplaces *marketplaces;
-        ScopeManager *scope;  /* NULL with scope.backend none */
+        ScopeManager *scope; /* NULL with scope.backend none */
         RunPool *runs;
         VarlinkServer *varlink;
-        uint64_t start_usec;  /* CLOCK_MONOTONIC */
+        uint64_t start_usec; /* CLOCK_MONOTONIC */
         uint64_t runs_total;
         int landlock_abi;
         char **capabilities_kept; /* NULL-terminated names, for Status */
+        bool socket_activated;
+        char *bound_paths[2]; /* sockets lockd bound itself (removed at exit) */
+        uint64_t test_runs;   /* console TestPlugin runs, for their unit names */
         bool stopping;
 } Manager;
+
+/* CLOCK_MONOTONIC in microseconds. */
+uint64_t now_monotonic_usec(void);
+
+/*
+ * Reads and parses the policy at path (NULL: the compiled-in default). 0 or a negative errno
+ * with a one-line reason ("path:line:col: E_POLICY_...: message") in why.
+ */
+int manager_load_policy(const char *path, Policy **ret, char *why, size_t why_len);
+
+/* Loads the policy; nothing else yet. Logs why it failed. */
+int manager_new(const char *policy_path, Manager **ret);
+/* Brings everything up in order and tells systemd READY=1. Logs why it failed. */
+int manager_start(Manager *m);
+/* Runs the loop until a stop finished. */
+int manager_loop(Manager *m);
+/* SIGHUP: a new policy replaces the old only when it parses and its roles resolve. */
+int manager_reload(Manager *m);
+/* SIGTERM: closes the sockets, kills the runs in flight, leaves the loop once they ended. */
+void manager_stop(Manager *m);
+/* Called by whoever consumed a finished run's result, on the loop. */
+void manager_run_finished(Manager *m);
+Manager *manager_free(Manager *m);
+static inline void manager_freep(Manager **m) {
+        if (*m)
+                manager_free(*m);
+}
 
 /* Role bits, used as Varlink role masks. */
 #define ROLE_MASK_AGENT   (1u << 0)

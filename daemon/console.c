@@ -1,0 +1,309 @@
+/* The io.lockd.Console and io.lockd.Agent interfaces as lockd serves them: the method tables, and
+ * the console's own Status and TestPlugin. The plugin and marketplace methods live in
+ * console-plugins.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "catalog.h"
+#include "config.h"
+#include "console-plugins.h"
+#include "console.h"
+#include "escape.h"
+#include "fd-util.h"
+#include "inputs.h"
+#include "interface-agent.h"
+#include "interface-console.h"
+#include "log-ids.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "marketplaces.h"
+#include "policy.h"
+#include "runpool.h"
+#include "scope.h"
+
+#define CONSOLE_ERROR(name) "io.lockd.Console." name
+
+static int reply_invalid_request(VarlinkCall *call, const char *reason) {
+        _cleanup_(json_decrefp) json_t *p = json_pack("{s:s}", "reason", reason);
+
+        return varlink_call_error(call, CONSOLE_ERROR("InvalidRequest"), p);
+}
+
+static int method_status(VarlinkCall *call, json_t *params, void *userdata) {
+        Manager *m = userdata;
+        _cleanup_(json_decrefp) json_t *caps = json_array(), *reply = NULL;
+
+        if (!caps)
+                return -ENOMEM;
+        for (size_t i = 0; m->capabilities_kept && m->capabilities_kept[i]; i++)
+                if (json_array_append_new(caps, json_string(m->capabilities_kept[i])) < 0)
+                        return -ENOMEM;
+        reply = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:i, s:O}", "version",
+                          LOCKD_VERSION, "security_level", (int)m->policy->security_level,
+                          "uptime_usec", (json_int_t)(now_monotonic_usec() - m->start_usec),
+                          "plugins", (json_int_t)catalog_n(m->catalog), "marketplaces",
+                          (json_int_t)marketplaces_n(m->marketplaces), "runs_active",
+                          (json_int_t)run_pool_n_active(m->runs), "runs_total",
+                          (json_int_t)m->runs_total, "connections",
+                          (json_int_t)(m->varlink ? varlink_server_n_connections(m->varlink) : 0),
+                          "scope_backend", m->scope ? "systemd" : "none", "landlock_abi",
+                          m->landlock_abi, "capabilities", caps);
+        if (!reply)
+                return -ENOMEM;
+        return varlink_call_reply(call, reply, false);
+}
+
+/* One console test run: the call to answer and the plugin kept alive while it runs. */
+typedef struct TestRun {
+        Manager *manager;
+        VarlinkCall *call;
+        CatalogPlugin *plugin;
+} TestRun;
+
+static void test_run_done(RunRequest *req, void *userdata) {
+        TestRun *t = userdata;
+        Manager *m = t->manager;
+        const RunResult *res = &req->result;
+        _cleanup_(json_decrefp) json_t *reply = NULL;
+        char cause[64] = "";
+
+        if (req->error < 0) {
+                _cleanup_(json_decrefp) json_t *p =
+                        json_pack("{s:s}", "reason",
+                                  req->error == -ECANCELED ? "lockd is stopping"
+                                                           : "the run could not be attempted");
+                (void)varlink_call_error(t->call, CONSOLE_ERROR("Unavailable"), p);
+                goto finish;
+        }
+
+        run_cause_format(res, cause, sizeof(cause));
+        reply = json_pack("{s:s?, s:I, s:I, s:I, s:I}", "cause",
+                          res->outcome == RUN_PLUGIN_ERROR ? cause : "answer", "wall_usec",
+                          (json_int_t)res->wall_usec, "cpu_usec", (json_int_t)res->cpu_usec,
+                          "peak_memory_bytes", (json_int_t)res->peak_rss_bytes, "stderr_bytes",
+                          (json_int_t)res->stderr_bytes);
+        if (!reply)
+                goto finish;
+        if (res->outcome == RUN_PLUGIN_ERROR)
+                json_object_set_new(reply, "error", json_string("plugin_error"));
+        else
+                json_object_set_new(reply, "result", json_integer(res->outcome == RUN_ONE));
+        if (req->scoped)
+                json_object_set_new(reply, "unit", json_string(req->unit));
+        /* The detail is for the human, and only where the policy shows clear results. */
+        if (m->policy->security_level >= 3 && res->detail_len > 0) {
+                _cleanup_free_ char *esc = escape_bytes(res->detail, res->detail_len);
+                if (esc)
+                        json_object_set_new(reply, "detail", json_string(esc));
+        }
+        (void)varlink_call_reply(t->call, reply, false);
+
+        {
+                const Manifest *mf = t->plugin->release->manifest;
+                log_struct(LOG_INFO, LOCKD_MESSAGE_RUN_FINISHED,
+                           LOG_FIELDS(LOG_FIELD("PLUGIN", mf->name),
+                                      LOG_FIELD("PLUGIN_VERSION", mf->version),
+                                      LOG_FIELD("UNIT", req->scoped ? req->unit : NULL),
+                                      LOG_FIELD("OUTCOME", run_outcome_name(res->outcome)),
+                                      LOG_FIELD("CAUSE",
+                                                res->outcome == RUN_PLUGIN_ERROR ? cause : NULL),
+                                      LOG_FIELD_U64("CPU_USEC", res->cpu_usec),
+                                      LOG_FIELD_U64("PEAK_MEMORY", res->peak_rss_bytes),
+                                      LOG_FIELD_U64("STDERR_BYTES", res->stderr_bytes)),
+                           "console test run of %s %s in %s: %s%s%s", mf->name, mf->version,
+                           req->scoped ? req->unit : "no scope", run_outcome_name(res->outcome),
+                           res->outcome == RUN_PLUGIN_ERROR ? " " : "",
+                           res->outcome == RUN_PLUGIN_ERROR ? cause : "");
+        }
+finish:
+        varlink_call_unref(t->call);
+        catalog_plugin_unref(t->plugin);
+        free(t);
+        run_request_free(req);
+        manager_run_finished(m);
+}
+
+/*
+ * Builds the canonical JSON of fd 6 from the human's values: every declared input present,
+ * nothing else, each value fitting its kind and max_bytes. 0, or -EINVAL with *ret_bad naming the
+ * input (never the value).
+ */
+static int build_inputs(const Manifest *mf, json_t *given, char **ret, size_t *ret_len,
+                        const char **ret_bad) {
+        _cleanup_(json_decrefp) json_t *obj = json_object();
+        const char *key;
+        json_t *v;
+
+        if (!obj)
+                return -ENOMEM;
+        json_object_foreach(given, key, v) {
+                if (!manifest_find_input(mf, key)) {
+                        *ret_bad = key;
+                        return -ENOENT;
+                }
+        }
+        for (size_t i = 0; i < mf->n_inputs; i++) {
+                const ManifestInput *in = &mf->inputs[i];
+                json_t *val = given ? json_object_get(given, in->name) : NULL;
+
+                *ret_bad = in->name;
+                if (!val)
+                        return -ENOENT;
+                if (input_value_check(in, json_string_value(val), json_string_length(val)) < 0)
+                        return -EINVAL;
+                if (json_object_set(obj, in->name, val) < 0)
+                        return -ENOMEM;
+        }
+        *ret = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+        if (!*ret)
+                return -ENOMEM;
+        *ret_len = strlen(*ret);
+        return 0;
+}
+
+static int method_test_plugin(VarlinkCall *call, json_t *params, void *userdata) {
+        Manager *m = userdata;
+        const char *name = json_string_value(json_object_get(params, "name"));
+        json_t *inputs = json_object_get(params, "inputs");
+        _cleanup_(run_request_freep) RunRequest *req = NULL;
+        _cleanup_close_ int fd = -1, snap = -1;
+        const CatalogPlugin *plugin;
+        const char *bad = NULL;
+        TestRun *t;
+        struct stat st;
+        int r;
+
+        plugin = catalog_find(m->catalog, name);
+        if (!plugin) {
+                _cleanup_(json_decrefp) json_t *p = json_pack("{s:s}", "name", name);
+                return varlink_call_error(call, CONSOLE_ERROR("UnknownPlugin"), p);
+        }
+        fd = varlink_call_take_fd(call, json_integer_value(json_object_get(params, "file_fd")));
+        if (fd < 0)
+                return reply_invalid_request(call, "file_fd names no file descriptor of the call");
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return reply_invalid_request(call, "file_fd is not a regular file");
+        if ((fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY)
+                return reply_invalid_request(call, "file_fd is not open for reading");
+        /* The run sees a snapshot, never the human's file: it cannot change under the plugin. */
+        if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE)
+                return reply_invalid_request(call, "file_fd cannot be read from its start");
+        snap = memfd_snapshot(fd, "lockd-file", m->policy->limits.max_handle_bytes, false);
+        if (snap == -EFBIG)
+                return reply_invalid_request(call,
+                                             "the file is larger than limits.max_handle_bytes");
+        if (snap < 0)
+                return reply_invalid_request(call, "the file cannot be read");
+
+        req = run_request_new();
+        if (!req)
+                return -ENOMEM;
+        if (plugin->sandbox->spec.inputs) {
+                r = build_inputs(plugin->release->manifest, inputs, &req->inputs_json,
+                                 &req->inputs_len, &bad);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        _cleanup_(json_decrefp) json_t *p = json_pack("{s:s}", "name", bad);
+                        return r == -EINVAL
+                                       ? varlink_call_error(call, CONSOLE_ERROR("InputInvalid"), p)
+                                       : reply_invalid_request(
+                                                 call, "inputs must name each declared input once");
+                }
+        } else if (inputs && json_object_size(inputs) > 0)
+                return reply_invalid_request(call, "the plugin declares no inputs");
+
+        req->input_fd = fd_reopen_readonly(snap);
+        if (req->input_fd < 0)
+                return req->input_fd;
+        req->sandbox = plugin->sandbox;
+        req->fairness_key = varlink_conn_peer(varlink_call_conn(call))->uid;
+        snprintf(req->unit, sizeof(req->unit), "lockd-run-test%" PRIu64 "-0.scope", ++m->test_runs);
+        req->done = test_run_done;
+
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        *t = (TestRun){
+                .manager = m, .call = varlink_call_ref(call), .plugin = catalog_plugin_ref(plugin)};
+        req->userdata = t;
+        r = run_pool_submit(m->runs, req);
+        if (r < 0) {
+                varlink_call_unref(t->call);
+                catalog_plugin_unref(t->plugin);
+                free(t);
+                return r == -EAGAIN ? varlink_call_error(call, CONSOLE_ERROR("TooManyRuns"), NULL)
+                                    : reply_invalid_request(call, "lockd is stopping");
+        }
+        TAKE_PTR(req);
+        return 0;
+}
+
+static const VarlinkParam params_none[] = {{NULL}};
+static const VarlinkParam params_test_plugin[] = {
+        {"name", VARLINK_STRING, true, 1, 128},
+        {"file_fd", VARLINK_INT, true, 0, VARLINK_FDS_PER_MESSAGE - 1},
+        {"inputs", VARLINK_STRING_MAP, false, 0, 4},
+        {NULL},
+};
+
+/* The console's methods: Status and TestPlugin here, the rest from console-plugins.c. */
+static VarlinkMethod console_methods[32];
+static VarlinkMethod agent_methods[8];
+
+static const VarlinkInterface console_interface = {
+        .name = "io.lockd.Console",
+        .description = interface_console_text,
+        .methods = console_methods,
+        .role_mask = ROLE_MASK_CONSOLE,
+};
+static const VarlinkInterface agent_interface = {
+        .name = "io.lockd.Agent",
+        .description = interface_agent_text,
+        .methods = agent_methods,
+        .role_mask = ROLE_MASK_AGENT,
+};
+
+/* Appends the NULL-terminated list src to dst (capacity cap, kept NULL-terminated). */
+static int methods_append(VarlinkMethod *dst, size_t cap, const VarlinkMethod *src) {
+        size_t n = 0;
+
+        while (dst[n].name)
+                n++;
+        for (; src->name; src++) {
+                if (n + 1 >= cap)
+                        return -E2BIG;
+                dst[n++] = *src;
+        }
+        dst[n] = (VarlinkMethod){};
+        return 0;
+}
+
+int console_register(Manager *m) {
+        static const VarlinkMethod own[] = {
+                {"Status", method_status, params_none, 0},
+                {"TestPlugin", method_test_plugin, params_test_plugin, VARLINK_METHOD_ACCEPTS_FDS},
+                {NULL},
+        };
+        int r;
+
+        console_methods[0] = agent_methods[0] = (VarlinkMethod){};
+        r = methods_append(console_methods, ELEMENTSOF(console_methods), own);
+        if (r >= 0)
+                r = methods_append(console_methods, ELEMENTSOF(console_methods),
+                                   console_plugin_methods);
+        if (r >= 0)
+                r = methods_append(agent_methods, ELEMENTSOF(agent_methods), agent_plugin_methods);
+        if (r < 0)
+                return r;
+        r = varlink_server_add_interface(m->varlink, &console_interface);
+        if (r >= 0)
+                r = varlink_server_add_interface(m->varlink, &agent_interface);
+        return r;
+}

@@ -1,0 +1,516 @@
+/* The daemon's life: policy, state, catalog, scopes, sockets and runs brought up in order, the
+ * event loop with its signals (SIGHUP reloads, SIGTERM stops with nothing left behind), and the
+ * teardown. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "config.h"
+#include "catalog.h"
+#include "console-plugins.h"
+#include "console.h"
+#include "fd-util.h"
+#include "log-ids.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "marketplaces.h"
+#include "policy.h"
+#include "roles.h"
+#include "runpool.h"
+#include "sandbox.h"
+#include "scope.h"
+#include "sockets.h"
+
+#define LISTEN_BACKLOG       SOMAXCONN
+#define SCOPE_WAIT_USEC      (10ULL * 1000000)
+#define STOP_GRACE_USEC      (15ULL * 1000000)
+#define VARLINK_OUT_BYTES    ((size_t)4 * 1024 * 1024)
+#define VARLINK_STALL_USEC   (30ULL * 1000000)
+#define VARLINK_PENDING      16
+#define RUN_QUEUE_PER_WORKER 64
+
+bool manager_allow_unsigned(const Manager *m) {
+        return m->policy->allow_unsigned;
+}
+
+uint64_t now_monotonic_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int manager_load_policy(const char *path, Policy **ret, char *why, size_t why_len) {
+        _cleanup_free_ char *buf = NULL;
+        PolicyDiag diag = {};
+        size_t len = 0;
+        int r;
+
+        if (!path)
+                return policy_default(ret);
+        r = read_full_file(path, POLICY_BYTES_MAX, &buf, &len);
+        if (r < 0) {
+                snprintf(why, why_len, "%s: %s", path,
+                         r == -EFBIG ? "larger than 256 KiB" : strerror(-r));
+                return r;
+        }
+        r = policy_parse(buf, len, ret, &diag);
+        if (r < 0 && r != -ENOMEM)
+                snprintf(why, why_len, "%s:%u:%u: %s: %s", path, diag.line, diag.column,
+                         policy_error_name(diag.code), diag.message);
+        else if (r < 0)
+                snprintf(why, why_len, "%s: out of memory", path);
+        return r;
+}
+
+static void varlink_limits_from_policy(const Policy *p, VarlinkLimits *l) {
+        *l = (VarlinkLimits){
+                .message_bytes = (size_t)p->limits.message_bytes,
+                .pending_per_conn = VARLINK_PENDING,
+                .conns_per_uid = p->limits.connections_per_uid,
+                .conns_total = p->limits.connections_total,
+                .out_bytes_per_conn = VARLINK_OUT_BYTES,
+                .stall_usec = VARLINK_STALL_USEC,
+        };
+}
+
+/* Opens (creating it 0700 if needed) a directory lockd owns; refuses one others could write. */
+static int open_private_dir(const char *path, mode_t mode) {
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        if (mkdir(path, mode) < 0 && errno != EEXIST)
+                return negative_errno();
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        /* Plugins, marketplaces and (later) budgets live here: nobody else may write it. */
+        if (st.st_uid != geteuid() || (st.st_mode & 0022))
+                return -EPERM;
+        return TAKE_FD(fd);
+}
+
+/* The socket's group id: (gid_t)-1 for none, (gid_t)-2 for a name NSS does not know. */
+static gid_t socket_gid(const PolicySocket *s) {
+        struct group gr, *res = NULL;
+        char buf[4096];
+
+        if (!s->has_group)
+                return (gid_t)-1;
+        if (s->group.numeric)
+                return (gid_t)s->group.id;
+        if (getgrnam_r(s->group.name, &gr, buf, sizeof(buf), &res) != 0 || !res)
+                return (gid_t)-2;
+        return res->gr_gid;
+}
+
+static int on_accept(VarlinkConn *c, void *userdata) {
+        Manager *m = userdata;
+        const struct ucred *uc = varlink_conn_peer(c);
+        unsigned role;
+
+        if (m->stopping)
+                return -ESHUTDOWN;
+        role = roles_classify(m->roles, uc->uid, uc->gid);
+        if (role == 0) {
+                /* Logged, dropped, and told nothing. */
+                log_struct(LOG_NOTICE, LOCKD_MESSAGE_PEER_REFUSED,
+                           LOG_FIELDS(LOG_FIELD_U64("PEER_UID", uc->uid),
+                                      LOG_FIELD_U64("PEER_GID", uc->gid),
+                                      LOG_FIELD_U64("PEER_PID", uc->pid)),
+                           "refused a peer in no role: uid %u gid %u pid %d", (unsigned)uc->uid,
+                           (unsigned)uc->gid, (int)uc->pid);
+                return -EPERM;
+        }
+        varlink_conn_set_roles(c, role);
+        return 0;
+}
+
+static int setup_sockets(Manager *m) {
+        const Policy *p = m->policy;
+        ListenSpec specs[2] = {
+                {.name = "agent",
+                 .path = p->agent_socket.path,
+                 .mode = p->agent_socket.mode,
+                 .gid = socket_gid(&p->agent_socket)},
+                {.name = "console",
+                 .path = p->console_socket.path,
+                 .mode = p->console_socket.mode,
+                 .gid = socket_gid(&p->console_socket)},
+        };
+        int fds[2] = {-1, -1};
+        int r;
+
+        for (size_t i = 0; i < 2; i++)
+                if (specs[i].gid == (gid_t)-2)
+                        return log_error_errno(-ENOENT, NULL, "%s socket: unknown group",
+                                               specs[i].name);
+        r = sockets_from_systemd(specs, 2, fds);
+        if (r < 0)
+                return log_error_errno(r, NULL, "socket activation: unexpected fds passed");
+        for (size_t i = 0; i < 2; i++) {
+                if (fds[i] >= 0) {
+                        m->socket_activated = true;
+                        continue;
+                }
+                fds[i] = socket_bind_listen(&specs[i], LISTEN_BACKLOG);
+                if (fds[i] < 0) {
+                        r = fds[i];
+                        if (i == 1)
+                                safe_close(fds[0]);
+                        return log_error_errno(
+                                r, NULL, "%s socket %s: %s", specs[i].name, specs[i].path,
+                                r == -EEXIST ? "in use or not a socket" : strerror(-r));
+                }
+                m->bound_paths[i] = strdup(specs[i].path);
+        }
+        /* Only the console socket carries fds (files, releases, trusted roots). */
+        r = varlink_server_listen_fd(m->varlink, fds[0], false, on_accept, NULL, m);
+        if (r < 0) {
+                safe_close(fds[1]);
+                return log_error_errno(r, NULL, "agent socket: %s", strerror(-r));
+        }
+        r = varlink_server_listen_fd(m->varlink, fds[1], true, on_accept, NULL, m);
+        if (r < 0)
+                return log_error_errno(r, NULL, "console socket: %s", strerror(-r));
+        return 0;
+}
+
+/* Tells the manager how lockd is doing; with ready, in the same message as READY=1. */
+static void notify_status_full(Manager *m, bool ready) {
+        if (m->stopping)
+                return;
+        (void)sd_notifyf(false, "%sSTATUS=Serving %zu plugin(s), %u run(s) in flight",
+                         ready ? "READY=1\n" : "", catalog_n(m->catalog),
+                         run_pool_n_active(m->runs));
+}
+
+static void notify_status(Manager *m) {
+        notify_status_full(m, false);
+}
+
+static void maybe_finish_stop(Manager *m) {
+        if (m->stopping && run_pool_n_active(m->runs) == 0 && run_pool_n_queued(m->runs) == 0)
+                sd_event_exit(m->event, 0);
+}
+
+void manager_run_finished(Manager *m) {
+        m->runs_total++;
+        notify_status(m);
+        maybe_finish_stop(m);
+}
+
+static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        log_struct(LOG_WARNING, LOCKD_MESSAGE_STOPPING, NULL,
+                   "runs did not end within the grace period; leaving anyway");
+        sd_event_exit(m->event, 0);
+        return 0;
+}
+
+void manager_stop(Manager *m) {
+        if (m->stopping)
+                return;
+        m->stopping = true;
+        (void)sd_notify(false, "STOPPING=1\nSTATUS=Stopping: killing the runs in flight");
+        log_struct(LOG_INFO, LOCKD_MESSAGE_STOPPING, NULL, "stopping: %u run(s) in flight",
+                   run_pool_n_active(m->runs));
+        /* No new connection, no new call: the peers are told by their sockets closing. */
+        m->varlink = varlink_server_free(m->varlink);
+        run_pool_kill_all(m->runs);
+        (void)sd_event_add_time_relative(m->event, NULL, CLOCK_MONOTONIC, STOP_GRACE_USEC, 0,
+                                         on_stop_timeout, m);
+        maybe_finish_stop(m);
+}
+
+static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        manager_stop(userdata);
+        return 0;
+}
+
+/* The settings that only a restart changes; a reload that touches them says so. */
+static void warn_restart_needed(const Policy *old, const Policy *new) {
+        const char *what = NULL;
+
+        if (strcmp(old->agent_socket.path, new->agent_socket.path) != 0 ||
+            strcmp(old->console_socket.path, new->console_socket.path) != 0 ||
+            old->agent_socket.mode != new->agent_socket.mode ||
+            old->console_socket.mode != new->console_socket.mode)
+                what = "sockets";
+        else if (strcmp(old->state_directory, new->state_directory) != 0 ||
+                 strcmp(old->runtime_directory, new->runtime_directory) != 0)
+                what = "directories";
+        else if (old->ephemeral_uid_first != new->ephemeral_uid_first ||
+                 old->ephemeral_uid_last != new->ephemeral_uid_last)
+                what = "ephemeral_uids";
+        else if (old->scope.backend != new->scope.backend || old->scope.bus != new->scope.bus ||
+                 strcmp(old->scope.slice, new->scope.slice) != 0 ||
+                 old->scope.cpu_quota_percent != new->scope.cpu_quota_percent)
+                what = "scope";
+        else if (old->limits.concurrent_runs != new->limits.concurrent_runs)
+                what = "limits.concurrent_runs";
+        else if (old->n_marketplaces != new->n_marketplaces)
+                what = "marketplaces";
+        if (what)
+                log_struct(LOG_WARNING, LOCKD_MESSAGE_RELOADED, NULL,
+                           "reload: %s changed; that takes effect at the next start", what);
+}
+
+int manager_reload(Manager *m) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_(roles_freep) Roles *roles = NULL;
+        char why[512] = "";
+        VarlinkLimits lim;
+        int r;
+
+        (void)sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading %s",
+                         m->policy_path ? m->policy_path : "the compiled-in policy");
+        r = manager_load_policy(m->policy_path, &p, why, sizeof(why));
+        if (r >= 0)
+                r = roles_resolve(p, &roles, why, sizeof(why));
+        if (r < 0) {
+                /* A bad new policy never replaces a good one. */
+                log_struct(LOG_ERR, LOCKD_MESSAGE_RELOAD_FAILED, NULL,
+                           "reload refused, keeping the policy in force: %s", why);
+                notify_status_full(m, true);
+                return r;
+        }
+        warn_restart_needed(m->policy, p);
+        varlink_limits_from_policy(p, &lim);
+        if (m->varlink)
+                varlink_server_set_limits(m->varlink, &lim);
+        policy_free(m->policy);
+        m->policy = TAKE_PTR(p);
+        roles_free(m->roles);
+        m->roles = TAKE_PTR(roles);
+        log_struct(LOG_INFO, LOCKD_MESSAGE_RELOADED, NULL, "policy reloaded from %s",
+                   m->policy_path ? m->policy_path : "the compiled-in default");
+        notify_status_full(m, true);
+        return 0;
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        (void)manager_reload(userdata);
+        return 0;
+}
+
+int manager_new(const char *policy_path, Manager **ret) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        char why[512] = "";
+        int r;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->state_fd = m->runtime_fd = -1;
+        m->start_usec = now_monotonic_usec();
+        if (policy_path) {
+                m->policy_path = strdup(policy_path);
+                if (!m->policy_path)
+                        return -ENOMEM;
+        }
+        r = manager_load_policy(m->policy_path, &m->policy, why, sizeof(why));
+        if (r < 0)
+                return log_error_errno(r, NULL, "%s", why[0] ? why : "cannot load the policy");
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+static void log_skipped_plugin(const char *name, const char *version, int error,
+                               const char *message, void *userdata) {
+        log_struct_errno(
+                LOG_WARNING, error, LOCKD_MESSAGE_PLUGIN_SKIPPED,
+                LOG_FIELDS(LOG_FIELD("PLUGIN", name), LOG_FIELD("PLUGIN_VERSION", version)),
+                "installed plugin %s %s not loaded, it will not run: %s", name, version, message);
+}
+
+static void log_skipped_marketplace(const char *name, int error, const char *message,
+                                    void *userdata) {
+        log_struct_errno(LOG_WARNING, error, LOCKD_MESSAGE_PLUGIN_SKIPPED, NULL,
+                         "marketplace %s not loaded: %s", name, message);
+}
+
+static int setup_marketplaces(Manager *m) {
+        const Policy *p = m->policy;
+        _cleanup_free_ MarketplaceSpec *specs = NULL;
+        int r;
+
+        specs = calloc(p->n_marketplaces + 1, sizeof(*specs));
+        if (!specs)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_marketplaces; i++)
+                specs[i] = (MarketplaceSpec){
+                        .name = p->marketplaces[i].name,
+                        .issuer = p->marketplaces[i].issuer,
+                        .identity = p->marketplaces[i].identity,
+                        .trusted_root_path = p->marketplaces[i].trusted_root,
+                };
+        r = marketplaces_load(m->state_fd, specs, p->n_marketplaces, log_skipped_marketplace, m,
+                              &m->marketplaces);
+        if (r < 0)
+                return log_error_errno(r, NULL, "marketplaces of the policy cannot be trusted: %m");
+        return 0;
+}
+
+int manager_start(Manager *m) {
+        const Policy *p = m->policy;
+        VarlinkLimits lim;
+        char why[512] = "";
+        sigset_t ss;
+        int r;
+
+        if (geteuid() != 0)
+                return log_error_errno(-EPERM, NULL,
+                                       "lockd must run as root: each plugin run gets its own uid");
+        r = landlock_abi_version();
+        if (r < 0)
+                return log_error_errno(r, NULL,
+                                       "this kernel has no Landlock: plugins cannot run "
+                                       "sandboxed, and lockd has no fallback");
+        m->landlock_abi = r;
+
+        r = roles_resolve(p, &m->roles, why, sizeof(why));
+        if (r < 0)
+                return log_error_errno(r, NULL, "roles: %s", why);
+        r = roles_check_uid_range(p->ephemeral_uid_first, p->ephemeral_uid_last, why, sizeof(why));
+        if (r < 0)
+                return log_error_errno(r, NULL, "ephemeral_uids: %s", why);
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return log_error_errno(r, NULL, "event loop: %s", strerror(-r));
+        sigemptyset(&ss);
+        sigaddset(&ss, SIGTERM);
+        sigaddset(&ss, SIGINT);
+        sigaddset(&ss, SIGHUP);
+        sigprocmask(SIG_BLOCK, &ss, NULL);
+        if (sd_event_add_signal(m->event, NULL, SIGTERM, on_sigterm, m) < 0 ||
+            sd_event_add_signal(m->event, NULL, SIGINT, on_sigterm, m) < 0 ||
+            sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m) < 0)
+                return log_error_errno(-EIO, NULL, "cannot watch signals");
+
+        m->state_fd = open_private_dir(p->state_directory, 0700);
+        if (m->state_fd < 0)
+                return log_error_errno(
+                        m->state_fd, NULL, "state directory %s: %s", p->state_directory,
+                        m->state_fd == -EPERM ? "not root's own or writable by others"
+                                              : strerror(-m->state_fd));
+        m->runtime_fd = open_private_dir(p->runtime_directory, 0755);
+        if (m->runtime_fd < 0)
+                return log_error_errno(m->runtime_fd, NULL, "runtime directory %s: %s",
+                                       p->runtime_directory, strerror(-m->runtime_fd));
+
+        r = setup_marketplaces(m);
+        if (r < 0)
+                return r;
+        r = catalog_load(m->state_fd, log_skipped_plugin, m, &m->catalog);
+        if (r < 0)
+                return log_error_errno(r, NULL, "plugin store: %s", strerror(-r));
+
+        if (p->scope.backend == POLICY_SCOPE_SYSTEMD) {
+                ScopeConfig sc = {
+                        .bus = p->scope.bus == POLICY_BUS_SYSTEM ? "system"
+                               : p->scope.bus == POLICY_BUS_USER ? "user"
+                                                                 : p->scope.bus_address,
+                        .slice = p->scope.slice,
+                        .cpu_quota_usec = (uint64_t)p->scope.cpu_quota_percent * 10000ULL,
+                };
+                r = scope_manager_new(m->event, &sc, &m->scope);
+                if (r < 0)
+                        return log_error_errno(r, LOCKD_MESSAGE_SCOPE_FAILED,
+                                               "no systemd manager at %s (%s): plugin runs need "
+                                               "their scope; scope.backend: none runs without",
+                                               sc.bus, strerror(-r));
+        } else
+                log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_BACKEND_NONE, NULL,
+                           "scope.backend is none: plugin runs get no transient scope, so no "
+                           "cgroup memory or task limit and no OOM detection");
+
+        varlink_limits_from_policy(p, &lim);
+        r = varlink_server_new(m->event, &lim, "lockd", "lockd", LOCKD_VERSION,
+                               "https://varlink.org", &m->varlink);
+        if (r < 0)
+                return log_error_errno(r, NULL, "varlink: %s", strerror(-r));
+        r = console_register(m);
+        if (r < 0)
+                return log_error_errno(r, NULL, "varlink interfaces: %s", strerror(-r));
+        r = setup_sockets(m);
+        if (r < 0)
+                return r;
+
+        /* From here on lockd holds only what spawning needs; threads created later inherit it. */
+        r = caps_drop_except(caps_kept, caps_n_kept);
+        if (r < 0)
+                return log_error_errno(r, NULL, "cannot drop capabilities: %s", strerror(-r));
+        m->capabilities_kept = caps_names(caps_kept, caps_n_kept);
+        if (!m->capabilities_kept)
+                return -ENOMEM;
+        log_struct(LOG_INFO, LOCKD_MESSAGE_CAPABILITIES, NULL,
+                   "capabilities kept: cap_setuid cap_setgid cap_setpcap cap_kill; every other "
+                   "one dropped from every set and the bounding set");
+
+        RunPoolConfig rc = {
+                .workers = p->limits.concurrent_runs,
+                .queue_max = p->limits.concurrent_runs * RUN_QUEUE_PER_WORKER,
+                .uid_first = p->ephemeral_uid_first,
+                .uid_last = p->ephemeral_uid_last,
+                .drop_to_uid = true,
+                .scope_timeout_usec = SCOPE_WAIT_USEC,
+        };
+        r = run_pool_new(m->event, &rc, m->scope, &m->runs);
+        if (r < 0)
+                return log_error_errno(r, NULL, "run workers: %s", strerror(-r));
+
+        log_struct(LOG_INFO, LOCKD_MESSAGE_STARTED, NULL,
+                   "lockd %s started: %zu plugin(s), security level %u, %s sockets, scopes %s",
+                   LOCKD_VERSION, catalog_n(m->catalog), p->security_level,
+                   m->socket_activated ? "activated" : "bound",
+                   m->scope ? "through systemd" : "off");
+        notify_status_full(m, true);
+        return 0;
+}
+
+int manager_loop(Manager *m) {
+        return sd_event_loop(m->event);
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        m->stopping = true;
+        m->varlink = varlink_server_free(m->varlink);
+        /* Runs first (they use the scopes and the catalog's sandboxes), then what they used. */
+        m->runs = run_pool_free(m->runs);
+        m->scope = scope_manager_free(m->scope);
+        m->catalog = catalog_free(m->catalog);
+        m->marketplaces = marketplaces_free(m->marketplaces);
+        for (size_t i = 0; i < 2; i++)
+                if (m->bound_paths[i]) {
+                        /* Sockets lockd bound itself go with it; activated ones are systemd's. */
+                        (void)unlink(m->bound_paths[i]);
+                        free(m->bound_paths[i]);
+                }
+        roles_free(m->roles);
+        policy_free(m->policy);
+        free(m->policy_path);
+        strv_free(m->capabilities_kept);
+        safe_close(m->state_fd);
+        safe_close(m->runtime_fd);
+        sd_event_unref(m->event);
+        free(m);
+        return NULL;
+}

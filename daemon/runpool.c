@@ -1,0 +1,437 @@
+/* The run pool: worker threads that each run one plugin at a time under runner_run(), inside a
+ * transient scope created through the loop's ScopeManager, and hand the results back to the loop
+ * through an eventfd. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "runpool.h"
+#include "uidpool.h"
+
+#ifndef __NR_pidfd_send_signal
+#define __NR_pidfd_send_signal 424
+#endif
+
+/* Room above the contract's 512 extra threads before the pids controller steps in; the rlimit
+ * (EAGAIN at exactly 512) is what a plugin meets first. */
+#define SCOPE_TASKS_MAX 544
+/* The scope's memory backstop above RLIMIT_DATA: the fixed 8 MiB stack and kernel memory. */
+#define SCOPE_MEMORY_SLACK ((uint64_t)40 * 1024 * 1024)
+/* RuntimeMaxUSec= behind lockd's own wall-clock timeout. */
+#define SCOPE_RUNTIME_SLACK_USEC ((uint64_t)10 * 1000000)
+
+/* The runs waiting for one fairness key, in arrival order. */
+typedef struct KeyQueue {
+        uint64_t key;
+        RunRequest *head, *tail;
+        struct KeyQueue *next; /* ring of keys with work */
+} KeyQueue;
+
+/* What a worker is doing now, so run_pool_kill_all() can reach its child. */
+typedef struct Worker {
+        RunPool *pool;
+        pthread_t thread;
+        bool started;
+        RunRequest *req; /* in flight, or NULL */
+        int pidfd;       /* a dup of the child's pidfd while it lives, else -1 */
+        OomWatch *oom;
+} Worker;
+
+struct RunPool {
+        sd_event *event;
+        sd_event_source *done_source;
+        int done_fd; /* eventfd: results are waiting in done_head */
+        ScopeManager *scope;
+        RunPoolConfig cfg;
+
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        KeyQueue
+                *ring; /* the key served last (its successor is next); only keys with queued runs */
+        unsigned n_queued, n_active;
+        bool stopping;
+        RunRequest *done_head, *done_tail;
+        UidPool uids;
+        Worker *workers;
+};
+
+RunRequest *run_request_new(void) {
+        RunRequest *req = calloc(1, sizeof(*req));
+
+        if (req)
+                req->input_fd = -1;
+        return req;
+}
+
+RunRequest *run_request_free(RunRequest *req) {
+        if (!req)
+                return NULL;
+        safe_close(req->input_fd);
+        if (req->inputs_json) {
+                /* Human-typed values: wiped, never left behind in freed memory. */
+                explicit_bzero(req->inputs_json, req->inputs_len);
+                free(req->inputs_json);
+        }
+        explicit_bzero(req->result.detail, sizeof(req->result.detail));
+        free(req);
+        return NULL;
+}
+
+/* Takes the next run, round-robin across keys. Called with the lock held and n_queued > 0. */
+static RunRequest *dequeue(RunPool *p) {
+        KeyQueue *q = p->ring->next; /* ring points at the last served: serve its successor */
+        RunRequest *req = q->head;
+
+        q->head = req->next;
+        req->next = NULL;
+        if (!q->head) {
+                /* The key has nothing left: unlink it from the ring. */
+                if (q == p->ring)
+                        p->ring = NULL;
+                else
+                        p->ring->next = q->next;
+                free(q);
+        } else
+                p->ring = q;
+        p->n_queued--;
+        return req;
+}
+
+/* Appends req to its key's queue, adding the key to the ring. Lock held. */
+static int enqueue(RunPool *p, RunRequest *req) {
+        KeyQueue *q = NULL;
+
+        if (p->ring) {
+                KeyQueue *i = p->ring;
+                do {
+                        if (i->key == req->fairness_key) {
+                                q = i;
+                                break;
+                        }
+                        i = i->next;
+                } while (i != p->ring);
+        }
+        if (!q) {
+                q = calloc(1, sizeof(*q));
+                if (!q)
+                        return -ENOMEM;
+                q->key = req->fairness_key;
+                /* A new key joins the end of the line: it becomes the "last served" one, so every
+                 * key already waiting is served before it. */
+                if (p->ring) {
+                        q->next = p->ring->next;
+                        p->ring->next = q;
+                } else
+                        q->next = q;
+                p->ring = q;
+        }
+        req->next = NULL;
+        if (q->head)
+                q->tail->next = req;
+        else
+                q->head = req;
+        q->tail = req;
+        p->n_queued++;
+        return 0;
+}
+
+/* Called in the worker once the child exists and waits: record it, then move it into its scope. */
+static int start_hook(pid_t pid, int pidfd, void *userdata) {
+        Worker *w = userdata;
+        RunPool *p = w->pool;
+        RunRequest *req = w->req;
+        ScopeLimits lim = {
+                .memory_max = req->sandbox->spec.limits.memory_bytes + SCOPE_MEMORY_SLACK,
+                .tasks_max = SCOPE_TASKS_MAX,
+                .runtime_max_usec =
+                        req->sandbox->spec.limits.timeout_s * 1000000ULL + SCOPE_RUNTIME_SLACK_USEC,
+        };
+        int fd, r;
+
+        fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return negative_errno();
+        pthread_mutex_lock(&p->lock);
+        w->pidfd = fd;
+        r = p->stopping ? -ECANCELED : 0;
+        pthread_mutex_unlock(&p->lock);
+        if (r < 0)
+                return r;
+        if (!p->scope)
+                return 0;
+
+        /* Fail closed: a run whose scope cannot be created never starts (spawn:scope). */
+        r = scope_start_wait(p->scope, req->unit, pid, &lim, p->cfg.scope_timeout_usec);
+        if (r < 0)
+                return r;
+        req->scoped = true;
+        /* Best effort: without a memory cgroup an OOM reads as signal:SIGKILL. */
+        (void)oom_watch_new(pid, &w->oom);
+        return 0;
+}
+
+static bool oom_check(void *userdata) {
+        Worker *w = userdata;
+
+        return w->oom && oom_watch_fired(w->oom);
+}
+
+static void run_one(Worker *w, RunRequest *req) {
+        RunPool *p = w->pool;
+        uid_t uid = 0;
+        int r;
+
+        if (p->cfg.drop_to_uid) {
+                pthread_mutex_lock(&p->lock);
+                r = uid_pool_acquire(&p->uids, &uid);
+                pthread_mutex_unlock(&p->lock);
+                if (r < 0) {
+                        req->error = r;
+                        return;
+                }
+        }
+
+        RunParams rp = {
+                .input_fd = req->input_fd,
+                .inputs_json = req->inputs_json,
+                .inputs_len = req->inputs_len,
+                .drop_to_uid = p->cfg.drop_to_uid,
+                .uid = uid,
+                .gid = (gid_t)uid,
+                .start_hook = start_hook,
+                .start_hook_userdata = w,
+                .oom_check = oom_check,
+                .oom_check_userdata = w,
+        };
+        r = runner_run(req->sandbox, &rp, &req->result);
+        if (r < 0)
+                req->error = r;
+        else if (req->scoped && req->result.cause == RUN_CAUSE_TIMEOUT)
+                /* The plugin is dead already; the unit goes too, whatever it still holds. */
+                (void)scope_kill(p->scope, req->unit);
+
+        pthread_mutex_lock(&p->lock);
+        w->pidfd = safe_close(w->pidfd);
+        w->oom = oom_watch_free(w->oom);
+        if (p->cfg.drop_to_uid)
+                uid_pool_release(&p->uids, uid);
+        pthread_mutex_unlock(&p->lock);
+}
+
+static void *worker_main(void *userdata) {
+        Worker *w = userdata;
+        RunPool *p = w->pool;
+
+        for (;;) {
+                RunRequest *req;
+                uint64_t one = 1;
+
+                pthread_mutex_lock(&p->lock);
+                while (!p->stopping && p->n_queued == 0)
+                        pthread_cond_wait(&p->cond, &p->lock);
+                if (p->stopping) {
+                        pthread_mutex_unlock(&p->lock);
+                        return NULL;
+                }
+                req = dequeue(p);
+                w->req = req;
+                p->n_active++;
+                pthread_mutex_unlock(&p->lock);
+
+                run_one(w, req);
+
+                pthread_mutex_lock(&p->lock);
+                w->req = NULL;
+                p->n_active--;
+                if (p->done_tail)
+                        p->done_tail->next = req;
+                else
+                        p->done_head = req;
+                p->done_tail = req;
+                pthread_mutex_unlock(&p->lock);
+                (void)!write(p->done_fd, &one, sizeof(one));
+        }
+}
+
+/* Hands finished runs to their callbacks, on the loop's thread. */
+static void deliver(RunPool *p) {
+        RunRequest *list;
+
+        pthread_mutex_lock(&p->lock);
+        list = p->done_head;
+        p->done_head = p->done_tail = NULL;
+        pthread_mutex_unlock(&p->lock);
+        while (list) {
+                RunRequest *req = list;
+                list = req->next;
+                req->next = NULL;
+                req->done(req, req->userdata);
+        }
+}
+
+static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        RunPool *p = userdata;
+        uint64_t n;
+
+        (void)!read(fd, &n, sizeof(n));
+        deliver(p);
+        return 0;
+}
+
+int run_pool_new(sd_event *e, const RunPoolConfig *cfg, ScopeManager *scope, RunPool **ret) {
+        RunPool *p;
+        int r;
+
+        if (!e || !cfg || !ret || cfg->workers == 0 || cfg->workers > 1024)
+                return -EINVAL;
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->cfg = *cfg;
+        p->scope = scope;
+        p->event = sd_event_ref(e);
+        p->done_fd = -1;
+        pthread_mutex_init(&p->lock, NULL);
+        pthread_cond_init(&p->cond, NULL);
+
+        if (cfg->drop_to_uid) {
+                r = uid_pool_init(&p->uids, cfg->uid_first, cfg->uid_last);
+                if (r < 0)
+                        goto fail;
+        }
+        p->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (p->done_fd < 0) {
+                r = negative_errno();
+                goto fail;
+        }
+        r = sd_event_add_io(e, &p->done_source, p->done_fd, EPOLLIN, on_done, p);
+        if (r < 0)
+                goto fail;
+        p->workers = calloc(cfg->workers, sizeof(Worker));
+        if (!p->workers) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        for (unsigned i = 0; i < cfg->workers; i++) {
+                Worker *w = &p->workers[i];
+                sigset_t all, saved;
+
+                w->pool = p;
+                w->pidfd = -1;
+                /* Workers never take signals: the loop's signalfd must see them all. */
+                sigfillset(&all);
+                pthread_sigmask(SIG_SETMASK, &all, &saved);
+                r = -pthread_create(&w->thread, NULL, worker_main, w);
+                pthread_sigmask(SIG_SETMASK, &saved, NULL);
+                if (r < 0)
+                        goto fail;
+                w->started = true;
+        }
+        *ret = p;
+        return 0;
+fail:
+        run_pool_free(p);
+        return r;
+}
+
+void run_pool_kill_all(RunPool *p) {
+        if (!p)
+                return;
+        pthread_mutex_lock(&p->lock);
+        p->stopping = true;
+        for (unsigned i = 0; i < p->cfg.workers && p->workers; i++) {
+                Worker *w = &p->workers[i];
+
+                if (w->pidfd >= 0)
+                        (void)syscall(__NR_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+                if (w->req && w->req->scoped)
+                        (void)scope_kill(p->scope, w->req->unit);
+        }
+        pthread_cond_broadcast(&p->cond);
+        pthread_mutex_unlock(&p->lock);
+}
+
+RunPool *run_pool_free(RunPool *p) {
+        RunRequest *cancelled = NULL;
+
+        if (!p)
+                return NULL;
+        run_pool_kill_all(p);
+        /* The queued runs never start. */
+        pthread_mutex_lock(&p->lock);
+        while (p->n_queued > 0) {
+                RunRequest *req = dequeue(p);
+                req->error = -ECANCELED;
+                req->next = cancelled;
+                cancelled = req;
+        }
+        pthread_mutex_unlock(&p->lock);
+        for (unsigned i = 0; p->workers && i < p->cfg.workers; i++)
+                if (p->workers[i].started)
+                        pthread_join(p->workers[i].thread, NULL);
+        deliver(p);
+        while (cancelled) {
+                RunRequest *req = cancelled;
+                cancelled = req->next;
+                req->next = NULL;
+                req->done(req, req->userdata);
+        }
+        free(p->workers);
+        sd_event_source_disable_unref(p->done_source);
+        safe_close(p->done_fd);
+        if (p->cfg.drop_to_uid)
+                uid_pool_done(&p->uids);
+        pthread_cond_destroy(&p->cond);
+        pthread_mutex_destroy(&p->lock);
+        sd_event_unref(p->event);
+        free(p);
+        return NULL;
+}
+
+int run_pool_submit(RunPool *p, RunRequest *req) {
+        int r;
+
+        if (!p || !req || !req->sandbox || !req->done || req->input_fd < 0)
+                return -EINVAL;
+        pthread_mutex_lock(&p->lock);
+        if (p->stopping)
+                r = -ESHUTDOWN;
+        else if (p->n_queued >= p->cfg.queue_max)
+                r = -EAGAIN;
+        else
+                r = enqueue(p, req);
+        if (r == 0)
+                pthread_cond_signal(&p->cond);
+        pthread_mutex_unlock(&p->lock);
+        return r;
+}
+
+unsigned run_pool_n_active(const RunPool *p) {
+        unsigned n;
+
+        if (!p)
+                return 0;
+        pthread_mutex_lock((pthread_mutex_t *)&p->lock);
+        n = p->n_active + (p->done_head ? 1 : 0);
+        pthread_mutex_unlock((pthread_mutex_t *)&p->lock);
+        return n;
+}
+
+unsigned run_pool_n_queued(const RunPool *p) {
+        unsigned n;
+
+        if (!p)
+                return 0;
+        pthread_mutex_lock((pthread_mutex_t *)&p->lock);
+        n = p->n_queued;
+        pthread_mutex_unlock((pthread_mutex_t *)&p->lock);
+        return n;
+}

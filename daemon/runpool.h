@@ -1,0 +1,79 @@
+/* The run pool: plugin runs on worker threads, each in its own transient scope and ephemeral uid,
+ * queued fairly across the agents that asked, with the results handed back on the event loop. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "runner.h"
+#include "scope.h"
+
+typedef struct RunPool RunPool;
+typedef struct RunRequest RunRequest;
+
+/* Called on the loop's thread once the run ended (or never started: req->error < 0). */
+typedef void (*RunDoneFn)(RunRequest *req, void *userdata);
+
+struct RunRequest {
+        /* Set by the caller. */
+        const Sandbox *sandbox; /* kept alive by the caller until done runs */
+        int input_fd;           /* becomes fd 3; owned by the request, closed with it */
+        char *inputs_json;      /* owned; NULL without inputs */
+        size_t inputs_len;
+        uint64_t fairness_key; /* runs are taken round-robin across keys (an agent's uid) */
+        char unit[128];        /* the scope's unit name */
+        RunDoneFn done;
+        void *userdata;
+
+        /* Set by the pool. */
+        int error;        /* 0: result is valid; < 0: the run could not be attempted */
+        bool scoped;      /* it ran inside its scope */
+        RunResult result; /* spawn:scope when the scope could not be created: fail closed */
+
+        RunRequest *next;
+        bool cancelled;
+};
+
+typedef struct RunPoolConfig {
+        unsigned workers;   /* runs at once */
+        unsigned queue_max; /* runs waiting, all keys together; more: -EAGAIN */
+        uid_t uid_first, uid_last;
+        bool drop_to_uid;            /* as root: each run gets a fresh uid of the range */
+        uint64_t scope_timeout_usec; /* how long a run waits for its scope */
+} RunPoolConfig;
+
+/*
+ * Starts cfg->workers threads. scope may be NULL (scope backend none: runs without scopes).
+ * 0 or a negative errno.
+ */
+int run_pool_new(sd_event *e, const RunPoolConfig *cfg, ScopeManager *scope, RunPool **ret);
+
+/*
+ * Kills every run in flight (SIGKILL through its pidfd and its scope), fails every queued one
+ * with -ECANCELED (done is called for them), joins the threads and frees the pool. Must run on
+ * the loop's thread; results of the killed runs are delivered before it returns.
+ */
+RunPool *run_pool_free(RunPool *p);
+static inline void run_pool_freep(RunPool **p) {
+        if (*p)
+                run_pool_free(*p);
+}
+
+/* Queues req (the pool owns it until done ran; then the callee frees it with run_request_free).
+ * 0, -EAGAIN the queue is full, -ESHUTDOWN the pool is stopping. */
+int run_pool_submit(RunPool *p, RunRequest *req);
+
+/* Stops taking new runs and kills the ones in flight; their done callbacks still run. */
+void run_pool_kill_all(RunPool *p);
+
+unsigned run_pool_n_active(const RunPool *p); /* in flight */
+unsigned run_pool_n_queued(const RunPool *p);
+
+RunRequest *run_request_new(void);
+RunRequest *run_request_free(RunRequest *req);
+static inline void run_request_freep(RunRequest **r) {
+        if (*r)
+                run_request_free(*r);
+}

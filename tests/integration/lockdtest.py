@@ -1,0 +1,352 @@
+"""What the integration tests share: a real lockd on a test policy, Varlink clients as any uid,
+signed releases from tests/tools/lockd-sign, and TAP output.
+
+Run under tests/integration/with-systemd, which provides LOCKD_TEST_BUS (a real systemd manager).
+Paths of the built programs arrive in the environment (LOCKD, LOCKCTL, LOCKD_SIGN,
+LOCKD_TEST_PLUGINS, LOCKD_TEST_PLUGINS_SRC, LOCKD_VARLINK_TOOL)."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+LOCKD = os.environ.get("LOCKD", "")
+LOCKCTL = os.environ.get("LOCKCTL", "")
+LOCKD_SIGN = os.environ.get("LOCKD_SIGN", "")
+PLUGINS = os.environ.get("LOCKD_TEST_PLUGINS", "")
+PLUGINS_SRC = os.environ.get("LOCKD_TEST_PLUGINS_SRC", "")
+BUS = os.environ.get("LOCKD_TEST_BUS", "")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Test identities: numeric uids with no passwd entry, outside the ephemeral range.
+AGENT_UID = 61001
+STRANGER_UID = 61002
+CONSOLE_UID = 61003
+ISSUER = "https://token.actions.githubusercontent.com"
+WORKFLOW = "https://github.com/acme/lockfile-plugins/.github/workflows/release.yml@"
+PATTERN = r"^https://github\.com/acme/lockfile-plugins/\.github/workflows/release\.yml@refs/tags/.*"
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+class Tap:
+    """Runs test functions and prints TAP; a failing or raising test is `not ok` with its reason."""
+
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def run(self, fn, *args):
+        self.n += 1
+        desc = (fn.__doc__ or fn.__name__).strip().splitlines()[0]
+        try:
+            fn(*args)
+            print(f"ok {self.n} - {desc}", flush=True)
+        except Exception as e:  # noqa: BLE001 - every failure is reported, none is fatal
+            self.failed += 1
+            print(f"not ok {self.n} - {desc}", flush=True)
+            for line in (traceback.format_exc() if not isinstance(e, Failed) else str(e)).splitlines():
+                print(f"# {line}", flush=True)
+
+    def done(self):
+        print(f"1..{self.n}", flush=True)
+        return 1 if self.failed else 0
+
+
+def require_environment():
+    """Missing prerequisites are failures, not skips."""
+    missing = [n for n, v in [("LOCKD", LOCKD), ("LOCKCTL", LOCKCTL), ("LOCKD_SIGN", LOCKD_SIGN),
+                              ("LOCKD_TEST_PLUGINS", PLUGINS), ("LOCKD_TEST_BUS", BUS)] if not v]
+    if missing:
+        print("Bail out! missing " + ", ".join(missing) + " (run through tests/integration/with-systemd)")
+        sys.exit(1)
+    if os.geteuid() != 0:
+        print("Bail out! the integration tests run as root (lockd gives each run its own uid)")
+        sys.exit(1)
+    for tool in ("setpriv", "systemctl", "systemd-socket-activate"):
+        if not shutil.which(tool):
+            print(f"Bail out! {tool} is not installed")
+            sys.exit(1)
+
+
+def systemctl(*args):
+    """systemctl against the test manager (the system one, or the private user one)."""
+    cmd = ["systemctl"]
+    if BUS != "system":
+        cmd.append("--user")
+    return subprocess.run(cmd + list(args), capture_output=True, text=True, timeout=30)
+
+
+def units(pattern="lockd-run-*"):
+    out = systemctl("list-units", "--all", "--plain", "--no-legend", pattern).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def unit_properties(unit, *props):
+    out = systemctl("show", unit, *[f"--property={p}" for p in props]).stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+# ---------------------------------------------------------------------------------------------
+# Varlink
+
+
+class Varlink:
+    """A blocking Varlink client over a Unix socket; runs as the caller's uid."""
+
+    def __init__(self, path, timeout=30):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)  # blocking, as a client would: a full backlog waits
+        self.sock.settimeout(timeout)
+        self.buf = b""
+
+    def close(self):
+        self.sock.close()
+
+    def send_raw(self, data, fds=()):
+        if fds:
+            socket.send_fds(self.sock, [data], list(fds))
+        else:
+            self.sock.sendall(data)
+
+    def read_message(self):
+        while b"\0" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionResetError("lockd closed the connection")
+            self.buf += chunk
+        msg, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def call(self, method, params=None, fds=(), more=False, oneway=False):
+        m = {"method": method}
+        if params is not None:
+            m["parameters"] = params
+        if more:
+            m["more"] = True
+        if oneway:
+            m["oneway"] = True
+        self.send_raw(json.dumps(m).encode() + b"\0", fds)
+        if oneway:
+            return None
+        return self.read_message()
+
+
+def call(path, method, params=None, fds=()):
+    v = Varlink(path)
+    try:
+        return v.call(method, params, fds)
+    finally:
+        v.close()
+
+
+def call_as(uid, path, method, params=None, gid=None):
+    """A call from another uid, through setpriv, so the kernel's SO_PEERCRED is that uid's."""
+    gid = uid if gid is None else gid
+    prog = ("import json,socket,sys\n"
+            "s=socket.socket(socket.AF_UNIX);s.settimeout(20);s.connect(sys.argv[1])\n"
+            "m={'method':sys.argv[2]}\n"
+            "p=json.loads(sys.argv[3])\n"
+            "m.update({'parameters':p} if p is not None else {})\n"
+            "b=b''\n"
+            "try:\n"
+            "  s.sendall(json.dumps(m).encode()+b'\\0')\n"
+            "  while b'\\0' not in b:\n"
+            "    c=s.recv(65536)\n"
+            "    if not c: break\n"
+            "    b+=c\n"
+            "except OSError as e: print(json.dumps({'transport':str(e)}));sys.exit(0)\n"
+            "print(b.split(b'\\0')[0].decode() if b else json.dumps({'transport':'closed'}))\n")
+    r = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
+                        sys.executable, "-c", prog, path, method, json.dumps(params)],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise Failed(f"client as uid {uid} failed: {r.stderr}")
+    return json.loads(r.stdout)
+
+
+# ---------------------------------------------------------------------------------------------
+# Signed releases
+
+
+class Signer:
+    """A private trusted root and releases signed the way a marketplace's workflow would."""
+
+    def __init__(self, workdir):
+        self.dir = os.path.join(workdir, "signer")
+        run([LOCKD_SIGN, "init", self.dir])
+        self.root = os.path.join(self.dir, "trusted_root.json")
+
+    def release(self, case, dest, manifest_text=None):
+        """A release directory for tests/plugins/<case>, signed for its own tag."""
+        os.makedirs(dest, exist_ok=True)
+        text = manifest_text
+        if text is None:
+            with open(os.path.join(PLUGINS_SRC, case, "plugin.toml")) as f:
+                text = f.read()
+        with open(os.path.join(dest, "plugin.toml"), "w") as f:
+            f.write(text)
+        shutil.copy(os.path.join(PLUGINS, case), os.path.join(dest, "plugin"))
+        name = manifest_value(text, "name")
+        version = manifest_value(text, "version")
+        ref = f"refs/tags/{name}/v{version}"
+        run([LOCKD_SIGN, "sign", self.dir, "--identity", WORKFLOW + ref, "--issuer", ISSUER,
+             "--ref", ref, os.path.join(dest, "plugin.toml"), os.path.join(dest, "plugin")])
+        return dest
+
+
+def manifest_value(text, key):
+    for line in text.splitlines():
+        if line.startswith(key + " = "):
+            return line.split("=", 1)[1].strip().strip('"')
+    raise Failed(f"no {key} in manifest")
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=kw.pop("timeout", 120), **kw)
+    if r.returncode != 0:
+        raise Failed(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+    return r
+
+
+# ---------------------------------------------------------------------------------------------
+# The daemon
+
+
+def policy_text(d, extra=""):
+    bus = BUS
+    return f"""security_level: 2
+agents:
+  users: [{AGENT_UID}]
+consoles:
+  users: [0, {CONSOLE_UID}]
+sockets:
+  agent: {{path: {d}/agent.sock, mode: "0666"}}
+  console: {{path: {d}/run/console.sock, mode: "0666"}}
+state_directory: {d}/state
+runtime_directory: {d}/run
+limits:
+  concurrent_runs: 4
+  connections_per_uid: 256
+  connections_total: 512
+  message_bytes: 64KiB
+scope:
+  backend: systemd
+  bus: {bus if bus in ("system", "user") else '"' + bus + '"'}
+  slice: lockd-test.slice
+{extra}"""
+
+
+class Daemon:
+    """lockd started by hand on a test policy in a private directory; waits for READY=1."""
+
+    def __init__(self, workdir, extra_policy="", policy=None):
+        self.dir = workdir
+        os.chmod(self.dir, 0o755)
+        self.policy = os.path.join(self.dir, "lockd.yaml")
+        with open(self.policy, "w") as f:
+            f.write(policy if policy is not None else policy_text(self.dir, extra_policy))
+        self.agent = os.path.join(self.dir, "agent.sock")
+        self.console = os.path.join(self.dir, "run", "console.sock")
+        self.log_path = os.path.join(self.dir, "lockd.log")
+        self.proc = None
+
+    def start(self, argv_extra=(), timeout=20):
+        notify = os.path.join(self.dir, "notify.sock")
+        if os.path.exists(notify):
+            os.unlink(notify)
+        ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        ns.bind(notify)
+        ns.settimeout(timeout)
+        env = dict(os.environ, NOTIFY_SOCKET=notify)
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([LOCKD, "--config", self.policy, *argv_extra], env=env,
+                                     stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + timeout
+        self.notifications = []
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    msg = ns.recv(4096).decode()
+                except socket.timeout:
+                    break
+                self.notifications.append(msg)
+                if "READY=1" in msg.split("\n"):
+                    return self
+                if self.proc.poll() is not None:
+                    break
+        finally:
+            ns.close()
+        raise Failed(f"lockd did not become ready; exit {self.proc.poll()}; log:\n{self.read_log()}")
+
+    def read_log(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise Failed("lockd did not stop within %d s" % timeout)
+        return self.proc.returncode
+
+    def lockctl(self, *args, uid=None, input=None, check_rc=None):
+        cmd = [LOCKCTL, "--socket", self.console, *args]
+        if uid is not None:
+            cmd = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *cmd]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, input=input)
+        if check_rc is not None and r.returncode != check_rc:
+            raise Failed(f"lockctl {' '.join(args)}: exit {r.returncode}, want {check_rc}:\n"
+                         f"{r.stdout}{r.stderr}")
+        return r
+
+    def console_call(self, method, params=None, fds=()):
+        return call(self.console, method, params, fds)
+
+
+def tempdir():
+    d = tempfile.mkdtemp(prefix="lockd-it-")
+    os.chmod(d, 0o755)
+    return d
+
+
+def wait_for(pred, timeout=10, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise Failed(f"timed out waiting for {what}")
+
+
+def plugin_processes(first=655360, last=720895):
+    """Pids running as an ephemeral uid: a plugin that outlived its run."""
+    pids = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            st = os.stat(f"/proc/{p}")
+        except FileNotFoundError:
+            continue
+        if first <= st.st_uid <= last:
+            pids.append(int(p))
+    return pids

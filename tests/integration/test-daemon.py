@@ -1,0 +1,524 @@
+#!/usr/bin/env python3
+"""lockd against a real systemd manager: sockets, roles, every console method, runs in transient
+scopes (limits, OOM, timeout), SIGTERM with runs in flight, SIGHUP with a bad policy, many
+connections and hostile messages. TAP on stdout. Run through tests/integration/with-systemd."""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lockdtest import (AGENT_UID, CONSOLE_UID, ISSUER, PATTERN, PLUGINS_SRC, STRANGER_UID,  # noqa: E402
+                       Daemon, Failed, Signer, Tap, Varlink, call, call_as, check, plugin_processes,
+                       policy_text, require_environment, systemctl, tempdir, unit_properties,
+                       units, wait_for)
+
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "varlink")
+
+
+class World:
+    """One daemon with a marketplace and signed releases, shared by most tests."""
+
+    def __init__(self):
+        self.dir = tempdir()
+        self.signer = Signer(self.dir)
+        os.mkdir(os.path.join(self.dir, "d1"))
+        self.d = Daemon(os.path.join(self.dir, "d1"))
+        self.d.start()
+        self.releases = {}
+
+    def release(self, case):
+        if case not in self.releases:
+            self.releases[case] = self.signer.release(case, os.path.join(self.dir, "rel", case))
+        return self.releases[case]
+
+    def ensure_marketplace(self):
+        r = self.d.console_call("io.lockd.Console.ListMarketplaces")
+        if any(m["name"] == "local" for m in r["parameters"]["marketplaces"]):
+            return
+        self.d.lockctl("marketplace", "add", "local", "--issuer", ISSUER, "--identity", PATTERN,
+                       "--trusted-root", self.signer.root, check_rc=0)
+
+    def install(self, case):
+        self.ensure_marketplace()
+        name = "test." + case
+        r = self.d.console_call("io.lockd.Console.ListPlugins")
+        if any(p["name"] == name for p in r["parameters"]["plugins"]):
+            return name
+        self.d.lockctl("plugin", "install", self.release(case), "--marketplace", "local",
+                       check_rc=0)
+        return name
+
+
+def test_ready(w):
+    """lockd on a policy file tells the manager READY=1 and a STATUS= line"""
+    check(any("READY=1" in n for n in w.d.notifications), f"no READY=1 in {w.d.notifications}")
+    check(any("STATUS=" in n for n in w.d.notifications), f"no STATUS= in {w.d.notifications}")
+
+
+def test_getinfo_roles(w):
+    """GetInfo lists the console interface to a console and only the agent one to an agent"""
+    r = w.d.console_call("org.varlink.service.GetInfo")
+    ifaces = r["parameters"]["interfaces"]
+    check("io.lockd.Console" in ifaces and "io.lockd.Agent" not in ifaces, f"console sees {ifaces}")
+    r = call_as(AGENT_UID, w.d.agent, "org.varlink.service.GetInfo")
+    ifaces = r["parameters"]["interfaces"]
+    check("io.lockd.Agent" in ifaces and "io.lockd.Console" not in ifaces, f"agent sees {ifaces}")
+
+
+def test_interface_description(w):
+    """GetInterfaceDescription serves the interface texts of docs/varlink byte for byte"""
+    for name in ("io.lockd.Console", "io.lockd.Agent"):
+        with open(os.path.join(DOCS, name + ".varlink")) as f:
+            want = f.read()
+        who = (lambda m, p: w.d.console_call(m, p)) if name.endswith("Console") else \
+            (lambda m, p: call_as(AGENT_UID, w.d.agent, m, p))
+        r = who("org.varlink.service.GetInterfaceDescription", {"interface": name})
+        check(r.get("parameters", {}).get("description") == want, f"{name}: {r}")
+
+
+def test_stranger_dropped(w):
+    """a peer in no role is dropped at accept, and the drop is logged"""
+    for path in (w.d.agent, w.d.console):
+        r = call_as(STRANGER_UID, path, "org.varlink.service.GetInfo")
+        check("transport" in r, f"a stranger got an answer on {path}: {r}")
+    wait_for(lambda: f"uid {STRANGER_UID}" in w.d.read_log(), what="the refusal in the log")
+
+
+def test_agent_console_method(w):
+    """an agent calling a console method gets PermissionDenied, and the reverse too"""
+    r = call_as(AGENT_UID, w.d.agent, "io.lockd.Console.Status")
+    check(r.get("error") == "io.lockd.Console.PermissionDenied", f"agent → console: {r}")
+    r = w.d.console_call("io.lockd.Agent.ListPlugins")
+    check(r.get("error") == "io.lockd.Agent.PermissionDenied", f"console → agent: {r}")
+
+
+def test_console_other_uid(w):
+    """a non-root console uid from the policy runs lockctl status"""
+    r = w.d.lockctl("status", "--json", uid=CONSOLE_UID, check_rc=0)
+    st = json.loads(r.stdout)
+    check(st["security_level"] == 2 and st["scope_backend"] == "systemd", f"status: {st}")
+    check("cap_setuid" in st["capabilities"] and "cap_sys_admin" not in st["capabilities"],
+          f"capabilities: {st['capabilities']}")
+
+
+def test_overlapping_roles_refused(w):
+    """a policy whose agents and consoles overlap keeps lockd from starting"""
+    d = os.path.join(w.dir, "overlap")
+    os.mkdir(d)
+    text = policy_text(d).replace(f"users: [0, {CONSOLE_UID}]", f"users: [0, {AGENT_UID}]")
+    dm = Daemon(d, policy=text)
+    try:
+        dm.start(timeout=5)
+        dm.stop()
+        raise Failed("lockd started with overlapping roles")
+    except Failed as e:
+        if "started with" in str(e):
+            raise
+    check(dm.proc.returncode not in (0, None), f"exit {dm.proc.returncode}")
+    check(re.search(r"overlap|both|agents and consoles", dm.read_log(), re.I), dm.read_log())
+
+
+def test_check_config(w):
+    """lockd --check-config prints the effective policy, and names line:column of an error"""
+    r = subprocess.run([os.environ["LOCKD"], "--check-config", w.d.policy], capture_output=True,
+                       text=True, timeout=30)
+    check(r.returncode == 0 and "security_level: 2" in r.stdout, r.stdout + r.stderr)
+    bad = os.path.join(w.dir, "bad.yaml")
+    with open(bad, "w") as f:
+        f.write("security_level: 2\nlimits:\n  bogus: 1\n")
+    r = subprocess.run([os.environ["LOCKD"], "--check-config", bad], capture_output=True,
+                       text=True, timeout=30)
+    check(r.returncode == 1 and re.search(r":3:3: E_POLICY_UNKNOWN_KEY", r.stderr), r.stderr)
+
+
+def test_marketplace_methods(w):
+    """AddMarketplace warns and needs --force for a loose pattern; List and Remove work"""
+    r = w.d.lockctl("marketplace", "add", "loose", "--issuer", ISSUER, "--identity",
+                    "^https://github.com/acme", "--trusted-root", w.signer.root)
+    check(r.returncode == 1 and "--force" in r.stderr + r.stdout, r.stdout + r.stderr)
+    r = w.d.console_call("io.lockd.Console.ListMarketplaces")
+    check(all(m["name"] != "loose" for m in r["parameters"]["marketplaces"]), f"{r}")
+    w.d.lockctl("marketplace", "add", "loose", "--issuer", ISSUER, "--identity",
+                "^https://github.com/acme", "--trusted-root", w.signer.root, "--force", check_rc=0)
+    r = w.d.lockctl("marketplace", "list", "--json", check_rc=0)
+    check(any(m["name"] == "loose" for m in json.loads(r.stdout)["marketplaces"]), r.stdout)
+    w.d.lockctl("marketplace", "remove", "loose", check_rc=0)
+    r = w.d.console_call("io.lockd.Console.RemoveMarketplace", {"name": "loose"})
+    check(r.get("error") == "io.lockd.Console.UnknownMarketplace", f"{r}")
+    w.ensure_marketplace()
+
+
+def test_install_list_remove(w):
+    """a signed release installs, lists for the console and the agent, and is removed"""
+    name = w.install("good-one")
+    r = w.d.lockctl("plugin", "list", "--json", check_rc=0)
+    plugins = json.loads(r.stdout)["plugins"]
+    p = [p for p in plugins if p["name"] == name]
+    check(p and p[0]["marketplace"] == "local" and p[0]["signed"] is True, r.stdout)
+    r = call_as(AGENT_UID, w.d.agent, "io.lockd.Agent.ListPlugins")
+    ap = [p for p in r["parameters"]["plugins"] if p["name"] == name]
+    check(ap and "binary_sha256" not in ap[0] and ap[0]["question"], f"agent view: {r}")
+    w.d.lockctl("plugin", "remove", name, check_rc=0)
+    r = w.d.console_call("io.lockd.Console.ListPlugins")
+    check(all(p["name"] != name for p in r["parameters"]["plugins"]), f"{r}")
+    r = w.d.console_call("io.lockd.Console.RemovePlugin", {"name": name})
+    check(r.get("error") == "io.lockd.Console.UnknownPlugin", f"{r}")
+
+
+def test_install_refused(w):
+    """a release signed for another version's tag is refused with its reason"""
+    w.ensure_marketplace()
+    src = open(os.path.join(PLUGINS_SRC, "good-zero", "plugin.toml")).read()
+    rel = w.signer.release("good-zero", os.path.join(w.dir, "rel", "tampered"), src)
+    with open(os.path.join(rel, "plugin"), "ab") as f:
+        f.write(b"x")
+    r = w.d.lockctl("plugin", "install", rel, "--marketplace", "local")
+    check(r.returncode == 1 and "RELEASE_E_BUNDLE" in r.stderr, r.stdout + r.stderr)
+
+
+def test_update_typed_name(w):
+    """an update that changes the question needs the plugin's name typed"""
+    w.ensure_marketplace()
+    src = open(os.path.join(PLUGINS_SRC, "good-zero", "plugin.toml")).read()
+    w.signer.release("good-zero", os.path.join(w.dir, "rel", "z1"), src)
+    w.d.lockctl("plugin", "install", os.path.join(w.dir, "rel", "z1"), "--marketplace", "local",
+                check_rc=0)
+    v2 = re.sub(r'version = ".*"', 'version = "2.0.0"', src)
+    v2 = re.sub(r'question = ".*"', 'question = "Is this a new question?"', v2)
+    w.signer.release("good-zero", os.path.join(w.dir, "rel", "z2"), v2)
+    r = w.d.lockctl("plugin", "install", os.path.join(w.dir, "rel", "z2"), "--marketplace", "local")
+    check(r.returncode == 1 and "name" in r.stderr, r.stdout + r.stderr)
+    r = w.d.lockctl("plugin", "install", os.path.join(w.dir, "rel", "z2"), "--marketplace", "local",
+                    "--accept-name", "wrong.name")
+    check(r.returncode == 1, r.stdout + r.stderr)
+    w.d.lockctl("plugin", "install", os.path.join(w.dir, "rel", "z2"), "--marketplace", "local",
+                "--accept-name", "test.good-zero", check_rc=0)
+    r = w.d.console_call("io.lockd.Console.ListPlugins")
+    p = [p for p in r["parameters"]["plugins"] if p["name"] == "test.good-zero"]
+    check(len(p) == 1 and p[0]["version"] == "2.0.0", f"{p}")
+
+
+def test_run_answer(w):
+    """TestPlugin runs an installed plugin in its scope and answers 1; the scope is gone after"""
+    name = w.install("good-one")
+    path = os.path.join(w.dir, "sample.txt")
+    with open(path, "w") as f:
+        f.write("hello")
+    r = w.d.lockctl("plugin", "run", name, path, "--json", check_rc=0)
+    out = json.loads(r.stdout)
+    check(out.get("result") == 1 and out.get("unit", "").startswith("lockd-run-"), r.stdout)
+    wait_for(lambda: out["unit"] not in units(), what=f"{out['unit']} to go away")
+
+
+def run_async(w, name, path):
+    """Starts a TestPlugin call and returns (thread, box) where box gets the answer."""
+    box = {}
+
+    def go():
+        v = Varlink(w.d.console, timeout=60)
+        try:
+            with open(path, "rb") as f:
+                box["r"] = v.call("io.lockd.Console.TestPlugin", {"name": name, "file_fd": 0},
+                                  fds=[f.fileno()])
+        except Exception as e:  # noqa: BLE001
+            box["e"] = e
+        finally:
+            v.close()
+
+    t = threading.Thread(target=go)
+    t.start()
+    return t, box
+
+
+def test_scope_limits(w):
+    """a run shows up as a scope with its limits while it runs and is gone afterwards"""
+    name = w.install("slow-answer")
+    path = os.path.join(w.dir, "sample.txt")
+    t, box = run_async(w, name, path)
+    unit = wait_for(lambda: [u for u in units() if u.startswith("lockd-run-")], timeout=10,
+                    what="the run's scope")[0]
+    props = unit_properties(unit, "MemoryMax", "TasksMax", "RuntimeMaxUSec", "CollectMode",
+                            "Slice", "ActiveState")
+    check(props.get("ActiveState") == "active", f"{props}")
+    check(props.get("MemoryMax") == str(128 * 1024 * 1024 + 40 * 1024 * 1024), f"{props}")
+    check(props.get("TasksMax") == "544", f"{props}")
+    check(props.get("RuntimeMaxUSec") == "20s", f"{props}")
+    check(props.get("CollectMode") == "inactive-or-failed", f"{props}")
+    check(props.get("Slice") == "lockd-test.slice", f"{props}")
+    t.join(30)
+    check(box.get("r", {}).get("parameters", {}).get("result") == 1, f"{box}")
+    wait_for(lambda: unit not in units(), what=f"{unit} to go away")
+
+
+def test_timeout(w):
+    """a plugin past its timeout is killed with its unit: plugin_error, cause timeout"""
+    name = w.install("sleep-timeout")
+    r = w.d.lockctl("plugin", "run", name, os.path.join(w.dir, "sample.txt"), "--json")
+    out = json.loads(r.stdout)
+    check(r.returncode == 1 and out.get("error") == "plugin_error" and out.get("cause") == "timeout",
+          r.stdout + r.stderr)
+    wait_for(lambda: not units(), what="no lockd-run scope")
+    check(not plugin_processes(), f"plugin processes left: {plugin_processes()}")
+
+
+def test_oom(w):
+    """a plugin that fills its scope's memory is OOM-killed: plugin_error, cause oom"""
+    name = w.install("scope-oom")
+    r = w.d.lockctl("plugin", "run", name, os.path.join(w.dir, "sample.txt"), "--json")
+    out = json.loads(r.stdout)
+    check(out.get("error") == "plugin_error" and out.get("cause") == "oom", r.stdout + r.stderr)
+    wait_for(lambda: not units(), what="no lockd-run scope")
+
+
+def test_status(w):
+    """Status reports plugins, marketplaces and the runs done"""
+    r = w.d.console_call("io.lockd.Console.Status")
+    p = r["parameters"]
+    check(p["plugins"] >= 1 and p["marketplaces"] >= 1 and p["runs_total"] >= 1, f"{p}")
+    check(p["landlock_abi"] >= 1 and p["connections"] >= 1, f"{p}")
+
+
+def test_restart_persists(w):
+    """plugins and marketplaces survive a restart"""
+    name = w.install("good-one")
+    w.d.stop()
+    w.d.start()
+    r = w.d.console_call("io.lockd.Console.ListPlugins")
+    check(any(p["name"] == name for p in r["parameters"]["plugins"]), f"{r}")
+    r = w.d.console_call("io.lockd.Console.ListMarketplaces")
+    check(any(m["name"] == "local" for m in r["parameters"]["marketplaces"]), f"{r}")
+
+
+def test_sighup_bad_policy(w):
+    """SIGHUP with a bad policy keeps the old one and says why; a good one takes effect"""
+    with open(w.d.policy) as f:
+        good = f.read()
+    with open(w.d.policy, "w") as f:
+        f.write(good + "bogus_key: 1\n")
+    w.d.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: "E_POLICY_UNKNOWN_KEY" in w.d.read_log(), what="the reload's refusal")
+    r = w.d.console_call("io.lockd.Console.Status")
+    check(r["parameters"]["security_level"] == 2, f"{r}")
+    with open(w.d.policy, "w") as f:
+        f.write(good.replace("security_level: 2", "security_level: 3"))
+    w.d.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: w.d.console_call("io.lockd.Console.Status")["parameters"]["security_level"] == 3,
+             what="the new policy")
+    with open(w.d.policy, "w") as f:
+        f.write(good)
+    w.d.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: w.d.console_call("io.lockd.Console.Status")["parameters"]["security_level"] == 2,
+             what="the policy back")
+
+
+def test_many_connections(w):
+    """200 connections at once are all served"""
+    conns = [Varlink(w.d.console) for _ in range(200)]
+    try:
+        for v in conns:
+            v.send_raw(json.dumps({"method": "org.varlink.service.GetInfo"}).encode() + b"\0")
+        answers = [v.read_message() for v in conns]
+        check(all("interfaces" in a.get("parameters", {}) for a in answers), "an answer is missing")
+    finally:
+        for v in conns:
+            v.close()
+
+
+def closed_after(v):
+    try:
+        v.read_message()
+        return False
+    except (ConnectionResetError, OSError):
+        return True
+
+
+def test_oversize(w):
+    """a message over limits.message_bytes drops the connection; lockd serves on"""
+    v = Varlink(w.d.console)
+    try:
+        v.send_raw(b'{"method":"org.varlink.service.GetInfo","parameters":{"x":"' + b"a" * 70000)
+        check(closed_after(v), "the connection stayed open")
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        v.close()
+    check("interfaces" in w.d.console_call("org.varlink.service.GetInfo")["parameters"], "dead")
+
+
+def test_truncated(w):
+    """a message cut short by the peer's close costs nothing"""
+    v = Varlink(w.d.console)
+    v.send_raw(b'{"method":"io.lockd.Console.Sta')
+    v.close()
+    check("interfaces" in w.d.console_call("org.varlink.service.GetInfo")["parameters"], "dead")
+
+
+def test_non_json(w):
+    """a message that is not JSON is answered InvalidParameter and the connection closed"""
+    v = Varlink(w.d.console)
+    try:
+        v.send_raw(b"this is not json\0")
+        r = v.read_message()
+        check(r.get("error") == "org.varlink.service.InvalidParameter", f"{r}")
+        check(closed_after(v), "the connection stayed open")
+    finally:
+        v.close()
+
+
+def test_wrong_type(w):
+    """a parameter of the wrong type, and an unknown one, are InvalidParameter naming it"""
+    r = w.d.console_call("io.lockd.Console.RemovePlugin", {"name": 5})
+    check(r.get("error") == "org.varlink.service.InvalidParameter" and
+          r["parameters"].get("parameter") == "name", f"{r}")
+    r = w.d.console_call("io.lockd.Console.Status", {"verbose": True})
+    check(r.get("error") == "org.varlink.service.InvalidParameter" and
+          r["parameters"].get("parameter") == "verbose", f"{r}")
+
+
+def test_unknown_method(w):
+    """an unknown method and an unknown interface get the org.varlink.service errors"""
+    r = w.d.console_call("io.lockd.Console.Nope")
+    check(r.get("error") == "org.varlink.service.MethodNotFound", f"{r}")
+    r = w.d.console_call("com.example.Nope.Call")
+    check(r.get("error") == "org.varlink.service.InterfaceNotFound", f"{r}")
+
+
+def test_agent_fds(w):
+    """fds an agent sends are closed by lockd and the request refused"""
+    prog = ("import json,os,socket,sys,time\n"
+            "r,wr=os.pipe()\n"
+            "s=socket.socket(socket.AF_UNIX);s.settimeout(10);s.connect(sys.argv[1])\n"
+            "m=json.dumps({'method':'io.lockd.Agent.ListPlugins'}).encode()+b'\\0'\n"
+            "socket.send_fds(s,[m],[wr]);os.close(wr)\n"
+            "b=b''\n"
+            "while b'\\0' not in b:\n"
+            "  c=s.recv(4096)\n"
+            "  if not c: break\n"
+            "  b+=c\n"
+            "os.set_blocking(r,False)\n"
+            "try: eof=os.read(r,1)==b''\n"
+            "except BlockingIOError: eof=False\n"
+            "print(json.dumps({'reply':b.split(b'\\0')[0].decode(),'eof':eof}))\n")
+    r = subprocess.run(["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}",
+                        "--clear-groups", sys.executable, "-c", prog, w.d.agent],
+                       capture_output=True, text=True, timeout=30)
+    out = json.loads(r.stdout)
+    reply = json.loads(out["reply"])
+    check(reply.get("error") == "io.lockd.Agent.InvalidRequest", f"{reply}")
+    check(out["eof"], "lockd kept the agent's fd open")
+
+
+def test_sigterm_runs_in_flight(w):
+    """SIGTERM with runs in flight: lockd exits, no plugin, scope or socket is left"""
+    name = w.install("slow-answer")
+    path = os.path.join(w.dir, "sample.txt")
+    runs = [run_async(w, name, path) for _ in range(3)]
+    wait_for(lambda: len([u for u in units() if u.startswith("lockd-run-")]) >= 3, timeout=15,
+             what="three scopes")
+    rc = w.d.stop(signal.SIGTERM, timeout=20)
+    check(rc == 0, f"lockd exited {rc}")
+    for t, box in runs:
+        t.join(10)
+        check("r" not in box or box["r"].get("error"), f"a killed run answered: {box}")
+    wait_for(lambda: not units(), what="every lockd-run scope gone")
+    check(not plugin_processes(), f"plugin processes left: {plugin_processes()}")
+    check(not os.path.exists(w.d.agent) and not os.path.exists(w.d.console), "sockets left")
+    w.d.start()
+
+
+def test_socket_activate(w):
+    """socket activation through systemd-socket-activate with the names agent and console"""
+    d = os.path.join(w.dir, "sa")
+    os.makedirs(os.path.join(d, "run"))
+    dm = Daemon(d)
+    proc = subprocess.Popen(["systemd-socket-activate", "-l", dm.agent, "-l", dm.console,
+                             "--fdname=agent:console", os.environ["LOCKD"], "--config", dm.policy],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: os.path.exists(dm.console), what="the console socket")
+        # systemd-socket-activate has no SocketMode=; the unit test below checks the modes.
+        os.chmod(dm.console, 0o666)
+        os.chmod(dm.agent, 0o666)
+        r = call(dm.console, "io.lockd.Console.Status")
+        check(r.get("parameters", {}).get("version"), f"{r}")
+        r = call_as(AGENT_UID, dm.agent, "io.lockd.Agent.ListPlugins")
+        check("plugins" in r.get("parameters", {}), f"{r}")
+    finally:
+        for p in proc.pid, *[int(x) for x in subprocess.run(["pgrep", "-P", str(proc.pid)],
+                                                            capture_output=True, text=True).stdout.split()]:
+            try:
+                os.kill(p, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        out = proc.communicate(timeout=20)[0].decode(errors="replace")
+    check("activated" in out, f"lockd did not say it was activated:\n{out}")
+
+
+def test_socket_unit(w):
+    """lockd.socket and lockd-console.socket loaded into the manager start lockd on demand"""
+    units_src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "systemd")
+    d = os.path.join(w.dir, "su")
+    os.makedirs(os.path.join(d, "run"))
+    dm = Daemon(d)
+    unit_dir = os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/run"), "systemd", "user") \
+        if os.environ.get("LOCKD_TEST_BUS") != "system" else "/run/systemd/system"
+    os.makedirs(unit_dir, exist_ok=True)
+    for u in ("lockd.socket", "lockd-console.socket", "lockd.service"):
+        with open(os.path.join(units_src, u + (".in" if u.endswith(".service") else ""))) as f:
+            text = f.read()
+        text = text.replace("/run/lockd.sock", dm.agent)
+        text = text.replace("/run/lockd/console.sock", dm.console)
+        text = re.sub(r"^ExecStart=.*$", f"ExecStart={os.environ['LOCKD']} --config {dm.policy}",
+                      text, flags=re.M)
+        # The user manager cannot apply the system unit's sandboxing; the unit is otherwise the
+        # one shipped.
+        text = "\n".join(line for line in text.splitlines()
+                         if not re.match(r"^(Protect|Private|Restrict|Lock|Memory|System|NoNew|"
+                                         r"Capability|Ambient|StateDirectory|RuntimeDirectory|"
+                                         r"DevicePolicy|Remove|UMask|ProcSubset|KeyringMode|"
+                                         r"IPAddress|SocketUser|SocketGroup)", line))
+        with open(os.path.join(unit_dir, u), "w") as f:
+            f.write(text + "\n")
+    try:
+        check(systemctl("daemon-reload").returncode == 0, "daemon-reload failed")
+        r = systemctl("start", "lockd.socket", "lockd-console.socket")
+        check(r.returncode == 0, f"cannot start the sockets: {r.stderr}")
+        os.chmod(dm.console, 0o666)
+        r = call(dm.console, "io.lockd.Console.Status")
+        check(r.get("parameters", {}).get("version"), f"{r}")
+        check(systemctl("is-active", "lockd.service").stdout.strip() == "active", "not active")
+    finally:
+        systemctl("stop", "lockd.service", "lockd.socket", "lockd-console.socket")
+        for u in ("lockd.socket", "lockd-console.socket", "lockd.service"):
+            os.unlink(os.path.join(unit_dir, u))
+        systemctl("daemon-reload")
+
+
+def main():
+    require_environment()
+    tap = Tap()
+    w = World()
+    try:
+        for t in (test_ready, test_getinfo_roles, test_interface_description, test_stranger_dropped,
+                  test_agent_console_method, test_console_other_uid, test_overlapping_roles_refused,
+                  test_check_config, test_marketplace_methods, test_install_list_remove,
+                  test_install_refused, test_update_typed_name, test_run_answer, test_scope_limits,
+                  test_timeout, test_oom, test_status, test_restart_persists,
+                  test_sighup_bad_policy, test_many_connections, test_oversize, test_truncated,
+                  test_non_json, test_wrong_type, test_unknown_method, test_agent_fds,
+                  test_sigterm_runs_in_flight, test_socket_activate, test_socket_unit):
+            tap.run(t, w)
+    finally:
+        w.d.stop()
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
