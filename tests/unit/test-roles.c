@@ -97,6 +97,23 @@ START_TEST(test_resolve) {
 }
 END_TEST
 
+/* The compiled-in default: root is the one console, nobody is an agent. */
+START_TEST(test_resolve_default) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_(roles_freep) Roles *r = NULL;
+        char why[256];
+
+        ck_assert_int_eq(policy_default(&p), 0);
+        ck_assert_int_eq(roles_resolve(p, &r, why, sizeof(why)), 0);
+        ck_assert_uint_eq(r->agents.n_uids + r->agents.n_gids, 0);
+        ck_assert_uint_eq(r->consoles.n_uids, 1);
+        ck_assert_uint_eq(r->consoles.uids[0], 0);
+        ck_assert_int_eq(roles_classify(r, 0, 0), ROLE_CONSOLE);
+        ck_assert_int_eq(roles_classify(r, 1, 1), ROLE_NONE);
+        ck_assert_int_eq(roles_classify(r, 65534, 65534), ROLE_NONE);
+}
+END_TEST
+
 START_TEST(test_resolve_unknown) {
         Roles *r = NULL;
         char why[256];
@@ -267,6 +284,7 @@ static Suite *roles_suite(void) {
         tcase_add_unchecked_fixture(tc, group_setup, group_teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_resolve);
+        tcase_add_test(tc, test_resolve_default);
         tcase_add_test(tc, test_resolve_unknown);
         tcase_add_test(tc, test_resolve_root_agent);
         tcase_add_test(tc, test_overlap_primary_group);
