@@ -229,15 +229,20 @@ typedef struct Local {
         ScopeManager *manager;
 } Local;
 
-static Local local_new(void) {
+static Local local_new_quota(uint64_t cpu_quota_usec) {
         ScopeConfig cfg = test_config();
         Local l = {};
         int r;
 
+        cfg.cpu_quota_usec = cpu_quota_usec;
         ck_assert_int_eq(sd_event_new(&l.event), 0);
         r = scope_manager_new(l.event, &cfg, &l.manager);
         ck_assert_msg(r == 0, "scope_manager_new(%s): %s", cfg.bus, strerror(-r));
         return l;
+}
+
+static Local local_new(void) {
+        return local_new_quota(0);
 }
 
 static void local_free(Local *l) {
@@ -274,10 +279,11 @@ static void run_until_done(Local *l, Done *ds, size_t n) {
 }
 
 START_TEST(test_limits) {
-        Local l = local_new();
+        Local l = local_new_quota(250000); /* CPUQuota=25% */
         Child c = child_new(true);
         sd_bus *bus = query_bus();
-        _cleanup_free_ char *path = NULL, *slice = NULL, *state = NULL, *mem = NULL, *pids = NULL;
+        _cleanup_free_ char *path = NULL, *slice = NULL, *state = NULL, *mem = NULL, *pids = NULL,
+                            *cpu = NULL;
         char unit[64];
         Done d = {};
 
@@ -299,6 +305,9 @@ START_TEST(test_limits) {
         ck_assert_uint_eq(unit_u64(bus, path, "org.freedesktop.systemd1.Scope", "TasksMax"), 17);
         ck_assert_uint_eq(unit_u64(bus, path, "org.freedesktop.systemd1.Scope", "RuntimeMaxUSec"),
                           30 * 1000000ULL);
+        ck_assert_uint_eq(
+                unit_u64(bus, path, "org.freedesktop.systemd1.Scope", "CPUQuotaPerSecUSec"),
+                250000);
 
         /* What the kernel applies to the child. */
         mem = cgroup_dir(c.pid, "memory");
@@ -310,6 +319,14 @@ START_TEST(test_limits) {
         else
                 ck_assert_uint_eq(cgroup_u64(mem, "memory.max"), 64 * MiB);
         ck_assert_uint_eq(cgroup_u64(pids, "pids.max"), 17);
+        cpu = cgroup_dir(c.pid, "cpu");
+        ck_assert_msg(ends_with(cpu, unit), "cpu cgroup %s", cpu);
+        if (strncmp(cpu, "/sys/fs/cgroup/cpu/", 19) == 0)
+                ck_assert_uint_eq(cgroup_u64(cpu, "cpu.cfs_quota_us") * 1000000 /
+                                          cgroup_u64(cpu, "cpu.cfs_period_us"),
+                                  250000);
+        else
+                ck_assert_uint_eq(cgroup_u64(cpu, "cpu.max"), 25000); /* "25000 100000" */
 
         child_go(&c);
         ck_assert_int_eq(child_end(&c, true), SIGKILL);
