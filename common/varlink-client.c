@@ -204,12 +204,14 @@ static int client_read_message(VarlinkClient *c, uint64_t deadline, char **ret, 
                         c->start = 0;
                 }
                 if (c->cap - c->len < READ_CHUNK) {
-                        char *p = realloc(c->buf, c->len + READ_CHUNK);
+                        size_t cap =
+                                c->cap * 2 > c->len + READ_CHUNK ? c->cap * 2 : c->len + READ_CHUNK;
+                        char *p = realloc(c->buf, cap);
 
                         if (!p)
                                 return -ENOMEM;
                         c->buf = p;
-                        c->cap = c->len + READ_CHUNK;
+                        c->cap = cap;
                 }
                 iov = (struct iovec){c->buf + c->len, READ_CHUNK};
                 k = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);

@@ -24,6 +24,13 @@
 
 #define SERVICE_INTERFACE "org.varlink.service"
 
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+#ifndef MAX
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
+
 typedef struct Listener Listener;
 struct Listener {
         VarlinkServer *server;
@@ -757,7 +764,8 @@ static void conn_process(VarlinkConn *c) {
                 size_t len;
                 InFds fds = {};
 
-                nul = memchr(c->in + c->in_scan, 0, c->in_len - c->in_scan);
+                nul = c->in_len > c->in_scan ? memchr(c->in + c->in_scan, 0, c->in_len - c->in_scan)
+                                             : NULL;
                 if (!nul) {
                         c->in_scan = c->in_len;
                         c->in_backlog = false;
@@ -797,6 +805,12 @@ static void conn_process(VarlinkConn *c) {
                 c->in_len -= c->in_start;
                 c->in_scan -= c->in_start;
                 c->in_start = 0;
+        }
+        /* An idle connection does not keep the buffer of its largest message. */
+        if (c->in_len == 0 && c->in_cap > READ_CHUNK) {
+                free(c->in);
+                c->in = NULL;
+                c->in_cap = c->in_scan = 0;
         }
 }
 
@@ -860,16 +874,22 @@ static void conn_read(VarlinkConn *c) {
         ssize_t n;
 
         if (c->in_cap - c->in_len < READ_CHUNK) {
-                char *p = realloc(c->in, c->in_len + READ_CHUNK);
+                /* Geometric growth: a big message costs a few copies, not one per read. It
+                 * stays below message_bytes + READ_CHUNK, since a longer partial message was
+                 * dropped already. */
+                size_t cap = MAX(c->in_len + READ_CHUNK, c->in_cap * 2);
+                char *p;
 
+                cap = MIN(cap, c->limits.message_bytes + READ_CHUNK);
+                p = realloc(c->in, cap);
                 if (!p) {
                         conn_kill(c);
                         return;
                 }
                 c->in = p;
-                c->in_cap = c->in_len + READ_CHUNK;
+                c->in_cap = cap;
         }
-        iov = (struct iovec){c->in + c->in_len, READ_CHUNK};
+        iov = (struct iovec){c->in + c->in_len, MIN(READ_CHUNK, c->in_cap - c->in_len)};
 
         n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (n < 0) {

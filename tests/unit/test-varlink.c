@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -167,6 +169,9 @@ static const VarlinkInterface other_interface = {
 static int on_accept(VarlinkConn *c, void *userdata) {
         ck_assert_int_eq(varlink_conn_peer(c)->uid, getuid());
         ck_assert_int_gt(varlink_conn_peer(c)->pid, 0);
+        /* SO_PEERPIDFD where the kernel has it (6.5), -1 otherwise. */
+        ck_assert(varlink_conn_peer_pidfd(c) == -1 ||
+                  fcntl(varlink_conn_peer_pidfd(c), F_GETFD) == FD_CLOEXEC);
         varlink_conn_set_roles(c, next_roles);
         ck_assert_uint_eq(varlink_conn_roles(c), next_roles);
         varlink_conn_set_userdata(c, &n_accepted);
@@ -847,6 +852,58 @@ START_TEST(test_conns_total) {
 }
 END_TEST
 
+/* The highest fd open in this process. */
+static int highest_fd(void) {
+        DIR *d = opendir("/proc/self/fd");
+        struct dirent *de;
+        int max = -1;
+
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.' && atoi(de->d_name) > max)
+                        max = atoi(de->d_name);
+        closedir(d);
+        return max;
+}
+
+START_TEST(test_accept_emfile) {
+        struct rlimit saved, tight;
+        int fillers[256];
+        size_t n_fillers = 0;
+        VarlinkClient *c;
+        unsigned iterations = 0;
+        uint64_t end;
+
+        reset_counters();
+        server_start(NULL);
+        c = connect_to(sock_plain);
+        /* No fd left for accept(): the listener must rest, not spin. */
+        ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &saved), 0);
+        tight = saved;
+        tight.rlim_cur = (rlim_t)highest_fd() + 1;
+        ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &tight), 0);
+        /* Fill the holes below the limit. */
+        while (n_fillers < ELEMENTSOF(fillers) && (fillers[n_fillers] = dup(0)) >= 0)
+                n_fillers++;
+        ck_assert_int_eq(errno, EMFILE);
+        end = now_usec() + 300 * 1000;
+        while (now_usec() < end) {
+                ck_assert_int_ge(sd_event_run(event, 50 * 1000), 0);
+                iterations++;
+        }
+        ck_assert_uint_eq(n_accepted, 0);
+        ck_assert_msg(iterations < 50, "the loop spun %u times", iterations);
+        /* Once fds are there again, the waiting peer is served. */
+        ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &saved), 0);
+        for (size_t i = 0; i < n_fillers; i++)
+                safe_close(fillers[i]);
+        assert_echo_works(c);
+        ck_assert_uint_eq(n_accepted, 1);
+        varlink_client_free(c);
+        server_stop();
+}
+END_TEST
+
 START_TEST(test_pending_cap) {
         VarlinkLimits limits = test_limits;
         VarlinkClient *c;
@@ -872,6 +929,26 @@ START_TEST(test_pending_cap) {
         ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "parameters"), "s")),
                          "later");
         json_decref(m);
+        varlink_client_free(c);
+
+        /* While the cap is reached nothing is read at all: bytes past message_bytes wait in the
+         * socket, and only count once the open call is answered. */
+        c = connect_to(sock_plain);
+        send_str(c, "{\"method\":\"io.lockd.Test.Async\"}");
+        PUMP_UNTIL(held != NULL);
+        {
+                char spaces[8000];
+
+                memset(spaces, ' ', sizeof(spaces));
+                ck_assert_int_eq(varlink_client_send_raw(c, spaces, sizeof(spaces), NULL, 0), 0);
+        }
+        assert_silent(c, 100 * 1000);
+        ck_assert_uint_eq(n_disconnects, 1);
+        ck_assert_int_eq(varlink_call_reply(held, NULL, false), 0);
+        held = varlink_call_unref(held);
+        assert_reply(m = answer(c));
+        json_decref(m);
+        assert_closed(c);
         varlink_client_free(c);
         server_stop();
 }
@@ -1430,6 +1507,7 @@ static Suite *varlink_suite(void) {
         tcase_add_test(tc, test_stall);
         tcase_add_test(tc, test_conns_per_uid);
         tcase_add_test(tc, test_conns_total);
+        tcase_add_test(tc, test_accept_emfile);
         tcase_add_test(tc, test_pending_cap);
         tcase_add_test(tc, test_slow_reader);
         tcase_add_test(tc, test_cancel_on_disconnect);
