@@ -1,8 +1,8 @@
 #!/bin/sh
 # lockctl plugin test --scope against the real manager at $LOCKD_TEST_BUS (run through
 # with-systemd): the run happens inside lockctl-test-<pid>-0.scope in lockd-plugins.slice with the
-# manifest's limits, the report names the unit, a timeout kills it, the scope is gone afterwards,
-# and without a manager there is no run at all.
+# manifest's limits, the report names the unit, a timeout kills it, a memory-limit kill reads as
+# oom, the scope is gone afterwards, and without a manager there is no run at all.
 # Usage: with-systemd test-lockctl-scope.sh LOCKCTL PLUGINS_BUILD_DIR PLUGINS_SRC_DIR
 set -u
 lockctl=$1 bin=$2 src=$3
@@ -43,6 +43,7 @@ units_gone() {
 printf 'a fixture\n' >"$work/fixture"
 mkplugin good-one
 mkplugin sleep-timeout
+mkplugin scope-oom
 
 out=$("$lockctl" plugin test "$work/good-one" "$work/fixture" --scope 2>"$work/err") && rc=0 || rc=$?
 check "an answer from inside a scope (exit $rc, stdout '$out')" [ "$rc:$out" = "0:1" ]
@@ -68,6 +69,12 @@ check "a timeout is a plugin_error (exit $rc)" [ "$rc:$(cat "$work/out")" = "1:p
 check "the cause is timeout" grep -q "^cause: timeout" "$work/err"
 check "the report names the killed unit" grep -q "^scope: lockctl-test-$pid-0\.scope" "$work/err"
 check "the killed scope is gone afterwards" units_gone
+
+# 115 MiB of heap within RLIMIT_DATA, then pipe buffers: over MemoryMax= the manifest's 128 MiB.
+out=$("$lockctl" plugin test "$work/scope-oom" "$work/fixture" --scope 2>"$work/err") && rc=0 || rc=$?
+check "a plugin over its scope's memory is a plugin_error (exit $rc)" [ "$rc:$out" = "1:plugin_error" ]
+check "the cause is oom" grep -q "^cause: oom" "$work/err"
+check "the OOM-killed scope is gone afterwards" units_gone
 
 LOCKD_SCOPE_BUS=unix:path=$work/none/systemd/private \
         "$lockctl" plugin test "$work/good-one" "$work/fixture" --scope >"$work/out" 2>"$work/err" &&

@@ -638,11 +638,19 @@ START_TEST(test_oom) {
         char cause[64];
 
         loop_start(&t);
-        /* 100 MiB touched: within RLIMIT_DATA (128 MiB), over the scope's 64 MiB. */
-        run_in_scope(t.manager, "scope-oom", 64 * MiB, true, &h, &res);
+        /*
+         * MemoryMax= the manifest's memory, as lockd sets it: 115 MiB of heap fit RLIMIT_DATA
+         * (128 MiB), the pipe buffers after them do not fit the scope.
+         */
+        run_in_scope(t.manager, "scope-oom", 128 * MiB, true, &h, &res);
         ck_assert_msg(res.outcome == RUN_PLUGIN_ERROR && res.cause == RUN_CAUSE_OOM,
                       "outcome %s cause %s", run_outcome_name(res.outcome),
                       run_cause_format(&res, cause, sizeof(cause)));
+        ck_assert_str_eq(run_cause_format(&res, cause, sizeof(cause)), "oom");
+        oom_watch_free(h.watch);
+
+        /* A smaller scope kills it in its heap already. */
+        run_in_scope(t.manager, "scope-oom", 64 * MiB, true, &h, &res);
         ck_assert_str_eq(run_cause_format(&res, cause, sizeof(cause)), "oom");
         oom_watch_free(h.watch);
 
