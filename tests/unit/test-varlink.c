@@ -23,6 +23,10 @@
 #include "macro.h"
 #include "varlink.h"
 
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+
 #define ROLE_A 1u
 #define ROLE_B 2u
 
@@ -94,6 +98,11 @@ static int method_fds(VarlinkCall *call, json_t *params, void *userdata) {
         return reply_new(call, json_pack("{s:o}", "contents", contents), false);
 }
 
+static int method_fds_ignore(VarlinkCall *call, json_t *params, void *userdata) {
+        /* Untaken fds are closed with the call. */
+        return varlink_call_reply(call, NULL, false);
+}
+
 static int method_fail(VarlinkCall *call, json_t *params, void *userdata) {
         return -EIO;
 }
@@ -145,6 +154,7 @@ static const VarlinkMethod test_methods[] = {
         {"Stream", method_stream, stream_params, VARLINK_METHOD_MORE},
         {"Async", method_async, NULL, 0},
         {"Fds", method_fds, NULL, VARLINK_METHOD_ACCEPTS_FDS},
+        {"FdsIgnore", method_fds_ignore, NULL, VARLINK_METHOD_ACCEPTS_FDS},
         {"Fail", method_fail, NULL, 0},
         {"Forget", method_forget, NULL, 0},
         {"Close", method_close, NULL, 0},
@@ -779,6 +789,7 @@ END_TEST
 START_TEST(test_stall) {
         VarlinkLimits limits = test_limits;
         VarlinkClient *c;
+        json_t *m;
         uint64_t start;
 
         reset_counters();
@@ -789,6 +800,23 @@ START_TEST(test_stall) {
         assert_echo_works(c);
         pump(300 * 1000);
         assert_echo_works(c);
+        /* A message trickling in faster than the stall time is not a stall. */
+        {
+                const char *slow =
+                        "{\"method\":\"io.lockd.Test.Echo\",\"parameters\":{\"s\":\"slow\"}}";
+                size_t len = strlen(slow);
+
+                for (size_t off = 0; off < len; off += 8) {
+                        ck_assert_int_eq(varlink_client_send_raw(
+                                                 c, slow + off, MIN(len - off, (size_t)8), NULL, 0),
+                                         0);
+                        pump(100 * 1000);
+                        ck_assert_uint_eq(n_disconnects, 0);
+                }
+        }
+        ck_assert_int_eq(varlink_client_send_raw(c, "", 1, NULL, 0), 0);
+        assert_reply(m = answer(c));
+        json_decref(m);
         start = now_usec();
         ck_assert_int_eq(varlink_client_send_raw(c, "{\"method\"", 9, NULL, 0), 0);
         assert_closed(c);
@@ -1065,6 +1093,7 @@ static bool write_end_closed(int read_end) {
 }
 
 static const char fds_call[] = "{\"method\":\"io.lockd.Test.Fds\"}";
+static const char ignore_call[] = "{\"method\":\"io.lockd.Test.FdsIgnore\"}";
 static const char nope_call[] = "{\"method\":\"io.lockd.Test.Nope\"}";
 
 START_TEST(test_fds_refused) {
@@ -1139,6 +1168,34 @@ START_TEST(test_fds_accepted) {
         json_decref(m);
         ck_assert(write_end_closed(p[0]));
         safe_close(p[0]);
+
+        /* Fds a handler leaves are closed with the call. */
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+        ck_assert_int_eq(varlink_client_send_raw(c, ignore_call, sizeof(ignore_call), &p[1], 1), 0);
+        p[1] = safe_close(p[1]);
+        assert_reply(m = answer(c));
+        json_decref(m);
+        ck_assert(write_end_closed(p[0]));
+        safe_close(p[0]);
+
+        /* fds belong to the message holding the last byte of the read they came with: two
+         * messages whose fds ride on sends that straddle the boundary between them. */
+        send_with_fds(varlink_client_fd(c), fds_call, 10, fds, 2);
+        {
+                char straddle[sizeof(fds_call) - 10 + 5];
+
+                memcpy(straddle, fds_call + 10, sizeof(fds_call) - 10);
+                memcpy(straddle + sizeof(fds_call) - 10, fds_call, 5);
+                send_with_fds(varlink_client_fd(c), straddle, sizeof(straddle), fds, 1);
+        }
+        send_with_fds(varlink_client_fd(c), fds_call + 5, sizeof(fds_call) - 5, NULL, 0);
+        for (size_t want = 2; want >= 1; want--) {
+                m = answer(c);
+                ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(m, "parameters"),
+                                                                  "contents")),
+                                  want);
+                json_decref(m);
+        }
 
         /* An unknown method with fds. */
         ck_assert_int_eq(varlink_client_send_raw(c, nope_call, sizeof(nope_call), fds, 1), 0);
