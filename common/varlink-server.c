@@ -429,6 +429,10 @@ int varlink_conn_peer_pidfd(const VarlinkConn *c) {
         return c->pidfd;
 }
 
+int varlink_conn_listener_fd(const VarlinkConn *c) {
+        return c->listener ? c->listener->fd : -1;
+}
+
 void varlink_conn_set_roles(VarlinkConn *c, unsigned role_mask) {
         c->roles = role_mask;
 }

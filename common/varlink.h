@@ -120,6 +120,9 @@ unsigned varlink_server_n_connections(const VarlinkServer *s);
 /* Connections. */
 const struct ucred *varlink_conn_peer(const VarlinkConn *c); /* read once at accept */
 int varlink_conn_peer_pidfd(const VarlinkConn *c);           /* -1 where SO_PEERPIDFD is absent */
+/* The listening socket the connection came through (the fd given to varlink_server_listen_fd()),
+ * so a server can tell its sockets apart at accept; -1 once that listener is gone. */
+int varlink_conn_listener_fd(const VarlinkConn *c);
 void varlink_conn_set_roles(VarlinkConn *c, unsigned role_mask);
 unsigned varlink_conn_roles(const VarlinkConn *c);
 void varlink_conn_set_userdata(VarlinkConn *c, void *userdata);

@@ -120,19 +120,30 @@ static gid_t socket_gid(const PolicySocket *s) {
 static int on_accept(VarlinkConn *c, void *userdata) {
         Manager *m = userdata;
         const struct ucred *uc = varlink_conn_peer(c);
-        unsigned role;
+        unsigned role, socket_role;
 
         if (m->stopping)
                 return -ESHUTDOWN;
-        role = roles_classify(m->roles, uc->uid, uc->gid);
+        /*
+         * A peer's role is what the policy says of its uid and groups, and only on the socket of
+         * that role: a console reaching the agent socket (0666) must not get the console interface
+         * past the console socket's own file permissions, nor an agent the reverse.
+         */
+        socket_role = varlink_conn_listener_fd(c) == m->listen_fds[1] ? ROLE_MASK_CONSOLE
+                                                                      : ROLE_MASK_AGENT;
+        role = roles_classify(m->roles, uc->uid, uc->gid) & socket_role;
         if (role == 0) {
                 /* Logged, dropped, and told nothing. */
-                log_struct(LOG_NOTICE, LOCKD_MESSAGE_PEER_REFUSED,
-                           LOG_FIELDS(LOG_FIELD_U64("PEER_UID", uc->uid),
-                                      LOG_FIELD_U64("PEER_GID", uc->gid),
-                                      LOG_FIELD_U64("PEER_PID", uc->pid)),
-                           "refused a peer in no role: uid %u gid %u pid %d", (unsigned)uc->uid,
-                           (unsigned)uc->gid, (int)uc->pid);
+                log_struct(
+                        LOG_NOTICE, LOCKD_MESSAGE_PEER_REFUSED,
+                        LOG_FIELDS(LOG_FIELD_U64("PEER_UID", uc->uid),
+                                   LOG_FIELD_U64("PEER_GID", uc->gid),
+                                   LOG_FIELD_U64("PEER_PID", uc->pid),
+                                   LOG_FIELD("SOCKET", socket_role == ROLE_MASK_CONSOLE ? "console"
+                                                                                        : "agent")),
+                        "refused a peer with no role on the %s socket: uid %u gid %u pid %d",
+                        socket_role == ROLE_MASK_CONSOLE ? "console" : "agent", (unsigned)uc->uid,
+                        (unsigned)uc->gid, (int)uc->pid);
                 return -EPERM;
         }
         varlink_conn_set_roles(c, role);
@@ -177,6 +188,8 @@ static int setup_sockets(Manager *m) {
                 }
                 m->bound_paths[i] = strdup(specs[i].path);
         }
+        m->listen_fds[0] = fds[0];
+        m->listen_fds[1] = fds[1];
         /* Only the console socket carries fds (files, releases, trusted roots). */
         r = varlink_server_listen_fd(m->varlink, fds[0], false, on_accept, NULL, m);
         if (r < 0) {
@@ -317,6 +330,7 @@ int manager_new(const char *policy_path, Manager **ret) {
         if (!m)
                 return -ENOMEM;
         m->state_fd = m->runtime_fd = -1;
+        m->listen_fds[0] = m->listen_fds[1] = -1;
         m->start_usec = now_monotonic_usec();
         if (policy_path) {
                 m->policy_path = strdup(policy_path);

@@ -33,6 +33,8 @@ typedef struct Manager {
         int landlock_abi;
         char **capabilities_kept; /* NULL-terminated names, for Status */
         bool socket_activated;
+        int listen_fds[2]; /* agent, console: owned by the Varlink server, kept to tell them apart
+                            */
         char *bound_paths[2]; /* sockets lockd bound itself (removed at exit) */
         uint64_t test_runs;   /* console TestPlugin runs, for their unit names */
         bool stopping;

@@ -311,13 +311,7 @@ print(buf.rstrip(b"\0").decode())' "$1"
                 echo "$reply"
                 ! printf '%s\n' "$reply" | grep -q '"io.lockd.Console"'
         }
-        n=$((n + 1))
-        if out=$(agent_socket_is_agents_only 2>&1); then
-                echo "ok $n - the agent socket does not serve io.lockd.Console to a console"
-        else
-                echo "not ok $n - the agent socket does not serve io.lockd.Console to a console # TODO roles are taken from the uid alone, not from the socket"
-                printf '%s\n' "$out" | sed 's/^/# /'
-        fi
+        ok "the agent socket does not serve io.lockd.Console to a console" agent_socket_is_agents_only
         reloaded() {
                 pid=$(systemctl --user show -P MainPID lockd.service)
                 systemctl --user reload lockd.service &&

@@ -28,6 +28,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 AGENT_UID = 61001
 STRANGER_UID = 61002
 CONSOLE_UID = 61003
+# The test daemons' ephemeral uids: a range of their own, so plugins of other runs are not ours.
+EPHEMERAL_FIRST = 810000
+EPHEMERAL_LAST = 810999
 ISSUER = "https://token.actions.githubusercontent.com"
 WORKFLOW = "https://github.com/acme/lockfile-plugins/.github/workflows/release.yml@"
 PATTERN = r"^https://github\.com/acme/lockfile-plugins/\.github/workflows/release\.yml@refs/tags/.*"
@@ -238,6 +241,7 @@ sockets:
   console: {{path: {d}/run/console.sock, mode: "0666"}}
 state_directory: {d}/state
 runtime_directory: {d}/run
+ephemeral_uids: {{first: {EPHEMERAL_FIRST}, last: {EPHEMERAL_LAST}}}
 limits:
   concurrent_runs: 4
   connections_per_uid: 256
@@ -337,7 +341,7 @@ def wait_for(pred, timeout=10, what="condition"):
     raise Failed(f"timed out waiting for {what}")
 
 
-def plugin_processes(first=655360, last=720895):
+def plugin_processes(first=EPHEMERAL_FIRST, last=EPHEMERAL_LAST):
     """Pids running as an ephemeral uid: a plugin that outlived its run."""
     pids = []
     for p in os.listdir("/proc"):

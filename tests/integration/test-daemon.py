@@ -91,6 +91,14 @@ def test_stranger_dropped(w):
     wait_for(lambda: f"uid {STRANGER_UID}" in w.d.read_log(), what="the refusal in the log")
 
 
+def test_wrong_socket(w):
+    """a console on the agent socket and an agent on the console socket are dropped at accept"""
+    r = call_as(CONSOLE_UID, w.d.agent, "org.varlink.service.GetInfo")
+    check("transport" in r, f"a console was served on the agent socket: {r}")
+    r = call_as(AGENT_UID, w.d.console, "org.varlink.service.GetInfo")
+    check("transport" in r, f"an agent was served on the console socket: {r}")
+
+
 def test_agent_console_method(w):
     """an agent calling a console method gets PermissionDenied, and the reverse too"""
     r = call_as(AGENT_UID, w.d.agent, "io.lockd.Console.Status")
@@ -270,7 +278,7 @@ def test_timeout(w):
 
 def test_oom(w):
     """a plugin that fills its scope's memory is OOM-killed: plugin_error, cause oom"""
-    name = w.install("scope-oom")
+    name = w.install("pipe-oom")
     r = w.d.lockctl("plugin", "run", name, os.path.join(w.dir, "sample.txt"), "--json")
     out = json.loads(r.stdout)
     check(out.get("error") == "plugin_error" and out.get("cause") == "oom", r.stdout + r.stderr)
@@ -422,8 +430,14 @@ def test_sigterm_runs_in_flight(w):
     runs = [run_async(w, name, path) for _ in range(3)]
     wait_for(lambda: len([u for u in units() if u.startswith("lockd-run-")]) >= 3, timeout=15,
              what="three scopes")
+    before = units()
     rc = w.d.stop(signal.SIGTERM, timeout=20)
     check(rc == 0, f"lockd exited {rc}")
+    try:
+        wait_for(lambda: not units(), what="every lockd-run scope gone")
+    except Failed:
+        raise Failed(f"scopes left: {units()} (before the stop: {before}); "
+                     f"{[unit_properties(u, 'ActiveState', 'SubState', 'Result') for u in units()]}")
     for t, box in runs:
         t.join(10)
         check("r" not in box or box["r"].get("error"), f"a killed run answered: {box}")
@@ -507,7 +521,7 @@ def main():
     w = World()
     try:
         for t in (test_ready, test_getinfo_roles, test_interface_description, test_stranger_dropped,
-                  test_agent_console_method, test_console_other_uid, test_overlapping_roles_refused,
+                  test_wrong_socket, test_agent_console_method, test_console_other_uid, test_overlapping_roles_refused,
                   test_check_config, test_marketplace_methods, test_install_list_remove,
                   test_install_refused, test_update_typed_name, test_run_answer, test_scope_limits,
                   test_timeout, test_oom, test_status, test_restart_persists,
