@@ -1,5 +1,31 @@
 /* Varlink server on sd-event: listeners, connections with their caps and backpressure, calls
  * and their answers, and the built-in org.varlink.service interface. */
+
+/*
+ * What a peer gets, in the order the checks run (the first failure answers):
+ *
+ *  - at accept: over conns_total or conns_per_uid, closed at once; on_accept may refuse.
+ *  - framing: a message past message_bytes (NUL included), a read with MSG_CTRUNC, more than
+ *    VARLINK_FDS_PER_MESSAGE fds for one message, a partial message at the end of the stream or
+ *    idle for stall_usec, an answer queue past out_bytes_per_conn: dropped without an answer.
+ *  - shape (varlink_message_parse_call()): org.varlink.service.InvalidParameter {"parameter":
+ *    "json" | "method" | "parameters" | "more" | "oneway" | "upgrade" | "message" (an unknown
+ *    key)}, then the connection is closed once the answer is out.
+ *  - interface unknown: InterfaceNotFound {"interface"}; role: <interface>.PermissionDenied {},
+ *    before the method name or any parameter is looked at; method unknown: MethodNotFound
+ *    {"method"}. With fds on the message, both "unknown" cases answer InvalidParameter
+ *    {"parameter": "method"} instead.
+ *  - fds on a listener without accept_fds (closed the moment they arrived) or to a method
+ *    without VARLINK_METHOD_ACCEPTS_FDS: <interface>.InvalidRequest {"reason"}.
+ *  - "more" to a method without VARLINK_METHOD_MORE: InvalidParameter {"parameter": "more"};
+ *    "more" with "oneway": InvalidParameter {"parameter": "oneway"}.
+ *  - varlink_params_check(): InvalidParameter {"parameter": name}.
+ *
+ * All of these but the shape errors keep the connection. A oneway call gets no answer, errors
+ * included. A handler that returns a negative errno without answering, or returns without
+ * answering and without keeping a reference, gets its connection closed: the peer would
+ * otherwise wait forever.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
