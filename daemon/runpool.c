@@ -57,6 +57,7 @@ struct RunPool {
         KeyQueue
                 *ring; /* the key served last (its successor is next); only keys with queued runs */
         unsigned n_queued, n_active;
+        unsigned n_undelivered; /* in done_head, not handed to their callbacks yet */
         bool stopping;
         RunRequest *done_head, *done_tail;
         UidPool uids;
@@ -143,6 +144,21 @@ static int enqueue(RunPool *p, RunRequest *req) {
         return 0;
 }
 
+/* Hands req to the loop: it goes on the done list and the eventfd wakes the loop. Lock held. */
+static void done_append(RunPool *p, RunRequest *req) {
+        uint64_t one = 1;
+
+        req->next = NULL;
+        if (p->done_tail)
+                p->done_tail->next = req;
+        else
+                p->done_head = req;
+        p->done_tail = req;
+        p->n_undelivered++;
+        /* Cannot fail short of a counter at 2^64-2: a full one still reads as readable. */
+        (void)!write(p->done_fd, &one, sizeof(one));
+}
+
 /* Called in the worker once the child exists and waits: record it, then move it into its scope. */
 static int start_hook(pid_t pid, int pidfd, void *userdata) {
         Worker *w = userdata;
@@ -172,7 +188,10 @@ static int start_hook(pid_t pid, int pidfd, void *userdata) {
         r = scope_start_wait(p->scope, req->unit, pid, &lim, p->cfg.scope_timeout_usec);
         if (r < 0)
                 return r;
+        /* Under the lock: run_pool_kill_all() reads it from the loop's thread. */
+        pthread_mutex_lock(&p->lock);
         req->scoped = true;
+        pthread_mutex_unlock(&p->lock);
         /* Best effort: without a memory cgroup an OOM reads as signal:SIGKILL. */
         (void)oom_watch_new(pid, &w->oom);
         return 0;
@@ -232,7 +251,6 @@ static void *worker_main(void *userdata) {
 
         for (;;) {
                 RunRequest *req;
-                uint64_t one = 1;
 
                 pthread_mutex_lock(&p->lock);
                 while (!p->stopping && p->n_queued == 0)
@@ -251,13 +269,8 @@ static void *worker_main(void *userdata) {
                 pthread_mutex_lock(&p->lock);
                 w->req = NULL;
                 p->n_active--;
-                if (p->done_tail)
-                        p->done_tail->next = req;
-                else
-                        p->done_head = req;
-                p->done_tail = req;
+                done_append(p, req);
                 pthread_mutex_unlock(&p->lock);
-                (void)!write(p->done_fd, &one, sizeof(one));
         }
 }
 
@@ -273,6 +286,10 @@ static void deliver(RunPool *p) {
                 RunRequest *req = list;
                 list = req->next;
                 req->next = NULL;
+                /* Counted until its callback runs, so the last callback sees an idle pool. */
+                pthread_mutex_lock(&p->lock);
+                p->n_undelivered--;
+                pthread_mutex_unlock(&p->lock);
                 req->done(req, req->userdata);
         }
 }
@@ -291,6 +308,10 @@ int run_pool_new(sd_event *e, const RunPoolConfig *cfg, ScopeManager *scope, Run
         int r;
 
         if (!e || !cfg || !ret || cfg->workers == 0 || cfg->workers > 1024)
+                return -EINVAL;
+        /* Each worker holds one uid while it runs: fewer uids than workers would fail runs. */
+        if (cfg->drop_to_uid &&
+            (cfg->uid_last < cfg->uid_first || cfg->uid_last - cfg->uid_first < cfg->workers - 1))
                 return -EINVAL;
         p = calloc(1, sizeof(*p));
         if (!p)
@@ -320,12 +341,15 @@ int run_pool_new(sd_event *e, const RunPoolConfig *cfg, ScopeManager *scope, Run
                 r = -ENOMEM;
                 goto fail;
         }
+        /* All of them first: run_pool_free() on failure looks at every worker's pidfd. */
+        for (unsigned i = 0; i < cfg->workers; i++) {
+                p->workers[i].pool = p;
+                p->workers[i].pidfd = -1;
+        }
         for (unsigned i = 0; i < cfg->workers; i++) {
                 Worker *w = &p->workers[i];
                 sigset_t all, saved;
 
-                w->pool = p;
-                w->pidfd = -1;
                 /* Workers never take signals: the loop's signalfd must see them all. */
                 sigfillset(&all);
                 pthread_sigmask(SIG_SETMASK, &all, &saved);
@@ -347,6 +371,12 @@ void run_pool_kill_all(RunPool *p) {
                 return;
         pthread_mutex_lock(&p->lock);
         p->stopping = true;
+        /* The queued runs never start; their callbacks run on the loop like any other's. */
+        while (p->n_queued > 0) {
+                RunRequest *req = dequeue(p);
+                req->error = -ECANCELED;
+                done_append(p, req);
+        }
         for (unsigned i = 0; i < p->cfg.workers && p->workers; i++) {
                 Worker *w = &p->workers[i];
 
@@ -360,30 +390,13 @@ void run_pool_kill_all(RunPool *p) {
 }
 
 RunPool *run_pool_free(RunPool *p) {
-        RunRequest *cancelled = NULL;
-
         if (!p)
                 return NULL;
         run_pool_kill_all(p);
-        /* The queued runs never start. */
-        pthread_mutex_lock(&p->lock);
-        while (p->n_queued > 0) {
-                RunRequest *req = dequeue(p);
-                req->error = -ECANCELED;
-                req->next = cancelled;
-                cancelled = req;
-        }
-        pthread_mutex_unlock(&p->lock);
         for (unsigned i = 0; p->workers && i < p->cfg.workers; i++)
                 if (p->workers[i].started)
                         pthread_join(p->workers[i].thread, NULL);
         deliver(p);
-        while (cancelled) {
-                RunRequest *req = cancelled;
-                cancelled = req->next;
-                req->next = NULL;
-                req->done(req, req->userdata);
-        }
         free(p->workers);
         sd_event_source_disable_unref(p->done_source);
         safe_close(p->done_fd);
@@ -420,7 +433,7 @@ unsigned run_pool_n_active(const RunPool *p) {
         if (!p)
                 return 0;
         pthread_mutex_lock((pthread_mutex_t *)&p->lock);
-        n = p->n_active + (p->done_head ? 1 : 0);
+        n = p->n_active + p->n_undelivered;
         pthread_mutex_unlock((pthread_mutex_t *)&p->lock);
         return n;
 }

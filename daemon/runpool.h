@@ -46,7 +46,8 @@ typedef struct RunPoolConfig {
 
 /*
  * Starts cfg->workers threads. scope may be NULL (scope backend none: runs without scopes).
- * 0 or a negative errno.
+ * 0 or a negative errno: -EINVAL also when drop_to_uid and the range holds fewer uids than
+ * workers (or includes root).
  */
 int run_pool_new(sd_event *e, const RunPoolConfig *cfg, ScopeManager *scope, RunPool **ret);
 
@@ -65,10 +66,15 @@ static inline void run_pool_freep(RunPool **p) {
  * 0, -EAGAIN the queue is full, -ESHUTDOWN the pool is stopping. */
 int run_pool_submit(RunPool *p, RunRequest *req);
 
-/* Stops taking new runs and kills the ones in flight; their done callbacks still run. */
+/*
+ * Stops taking new runs (submit: -ESHUTDOWN), kills the ones in flight and fails the queued ones
+ * with -ECANCELED. Every done callback still runs, later, on the loop: the killed runs with their
+ * result (signal:SIGKILL), the queued ones with req->error -ECANCELED. Loop's thread only.
+ */
 void run_pool_kill_all(RunPool *p);
 
-unsigned run_pool_n_active(const RunPool *p); /* in flight */
+/* Runs in flight or finished and not yet handed to their done callback. */
+unsigned run_pool_n_active(const RunPool *p);
 unsigned run_pool_n_queued(const RunPool *p);
 
 RunRequest *run_request_new(void);
