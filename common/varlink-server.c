@@ -1,34 +1,8 @@
-/* Varlink server on sd-event: listeners, connections with their caps and backpressure, calls
- * and their answers, and the built-in org.varlink.service interface. */
-
-/*
- * What a peer gets, in the order the checks run (the first failure answers):
- *
- *  - at accept: over conns_total or conns_per_uid, closed at once; on_accept may refuse.
- *  - framing: a message past message_bytes (NUL included), a read with MSG_CTRUNC, more than
- *    VARLINK_FDS_PER_MESSAGE fds for one message, a partial message at the end of the stream or
- *    idle for stall_usec, an answer queue past out_bytes_per_conn: dropped without an answer.
- *  - shape (varlink_message_parse_call()): org.varlink.service.InvalidParameter {"parameter":
- *    "json" | "method" | "parameters" | "more" | "oneway" | "upgrade" | "message" (an unknown
- *    key)}, then the connection is closed once the answer is out.
- *  - interface unknown: InterfaceNotFound {"interface"}; role: <interface>.PermissionDenied {},
- *    before the method name or any parameter is looked at; method unknown: MethodNotFound
- *    {"method"}. With fds on the message, both "unknown" cases answer InvalidParameter
- *    {"parameter": "method"} instead.
- *  - fds on a listener without accept_fds (closed the moment they arrived) or to a method
- *    without VARLINK_METHOD_ACCEPTS_FDS: <interface>.InvalidRequest {"reason"}.
- *  - "more" to a method without VARLINK_METHOD_MORE: InvalidParameter {"parameter": "more"};
- *    "more" with "oneway": InvalidParameter {"parameter": "oneway"}.
- *  - varlink_params_check(): InvalidParameter {"parameter": name}.
- *
- * All of these but the shape errors keep the connection. A oneway call gets no answer, errors
- * included. A handler that returns a negative errno without answering, or returns without
- * answering and without keeping a reference, gets its connection closed: the peer would
- * otherwise wait forever.
- */
+/* Varlink server on sd-event: listeners, accepting connections within the caps, the registered
+ * interfaces, and the built-in org.varlink.service interface. Connections and calls are in
+ * varlink-conn.c. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -37,107 +11,16 @@
 #include <unistd.h>
 
 #include "macro.h"
-#include "varlink.h"
+#include "varlink-internal.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
 #endif
 
-/* One read takes at most this much; a message may span many reads. */
-#define READ_CHUNK ((size_t)64 * 1024)
 /* How long a listener rests after accept() ran out of file descriptors. */
 #define ACCEPT_RETRY_USEC ((uint64_t)100 * 1000)
 
 #define SERVICE_INTERFACE "org.varlink.service"
-
-#ifndef MIN
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#endif
-#ifndef MAX
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
-#endif
-
-typedef struct Listener Listener;
-struct Listener {
-        VarlinkServer *server;
-        Listener *next;
-        int fd;
-        sd_event_source *io, *retry;
-        bool accept_fds;
-        VarlinkAcceptFn on_accept;
-        VarlinkDisconnectFn on_disconnect;
-        void *userdata;
-};
-
-/* The fds that arrived for one message (refused: some came and were closed); seq numbers the
- * message for fds_next, while fds_cur always belongs to the message at in_start. */
-typedef struct InFds {
-        uint64_t seq;
-        size_t n;
-        bool refused;
-        int fds[VARLINK_FDS_PER_MESSAGE];
-} InFds;
-
-struct VarlinkServer {
-        sd_event *event;
-        VarlinkLimits limits;
-        char *vendor, *product, *version, *url;
-        const VarlinkInterface **interfaces;
-        size_t n_interfaces;
-        Listener *listeners;
-        VarlinkConn *conns; /* alive and dead ones until their teardown ran */
-        unsigned n_conns;   /* alive ones */
-};
-
-struct VarlinkConn {
-        VarlinkServer *server;
-        Listener *listener;
-        VarlinkConn *prev, *next;
-        int fd;
-        struct ucred ucred;
-        int pidfd;
-        unsigned roles;
-        void *userdata;
-        VarlinkLimits limits;
-        sd_event_source *io, *stall, *resume, *teardown;
-
-        /* Input: bytes [in_start, in_len) are undispatched, [in_start, in_scan) hold no NUL.
-         * in_seq numbers the message starting at in_start. */
-        char *in;
-        size_t in_len, in_cap, in_start, in_scan;
-        uint64_t in_seq;
-        InFds fds_cur, fds_next;
-        bool fds_next_used;
-
-        /* Output: bytes [out_start, out_len) are unsent. */
-        char *out;
-        size_t out_len, out_cap, out_start;
-
-        VarlinkCall *calls; /* every call that still points here */
-        unsigned n_pending; /* calls without a final answer */
-
-        bool accepted;   /* on_accept kept it: on_disconnect runs at teardown */
-        bool dead;       /* closed; teardown scheduled */
-        bool torn_down;  /* callbacks ran */
-        bool closing;    /* close once the output is flushed (after a protocol error) */
-        bool read_eof;   /* the peer shut down its writing side */
-        bool in_backlog; /* complete messages wait in the buffer */
-};
-
-struct VarlinkCall {
-        unsigned n_ref;
-        VarlinkConn *conn;
-        VarlinkCall *prev, *next;
-        json_t *message;
-        char *method;
-        bool more, oneway;
-        bool pending;  /* counted in conn->n_pending, holding a reference */
-        bool answered; /* something was sent */
-        int fds[VARLINK_FDS_PER_MESSAGE];
-        size_t n_fds;
-        void (*cancel)(VarlinkCall *call, void *userdata);
-        void *cancel_userdata;
-};
 
 static const char service_description[] =
         "# The Varlink Service Interface is provided by every varlink service. It\n"
@@ -192,15 +75,12 @@ static const VarlinkMethod service_methods[] = {
 };
 
 /* Callable by every connection whatever its roles (role_mask is not consulted for it). */
-static const VarlinkInterface service_interface = {
+const VarlinkInterface varlink_service_interface = {
         .name = SERVICE_INTERFACE,
         .description = service_description,
         .methods = service_methods,
         .role_mask = 0,
 };
-
-static void conn_kill(VarlinkConn *c);
-static void conn_update(VarlinkConn *c, bool data_arrived);
 
 /* Zero fields take their defaults; nothing passes the hard ceilings. */
 static void limits_sanitize(VarlinkLimits *l) {
@@ -220,774 +100,17 @@ static void limits_sanitize(VarlinkLimits *l) {
                 l->stall_usec = VARLINK_DEFAULT_STALL_USEC;
 }
 
-static void close_fds(int *fds, size_t *n) {
-        for (size_t i = 0; i < *n; i++)
-                fds[i] = safe_close(fds[i]);
-        *n = 0;
-}
+/* ---- Interfaces ---- */
 
-/* ---- Calls ---- */
-
-VarlinkCall *varlink_call_ref(VarlinkCall *call) {
-        if (call)
-                call->n_ref++;
-        return call;
-}
-
-static void call_detach(VarlinkCall *call) {
-        VarlinkConn *c = call->conn;
-
-        if (!c)
-                return;
-        if (call->prev)
-                call->prev->next = call->next;
-        else
-                c->calls = call->next;
-        if (call->next)
-                call->next->prev = call->prev;
-        call->prev = call->next = NULL;
-        call->conn = NULL;
-}
-
-VarlinkCall *varlink_call_unref(VarlinkCall *call) {
-        if (!call || --call->n_ref > 0)
-                return NULL;
-        call_detach(call);
-        close_fds(call->fds, &call->n_fds);
-        json_decref(call->message);
-        free(call->method);
-        free(call);
-        return NULL;
-}
-
-VarlinkConn *varlink_call_conn(const VarlinkCall *call) {
-        return call->conn && !call->conn->dead ? call->conn : NULL;
-}
-
-const char *varlink_call_method(const VarlinkCall *call) {
-        return call->method;
-}
-
-bool varlink_call_wants_more(const VarlinkCall *call) {
-        return call->more;
-}
-
-bool varlink_call_is_oneway(const VarlinkCall *call) {
-        return call->oneway;
-}
-
-size_t varlink_call_n_fds(const VarlinkCall *call) {
-        return call->n_fds;
-}
-
-int varlink_call_take_fd(VarlinkCall *call, int64_t index) {
-        if (index < 0 || (uint64_t)index >= call->n_fds || call->fds[index] < 0)
-                return -EBADF;
-        return TAKE_FD(call->fds[index]);
-}
-
-void varlink_call_set_cancel(VarlinkCall *call, void (*fn)(VarlinkCall *call, void *userdata),
-                             void *userdata) {
-        call->cancel = fn;
-        call->cancel_userdata = userdata;
-}
-
-/* The final answer went out (or cannot): the call no longer counts against the pending cap. */
-static void call_finish(VarlinkCall *call) {
-        VarlinkConn *c = call->conn;
-
-        if (!call->pending)
-                return;
-        call->pending = false;
-        if (c) {
-                c->n_pending--;
-                /* Reading may resume; the backlog is dispatched from the loop, never from
-                 * inside whoever answered. */
-                if (!c->dead)
-                        sd_event_source_set_enabled(c->resume, SD_EVENT_ONESHOT);
-        }
-        varlink_call_unref(call);
-}
-
-/* ---- Output ---- */
-
-/* Writes what the socket takes now, never blocking; drops the peer on a write error. */
-static void conn_flush(VarlinkConn *c) {
-        while (!c->dead && c->out_start < c->out_len) {
-                ssize_t k = send(c->fd, c->out + c->out_start, c->out_len - c->out_start,
-                                 MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno != EAGAIN)
-                                conn_kill(c);
-                        break;
-                }
-                c->out_start += (size_t)k;
-        }
-        if (c->out_start == c->out_len) {
-                c->out_start = c->out_len = 0;
-                if (c->out_cap > READ_CHUNK) {
-                        free(c->out);
-                        c->out = NULL;
-                        c->out_cap = 0;
-                }
-                if (c->closing)
-                        conn_kill(c);
-        }
-}
-
-/* Queues one message and writes what can be written. -ENOTCONN when the connection is gone or
- * was dropped because its peer does not read fast enough. */
-static int conn_send(VarlinkConn *c, const json_t *m) {
-        _cleanup_free_ char *buf = NULL;
-        size_t len;
-        int r;
-
-        if (c->dead)
-                return -ENOTCONN;
-        r = varlink_message_format(m, &buf, &len);
-        if (r < 0)
-                return r;
-
-        if (c->out_start > 0) {
-                memmove(c->out, c->out + c->out_start, c->out_len - c->out_start);
-                c->out_len -= c->out_start;
-                c->out_start = 0;
-        }
-        if (c->out_len + len > c->out_cap) {
-                size_t cap = c->out_len + len;
-                char *p;
-
-                if (cap < c->out_cap * 2)
-                        cap = c->out_cap * 2;
-                p = realloc(c->out, cap);
-                if (!p)
-                        return -ENOMEM;
-                c->out = p;
-                c->out_cap = cap;
-        }
-        memcpy(c->out + c->out_len, buf, len);
-        c->out_len += len;
-
-        conn_flush(c);
-        if (c->dead)
-                return -ENOTCONN;
-        /* A peer that does not read cannot make lockd hold its answers without bound. */
-        if (c->out_len - c->out_start > c->limits.out_bytes_per_conn) {
-                conn_kill(c);
-                return -ENOTCONN;
-        }
-        conn_update(c, false);
-        return 0;
-}
-
-static int conn_send_error(VarlinkConn *c, const char *error, json_t *params) {
-        _cleanup_(json_decrefp) json_t *m = NULL;
-
-        m = json_pack("{s:s, s:o}", "error", error, "parameters",
-                      params ? json_incref(params) : json_object());
-        if (!m)
-                return -ENOMEM;
-        return conn_send(c, m);
-}
-
-static int conn_send_error_string(VarlinkConn *c, const char *error, const char *key,
-                                  const char *value) {
-        _cleanup_(json_decrefp) json_t *p = json_pack("{s:s}", key, value);
-
-        if (!p)
-                return -ENOMEM;
-        return conn_send_error(c, error, p);
-}
-
-int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
-        _cleanup_(json_decrefp) json_t *m = NULL;
-        VarlinkConn *c = call->conn;
-
-        if (call->oneway)
-                return 0;
-        if (!c || c->dead || !call->pending)
-                return -ENOTCONN;
-        if (continues && !call->more)
-                return -EINVAL;
-        if (params && !json_is_object(params))
-                return -EINVAL;
-
-        m = json_pack("{s:o}", "parameters", params ? json_incref(params) : json_object());
-        if (!m || (continues && json_object_set_new(m, "continues", json_true()) < 0))
-                return -ENOMEM;
-        call->answered = true;
-        if (!continues)
-                call_finish(call);
-        return conn_send(c, m);
-}
-
-int varlink_call_error(VarlinkCall *call, const char *error, json_t *params) {
-        VarlinkConn *c = call->conn;
-
-        if (!varlink_qualified_name_valid(error) || (params && !json_is_object(params)))
-                return -EINVAL;
-        if (call->oneway)
-                return 0;
-        if (!c || c->dead || !call->pending)
-                return -ENOTCONN;
-        call->answered = true;
-        call_finish(call);
-        return conn_send_error(c, error, params);
-}
-
-int varlink_call_error_invalid_parameter(VarlinkCall *call, const char *name) {
-        _cleanup_(json_decrefp) json_t *p = json_pack("{s:s}", "parameter", name);
-
-        if (!p)
-                return -ENOMEM;
-        return varlink_call_error(call, VARLINK_ERROR_INVALID_PARAMETER, p);
-}
-
-/* ---- Connections ---- */
-
-const struct ucred *varlink_conn_peer(const VarlinkConn *c) {
-        return &c->ucred;
-}
-
-int varlink_conn_peer_pidfd(const VarlinkConn *c) {
-        return c->pidfd;
-}
-
-int varlink_conn_listener_fd(const VarlinkConn *c) {
-        return c->listener ? c->listener->fd : -1;
-}
-
-void varlink_conn_set_roles(VarlinkConn *c, unsigned role_mask) {
-        c->roles = role_mask;
-}
-
-unsigned varlink_conn_roles(const VarlinkConn *c) {
-        return c->roles;
-}
-
-void varlink_conn_set_userdata(VarlinkConn *c, void *userdata) {
-        c->userdata = userdata;
-}
-
-void *varlink_conn_get_userdata(const VarlinkConn *c) {
-        return c->userdata;
-}
-
-static bool conn_wants_read(const VarlinkConn *c) {
-        return !c->dead && !c->closing && !c->read_eof && !c->in_backlog &&
-               c->n_pending < c->limits.pending_per_conn;
-}
-
-/*
- * Sets the events to wait for: EPOLLIN while reading, EPOLLOUT only while output waits. The
- * stall timer runs while a partial message sits in the buffer and reading is on; new data
- * restarts it.
- */
-static void conn_update(VarlinkConn *c, bool data_arrived) {
-        bool reading, partial;
-        uint32_t events = 0;
-        int enabled = SD_EVENT_OFF;
-
-        if (c->dead)
-                return;
-        /* A peer that only shut down its writing side still gets its answers; then it goes. */
-        if (c->read_eof && c->n_pending == 0 && c->out_start == c->out_len && !c->in_backlog) {
-                conn_kill(c);
-                return;
-        }
-        reading = conn_wants_read(c);
-        if (reading)
-                events |= EPOLLIN;
-        if (c->out_start < c->out_len)
-                events |= EPOLLOUT;
-        (void)sd_event_source_set_io_events(c->io, events);
-
-        partial = c->in_len > c->in_start;
-        if (!reading || !partial) {
-                (void)sd_event_source_set_enabled(c->stall, SD_EVENT_OFF);
-                return;
-        }
-        (void)sd_event_source_get_enabled(c->stall, &enabled);
-        if (data_arrived || enabled == SD_EVENT_OFF) {
-                (void)sd_event_source_set_time_relative(c->stall, c->limits.stall_usec);
-                (void)sd_event_source_set_enabled(c->stall, SD_EVENT_ONESHOT);
-        }
-}
-
-/*
- * Closes the connection now: no more reading or writing, it stops counting against the caps.
- * The callbacks run and the memory goes in the teardown, from the event loop, so that this is
- * safe from inside a handler, an answer or a callback.
- */
-static void conn_kill(VarlinkConn *c) {
-        if (c->dead)
-                return;
-        c->dead = true;
-        c->server->n_conns--;
-        c->io = sd_event_source_disable_unref(c->io);
-        (void)sd_event_source_set_enabled(c->stall, SD_EVENT_OFF);
-        (void)sd_event_source_set_enabled(c->resume, SD_EVENT_OFF);
-        c->fd = safe_close(c->fd);
-        close_fds(c->fds_cur.fds, &c->fds_cur.n);
-        close_fds(c->fds_next.fds, &c->fds_next.n);
-        (void)sd_event_source_set_enabled(c->teardown, SD_EVENT_ONESHOT);
-}
-
-void varlink_conn_close(VarlinkConn *c) {
-        if (c)
-                conn_kill(c);
-}
-
-/* Runs the disconnect callback, then every unfinished call's cancel callback, then frees. */
-static void conn_teardown(VarlinkConn *c) {
-        VarlinkServer *s = c->server;
-
-        conn_kill(c);
-        if (c->torn_down)
-                return;
-        c->torn_down = true;
-
-        if (c->accepted && c->listener->on_disconnect)
-                c->listener->on_disconnect(c, c->listener->userdata);
-
-        /* One call at a time from the head: a cancel callback may free other calls. */
-        while (c->calls) {
-                VarlinkCall *call = c->calls;
-
-                call_detach(call);
-                if (call->pending) {
-                        call->pending = false;
-                        c->n_pending--;
-                        if (call->cancel)
-                                call->cancel(call, call->cancel_userdata);
-                        varlink_call_unref(call);
-                }
-        }
-
-        if (c->prev)
-                c->prev->next = c->next;
-        else
-                s->conns = c->next;
-        if (c->next)
-                c->next->prev = c->prev;
-        sd_event_source_disable_unref(c->stall);
-        sd_event_source_disable_unref(c->resume);
-        sd_event_source_disable_unref(c->teardown);
-        safe_close(c->pidfd);
-        free(c->in);
-        free(c->out);
-        free(c);
-}
-
-static int conn_on_teardown(sd_event_source *source, void *userdata) {
-        conn_teardown(userdata);
-        return 0;
-}
-
-static int conn_on_stall(sd_event_source *source, uint64_t usec, void *userdata) {
-        /* Part of a message and then nothing: a slowloris holding a slot. */
-        conn_kill(userdata);
-        return 0;
-}
-
-/* ---- Dispatch ---- */
-
-static const VarlinkInterface *server_find_interface(VarlinkServer *s, const char *name,
-                                                     size_t len) {
+const VarlinkInterface *varlink_server_find_interface(VarlinkServer *s, const char *name,
+                                                      size_t len) {
         if (strlen(SERVICE_INTERFACE) == len && memcmp(name, SERVICE_INTERFACE, len) == 0)
-                return &service_interface;
+                return &varlink_service_interface;
         for (size_t i = 0; i < s->n_interfaces; i++)
                 if (strlen(s->interfaces[i]->name) == len &&
                     memcmp(s->interfaces[i]->name, name, len) == 0)
                         return s->interfaces[i];
         return NULL;
-}
-
-static bool conn_may_use(const VarlinkConn *c, const VarlinkInterface *iface) {
-        return iface == &service_interface || (iface->role_mask & c->roles) != 0;
-}
-
-static const VarlinkMethod *interface_find_method(const VarlinkInterface *iface, const char *name) {
-        for (const VarlinkMethod *m = iface->methods; m && m->name; m++)
-                if (strcmp(m->name, name) == 0)
-                        return m;
-        return NULL;
-}
-
-/* An error for a call that never reached a handler; a oneway call gets none. */
-static void conn_refuse(VarlinkConn *c, bool oneway, const char *error, const char *key,
-                        const char *value) {
-        int r;
-
-        if (oneway)
-                return;
-        if (key)
-                r = conn_send_error_string(c, error, key, value);
-        else
-                r = conn_send_error(c, error, NULL);
-        if (r < 0)
-                conn_kill(c);
-}
-
-static void conn_refuse_fds(VarlinkConn *c, bool oneway, const char *iface) {
-        _cleanup_free_ char *error = NULL;
-
-        if (asprintf(&error, "%s.InvalidRequest", iface) < 0) {
-                conn_kill(c);
-                return;
-        }
-        conn_refuse(c, oneway, error, "reason", "file descriptors are not accepted on this socket");
-}
-
-/*
- * Handles one complete message (len bytes, the NUL excluded) with the fds that came with it
- * (taken). The checks run in a fixed order and the first failure answers: message shape (then
- * the connection is closed), interface, role, method, fds, flags, parameters. Nothing of the
- * parameters is looked at before the role was checked.
- */
-static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, InFds *fds) {
-        _cleanup_(json_decrefp) json_t *m = NULL;
-        _cleanup_free_ char *ifname = NULL;
-        const VarlinkInterface *iface;
-        const VarlinkMethod *method;
-        const char *name, *dot, *bad = NULL;
-        bool more, oneway, has_fds = fds->n > 0 || fds->refused;
-        json_t *params;
-        VarlinkCall *call;
-        int r;
-
-        if (varlink_message_parse_call(buf, len, &m, &bad) < 0) {
-                close_fds(fds->fds, &fds->n);
-                /* Not a call: answer once, then hang up, since nothing after it can be trusted
-                 * to be framed the way the peer meant. */
-                conn_refuse(c, false, VARLINK_ERROR_INVALID_PARAMETER, "parameter", bad);
-                c->closing = true;
-                conn_flush(c);
-                return;
-        }
-        name = json_string_value(json_object_get(m, "method"));
-        more = json_is_true(json_object_get(m, "more"));
-        oneway = json_is_true(json_object_get(m, "oneway"));
-        params = json_object_get(m, "parameters");
-        dot = strrchr(name, '.');
-
-        iface = server_find_interface(c->server, name, (size_t)(dot - name));
-        if (!iface) {
-                close_fds(fds->fds, &fds->n);
-                if (has_fds)
-                        conn_refuse(c, oneway, VARLINK_ERROR_INVALID_PARAMETER, "parameter",
-                                    "method");
-                else {
-                        ifname = strndup(name, (size_t)(dot - name));
-                        if (!ifname) {
-                                conn_kill(c);
-                                return;
-                        }
-                        conn_refuse(c, oneway, VARLINK_ERROR_INTERFACE_NOT_FOUND, "interface",
-                                    ifname);
-                }
-                return;
-        }
-        if (!conn_may_use(c, iface)) {
-                _cleanup_free_ char *error = NULL;
-
-                close_fds(fds->fds, &fds->n);
-                if (asprintf(&error, "%s.PermissionDenied", iface->name) < 0) {
-                        conn_kill(c);
-                        return;
-                }
-                conn_refuse(c, oneway, error, NULL, NULL);
-                return;
-        }
-        method = interface_find_method(iface, dot + 1);
-        if (!method) {
-                close_fds(fds->fds, &fds->n);
-                if (has_fds)
-                        conn_refuse(c, oneway, VARLINK_ERROR_INVALID_PARAMETER, "parameter",
-                                    "method");
-                else
-                        conn_refuse(c, oneway, VARLINK_ERROR_METHOD_NOT_FOUND, "method", name);
-                return;
-        }
-        if (has_fds && (fds->refused || !c->listener->accept_fds ||
-                        !(method->flags & VARLINK_METHOD_ACCEPTS_FDS))) {
-                close_fds(fds->fds, &fds->n);
-                conn_refuse_fds(c, oneway, iface->name);
-                return;
-        }
-        /* "more" on a method that never continues is the peer's mistake: named like any other
-         * invalid parameter (ExpectedMore is varlink's error for the opposite case). */
-        if (more && !(method->flags & VARLINK_METHOD_MORE)) {
-                close_fds(fds->fds, &fds->n);
-                conn_refuse(c, oneway, VARLINK_ERROR_INVALID_PARAMETER, "parameter", "more");
-                return;
-        }
-        if (more && oneway) {
-                close_fds(fds->fds, &fds->n);
-                conn_refuse(c, false, VARLINK_ERROR_INVALID_PARAMETER, "parameter", "oneway");
-                return;
-        }
-        if (!params) {
-                params = json_object();
-                if (!params || json_object_set_new(m, "parameters", params) < 0) {
-                        close_fds(fds->fds, &fds->n);
-                        conn_kill(c);
-                        return;
-                }
-        }
-        if (varlink_params_check(params, method->params, &bad) < 0) {
-                close_fds(fds->fds, &fds->n);
-                conn_refuse(c, oneway, VARLINK_ERROR_INVALID_PARAMETER, "parameter", bad);
-                return;
-        }
-
-        call = calloc(1, sizeof(*call));
-        if (!call) {
-                close_fds(fds->fds, &fds->n);
-                conn_kill(c);
-                return;
-        }
-        call->method = strdup(name);
-        if (!call->method) {
-                free(call);
-                close_fds(fds->fds, &fds->n);
-                conn_kill(c);
-                return;
-        }
-        call->n_ref = 1;
-        call->message = TAKE_PTR(m);
-        call->more = more;
-        call->oneway = oneway;
-        memcpy(call->fds, fds->fds, sizeof(int) * fds->n);
-        call->n_fds = fds->n;
-        fds->n = 0;
-        call->conn = c;
-        call->next = c->calls;
-        if (c->calls)
-                c->calls->prev = call;
-        c->calls = call;
-        if (!oneway) {
-                call->pending = true;
-                call->n_ref++;
-                c->n_pending++;
-        }
-
-        r = method->fn(call, params,
-                       iface == &service_interface ? c->server : c->listener->userdata);
-        if (!c->dead) {
-                /* A handler that failed without answering, or that neither answered nor kept
-                 * the call, leaves the peer waiting forever: fail closed. */
-                if (r < 0 && !call->answered)
-                        conn_kill(c);
-                else if (call->pending && call->n_ref <= 2)
-                        conn_kill(c);
-        }
-        varlink_call_unref(call);
-}
-
-/* Dispatches complete messages while the pending cap allows, then compacts the buffer. */
-static void conn_process(VarlinkConn *c) {
-        while (!c->dead && !c->closing) {
-                char *start = c->in + c->in_start, *nul;
-                size_t len;
-                InFds fds = {};
-
-                nul = c->in_len > c->in_scan ? memchr(c->in + c->in_scan, 0, c->in_len - c->in_scan)
-                                             : NULL;
-                if (!nul) {
-                        c->in_scan = c->in_len;
-                        c->in_backlog = false;
-                        /* The cap counts the NUL: this many bytes without one are too many. */
-                        if (c->in_len - c->in_start >= c->limits.message_bytes)
-                                conn_kill(c);
-                        break;
-                }
-                if (c->n_pending >= c->limits.pending_per_conn) {
-                        c->in_backlog = true;
-                        break;
-                }
-                len = (size_t)(nul - start);
-                if (len + 1 > c->limits.message_bytes) {
-                        conn_kill(c);
-                        break;
-                }
-                fds = c->fds_cur;
-                c->fds_cur.n = 0;
-                c->fds_cur.refused = false;
-                c->in_start += len + 1;
-                c->in_scan = c->in_start;
-                c->in_seq++;
-                if (c->fds_next_used && c->fds_next.seq == c->in_seq) {
-                        c->fds_cur = c->fds_next;
-                        c->fds_next.n = 0;
-                        c->fds_next.refused = false;
-                        c->fds_next_used = false;
-                }
-                conn_dispatch(c, start, len, &fds);
-                close_fds(fds.fds, &fds.n);
-        }
-        if (c->dead)
-                return;
-        if (c->in_start > 0) {
-                memmove(c->in, c->in + c->in_start, c->in_len - c->in_start);
-                c->in_len -= c->in_start;
-                c->in_scan -= c->in_start;
-                c->in_start = 0;
-        }
-        /* An idle connection does not keep the buffer of its largest message. */
-        if (c->in_len == 0 && c->in_cap > READ_CHUNK) {
-                free(c->in);
-                c->in = NULL;
-                c->in_cap = c->in_scan = 0;
-        }
-}
-
-/*
- * Assigns the fds of one read to a message. The kernel ends a read right after the data that
- * carried fds, and lockd's client sends a message's fds with its first byte, so they belong to
- * the message that holds the last byte of the read. Reading only happens once every complete
- * message was dispatched, so that is the message in progress (fds_cur) or, when the read
- * completed it and began others, a later one (fds_next). More than VARLINK_FDS_PER_MESSAGE for
- * one message, or fds for a third message, drop the peer. Returns false when it was dropped.
- */
-static bool conn_take_fds(VarlinkConn *c, const char *chunk, size_t n, int *fds, size_t n_fds) {
-        uint64_t target = c->in_seq;
-        InFds *set;
-
-        for (const char *p = chunk; (p = memchr(p, 0, (size_t)(chunk + n - 1 - p))); p++)
-                target++;
-        /* Bytes before this read hold no NUL: every complete message was dispatched. */
-        if (target == c->in_seq)
-                set = &c->fds_cur;
-        else if (!c->fds_next_used || c->fds_next.seq == target) {
-                set = &c->fds_next;
-                set->seq = target;
-                c->fds_next_used = true;
-        } else {
-                close_fds(fds, &n_fds);
-                conn_kill(c);
-                return false;
-        }
-        if (!c->listener->accept_fds) {
-                /* Closed at once: lockd never holds a file a peer may not hand it. */
-                close_fds(fds, &n_fds);
-                set->refused = true;
-                return true;
-        }
-        if (set->n + n_fds > VARLINK_FDS_PER_MESSAGE) {
-                close_fds(fds, &n_fds);
-                conn_kill(c);
-                return false;
-        }
-        memcpy(set->fds + set->n, fds, sizeof(int) * n_fds);
-        set->n += n_fds;
-        return true;
-}
-
-/* One recvmsg(), then whatever it completed is dispatched. */
-static void conn_read(VarlinkConn *c) {
-        union {
-                struct cmsghdr header;
-                char buf[CMSG_SPACE(sizeof(int) * VARLINK_FDS_PER_MESSAGE)];
-        } control;
-        int fds[VARLINK_FDS_PER_MESSAGE];
-        size_t n_fds = 0;
-        struct iovec iov;
-        struct msghdr mh = {
-                .msg_iov = &iov,
-                .msg_iovlen = 1,
-                .msg_control = &control,
-                .msg_controllen = sizeof(control),
-        };
-        ssize_t n;
-
-        if (c->in_cap - c->in_len < READ_CHUNK) {
-                /* Geometric growth: a big message costs a few copies, not one per read. It
-                 * stays below message_bytes + READ_CHUNK, since a longer partial message was
-                 * dropped already. */
-                size_t cap = MAX(c->in_len + READ_CHUNK, c->in_cap * 2);
-                char *p;
-
-                cap = MIN(cap, c->limits.message_bytes + READ_CHUNK);
-                p = realloc(c->in, cap);
-                if (!p) {
-                        conn_kill(c);
-                        return;
-                }
-                c->in = p;
-                c->in_cap = cap;
-        }
-        iov = (struct iovec){c->in + c->in_len, MIN(READ_CHUNK, c->in_cap - c->in_len)};
-
-        n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-        if (n < 0) {
-                if (errno != EAGAIN && errno != EINTR)
-                        conn_kill(c);
-                return;
-        }
-        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-                size_t k;
-
-                if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-                        continue;
-                k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                for (size_t i = 0; i < k; i++) {
-                        int fd;
-
-                        memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-                        if (n_fds < ELEMENTSOF(fds))
-                                fds[n_fds++] = fd;
-                        else
-                                safe_close(fd);
-                }
-        }
-        if (mh.msg_flags & MSG_CTRUNC) {
-                /* More fds than one message may carry; the kernel closed the rest. */
-                close_fds(fds, &n_fds);
-                conn_kill(c);
-                return;
-        }
-        if (n == 0) {
-                close_fds(fds, &n_fds);
-                /* A message cut short by the end of the stream is never dispatched. */
-                if (c->in_len > c->in_start) {
-                        conn_kill(c);
-                        return;
-                }
-                c->read_eof = true;
-                conn_update(c, false);
-                return;
-        }
-        if (n_fds > 0 && !conn_take_fds(c, c->in + c->in_len, (size_t)n, fds, n_fds))
-                return;
-        c->in_len += (size_t)n;
-        conn_process(c);
-        conn_update(c, true);
-}
-
-static int conn_on_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        VarlinkConn *c = userdata;
-
-        if (revents & EPOLLOUT)
-                conn_flush(c);
-        if (!c->dead && conn_wants_read(c) && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-                conn_read(c);
-        else if (!c->dead && (revents & (EPOLLHUP | EPOLLERR)))
-                /* Gone while we were not reading (or after its end of stream): nothing can
-                 * reach it any more. */
-                conn_kill(c);
-        conn_update(c, false);
-        return 0;
-}
-
-static int conn_on_resume(sd_event_source *source, void *userdata) {
-        VarlinkConn *c = userdata;
-
-        conn_process(c);
-        conn_update(c, false);
-        return 0;
 }
 
 /* ---- Listeners ---- */
@@ -1002,7 +125,7 @@ static unsigned server_conns_of_uid(const VarlinkServer *s, uid_t uid) {
 }
 
 /* Takes cfd: refuses it by closing at once, or makes it a connection and asks on_accept. */
-static void listener_accept(Listener *l, int cfd) {
+static void listener_accept(VarlinkListener *l, int cfd) {
         VarlinkServer *s = l->server;
         struct ucred ucred;
         socklen_t len = sizeof(ucred);
@@ -1023,58 +146,25 @@ static void listener_accept(Listener *l, int cfd) {
         if (getsockopt(cfd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0 || len != sizeof(pidfd))
                 pidfd = -1;
 
-        c = calloc(1, sizeof(*c));
-        if (!c) {
-                safe_close(pidfd);
-                safe_close(cfd);
+        if (varlink_conn_new(l, cfd, &ucred, pidfd, &c) < 0)
                 return;
-        }
-        c->server = s;
-        c->listener = l;
-        c->fd = cfd;
-        c->pidfd = pidfd;
-        c->ucred = ucred;
-        c->limits = s->limits;
-        if (sd_event_add_io(s->event, &c->io, cfd, EPOLLIN, conn_on_io, c) < 0 ||
-            sd_event_add_time_relative(s->event, &c->stall, CLOCK_MONOTONIC, c->limits.stall_usec,
-                                       0, conn_on_stall, c) < 0 ||
-            sd_event_add_defer(s->event, &c->resume, conn_on_resume, c) < 0 ||
-            sd_event_add_defer(s->event, &c->teardown, conn_on_teardown, c) < 0 ||
-            sd_event_source_set_enabled(c->stall, SD_EVENT_OFF) < 0 ||
-            sd_event_source_set_enabled(c->resume, SD_EVENT_OFF) < 0 ||
-            sd_event_source_set_enabled(c->teardown, SD_EVENT_OFF) < 0) {
-                sd_event_source_disable_unref(c->io);
-                sd_event_source_disable_unref(c->stall);
-                sd_event_source_disable_unref(c->resume);
-                sd_event_source_disable_unref(c->teardown);
-                safe_close(pidfd);
-                safe_close(cfd);
-                free(c);
-                return;
-        }
-        c->next = s->conns;
-        if (s->conns)
-                s->conns->prev = c;
-        s->conns = c;
-        s->n_conns++;
-
         r = l->on_accept ? l->on_accept(c, l->userdata) : 0;
         if (r < 0) {
-                conn_kill(c);
+                varlink_conn_close(c);
                 return;
         }
         c->accepted = true;
 }
 
 static int listener_on_retry(sd_event_source *source, uint64_t usec, void *userdata) {
-        Listener *l = userdata;
+        VarlinkListener *l = userdata;
 
         (void)sd_event_source_set_enabled(l->io, SD_EVENT_ON);
         return 0;
 }
 
 static int listener_on_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        Listener *l = userdata;
+        VarlinkListener *l = userdata;
         int cfd;
 
         cfd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -1092,7 +182,7 @@ static int listener_on_io(sd_event_source *source, int fd, uint32_t revents, voi
         return 0;
 }
 
-static void listener_free(Listener *l) {
+static void listener_free(VarlinkListener *l) {
         sd_event_source_disable_unref(l->io);
         sd_event_source_disable_unref(l->retry);
         safe_close(l->fd);
@@ -1102,7 +192,7 @@ static void listener_free(Listener *l) {
 int varlink_server_listen_fd(VarlinkServer *s, int fd, bool accept_fds, VarlinkAcceptFn on_accept,
                              VarlinkDisconnectFn on_disconnect, void *userdata) {
         _cleanup_close_ int owned = fd;
-        Listener *l;
+        VarlinkListener *l;
         int flags;
 
         if (fd < 0)
@@ -1166,9 +256,9 @@ VarlinkServer *varlink_server_free(VarlinkServer *s) {
         /* Synchronously: the loop may never run again. Before the listeners, whose
          * on_disconnect runs here. */
         while (s->conns)
-                conn_teardown(s->conns);
+                varlink_conn_teardown(s->conns);
         while (s->listeners) {
-                Listener *l = s->listeners;
+                VarlinkListener *l = s->listeners;
 
                 s->listeners = l->next;
                 listener_free(l);
@@ -1189,7 +279,7 @@ int varlink_server_add_interface(VarlinkServer *s, const VarlinkInterface *iface
         if (!iface || !iface->name ||
             !varlink_interface_name_valid(iface->name, strlen(iface->name)))
                 return -EINVAL;
-        if (server_find_interface(s, iface->name, strlen(iface->name)))
+        if (varlink_server_find_interface(s, iface->name, strlen(iface->name)))
                 return -EEXIST;
         p = realloc(s->interfaces, sizeof(*p) * (s->n_interfaces + 1));
         if (!p)
@@ -1222,7 +312,7 @@ static int service_get_info(VarlinkCall *call, json_t *params, void *userdata) {
                 return -ENOMEM;
         /* Only what this peer may call: the others' interfaces are not its business. */
         for (size_t i = 0; i < s->n_interfaces; i++)
-                if (conn_may_use(c, s->interfaces[i]) &&
+                if (varlink_conn_may_use(c, s->interfaces[i]) &&
                     json_array_append_new(ifaces, json_string(s->interfaces[i]->name)) < 0)
                         return -ENOMEM;
         reply = json_pack("{s:s, s:s, s:s, s:s, s:O}", "vendor", s->vendor, "product", s->product,
@@ -1241,9 +331,9 @@ static int service_get_interface_description(VarlinkCall *call, json_t *params, 
 
         if (!c)
                 return -ENOTCONN;
-        iface = server_find_interface(s, name, strlen(name));
+        iface = varlink_server_find_interface(s, name, strlen(name));
         /* An interface this peer may not call does not exist for it. */
-        if (!iface || !conn_may_use(c, iface) || !iface->description) {
+        if (!iface || !varlink_conn_may_use(c, iface) || !iface->description) {
                 _cleanup_(json_decrefp) json_t *p = json_pack("{s:s}", "interface", name);
 
                 if (!p)

@@ -1,0 +1,116 @@
+/* The varlink server's shared state: what varlink-server.c (listeners, interfaces,
+ * org.varlink.service) and varlink-conn.c (connections, calls, dispatch) both see. Not for users
+ * of varlink.h. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "varlink.h"
+
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+#ifndef MAX
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
+
+typedef struct VarlinkListener VarlinkListener;
+struct VarlinkListener {
+        VarlinkServer *server;
+        VarlinkListener *next;
+        int fd;
+        sd_event_source *io, *retry;
+        bool accept_fds;
+        VarlinkAcceptFn on_accept;
+        VarlinkDisconnectFn on_disconnect;
+        void *userdata;
+};
+
+/* The fds that arrived for one message (refused: some came and were closed); seq numbers the
+ * message for fds_next, while fds_cur always belongs to the message at in_start. */
+typedef struct VarlinkInFds {
+        uint64_t seq;
+        size_t n;
+        bool refused;
+        int fds[VARLINK_FDS_PER_MESSAGE];
+} VarlinkInFds;
+
+struct VarlinkServer {
+        sd_event *event;
+        VarlinkLimits limits;
+        char *vendor, *product, *version, *url;
+        const VarlinkInterface **interfaces;
+        size_t n_interfaces;
+        VarlinkListener *listeners;
+        VarlinkConn *conns; /* alive and dead ones until their teardown ran */
+        unsigned n_conns;   /* alive ones */
+};
+
+struct VarlinkConn {
+        VarlinkServer *server;
+        VarlinkListener *listener;
+        VarlinkConn *prev, *next;
+        int fd;
+        struct ucred ucred;
+        int pidfd;
+        unsigned roles;
+        void *userdata;
+        VarlinkLimits limits;
+        sd_event_source *io, *stall, *resume, *teardown;
+
+        /* Input: bytes [in_start, in_len) are undispatched, [in_start, in_scan) hold no NUL.
+         * in_seq numbers the message starting at in_start. */
+        char *in;
+        size_t in_len, in_cap, in_start, in_scan;
+        uint64_t in_seq;
+        VarlinkInFds fds_cur, fds_next;
+        bool fds_next_used;
+
+        /* Output: bytes [out_start, out_len) are unsent. */
+        char *out;
+        size_t out_len, out_cap, out_start;
+
+        VarlinkCall *calls; /* every call that still points here */
+        unsigned n_pending; /* calls without a final answer */
+
+        bool accepted;   /* on_accept kept it: on_disconnect runs at teardown */
+        bool dead;       /* closed; teardown scheduled */
+        bool torn_down;  /* callbacks ran */
+        bool closing;    /* close once the output is flushed (after a protocol error) */
+        bool read_eof;   /* the peer shut down its writing side */
+        bool in_backlog; /* complete messages wait in the buffer */
+};
+
+struct VarlinkCall {
+        unsigned n_ref;
+        VarlinkConn *conn;
+        VarlinkCall *prev, *next;
+        json_t *message;
+        char *method;
+        bool more, oneway;
+        bool pending;  /* counted in conn->n_pending, holding a reference */
+        bool answered; /* something was sent */
+        int fds[VARLINK_FDS_PER_MESSAGE];
+        size_t n_fds;
+        void (*cancel)(VarlinkCall *call, void *userdata);
+        void *cancel_userdata;
+};
+
+/* The built-in interface: callable by every connection whatever its roles. */
+extern const VarlinkInterface varlink_service_interface;
+
+/* The interface named by len bytes of name (org.varlink.service included), or NULL. */
+const VarlinkInterface *varlink_server_find_interface(VarlinkServer *s, const char *name,
+                                                      size_t len);
+/* Whether c's roles let it call iface's methods. */
+bool varlink_conn_may_use(const VarlinkConn *c, const VarlinkInterface *iface);
+/*
+ * Makes cfd (accepted, its peer's credentials read) a connection of l, counted and linked into
+ * the server, reading. 0 with *ret, or -ENOMEM with cfd and pidfd closed.
+ */
+int varlink_conn_new(VarlinkListener *l, int cfd, const struct ucred *ucred, int pidfd,
+                     VarlinkConn **ret);
+/* Closes c if needed, runs its disconnect and cancel callbacks once, unlinks and frees it. */
+void varlink_conn_teardown(VarlinkConn *c);
