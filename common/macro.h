@@ -47,6 +47,12 @@ static inline void closep(int *fd) {
 }
 #define _cleanup_close_ _cleanup_(closep)
 
+/* Frees p and returns NULL, for `x = mfree(x);`. */
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
 static inline void freep(void *p) {
         free(*(void **)p);
 }

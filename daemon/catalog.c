@@ -78,8 +78,13 @@ static int plugin_new(Release **rel, Sandbox **sb, const StoreOrigin *origin, Ca
         p->n_ref = 1;
         p->release = TAKE_PTR(*rel);
         p->sandbox = TAKE_PTR(*sb);
-        /* The sandbox holds its own sealed copy; a second one would only cost memory. */
+        /* The sandbox holds its own sealed copy; a second one would only cost memory. So would
+         * the bundles: they were verified at install, the store keeps them and checks their
+         * digests at every load, and nothing reads them from the catalog. */
         p->release->binary_fd = safe_close(p->release->binary_fd);
+        p->release->manifest_bundle = mfree(p->release->manifest_bundle);
+        p->release->binary_bundle = mfree(p->release->binary_bundle);
+        p->release->manifest_bundle_len = p->release->binary_bundle_len = 0;
         *ret = p;
         return 0;
 }
