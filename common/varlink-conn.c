@@ -828,7 +828,7 @@ int varlink_conn_new(VarlinkListener *l, int cfd, const struct ucred *ucred, int
         c->limits = s->limits;
         if (sd_event_add_io(s->event, &c->io, cfd, EPOLLIN, conn_on_io, c) < 0 ||
             sd_event_add_time_relative(s->event, &c->stall, CLOCK_MONOTONIC, c->limits.stall_usec,
-                                       0, conn_on_stall, c) < 0 ||
+                                       TIMER_ACCURACY_USEC, conn_on_stall, c) < 0 ||
             sd_event_add_defer(s->event, &c->resume, conn_on_resume, c) < 0 ||
             sd_event_add_defer(s->event, &c->teardown, conn_on_teardown, c) < 0 ||
             sd_event_source_set_enabled(c->stall, SD_EVENT_OFF) < 0 ||

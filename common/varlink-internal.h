@@ -9,6 +9,9 @@
 
 #include "varlink.h"
 
+/* Timers fire within this of their time (sd-event's default would allow 250 ms). */
+#define TIMER_ACCURACY_USEC ((uint64_t)1000)
+
 #ifndef MIN
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #endif

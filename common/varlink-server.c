@@ -212,8 +212,8 @@ int varlink_server_listen_fd(VarlinkServer *s, int fd, bool accept_fds, VarlinkA
         l->on_disconnect = on_disconnect;
         l->userdata = userdata;
         if (sd_event_add_io(s->event, &l->io, l->fd, EPOLLIN, listener_on_io, l) < 0 ||
-            sd_event_add_time_relative(s->event, &l->retry, CLOCK_MONOTONIC, ACCEPT_RETRY_USEC, 0,
-                                       listener_on_retry, l) < 0 ||
+            sd_event_add_time_relative(s->event, &l->retry, CLOCK_MONOTONIC, ACCEPT_RETRY_USEC,
+                                       TIMER_ACCURACY_USEC, listener_on_retry, l) < 0 ||
             sd_event_source_set_enabled(l->retry, SD_EVENT_OFF) < 0) {
                 listener_free(l);
                 return -ENOMEM;
