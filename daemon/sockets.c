@@ -83,7 +83,11 @@ int socket_bind_listen(const ListenSpec *spec, int backlog) {
         slash = strrchr(dir, '/');
         if (slash && slash != dir) {
                 *slash = 0;
-                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                /* 0755 whatever the caller's umask: the agents and consoles must reach in. */
+                if (mkdir(dir, 0755) == 0) {
+                        if (chmod(dir, 0755) < 0)
+                                return negative_errno();
+                } else if (errno != EEXIST)
                         return negative_errno();
         }
 
