@@ -178,6 +178,7 @@ static int drop_child(const cap_value_t *keep, size_t n, const char *secret) {
 static void run_drop(const cap_value_t *keep, size_t n) {
         const char *base = getenv("TMPDIR");
         char secret[PATH_MAX];
+        size_t step;
         int fd, status;
         pid_t pid;
 
@@ -196,9 +197,9 @@ static void run_drop(const cap_value_t *keep, size_t n) {
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
         unlink(secret);
         ck_assert_msg(WIFEXITED(status), "the child died of signal %d", WTERMSIG(status));
-        ck_assert_msg(WEXITSTATUS(status) == STEP_OK, "%s",
-                      WEXITSTATUS(status) < ELEMENTSOF(step_names) ? step_names[WEXITSTATUS(status)]
-                                                                   : "unknown step");
+        step = (size_t)WEXITSTATUS(status);
+        ck_assert_msg(step == STEP_OK, "%s",
+                      step < ELEMENTSOF(step_names) ? step_names[step] : "unknown step");
 }
 
 START_TEST(test_drop_kept) {
