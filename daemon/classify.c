@@ -60,6 +60,7 @@ static const char *const stage_names[_SPAWN_STAGE_MAX] = {
         [SPAWN_STAGE_GROUPS] = "setgroups",
         [SPAWN_STAGE_GID] = "setresgid",
         [SPAWN_STAGE_UID] = "setresuid",
+        [SPAWN_STAGE_PDEATHSIG] = "pdeathsig",
         [SPAWN_STAGE_CAPS] = "capabilities",
         [SPAWN_STAGE_RLIMIT] = "rlimit",
         [SPAWN_STAGE_FDS] = "fds",

@@ -449,6 +449,16 @@ int manager_start(Manager *m) {
                                                "no systemd manager at %s (%s): plugin runs need "
                                                "their scope; scope.backend: none runs without",
                                                sc.bus, strerror(-r));
+                /* Runs of a lockd that was killed outright: their scopes go before anything runs.
+                 */
+                unsigned stale = 0;
+                r = scope_kill_stale(m->scope, "lockd-run-*.scope", &stale);
+                if (r < 0)
+                        return log_error_errno(r, LOCKD_MESSAGE_SCOPE_FAILED,
+                                               "cannot list the scopes of earlier runs: %m");
+                if (stale > 0)
+                        log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
+                                   "killed %u scope(s) left by an earlier lockd", stale);
         } else
                 log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_BACKEND_NONE, NULL,
                            "scope.backend is none: plugin runs get no transient scope, so no "

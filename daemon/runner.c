@@ -62,6 +62,7 @@ typedef struct ChildArgs {
         int go_fd, go_write_fd, status_fd;
         int devnull_fd, stdout_fd, stderr_fd, input_fd, inputs_fd, detail_fd;
         bool drop_uid;
+        pid_t parent; /* lockd's pid: the child must not outlive it */
         uid_t uid;
         gid_t gid;
         int last_cap;
@@ -176,6 +177,18 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
                 if (r < 0)
                         child_fail(status, SPAWN_STAGE_UID, r);
         }
+
+        /*
+         * A plugin never outlives the process that runs it: if lockd dies (SIGKILL, a crash), the
+         * kernel kills the plugin at once rather than leaving it to its scope's RuntimeMaxUSec=.
+         * After the uid change, which clears the death signal; then a check for a parent that
+         * died before it was set.
+         */
+        r = SYS2(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL);
+        if (r < 0)
+                child_fail(status, SPAWN_STAGE_PDEATHSIG, r);
+        if (SYS0(__NR_getppid) != a->parent)
+                child_fail(status, SPAWN_STAGE_PDEATHSIG, -ESRCH);
 
         /* Every capability, in every set, dropped; then read back to be sure. */
         struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
@@ -481,6 +494,7 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
         a->uid = p->uid;
         a->gid = p->gid;
         a->last_cap = cap_max_bits() - 1;
+        a->parent = getpid();
         a->argv[0] = (char *)"plugin";
         a->envp[0] = (char *)sb->env_protocol;
         prepare_rlimits(a, &sb->spec.limits, p->drop_to_uid ? 0 : count_tasks_of_uid(getuid()));

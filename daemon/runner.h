@@ -35,6 +35,7 @@ typedef enum SpawnStage {
         SPAWN_STAGE_GROUPS,
         SPAWN_STAGE_GID,
         SPAWN_STAGE_UID,
+        SPAWN_STAGE_PDEATHSIG,
         SPAWN_STAGE_CAPS,
         SPAWN_STAGE_RLIMIT,
         SPAWN_STAGE_FDS,

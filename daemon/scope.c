@@ -368,6 +368,51 @@ static int kill_now(ScopeManager *m, const char *unit) {
                                         "StopUnit", NULL, NULL, "ss", unit, "replace");
 }
 
+int scope_kill_stale(ScopeManager *m, const char *pattern, unsigned *ret_n) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = NULL, *reply = NULL;
+        const char *name;
+        unsigned n = 0;
+        int r;
+
+        if (!m || !pattern)
+                return -EINVAL;
+        r = sd_bus_message_new_method_call(m->bus, &req, SYSTEMD_DEST, SYSTEMD_PATH,
+                                           SYSTEMD_MANAGER, "ListUnitsByPatterns");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append_strv(req, (char *[]){NULL});
+        if (r >= 0)
+                r = sd_bus_message_append_strv(req, (char *[]){(char *)pattern, NULL});
+        if (r < 0)
+                return r;
+        r = sd_bus_call(m->bus, req, 30 * 1000000ULL, &error, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, NULL, NULL, NULL,
+                                        NULL, NULL, NULL, NULL)) > 0) {
+                /* Only our own kind of unit, whatever the manager's globbing matched. */
+                if (!scope_unit_name_valid(name))
+                        continue;
+                r = kill_now(m, name);
+                if (r < 0)
+                        return r;
+                n++;
+        }
+        if (r < 0)
+                return r;
+        /* The kills are queued; a flush sends them before lockd goes on. */
+        r = sd_bus_flush(m->bus);
+        if (r < 0)
+                return r;
+        if (ret_n)
+                *ret_n = n;
+        return 0;
+}
+
 /* Drops one reference to w; the caller holds m->lock. */
 static void waiter_unref_locked(Waiter *w) {
         if (--w->n_ref > 0)

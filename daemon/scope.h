@@ -15,8 +15,8 @@ typedef struct ScopeConfig {
          * $XDG_RUNTIME_DIR/systemd/private, else the user bus), or a D-Bus address such as
          * "unix:path=/run/user/1000/systemd/private". */
         const char *bus;
-        const char *slice;        /* "lockd-plugins.slice" */
-        uint64_t cpu_quota_usec;  /* CPUQuotaPerSecUSec; 0 = none */
+        const char *slice;       /* "lockd-plugins.slice" */
+        uint64_t cpu_quota_usec; /* CPUQuotaPerSecUSec; 0 = none */
 } ScopeConfig;
 
 typedef struct ScopeLimits {
@@ -60,6 +60,13 @@ int scope_start_wait(ScopeManager *m, const char *unit, pid_t pid, const ScopeLi
 
 /* Kills every process of the unit with SIGKILL and stops it; from any thread, not waiting. */
 int scope_kill(ScopeManager *m, const char *unit);
+
+/*
+ * Kills and stops every unit the manager knows whose name matches pattern ("lockd-run-*.scope"):
+ * runs left by a lockd that died without its SIGTERM path. Synchronous; call it on e's thread
+ * before any run starts. 0 with *ret_n the number of units killed, or a negative errno.
+ */
+int scope_kill_stale(ScopeManager *m, const char *pattern, unsigned *ret_n);
 
 /* Number of scopes started and not yet finished by their run (for Status). */
 unsigned scope_manager_n_active(const ScopeManager *m);

@@ -447,6 +447,44 @@ def test_sigterm_runs_in_flight(w):
     w.d.start()
 
 
+def test_sigkill_mid_run(w):
+    """SIGKILL of lockd mid-run: its plugins die with it, and the restart finds nothing left"""
+    name = w.install("slow-answer")
+    path = os.path.join(w.dir, "sample.txt")
+    runs = [run_async(w, name, path) for _ in range(2)]
+    wait_for(lambda: len(units()) >= 2 and plugin_processes(), timeout=15, what="two runs")
+    w.d.proc.kill()
+    w.d.proc.wait(10)
+    for t, _ in runs:
+        t.join(10)
+    # The kernel ends each plugin with lockd (PR_SET_PDEATHSIG), not its scope's RuntimeMaxUSec.
+    wait_for(lambda: not plugin_processes(), timeout=2, what="the plugins to die with lockd")
+    wait_for(lambda: not units(), what="the scopes to go")
+    for p in (w.d.agent, w.d.console):
+        if os.path.exists(p):
+            os.unlink(p)  # a killed lockd cannot remove its sockets; the restart replaces them
+    w.d.start()
+    r = w.d.console_call("io.lockd.Console.Status")
+    check(r["parameters"]["runs_active"] == 0, f"{r}")
+
+
+def test_stale_scope_killed(w):
+    """a lockd-run scope left by an earlier lockd is killed when lockd starts"""
+    user = [] if os.environ.get("LOCKD_TEST_BUS") == "system" else ["--user"]
+    proc = subprocess.Popen(["systemd-run", *user, "--scope", "-q", "--unit",
+                             "lockd-run-stale1-0.scope", "sleep", "300"])
+    try:
+        wait_for(lambda: "lockd-run-stale1-0.scope" in units(), what="the stale scope")
+        w.d.stop()
+        w.d.start()
+        wait_for(lambda: "lockd-run-stale1-0.scope" not in units(), what="the stale scope to go")
+        proc.wait(10)
+        check("left by an earlier lockd" in w.d.read_log(), "the kill was not logged")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def test_socket_activate(w):
     """socket activation through systemd-socket-activate with the names agent and console"""
     d = os.path.join(w.dir, "sa")
@@ -527,7 +565,8 @@ def main():
                   test_timeout, test_oom, test_status, test_restart_persists,
                   test_sighup_bad_policy, test_many_connections, test_oversize, test_truncated,
                   test_non_json, test_wrong_type, test_unknown_method, test_agent_fds,
-                  test_sigterm_runs_in_flight, test_socket_activate, test_socket_unit):
+                  test_sigterm_runs_in_flight, test_sigkill_mid_run, test_stale_scope_killed,
+                  test_socket_activate, test_socket_unit):
             tap.run(t, w)
     finally:
         w.d.stop()
