@@ -173,21 +173,23 @@ static int start_hook(pid_t pid, int pidfd, void *userdata) {
         int fd, r;
 
         fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0)
-                return negative_errno();
+        if (fd < 0) {
+                r = negative_errno();
+                goto refuse;
+        }
         pthread_mutex_lock(&p->lock);
         w->pidfd = fd;
         r = p->stopping ? -ECANCELED : 0;
         pthread_mutex_unlock(&p->lock);
         if (r < 0)
-                return r;
+                goto refuse;
         if (!p->scope)
                 return 0;
 
         /* Fail closed: a run whose scope cannot be created never starts (spawn:scope). */
         r = scope_start_wait(p->scope, req->unit, pid, &lim, p->cfg.scope_timeout_usec);
         if (r < 0)
-                return r;
+                goto refuse;
         /* Under the lock: run_pool_kill_all() reads it from the loop's thread. */
         pthread_mutex_lock(&p->lock);
         req->scoped = true;
@@ -195,6 +197,17 @@ static int start_hook(pid_t pid, int pidfd, void *userdata) {
         /* Best effort: without a memory cgroup an OOM reads as signal:SIGKILL. */
         (void)oom_watch_new(pid, &w->oom);
         return 0;
+
+refuse:
+        /*
+         * The runner ends a refused child by closing its go-ahead pipe, but EOF comes only once
+         * every copy of the write end is gone, and the child of a run started meanwhile on
+         * another worker holds a copy (clone() copied our fd table) until it execs. Two runs
+         * refused at once (a stop, the manager gone) would each wait for the other for ever.
+         * SIGKILL waits for nobody.
+         */
+        (void)syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        return r;
 }
 
 static bool oom_check(void *userdata) {
@@ -238,6 +251,12 @@ static void run_one(Worker *w, RunRequest *req) {
                 (void)scope_kill(p->scope, req->unit);
 
         pthread_mutex_lock(&p->lock);
+        /*
+         * Stopped before the plugin ran (start_hook() refused, or the child died of our SIGKILL
+         * before its go-ahead): nothing of the plugin ran, so it is no plugin failure either.
+         */
+        if (r >= 0 && p->stopping && req->result.cause == RUN_CAUSE_SPAWN)
+                req->error = -ECANCELED;
         w->pidfd = safe_close(w->pidfd);
         w->oom = oom_watch_free(w->oom);
         if (p->cfg.drop_to_uid)

@@ -28,8 +28,8 @@ struct RunRequest {
         void *userdata;
 
         /* Set by the pool. */
-        int error;        /* 0: result is valid; < 0: the run could not be attempted */
-        bool scoped;      /* it ran inside its scope */
+        int error;   /* 0: result is valid; < 0: no plugin ran (-ECANCELED: the pool stopped) */
+        bool scoped; /* it ran inside its scope */
         RunResult result; /* spawn:scope when the scope could not be created: fail closed */
 
         RunRequest *next;
@@ -68,8 +68,9 @@ int run_pool_submit(RunPool *p, RunRequest *req);
 
 /*
  * Stops taking new runs (submit: -ESHUTDOWN), kills the ones in flight and fails the queued ones
- * with -ECANCELED. Every done callback still runs, later, on the loop: the killed runs with their
- * result (signal:SIGKILL), the queued ones with req->error -ECANCELED. Loop's thread only.
+ * with -ECANCELED. Every done callback still runs, later, on the loop: a killed run with its
+ * result (signal:SIGKILL), or with req->error -ECANCELED when the stop came before its child was
+ * let into the sandbox; every queued one with -ECANCELED. Loop's thread only.
  */
 void run_pool_kill_all(RunPool *p);
 

@@ -22,7 +22,7 @@
 #define INPUT          "hello lockd needle-xyz\n"
 #define TEST_UID_FIRST 655500
 #define TEST_UID_LAST  655507
-#define MAX_RUNS       64
+#define MAX_RUNS       128
 
 /* What a done callback saw of one run. */
 typedef struct Seen {
@@ -437,6 +437,40 @@ START_TEST(test_kill_all) {
 }
 END_TEST
 
+/*
+ * Killing at any moment of a run's start: before, while or after the child enters the sandbox.
+ * Each run either never started (-ECANCELED) or was killed as a plugin (signal:SIGKILL); a spawn
+ * that the stop cut short is not a plugin's failure.
+ */
+START_TEST(test_kill_races) {
+        _cleanup_(sandbox_freep) Sandbox *asleep = load("sleep-timeout", &spec_asleep);
+
+        for (unsigned round = 0; round < 30; round++) {
+                _cleanup_(run_pool_freep) RunPool *p = NULL;
+                RunPoolConfig cfg = config(2, 4);
+                unsigned base = n_done;
+
+                ck_assert_int_eq(run_pool_new(event, &cfg, NULL, &p), 0);
+                for (unsigned i = 0; i < 2; i++)
+                        submit(p, asleep, i, base + i);
+                usleep((round % 10) * 300);
+                run_pool_kill_all(p);
+                wait_done(base + 2, 5);
+                for (unsigned i = base; i < base + 2; i++) {
+                        char cause[64];
+
+                        run_cause_format(&seen[i].result, cause, sizeof(cause));
+                        ck_assert_uint_eq(seen[i].calls, 1);
+                        ck_assert_msg(seen[i].error == -ECANCELED ||
+                                              (seen[i].error == 0 &&
+                                               strcmp(cause, "signal:SIGKILL") == 0),
+                                      "round %u: error %d, cause %s", round, seen[i].error, cause);
+                }
+                ck_assert_uint_eq(run_pool_n_active(p), 0);
+        }
+}
+END_TEST
+
 /* Freeing with one run in flight and three queued: the queued ones end with -ECANCELED. */
 START_TEST(test_free_cancels) {
         _cleanup_(sandbox_freep) Sandbox *asleep = load("sleep-timeout", &spec_asleep);
@@ -548,6 +582,7 @@ static Suite *runpool_suite(void) {
         tcase_add_test(tc, test_queue_max);
         tcase_add_test(tc, test_submit_invalid);
         tcase_add_test(tc, test_kill_all);
+        tcase_add_test(tc, test_kill_races);
         tcase_add_test(tc, test_free_cancels);
         tcase_add_test(tc, test_free_delivers);
         tcase_add_test(tc, test_drop_to_uid);
