@@ -133,6 +133,47 @@ def test_overlapping_roles_refused(w):
     check(re.search(r"overlap|both|agents and consoles", dm.read_log(), re.I), dm.read_log())
 
 
+def test_no_manager_refused(w):
+    """with no systemd manager at the policy's bus address lockd refuses to start"""
+    d = os.path.join(w.dir, "nomanager")
+    os.mkdir(d)
+    text = re.sub(r"^  bus: .*$", f'  bus: "unix:path={d}/nothing-here"', policy_text(d), flags=re.M)
+    dm = Daemon(d, policy=text)
+    try:
+        dm.start(timeout=5)
+        dm.stop()
+        raise Failed("lockd started without a manager")
+    except Failed as e:
+        if "started without" in str(e):
+            raise
+    check(dm.proc.returncode not in (0, None), f"exit {dm.proc.returncode}")
+    check("no systemd manager" in dm.read_log() and "backend: none" in dm.read_log(),
+          dm.read_log())
+
+
+def test_backend_none(w):
+    """scope.backend none is said at start, and a run then goes without a scope"""
+    d = os.path.join(w.dir, "noscope")
+    os.mkdir(d)
+    text = re.sub(r"^  backend: systemd$", "  backend: none", policy_text(d), flags=re.M)
+    dm = Daemon(d, policy=text)
+    dm.start()
+    try:
+        check("no transient scope" in dm.read_log(), dm.read_log())
+        dm.lockctl("marketplace", "add", "local", "--issuer", ISSUER, "--identity", PATTERN,
+                   "--trusted-root", w.signer.root, check_rc=0)
+        dm.lockctl("plugin", "install", w.release("good-one"), "--marketplace", "local",
+                   check_rc=0)
+        path = os.path.join(w.dir, "sample.txt")
+        with open(path, "w") as f:
+            f.write("hello")
+        r = dm.lockctl("plugin", "run", "test.good-one", path, "--json", check_rc=0)
+        out = json.loads(r.stdout)
+        check(out.get("result") == 1 and "unit" not in out, r.stdout)
+    finally:
+        dm.stop()
+
+
 def test_check_config(w):
     """lockd --check-config prints the effective policy, and names line:column of an error"""
     r = subprocess.run([os.environ["LOCKD"], "--check-config", w.d.policy], capture_output=True,
@@ -560,7 +601,7 @@ def main():
     try:
         for t in (test_ready, test_getinfo_roles, test_interface_description, test_stranger_dropped,
                   test_wrong_socket, test_agent_console_method, test_console_other_uid, test_overlapping_roles_refused,
-                  test_check_config, test_marketplace_methods, test_install_list_remove,
+                  test_no_manager_refused, test_backend_none, test_check_config, test_marketplace_methods, test_install_list_remove,
                   test_install_refused, test_update_typed_name, test_run_answer, test_scope_limits,
                   test_timeout, test_oom, test_status, test_restart_persists,
                   test_sighup_bad_policy, test_many_connections, test_oversize, test_truncated,
