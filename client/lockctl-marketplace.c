@@ -1,11 +1,13 @@
-/* lockctl marketplace lint: a marketplace's identity pattern checked offline, before it is added.
- */
+/* lockctl marketplace lint|add|list|remove: a marketplace's identity pattern checked offline, and
+ * the marketplaces of the running lockd. */
 #include <errno.h>
+#include <fcntl.h>
 #include <regex.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "identity.h"
+#include "lockctl-console.h"
 #include "lockctl.h"
 #include "macro.h"
 
@@ -80,8 +82,167 @@ static int verb_marketplace_lint(int argc, char **argv) {
         return LOCKCTL_EXIT_OK;
 }
 
+/* Prints each string of the array warnings as "warning: W", escaped. */
+static void print_warnings(const json_t *warnings, FILE *f) {
+        json_t *w;
+        size_t i;
+
+        json_array_foreach(warnings, i, w) {
+                fputs("warning: ", f);
+                console_fputs_escaped(json_string_value(w), f);
+                fputc('\n', f);
+        }
+}
+
+static int usage_add(void) {
+        fprintf(stderr, "usage: lockctl marketplace add NAME --issuer URL --identity PATTERN "
+                        "--trusted-root FILE [--force] [--json]\n");
+        return LOCKCTL_EXIT_USAGE;
+}
+
+/*
+ * marketplace add NAME --issuer URL --identity PATTERN --trusted-root FILE [--force] [--json]:
+ * AddMarketplace, the trusted root passed as an fd opened here with the human's rights. Prints
+ * lockd's lint warnings; warnings without --force refuse the marketplace (exit 1).
+ */
+static int verb_marketplace_add(int argc, char **argv) {
+        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
+        _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
+        _cleanup_free_ char *error = NULL;
+        _cleanup_close_ int fd = -1;
+        const char *name = NULL, *issuer = NULL, *identity = NULL, *root = NULL;
+        bool force = false, json = false;
+        int r;
+
+        for (int i = 0; i < argc; i++) {
+                if ((r = lockctl_option(argc, argv, &i, "--issuer", &issuer)) != 0 ||
+                    (r = lockctl_option(argc, argv, &i, "--identity", &identity)) != 0 ||
+                    (r = lockctl_option(argc, argv, &i, "--trusted-root", &root)) != 0) {
+                        if (r < 0)
+                                return usage_add();
+                } else if (strcmp(argv[i], "--force") == 0)
+                        force = true;
+                else if (strcmp(argv[i], "--json") == 0)
+                        json = true;
+                else if (argv[i][0] == '-' && argv[i][1] != 0) {
+                        fprintf(stderr, "lockctl: unknown option '%s'\n", argv[i]);
+                        return usage_add();
+                } else if (!name)
+                        name = argv[i];
+                else
+                        return usage_add();
+        }
+        if (!name || !issuer || !identity || !root || name[0] == 0)
+                return usage_add();
+
+        fd = lockctl_open_file_at(AT_FDCWD, root, false);
+        if (fd < 0) {
+                fprintf(stderr, "lockctl: %s: %s\n", root, lockctl_open_strerror(fd));
+                return LOCKCTL_EXIT_USAGE;
+        }
+        params = json_object();
+        if (!params || json_object_set_new(params, "name", json_string(name)) < 0 ||
+            json_object_set_new(params, "issuer", json_string(issuer)) < 0 ||
+            json_object_set_new(params, "identity", json_string(identity)) < 0 ||
+            json_object_set_new(params, "trusted_root_fd", json_integer(0)) < 0 ||
+            (force && json_object_set_new(params, "force", json_true()) < 0)) {
+                fprintf(stderr, "lockctl: the name, issuer and identity must be UTF-8\n");
+                return LOCKCTL_EXIT_USAGE;
+        }
+
+        r = console_connect(&c);
+        if (r != 0)
+                return r;
+        r = console_call_raw(c, "marketplace add", "AddMarketplace", params, &fd, 1, &reply,
+                             &error);
+        if (r != 0)
+                return r;
+        if (error) {
+                if (strcmp(error, CONSOLE_INTERFACE ".LintWarnings") == 0)
+                        print_warnings(json_object_get(reply, "warnings"), stderr);
+                return console_print_error("marketplace add", error, reply);
+        }
+        if (json)
+                return console_print_json(reply);
+        print_warnings(json_object_get(reply, "warnings"), stdout);
+        fputs("added marketplace ", stdout);
+        console_fputs_escaped(name, stdout);
+        putchar('\n');
+        return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
+
+/* marketplace list [--json]: "NAME (SOURCE)", then issuer, identity and trusted root indented. */
+static int verb_marketplace_list(int argc, char **argv) {
+        _cleanup_(json_decrefp) json_t *reply = NULL;
+        json_t *list, *m;
+        bool json = false;
+        size_t i;
+        int r;
+
+        for (int k = 0; k < argc; k++) {
+                if (strcmp(argv[k], "--json") == 0)
+                        json = true;
+                else {
+                        fprintf(stderr,
+                                "lockctl: unknown argument '%s'\n"
+                                "usage: lockctl marketplace list [--json]\n",
+                                argv[k]);
+                        return LOCKCTL_EXIT_USAGE;
+                }
+        }
+        r = console_call_once("marketplace list", "ListMarketplaces", NULL, NULL, 0, &reply);
+        if (r != 0)
+                return r;
+        if (json)
+                return console_print_json(reply);
+        list = json_object_get(reply, "marketplaces");
+        json_array_foreach(list, i, m) {
+                console_fputs_escaped(console_json_string(m, "name"), stdout);
+                fputs(" (", stdout);
+                console_fputs_escaped(console_json_string(m, "source"), stdout);
+                fputs(")\n    issuer: ", stdout);
+                console_fputs_escaped(console_json_string(m, "issuer"), stdout);
+                fputs("\n    identity: ", stdout);
+                console_fputs_escaped(console_json_string(m, "identity"), stdout);
+                fputs("\n    trusted root: sha256:", stdout);
+                console_fputs_escaped(console_json_string(m, "trusted_root_sha256"), stdout);
+                putchar('\n');
+        }
+        return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
+
+/* marketplace remove NAME: RemoveMarketplace. */
+static int verb_marketplace_remove(int argc, char **argv) {
+        _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
+        int r;
+
+        if (argc != 1 || argv[0][0] == 0 || argv[0][0] == '-') {
+                fprintf(stderr, "usage: lockctl marketplace remove NAME\n");
+                return LOCKCTL_EXIT_USAGE;
+        }
+        params = json_pack("{s:s}", "name", argv[0]);
+        if (!params) {
+                fprintf(stderr, "lockctl: the name must be UTF-8\n");
+                return LOCKCTL_EXIT_USAGE;
+        }
+        r = console_call_once("marketplace remove", "RemoveMarketplace", params, NULL, 0, &reply);
+        if (r != 0)
+                return r;
+        fputs("removed marketplace ", stdout);
+        console_fputs_escaped(argv[0], stdout);
+        putchar('\n');
+        return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
+
 int verb_marketplace(int argc, char **argv) {
         if (argc >= 1 && strcmp(argv[0], "lint") == 0)
                 return verb_marketplace_lint(argc - 1, argv + 1);
-        return usage_lint();
+        if (argc >= 1 && strcmp(argv[0], "add") == 0)
+                return verb_marketplace_add(argc - 1, argv + 1);
+        if (argc >= 1 && strcmp(argv[0], "list") == 0)
+                return verb_marketplace_list(argc - 1, argv + 1);
+        if (argc >= 1 && strcmp(argv[0], "remove") == 0)
+                return verb_marketplace_remove(argc - 1, argv + 1);
+        fprintf(stderr, "usage: lockctl marketplace lint|add|list|remove ...\n");
+        return LOCKCTL_EXIT_USAGE;
 }

@@ -17,6 +17,7 @@
 #include "escape.h"
 #include "fd-util.h"
 #include "inputs.h"
+#include "lockctl-console.h"
 #include "lockctl.h"
 #include "macro.h"
 #include "manifest.h"
@@ -434,6 +435,14 @@ int verb_plugin(int argc, char **argv) {
                 return verb_plugin_test(argc - 1, argv + 1);
         if (argc >= 1 && strcmp(argv[0], "lint") == 0)
                 return verb_plugin_lint(argc - 1, argv + 1);
-        fprintf(stderr, "usage: lockctl plugin test|lint ...\n");
+        if (argc >= 1 && strcmp(argv[0], "install") == 0)
+                return verb_plugin_install(argc - 1, argv + 1);
+        if (argc >= 1 && strcmp(argv[0], "list") == 0)
+                return verb_plugin_list(argc - 1, argv + 1);
+        if (argc >= 1 && strcmp(argv[0], "remove") == 0)
+                return verb_plugin_remove(argc - 1, argv + 1);
+        if (argc >= 1 && strcmp(argv[0], "run") == 0)
+                return verb_plugin_run(argc - 1, argv + 1);
+        fprintf(stderr, "usage: lockctl plugin test|lint|install|list|remove|run ...\n");
         return LOCKCTL_EXIT_USAGE;
 }

@@ -3,17 +3,30 @@
 #include <string.h>
 
 #include "config.h"
+#include "lockctl-console.h"
 #include "lockctl-verify.h"
 #include "lockctl.h"
 
 static void usage(FILE *f) {
-        fputs("usage: lockctl COMMAND ...\n"
+        fputs("usage: lockctl [--socket PATH] COMMAND ...\n"
               "\n"
               "  plugin test DIR FIXTURE [--input NAME=VALUE]...\n"
               "                      run the plugin in DIR on FIXTURE under lockd's sandbox\n"
               "  plugin lint DIR     check DIR/plugin.toml against the contract\n"
+              "  plugin install DIR [--marketplace NAME [--index DIR]] [--accept-name NAME]\n"
+              "                      install a plugin release into the running lockd\n"
+              "  plugin list         the plugins installed in lockd\n"
+              "  plugin remove NAME [--version VERSION]\n"
+              "  plugin run NAME FILE [--input NAME[=VALUE]]...\n"
+              "                      run an installed plugin on FILE in lockd\n"
               "  marketplace lint --identity PATTERN\n"
               "                      warn about an identity pattern that matches too much\n"
+              "  marketplace add NAME --issuer URL --identity PATTERN --trusted-root FILE\n"
+              "                [--force]\n"
+              "                      add a marketplace to lockd\n"
+              "  marketplace list    lockd's marketplaces\n"
+              "  marketplace remove NAME\n"
+              "  status              the running lockd at a glance\n"
               "  release verify DIR --trusted-root FILE --issuer URL --identity PATTERN\n"
               "                [--index DIR]\n"
               "                      verify a signed release directory as install would\n"
@@ -21,11 +34,19 @@ static void usage(FILE *f) {
               "                --certificate-oidc-issuer URL | --key PEM) [--trusted-root FILE]\n"
               "                FILE_OR_DIGEST\n"
               "                      verify a Sigstore bundle offline (sigstore-conformance CLI)\n"
-              "  --version           print the version\n",
+              "  --version           print the version\n"
+              "\n"
+              "Commands that talk to lockd use --socket PATH, else $LOCKD_CONSOLE_SOCKET, else\n"
+              "/run/lockd/console.sock; status and the list, install, run and add commands take\n"
+              "--json.\n",
               f);
 }
 
 int main(int argc, char **argv) {
+        int r = console_parse_global_options(&argc, &argv);
+
+        if (r != 0)
+                return r;
         if (argc < 2) {
                 usage(stderr);
                 return LOCKCTL_EXIT_USAGE;
@@ -38,6 +59,8 @@ int main(int argc, char **argv) {
                 printf("lockctl %s\n", LOCKD_VERSION);
                 return LOCKCTL_EXIT_OK;
         }
+        if (strcmp(argv[1], "status") == 0)
+                return verb_status(argc - 2, argv + 2);
         if (strcmp(argv[1], "plugin") == 0)
                 return verb_plugin(argc - 2, argv + 2);
         if (strcmp(argv[1], "marketplace") == 0)

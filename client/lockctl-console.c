@@ -1,0 +1,411 @@
+/* lockctl's side of lockd's console socket: the socket's path, connecting, one call helper that
+ * turns every Varlink error into a one-line human message, and small output helpers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "escape.h"
+#include "fd-util.h"
+#include "lockctl-console.h"
+#include "lockctl.h"
+#include "macro.h"
+
+/* Calls that get no answer within this long fail; TestPlugin and InstallPlugin set their own. */
+#define CONSOLE_TIMEOUT_USEC (60ULL * 1000 * 1000)
+
+static const char *arg_socket = NULL;
+
+int console_parse_global_options(int *argc, char ***argv) {
+        while (*argc >= 2) {
+                char **v = *argv;
+
+                if (strcmp(v[1], "--socket") == 0) {
+                        if (*argc < 3 || v[2][0] == 0) {
+                                fprintf(stderr, "lockctl: --socket takes a path\n");
+                                return LOCKCTL_EXIT_USAGE;
+                        }
+                        arg_socket = v[2];
+                        /* Keep argv[0]: the verb moves to argv[1]. */
+                        v[2] = v[0];
+                        *argv = v + 2;
+                        *argc -= 2;
+                } else if (strncmp(v[1], "--socket=", 9) == 0) {
+                        if (v[1][9] == 0) {
+                                fprintf(stderr, "lockctl: --socket takes a path\n");
+                                return LOCKCTL_EXIT_USAGE;
+                        }
+                        arg_socket = v[1] + 9;
+                        v[1] = v[0];
+                        *argv = v + 1;
+                        *argc -= 1;
+                } else
+                        break;
+        }
+        return 0;
+}
+
+const char *console_socket_path(void) {
+        const char *e;
+
+        if (arg_socket)
+                return arg_socket;
+        e = getenv(CONSOLE_SOCKET_ENV);
+        if (e && e[0] != 0)
+                return e;
+        return CONSOLE_SOCKET_DEFAULT;
+}
+
+/* Why a connection could not be made or was lost, with the likely cause for the human. */
+static const char *transport_reason(int r) {
+        switch (r) {
+        case -ENOENT:
+                return "no such socket (is lockd running?)";
+        case -ECONNREFUSED:
+                return "nobody is listening (is lockd running?)";
+        case -EACCES:
+        case -EPERM:
+                return "permission denied on the socket";
+        case -ENOTSOCK:
+                return "not a socket";
+        case -ENAMETOOLONG:
+                return "the path is too long for a Unix socket";
+        case -ECONNRESET:
+        case -EPIPE:
+                return "lockd closed the connection (is this user listed under consoles: in "
+                       "lockd's policy?)";
+        case -ETIMEDOUT:
+                return "no answer in time";
+        case -EBADMSG:
+                return "lockd sent a malformed answer";
+        default:
+                return strerror(-r);
+        }
+}
+
+int console_connect(VarlinkClient **ret) {
+        _cleanup_free_ char *path = NULL;
+        struct stat st;
+        int r;
+
+        r = varlink_client_connect(console_socket_path(), ret);
+        if (r == -ECONNREFUSED && stat(console_socket_path(), &st) == 0 && !S_ISSOCK(st.st_mode))
+                r = -ENOTSOCK; /* connect() says "refused" for a path that is no socket at all */
+        if (r < 0) {
+                /* The path is the human's own choice, but may hold anything: escape it too. */
+                path = escape_bytes(console_socket_path(), strlen(console_socket_path()));
+                fprintf(stderr, "lockctl: cannot connect to lockd at %s: %s\n",
+                        path ? path : "(out of memory)", transport_reason(r));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        varlink_client_set_timeout(*ret, CONSOLE_TIMEOUT_USEC);
+        return 0;
+}
+
+int console_call_raw(VarlinkClient *c, const char *what, const char *method, json_t *params,
+                     const int *fds, size_t n_fds, json_t **ret_params, char **ret_error) {
+        _cleanup_free_ char *full = NULL;
+        json_t *reply = NULL;
+        char *error = NULL;
+        int r;
+
+        if (asprintf(&full, "%s.%s", CONSOLE_INTERFACE, method) < 0) {
+                fprintf(stderr, "lockctl: %s failed: out of memory\n", what);
+                return LOCKCTL_EXIT_FAIL;
+        }
+        r = varlink_client_call(c, full, params, fds, n_fds, &reply, &error);
+        if (r < 0) {
+                fprintf(stderr, "lockctl: %s failed: lost the connection to lockd: %s\n", what,
+                        transport_reason(r));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        *ret_params = reply ? reply : json_object();
+        *ret_error = error;
+        return 0;
+}
+
+void console_fputs_escaped(const char *s, FILE *f) {
+        _cleanup_free_ char *e = NULL;
+
+        if (!s) {
+                fputs("-", f);
+                return;
+        }
+        e = escape_bytes(s, strlen(s));
+        fputs(e ? e : "(out of memory)", f);
+}
+
+const char *console_json_string(const json_t *obj, const char *key) {
+        json_t *v = json_object_get(obj, key);
+
+        return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+long long console_json_integer(const json_t *obj, const char *key, long long def) {
+        json_t *v = json_object_get(obj, key);
+
+        return json_is_integer(v) ? (long long)json_integer_value(v) : def;
+}
+
+/* The parameter key of params escaped for the terminal, "?" when it is missing. */
+static char *param_escaped(const json_t *params, const char *key) {
+        const char *s = console_json_string(params, key);
+
+        if (!s)
+                return strdup("?");
+        return escape_bytes(s, strlen(s));
+}
+
+int console_print_error(const char *what, const char *error, json_t *params) {
+        _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *raw = NULL, *name_esc = NULL;
+        const char *name = error;
+        size_t plen = strlen(CONSOLE_INTERFACE ".");
+
+        if (strncmp(error, CONSOLE_INTERFACE ".", plen) == 0)
+                name = error + plen;
+
+        fprintf(stderr, "lockctl: %s refused: ", what);
+        if (strcmp(name, "PermissionDenied") == 0)
+                fputs("permission denied (this user may not do this on lockd's console)", stderr);
+        else if (strcmp(name, "InvalidRequest") == 0) {
+                a = param_escaped(params, "reason");
+                fprintf(stderr, "invalid request: %s", a ? a : "?");
+        } else if (strcmp(name, "UnknownPlugin") == 0) {
+                a = param_escaped(params, "name");
+                fprintf(stderr, "no plugin '%s' is installed", a ? a : "?");
+        } else if (strcmp(name, "UnknownMarketplace") == 0) {
+                a = param_escaped(params, "name");
+                fprintf(stderr, "no marketplace '%s' is configured", a ? a : "?");
+        } else if (strcmp(name, "MarketplaceExists") == 0) {
+                a = param_escaped(params, "name");
+                fprintf(stderr, "a marketplace '%s' exists already", a ? a : "?");
+        } else if (strcmp(name, "MarketplaceFromPolicy") == 0) {
+                a = param_escaped(params, "name");
+                fprintf(stderr, "marketplace '%s' comes from lockd's policy file: change it there",
+                        a ? a : "?");
+        } else if (strcmp(name, "LintWarnings") == 0) {
+                json_t *w = json_object_get(params, "warnings");
+                fprintf(stderr, "the identity pattern has %zu warning(s); --force accepts them",
+                        json_is_array(w) ? json_array_size(w) : (size_t)0);
+        } else if (strcmp(name, "VerificationFailed") == 0) {
+                a = param_escaped(params, "code");
+                b = param_escaped(params, "message");
+                fprintf(stderr, "%s: %s", a ? a : "?", b ? b : "?");
+        } else if (strcmp(name, "UnsignedRefused") == 0)
+                fputs("the release is unsigned and lockd's policy does not allow unsigned "
+                      "plugins (install with --marketplace NAME from a signed release)",
+                      stderr);
+        else if (strcmp(name, "UpdateNeedsTypedName") == 0) {
+                a = param_escaped(params, "name");
+                b = param_escaped(params, "installed");
+                c = param_escaped(params, "version");
+                fprintf(stderr,
+                        "%s %s changes what %s asks or what its answers mean: it is accepted "
+                        "only with the plugin's name typed (--accept-name NAME)",
+                        a ? a : "?", c ? c : "?", b ? b : "?");
+        } else if (strcmp(name, "UpdateRefused") == 0) {
+                a = param_escaped(params, "reason");
+                b = param_escaped(params, "installed");
+                c = param_escaped(params, "version");
+                fprintf(stderr, "update from %s to %s: %s", b ? b : "?", c ? c : "?", a ? a : "?");
+        } else if (strcmp(name, "InputInvalid") == 0) {
+                /* Names the input only: its value is the human's and never shown. */
+                a = param_escaped(params, "name");
+                fprintf(stderr,
+                        "input_invalid: the value of '%s' does not fit its kind or max_bytes",
+                        a ? a : "?");
+        } else if (strcmp(name, "TooManyRuns") == 0)
+                fputs("too many runs at once on lockd; try again later", stderr);
+        else if (strcmp(name, "Unavailable") == 0) {
+                a = param_escaped(params, "reason");
+                fprintf(stderr, "lockd cannot do this now: %s", a ? a : "?");
+        } else if (strcmp(error, VARLINK_ERROR_METHOD_NOT_FOUND) == 0 ||
+                   strcmp(error, VARLINK_ERROR_INTERFACE_NOT_FOUND) == 0) {
+                a = param_escaped(params, strcmp(error, VARLINK_ERROR_METHOD_NOT_FOUND) == 0
+                                                  ? "method"
+                                                  : "interface");
+                fprintf(stderr, "lockd does not know %s (a different version of lockd?)",
+                        a ? a : "?");
+        } else if (strcmp(error, VARLINK_ERROR_INVALID_PARAMETER) == 0) {
+                a = param_escaped(params, "parameter");
+                fprintf(stderr, "lockd refused the parameter '%s'", a ? a : "?");
+        } else {
+                /* An error this lockctl does not know: its name and parameters, escaped. */
+                name_esc = escape_bytes(error, strlen(error));
+                raw = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+                a = raw ? escape_bytes(raw, strlen(raw)) : NULL;
+                fprintf(stderr, "%s %s", name_esc ? name_esc : "?", a ? a : "{}");
+        }
+        fputc('\n', stderr);
+        return LOCKCTL_EXIT_FAIL;
+}
+
+int console_call(VarlinkClient *c, const char *what, const char *method, json_t *params,
+                 const int *fds, size_t n_fds, json_t **ret_params) {
+        _cleanup_(json_decrefp) json_t *reply = NULL;
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = console_call_raw(c, what, method, params, fds, n_fds, &reply, &error);
+        if (r != 0)
+                return r;
+        if (error)
+                return console_print_error(what, error, reply);
+        *ret_params = TAKE_PTR(reply);
+        return 0;
+}
+
+int console_call_once(const char *what, const char *method, json_t *params, const int *fds,
+                      size_t n_fds, json_t **ret_params) {
+        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
+        int r;
+
+        r = console_connect(&c);
+        if (r != 0)
+                return r;
+        return console_call(c, what, method, params, fds, n_fds, ret_params);
+}
+
+int console_print_json(const json_t *params) {
+        /* ENSURE_ASCII: JSON escapes control characters, and this escapes C1 and the rest too. */
+        _cleanup_free_ char *s =
+                json_dumps(params, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+
+        if (!s) {
+                fprintf(stderr, "lockctl: out of memory\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        if (puts(s) < 0 || fflush(stdout) != 0) {
+                fprintf(stderr, "lockctl: cannot write the reply: %s\n", strerror(errno));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        return LOCKCTL_EXIT_OK;
+}
+
+int lockctl_open_file_at(int dirfd, const char *name, bool nofollow) {
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+        int flags;
+
+        /* O_NONBLOCK so that a FIFO planted in place of a file cannot hang the open. */
+        fd = openat(dirfd, name,
+                    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}
+
+const char *lockctl_open_strerror(int r) {
+        switch (r) {
+        case -ELOOP:
+                return "is a symbolic link (refused)";
+        case -EBADFD:
+                return "not a regular file";
+        default:
+                return strerror(-r);
+        }
+}
+
+int lockctl_option(int argc, char **argv, int *i, const char *name, const char **ret) {
+        size_t n = strlen(name);
+
+        if (strcmp(argv[*i], name) == 0) {
+                if (*i + 1 >= argc)
+                        return -1;
+                *i += 1;
+                *ret = argv[*i];
+                return 1;
+        }
+        if (strncmp(argv[*i], name, n) == 0 && argv[*i][n] == '=') {
+                *ret = argv[*i] + n + 1;
+                return 1;
+        }
+        return 0;
+}
+
+/* The terminal whose echo is off while a secret is typed, for the signal handler to restore. */
+static volatile sig_atomic_t tty_restore_fd = -1;
+static struct termios tty_saved;
+
+static void tty_restore_and_reraise(int sig) {
+        if (tty_restore_fd >= 0)
+                (void)tcsetattr(tty_restore_fd, TCSAFLUSH, &tty_saved);
+        signal(sig, SIG_DFL);
+        raise(sig);
+}
+
+static const int tty_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP};
+
+int console_tty_read_line(const char *text, const char *prompt, bool secret, size_t max,
+                          char **ret) {
+        struct sigaction sa = {.sa_handler = tty_restore_and_reraise}, old[ELEMENTSOF(tty_signals)];
+        _cleanup_close_ int tty = -1;
+        _cleanup_free_ char *line = NULL;
+        struct termios t;
+        size_t len = 0;
+        int r = 0;
+
+        tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (tty < 0)
+                return -ENXIO;
+        line = malloc(max + 1);
+        if (!line)
+                return -ENOMEM;
+        if ((text && loop_write(tty, text, strlen(text)) < 0) ||
+            loop_write(tty, prompt, strlen(prompt)) < 0)
+                return -EIO;
+        if (secret) {
+                if (tcgetattr(tty, &tty_saved) < 0)
+                        return negative_errno();
+                t = tty_saved;
+                t.c_lflag &= ~(tcflag_t)ECHO;
+                /* Echo must come back even when the human interrupts the prompt. */
+                sigemptyset(&sa.sa_mask);
+                for (size_t i = 0; i < ELEMENTSOF(tty_signals); i++)
+                        sigaction(tty_signals[i], &sa, &old[i]);
+                tty_restore_fd = tty;
+                if (tcsetattr(tty, TCSAFLUSH, &t) < 0)
+                        r = negative_errno();
+        }
+        /* One line, byte by byte, so nothing after the newline is consumed. */
+        while (r == 0) {
+                ssize_t n = read(tty, line + len, 1);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        r = negative_errno();
+                else if (n == 0)
+                        r = len == 0 ? -ENODATA : 1;
+                else if (line[len] == '\n')
+                        r = 1;
+                else if (++len > max)
+                        r = -EOVERFLOW;
+        }
+        if (secret) {
+                (void)tcsetattr(tty, TCSAFLUSH, &tty_saved);
+                tty_restore_fd = -1;
+                for (size_t i = 0; i < ELEMENTSOF(tty_signals); i++)
+                        sigaction(tty_signals[i], &old[i], NULL);
+                (void)loop_write(tty, "\n", 1);
+        }
+        if (r < 0) {
+                explicit_bzero(line, max + 1);
+                return r;
+        }
+        line[len] = 0;
+        *ret = TAKE_PTR(line);
+        return 0;
+}

@@ -1,0 +1,737 @@
+/* lockctl plugin install|list|remove|run: the plugins installed in the running lockd. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "escape.h"
+#include "fd-util.h"
+#include "index.h"
+#include "lockctl-console.h"
+#include "lockctl.h"
+#include "macro.h"
+#include "release.h"
+
+/* Verification of a 256 MiB binary takes a while; an answer later than this is a hung lockd. */
+#define INSTALL_TIMEOUT_USEC (300ULL * 1000 * 1000)
+/* The longest name the human may type to accept an update; a plugin name is far shorter. */
+#define TYPED_NAME_MAX 256
+/* More inputs than any manifest may declare are refused here already. */
+#define RUN_INPUTS_MAX 64
+/* A value typed at the prompt; manifests cap theirs at 1024 bytes, lockd checks the real cap. */
+#define RUN_INPUT_BYTES_MAX 4096
+
+/* The files of a release directory and of an index directory, in the order of their fd indexes. */
+enum {
+        FILE_MANIFEST,
+        FILE_BINARY,
+        FILE_MANIFEST_BUNDLE,
+        FILE_BINARY_BUNDLE,
+        FILE_INDEX,
+        FILE_INDEX_BUNDLE,
+        _FILE_MAX,
+};
+
+static const struct {
+        const char *name;
+        const char *param;
+        uint64_t max;
+} release_files[_FILE_MAX] = {
+        [FILE_MANIFEST] = {RELEASE_MANIFEST_FILE, "manifest_fd", RELEASE_MANIFEST_MAX},
+        [FILE_BINARY] = {RELEASE_BINARY_FILE, "binary_fd", RELEASE_BINARY_MAX},
+        [FILE_MANIFEST_BUNDLE] = {RELEASE_MANIFEST_BUNDLE_FILE, "manifest_bundle_fd",
+                                  RELEASE_BUNDLE_MAX},
+        [FILE_BINARY_BUNDLE] = {RELEASE_BINARY_BUNDLE_FILE, "binary_bundle_fd", RELEASE_BUNDLE_MAX},
+        [FILE_INDEX] = {INDEX_FILE, "index_fd", INDEX_BYTES_MAX},
+        [FILE_INDEX_BUNDLE] = {INDEX_BUNDLE_FILE, "index_bundle_fd", RELEASE_BUNDLE_MAX},
+};
+
+typedef struct InstallFiles {
+        int snap[_FILE_MAX]; /* sealed memfd copies; -1 for a file not sent */
+} InstallFiles;
+
+static void install_files_done(InstallFiles *f) {
+        for (size_t i = 0; i < _FILE_MAX; i++)
+                f->snap[i] = safe_close(f->snap[i]);
+}
+
+/*
+ * Opens release_files[k].name below dirfd with the human's own rights (no symlink, a regular file
+ * only) and copies it into a sealed memfd. Copying is the point: lockd reads the very bytes the
+ * human meant, and a second call (after the human typed the name for an update) sends the same
+ * bytes again, so nothing swapped into DIR meanwhile can ride on that consent. Returns 0,
+ * -ENOENT when the file is absent and optional (nothing printed), or an exit code after printing.
+ */
+static int snapshot_file(int dirfd, const char *dir, size_t k, bool optional, InstallFiles *f) {
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        fd = lockctl_open_file_at(dirfd, release_files[k].name, true);
+        if (fd == -ENOENT && optional)
+                return -ENOENT;
+        if (fd < 0) {
+                fprintf(stderr, "lockctl: %s/%s: %s\n", dir, release_files[k].name,
+                        lockctl_open_strerror(fd));
+                return LOCKCTL_EXIT_USAGE;
+        }
+        r = memfd_snapshot(fd, release_files[k].name, release_files[k].max, false);
+        if (r == -EFBIG) {
+                fprintf(stderr, "lockctl: %s/%s: larger than %llu bytes\n", dir,
+                        release_files[k].name, (unsigned long long)release_files[k].max);
+                return LOCKCTL_EXIT_USAGE;
+        }
+        if (r < 0) {
+                fprintf(stderr, "lockctl: %s/%s: %s\n", dir, release_files[k].name, strerror(-r));
+                return LOCKCTL_EXIT_USAGE;
+        }
+        f->snap[k] = r;
+        return 0;
+}
+
+/* Prints a plugin's question and the meaning of its answers, indented, escaped. */
+static void print_question(FILE *out, const json_t *plugin) {
+        fputs("    question: ", out);
+        console_fputs_escaped(console_json_string(plugin, "question"), out);
+        fputs("\n    1 means:  ", out);
+        console_fputs_escaped(console_json_string(plugin, "one"), out);
+        fputs("\n    0 means:  ", out);
+        console_fputs_escaped(console_json_string(plugin, "zero"), out);
+        fputc('\n', out);
+}
+
+/* The installed plugin name at version, from ListPlugins (a new reference), or NULL. */
+static json_t *find_installed(VarlinkClient *c, const char *name, const char *version) {
+        _cleanup_(json_decrefp) json_t *reply = NULL;
+        _cleanup_free_ char *error = NULL;
+        json_t *plugins, *p;
+        size_t i;
+
+        if (console_call_raw(c, "install", "ListPlugins", NULL, NULL, 0, &reply, &error) != 0 ||
+            error)
+                return NULL;
+        plugins = json_object_get(reply, "plugins");
+        json_array_foreach(plugins, i, p) {
+                const char *n = console_json_string(p, "name");
+                const char *v = console_json_string(p, "version");
+
+                if (n && v && strcmp(n, name) == 0 && strcmp(v, version) == 0)
+                        return json_incref(p);
+        }
+        return NULL;
+}
+
+/*
+ * Formats what an update changes: the installed version's question, one and zero (from
+ * ListPlugins) beside the new ones (UpdateNeedsTypedName's parameters err carry the new
+ * version's), all escaped. Returns a new string or NULL on out of memory.
+ */
+static char *format_update(VarlinkClient *c, const json_t *err) {
+        _cleanup_(json_decrefp) json_t *old = NULL;
+        const char *name = console_json_string(err, "name");
+        const char *installed = console_json_string(err, "installed");
+        const char *version = console_json_string(err, "version");
+        char *text = NULL;
+        size_t text_len = 0;
+        FILE *out;
+
+        old = find_installed(c, name, installed);
+        out = open_memstream(&text, &text_len);
+        if (!out)
+                return NULL;
+        console_fputs_escaped(name, out);
+        fputs(" ", out);
+        console_fputs_escaped(version, out);
+        fputs(" changes what the plugin asks or what its answers mean.\n  installed ", out);
+        console_fputs_escaped(installed, out);
+        fputs(":\n", out);
+        if (old)
+                print_question(out, old);
+        else
+                fputs("    (lockd did not list it)\n", out);
+        fputs("  new ", out);
+        console_fputs_escaped(version, out);
+        fputs(":\n", out);
+        print_question(out, err);
+        if (fclose(out) != 0) {
+                free(text);
+                return NULL;
+        }
+        return text;
+}
+
+/*
+ * Shows the human what an update changes (err: UpdateNeedsTypedName's parameters) and reads the
+ * plugin's name typed on the terminal. The terminal, not stdin: the consent must come from the
+ * human at the keyboard, not from whatever feeds lockctl's input. Without a terminal the change
+ * goes to stderr and --accept-name is the way. Returns 0 with *ret (the line without its
+ * newline, nothing else trimmed), or an exit code after printing why.
+ */
+static int ask_typed_name(VarlinkClient *c, const json_t *err, char **ret) {
+        _cleanup_free_ char *text = NULL, *name = NULL, *typed = NULL;
+        const char *n = console_json_string(err, "name");
+        int r;
+
+        if (!n || !console_json_string(err, "installed") || !console_json_string(err, "version")) {
+                fprintf(stderr, "lockctl: install refused: lockd asked for the plugin's name "
+                                "without saying which update\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        text = format_update(c, err);
+        name = escape_bytes(n, strlen(n));
+        if (!text || !name) {
+                fprintf(stderr, "lockctl: out of memory\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        r = console_tty_read_line(text, "Type the plugin's name to accept this update: ", false,
+                                  TYPED_NAME_MAX, &typed);
+        if (r == -ENXIO) {
+                fputs(text, stderr);
+                fprintf(stderr,
+                        "lockctl: install refused: the update needs the plugin's name typed and "
+                        "there is no terminal to type it on: run again with --accept-name %s to "
+                        "accept it\n",
+                        name);
+                return LOCKCTL_EXIT_FAIL;
+        }
+        if (r == -EOVERFLOW) {
+                fprintf(stderr, "lockctl: install refused: the typed name is longer than any "
+                                "plugin name; nothing was changed\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        if (r < 0) {
+                fprintf(stderr,
+                        "lockctl: install refused: cannot read the name from the "
+                        "terminal: %s\n",
+                        r == -ENODATA ? "end of input" : strerror(-r));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        if (typed[0] == 0) {
+                fprintf(stderr, "lockctl: install refused: nothing typed; the update was not "
+                                "accepted\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        *ret = TAKE_PTR(typed);
+        return 0;
+}
+
+/* Sends InstallPlugin with fresh read-only opens of the snapshots (each its own offset at 0). */
+static int install_call(VarlinkClient *c, const InstallFiles *f, json_t *params,
+                        json_t **ret_params, char **ret_error) {
+        int fds[_FILE_MAX];
+        size_t n = 0;
+        int r;
+
+        for (size_t k = 0; k < _FILE_MAX; k++) {
+                if (f->snap[k] < 0)
+                        continue;
+                r = fd_reopen_readonly(f->snap[k]);
+                if (r < 0) {
+                        fprintf(stderr, "lockctl: %s: %s\n", release_files[k].name, strerror(-r));
+                        for (size_t j = 0; j < n; j++)
+                                safe_close(fds[j]);
+                        return LOCKCTL_EXIT_FAIL;
+                }
+                /* Indexes follow the order of release_files[], skipping absent ones. */
+                if (json_object_set_new(params, release_files[k].param,
+                                        json_integer((json_int_t)n)) < 0) {
+                        safe_close(r);
+                        for (size_t j = 0; j < n; j++)
+                                safe_close(fds[j]);
+                        fprintf(stderr, "lockctl: out of memory\n");
+                        return LOCKCTL_EXIT_FAIL;
+                }
+                fds[n++] = r;
+        }
+        r = console_call_raw(c, "install", "InstallPlugin", params, fds, n, ret_params, ret_error);
+        for (size_t j = 0; j < n; j++)
+                safe_close(fds[j]);
+        return r;
+}
+
+static int usage_install(void) {
+        fprintf(stderr, "usage: lockctl plugin install DIR [--marketplace NAME] [--index DIR] "
+                        "[--accept-name NAME] [--json]\n");
+        return LOCKCTL_EXIT_USAGE;
+}
+
+/*
+ * plugin install DIR [--marketplace NAME] [--index DIR] [--accept-name NAME] [--json]: sends the
+ * release in DIR to lockd (InstallPlugin). With --marketplace both bundles must be in DIR; without
+ * it, DIR must hold none (an unsigned install, which lockd's policy decides). An update that
+ * changes the question asks for the plugin's name on the terminal, or takes --accept-name.
+ */
+int verb_plugin_install(int argc, char **argv) {
+        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
+        _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
+        _cleanup_free_ char *error = NULL, *typed = NULL;
+        _cleanup_close_ int dirfd = -1, idxfd = -1;
+        _cleanup_(install_files_done) InstallFiles f = {
+                .snap = {-1, -1, -1, -1, -1, -1},
+        };
+        const char *dir = NULL, *marketplace = NULL, *index = NULL, *accept = NULL;
+        bool json = false, have_bundle = false, missing_bundle = false;
+        json_t *plugin;
+        int r;
+
+        for (int i = 0; i < argc; i++) {
+                if ((r = lockctl_option(argc, argv, &i, "--marketplace", &marketplace)) != 0 ||
+                    (r = lockctl_option(argc, argv, &i, "--index", &index)) != 0 ||
+                    (r = lockctl_option(argc, argv, &i, "--accept-name", &accept)) != 0) {
+                        if (r < 0)
+                                return usage_install();
+                } else if (strcmp(argv[i], "--json") == 0)
+                        json = true;
+                else if (argv[i][0] == '-' && argv[i][1] != 0) {
+                        fprintf(stderr, "lockctl: unknown option '%s'\n", argv[i]);
+                        return usage_install();
+                } else if (!dir)
+                        dir = argv[i];
+                else
+                        return usage_install();
+        }
+        if (!dir)
+                return usage_install();
+        if (marketplace && marketplace[0] == 0) {
+                fprintf(stderr, "lockctl: --marketplace takes a name\n");
+                return usage_install();
+        }
+        if (index && !marketplace) {
+                fprintf(stderr, "lockctl: --index needs --marketplace: the index is verified "
+                                "under that marketplace\n");
+                return usage_install();
+        }
+
+        dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0) {
+                fprintf(stderr, "lockctl: %s: %s\n", dir, strerror(errno));
+                return LOCKCTL_EXIT_USAGE;
+        }
+        r = snapshot_file(dirfd, dir, FILE_MANIFEST, false, &f);
+        if (r == 0)
+                r = snapshot_file(dirfd, dir, FILE_BINARY, false, &f);
+        if (r != 0)
+                return r;
+        for (size_t k = FILE_MANIFEST_BUNDLE; k <= FILE_BINARY_BUNDLE; k++) {
+                r = snapshot_file(dirfd, dir, k, true, &f);
+                if (r == -ENOENT) {
+                        missing_bundle = true;
+                        if (marketplace) {
+                                fprintf(stderr,
+                                        "lockctl: %s/%s: missing; a release installed from "
+                                        "marketplace '%s' needs both bundles\n",
+                                        dir, release_files[k].name, marketplace);
+                                return LOCKCTL_EXIT_USAGE;
+                        }
+                } else if (r != 0)
+                        return r;
+                else
+                        have_bundle = true;
+        }
+        /* A signed release is never installed as unsigned by leaving out --marketplace, nor is a
+         * half-signed one sent at all: the human says which trust applies. */
+        if (!marketplace && have_bundle) {
+                fprintf(stderr,
+                        "lockctl: %s holds %s: name the marketplace to verify it under with "
+                        "--marketplace NAME\n",
+                        dir, missing_bundle ? "one Sigstore bundle of two" : "Sigstore bundles");
+                return LOCKCTL_EXIT_USAGE;
+        }
+        if (index) {
+                idxfd = open(index, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (idxfd < 0) {
+                        fprintf(stderr, "lockctl: %s: %s\n", index, strerror(errno));
+                        return LOCKCTL_EXIT_USAGE;
+                }
+                r = snapshot_file(idxfd, index, FILE_INDEX, false, &f);
+                if (r == 0)
+                        r = snapshot_file(idxfd, index, FILE_INDEX_BUNDLE, false, &f);
+                if (r != 0)
+                        return r;
+        }
+
+        params = json_object();
+        if (!params ||
+            (marketplace &&
+             json_object_set_new(params, "marketplace", json_string(marketplace)) < 0) ||
+            (accept && json_object_set_new(params, "accept_name", json_string(accept)) < 0)) {
+                fprintf(stderr, "lockctl: --marketplace and --accept-name must be UTF-8\n");
+                return LOCKCTL_EXIT_USAGE;
+        }
+
+        r = console_connect(&c);
+        if (r != 0)
+                return r;
+        varlink_client_set_timeout(c, INSTALL_TIMEOUT_USEC);
+        r = install_call(c, &f, params, &reply, &error);
+        if (r != 0)
+                return r;
+        if (error && !accept && strcmp(error, CONSOLE_INTERFACE ".UpdateNeedsTypedName") == 0) {
+                r = ask_typed_name(c, reply, &typed);
+                if (r != 0)
+                        return r;
+                if (json_object_set_new(params, "accept_name", json_string(typed)) < 0) {
+                        fprintf(stderr, "lockctl: install refused: the typed name is not "
+                                        "UTF-8\n");
+                        return LOCKCTL_EXIT_FAIL;
+                }
+                json_decref(TAKE_PTR(reply));
+                free(TAKE_PTR(error));
+                r = install_call(c, &f, params, &reply, &error);
+                if (r != 0)
+                        return r;
+                if (error && strcmp(error, CONSOLE_INTERFACE ".UpdateNeedsTypedName") == 0) {
+                        fprintf(stderr, "lockctl: install refused: what was typed is not the "
+                                        "plugin's name; nothing was changed\n");
+                        return LOCKCTL_EXIT_FAIL;
+                }
+        } else if (error && strcmp(error, CONSOLE_INTERFACE ".UpdateNeedsTypedName") == 0) {
+                fprintf(stderr, "lockctl: install refused: --accept-name is not the plugin's "
+                                "name; nothing was changed\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        if (error)
+                return console_print_error("install", error, reply);
+        if (json)
+                return console_print_json(reply);
+
+        plugin = json_object_get(reply, "plugin");
+        fputs("installed ", stdout);
+        console_fputs_escaped(console_json_string(plugin, "name"), stdout);
+        putchar(' ');
+        console_fputs_escaped(console_json_string(plugin, "version"), stdout);
+        if (json_is_true(json_object_get(plugin, "signed"))) {
+                fputs(" from marketplace ", stdout);
+                console_fputs_escaped(console_json_string(plugin, "marketplace"), stdout);
+        } else
+                fputs(" unsigned", stdout);
+        if (console_json_string(reply, "replaced")) {
+                fputs(", replacing ", stdout);
+                console_fputs_escaped(console_json_string(reply, "replaced"), stdout);
+        }
+        putchar('\n');
+        print_question(stdout, plugin);
+        return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
+
+/* plugin list [--json]: one line per plugin, "NAME VERSION protocol N MARKETPLACE", then its
+ * question indented. */
+int verb_plugin_list(int argc, char **argv) {
+        _cleanup_(json_decrefp) json_t *reply = NULL;
+        json_t *plugins, *p;
+        bool json = false;
+        size_t i;
+        int r;
+
+        for (int k = 0; k < argc; k++) {
+                if (strcmp(argv[k], "--json") == 0)
+                        json = true;
+                else {
+                        fprintf(stderr,
+                                "lockctl: unknown argument '%s'\n"
+                                "usage: lockctl plugin list [--json]\n",
+                                argv[k]);
+                        return LOCKCTL_EXIT_USAGE;
+                }
+        }
+        r = console_call_once("plugin list", "ListPlugins", NULL, NULL, 0, &reply);
+        if (r != 0)
+                return r;
+        if (json)
+                return console_print_json(reply);
+        plugins = json_object_get(reply, "plugins");
+        json_array_foreach(plugins, i, p) {
+                const char *m = console_json_string(p, "marketplace");
+
+                console_fputs_escaped(console_json_string(p, "name"), stdout);
+                putchar(' ');
+                console_fputs_escaped(console_json_string(p, "version"), stdout);
+                printf(" protocol %lld ", console_json_integer(p, "protocol", 0));
+                if (json_is_true(json_object_get(p, "signed")) && m && m[0] != 0)
+                        console_fputs_escaped(m, stdout);
+                else
+                        fputs("(unsigned)", stdout);
+                fputs("\n    ", stdout);
+                console_fputs_escaped(console_json_string(p, "question"), stdout);
+                putchar('\n');
+        }
+        return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
+
+/* plugin remove NAME [--version V]: RemovePlugin. */
+int verb_plugin_remove(int argc, char **argv) {
+        _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
+        const char *name = NULL, *version = NULL;
+        int r;
+
+        for (int i = 0; i < argc; i++) {
+                if ((r = lockctl_option(argc, argv, &i, "--version", &version)) != 0) {
+                        if (r < 0)
+                                goto usage;
+                } else if (argv[i][0] == '-' && argv[i][1] != 0) {
+                        fprintf(stderr, "lockctl: unknown option '%s'\n", argv[i]);
+                        goto usage;
+                } else if (!name)
+                        name = argv[i];
+                else
+                        goto usage;
+        }
+        if (!name || name[0] == 0)
+                goto usage;
+        params = json_object();
+        if (!params || json_object_set_new(params, "name", json_string(name)) < 0 ||
+            (version && json_object_set_new(params, "version", json_string(version)) < 0)) {
+                fprintf(stderr, "lockctl: the name and version must be UTF-8\n");
+                return LOCKCTL_EXIT_USAGE;
+        }
+        r = console_call_once("plugin remove", "RemovePlugin", params, NULL, 0, &reply);
+        if (r != 0)
+                return r;
+        fputs("removed ", stdout);
+        console_fputs_escaped(name, stdout);
+        if (version) {
+                putchar(' ');
+                console_fputs_escaped(version, stdout);
+        }
+        putchar('\n');
+        return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+
+usage:
+        fprintf(stderr, "usage: lockctl plugin remove NAME [--version VERSION]\n");
+        return LOCKCTL_EXIT_USAGE;
+}
+
+/* Overwrites every string value of obj in place: the inputs are the human's and may be secrets. */
+static void wipe_strings(json_t *obj) {
+        const char *key;
+        json_t *v;
+
+        json_object_foreach(obj, key, v) {
+                if (json_is_string(v))
+                        explicit_bzero((char *)json_string_value(v), json_string_length(v));
+        }
+}
+
+static void wipe_and_decrefp(json_t **obj) {
+        if (*obj) {
+                wipe_strings(*obj);
+                json_decref(*obj);
+        }
+}
+
+/* Prints TestPlugin's reply like plugin test does: the outcome on stdout, the rest on stderr. */
+static int print_run(const json_t *reply) {
+        json_t *result = json_object_get(reply, "result");
+        const char *error = console_json_string(reply, "error");
+        const char *unit = console_json_string(reply, "unit");
+        const char *detail = console_json_string(reply, "detail");
+        bool answered = false;
+
+        if (json_is_integer(result) &&
+            (json_integer_value(result) == 0 || json_integer_value(result) == 1)) {
+                printf("%d\n", (int)json_integer_value(result));
+                answered = true;
+        } else if (error) {
+                console_fputs_escaped(error, stdout);
+                putchar('\n');
+        } else {
+                fprintf(stderr, "lockctl: plugin run failed: lockd answered neither a result "
+                                "nor an error\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        if (fflush(stdout) != 0)
+                return LOCKCTL_EXIT_FAIL;
+        if (!answered) {
+                fputs("cause: ", stderr);
+                console_fputs_escaped(console_json_string(reply, "cause"), stderr);
+                fputc('\n', stderr);
+        }
+        if (unit) {
+                fputs("unit: ", stderr);
+                console_fputs_escaped(unit, stderr);
+                fputc('\n', stderr);
+        }
+        fprintf(stderr,
+                "cpu: %.3f s, peak memory: %.1f MiB, wall: %.3f s, stderr: %lld bytes "
+                "(discarded)\n",
+                console_json_integer(reply, "cpu_usec", 0) / 1e6,
+                console_json_integer(reply, "peak_memory_bytes", 0) / (double)MiB,
+                console_json_integer(reply, "wall_usec", 0) / 1e6,
+                console_json_integer(reply, "stderr_bytes", 0));
+        if (detail) {
+                fputs("detail (shown here only): ", stderr);
+                console_fputs_escaped(detail, stderr);
+                fputc('\n', stderr);
+        }
+        return answered ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
+
+/*
+ * Asks for the value of input name on the terminal, without echo: a value typed there never
+ * shows in the process list as a command line does. 0 with *ret (a JSON string; NULL when the
+ * value is not UTF-8), or an exit code after printing why.
+ */
+static int ask_input(const char *name, json_t **ret) {
+        _cleanup_free_ char *prompt = NULL, *esc = NULL, *value = NULL;
+        int r;
+
+        esc = escape_bytes(name, strlen(name));
+        if (!esc || asprintf(&prompt, "Value of input '%s' (not echoed): ", esc) < 0) {
+                fprintf(stderr, "lockctl: out of memory\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        r = console_tty_read_line(NULL, prompt, true, RUN_INPUT_BYTES_MAX, &value);
+        if (r == -ENXIO) {
+                fprintf(stderr,
+                        "lockctl: --input %s asks for its value on the terminal, and "
+                        "there is none: give --input %s=VALUE\n",
+                        esc, esc);
+                return LOCKCTL_EXIT_USAGE;
+        }
+        if (r < 0) {
+                fprintf(stderr, "lockctl: input_invalid: the value of '%s': %s\n", esc,
+                        r == -EOVERFLOW ? "too long"
+                        : r == -ENODATA ? "nothing typed"
+                                        : strerror(-r));
+                return LOCKCTL_EXIT_USAGE;
+        }
+        *ret = json_string(value);
+        explicit_bzero(value, strlen(value));
+        return 0;
+}
+
+static int usage_run(void) {
+        fprintf(stderr, "usage: lockctl plugin run NAME FILE [--input NAME[=VALUE]]... [--json]\n");
+        return LOCKCTL_EXIT_USAGE;
+}
+
+/*
+ * plugin run NAME FILE [--input NAME[=VALUE]]... [--json]: runs the installed plugin NAME on FILE
+ * (opened here, with the human's rights) in lockd (TestPlugin). --input NAME alone asks for the
+ * value on the terminal without echo. Prints 1, 0 or plugin_error on
+ * stdout and the cause, unit and figures on stderr; exit 0 for an answer, 1 otherwise. The
+ * input values are the human's: they go to lockd only, are never printed, and are wiped from
+ * lockctl's memory (argv included) once sent.
+ */
+int verb_plugin_run(int argc, char **argv) {
+        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
+        _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
+        _cleanup_(wipe_and_decrefp) json_t *inputs = NULL;
+        const char *key;
+        json_t *val;
+        _cleanup_close_ int fd = -1;
+        const char *name = NULL, *file = NULL;
+        char *values[RUN_INPUTS_MAX];
+        size_t n_values = 0;
+        bool json = false;
+        int r;
+
+        for (int i = 0; i < argc; i++) {
+                const char *v;
+
+                if ((r = lockctl_option(argc, argv, &i, "--input", &v)) != 0) {
+                        if (r < 0)
+                                return usage_run();
+                        if (n_values >= ELEMENTSOF(values)) {
+                                fprintf(stderr, "lockctl: more than %d --input\n", RUN_INPUTS_MAX);
+                                return LOCKCTL_EXIT_USAGE;
+                        }
+                        values[n_values++] = (char *)v;
+                } else if (strcmp(argv[i], "--json") == 0)
+                        json = true;
+                else if (argv[i][0] == '-' && argv[i][1] != 0) {
+                        fprintf(stderr, "lockctl: unknown option '%s'\n", argv[i]);
+                        return usage_run();
+                } else if (!name)
+                        name = argv[i];
+                else if (!file)
+                        file = argv[i];
+                else
+                        return usage_run();
+        }
+        if (!name || !file || name[0] == 0)
+                return usage_run();
+
+        params = json_object();
+        inputs = json_object();
+        if (!params || !inputs || json_object_set_new(params, "name", json_string(name)) < 0) {
+                fprintf(stderr, "lockctl: the plugin name must be UTF-8\n");
+                return LOCKCTL_EXIT_USAGE;
+        }
+        for (size_t k = 0; k < n_values; k++) {
+                char *eq = strchr(values[k], '=');
+                json_t *s;
+
+                if (eq == values[k] || values[k][0] == 0) {
+                        fprintf(stderr, "lockctl: --input takes NAME=VALUE or NAME\n");
+                        return LOCKCTL_EXIT_USAGE;
+                }
+                if (eq)
+                        *eq = 0;
+                if (json_object_get(inputs, values[k])) {
+                        fprintf(stderr, "lockctl: input '%s' given twice\n", values[k]);
+                        return LOCKCTL_EXIT_USAGE;
+                }
+                /* Never echo the value, not even when it is refused. A value to ask for on the
+                 * terminal is a null here until lockd was reached. */
+                if (eq) {
+                        s = json_string(eq + 1);
+                        explicit_bzero(eq + 1, strlen(eq + 1));
+                } else
+                        s = json_null();
+                if (!s || json_object_set_new(inputs, values[k], s) < 0) {
+                        fprintf(stderr, "lockctl: input_invalid: the name or value of an input "
+                                        "is not UTF-8\n");
+                        return LOCKCTL_EXIT_USAGE;
+                }
+        }
+
+        fd = lockctl_open_file_at(AT_FDCWD, file, false);
+        if (fd < 0) {
+                fprintf(stderr, "lockctl: %s: %s\n", file, lockctl_open_strerror(fd));
+                return LOCKCTL_EXIT_USAGE;
+        }
+        if (json_object_set_new(params, "file_fd", json_integer(0)) < 0) {
+                fprintf(stderr, "lockctl: out of memory\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        r = console_connect(&c);
+        if (r != 0)
+                return r;
+
+        json_object_foreach(inputs, key, val) {
+                json_t *s;
+
+                if (!json_is_null(val))
+                        continue;
+                r = ask_input(key, &s);
+                if (r != 0)
+                        return r;
+                if (!s || json_object_set_new(inputs, key, s) < 0) {
+                        fprintf(stderr,
+                                "lockctl: input_invalid: the value of '%s' is not "
+                                "UTF-8\n",
+                                key);
+                        return LOCKCTL_EXIT_USAGE;
+                }
+        }
+        if (n_values > 0 && json_object_set(params, "inputs", inputs) < 0) {
+                fprintf(stderr, "lockctl: out of memory\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+
+        /* lockd enforces the plugin's own timeout; lockctl waits as long as it takes. */
+        varlink_client_set_timeout(c, 0);
+        r = console_call(c, "plugin run", "TestPlugin", params, &fd, 1, &reply);
+        if (r != 0)
+                return r;
+        if (json) {
+                r = console_print_json(reply);
+                if (r != 0)
+                        return r;
+                return json_is_integer(json_object_get(reply, "result")) ? LOCKCTL_EXIT_OK
+                                                                         : LOCKCTL_EXIT_FAIL;
+        }
+        return print_run(reply);
+}

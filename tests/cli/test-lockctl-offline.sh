@@ -1,0 +1,267 @@
+#!/bin/sh
+# lockctl's commands that talk to lockd, without a lockd: usage errors (exit 2), local refusals
+# before anything is sent (symlinks, FIFOs, missing or half-present bundles), the socket's path
+# (--socket, $LOCKD_CONSOLE_SOCKET, the default) and a clear "cannot connect" (exit 1), and an
+# input value never echoed.
+# Usage: test-lockctl-offline.sh LOCKCTL
+set -u
+lockctl=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+n=0 failed=0 wrap=
+unset LOCKD_CONSOLE_SOCKET
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+
+# expect DESCRIPTION WANT_EXIT WANT_STDOUT STDERR_REGEX -- ARGS...
+# stdout must equal WANT_STDOUT (both empty counts), stderr must match STDERR_REGEX; both are
+# also kept in all-output.
+expect() {
+        desc=$1 want_rc=$2 want_out=$3 want_err=$4
+        shift 5
+        out=$(timeout 20 $wrap "$lockctl" "$@" </dev/null 2>"$work/stderr") && rc=0 || rc=$?
+        { printf '%s\n' "$out"; cat "$work/stderr"; } >>"$work/all-output"
+        if [ "$rc" = "$want_rc" ] && [ "$out" = "$want_out" ] &&
+                { [ -z "$want_err" ] || grep -Eq -- "$want_err" "$work/stderr"; }; then
+                ok "$desc"
+        else
+                not_ok "$desc (exit $rc, stdout '$out', stderr: $(tr '\n' ' ' <"$work/stderr"))"
+        fi
+}
+
+nowhere="$work/nowhere/console.sock"
+cant="cannot connect to lockd at $nowhere: no such socket \(is lockd running\?\)"
+
+# A release directory: its contents do not matter, nothing reaches a lockd.
+rel="$work/rel"
+mkdir -p "$rel"
+printf 'name = "x.y"\n' >"$rel/plugin.toml"
+printf 'not an ELF\n' >"$rel/plugin"
+printf 'content\n' >"$work/file"
+
+# The socket's path: --socket (both forms) over $LOCKD_CONSOLE_SOCKET over the default.
+expect "--socket: cannot connect" 1 "" "^lockctl: $cant\$" -- --socket "$nowhere" status
+expect "--socket=PATH" 1 "" "$cant" -- "--socket=$nowhere" status
+expect "--socket without a path" 2 "" "--socket takes a path" -- --socket
+expect "--socket= empty" 2 "" "--socket takes a path" -- --socket= status
+expect "--socket then nothing" 2 "" "usage: lockctl" -- --socket "$nowhere"
+out=$(LOCKD_CONSOLE_SOCKET="$work/env.sock" "$lockctl" status 2>&1) && rc=0 || rc=$?
+if [ "$rc" = 1 ] && printf '%s' "$out" | grep -q "cannot connect to lockd at $work/env.sock: "; then
+        ok "\$LOCKD_CONSOLE_SOCKET is used"
+else
+        not_ok "\$LOCKD_CONSOLE_SOCKET is used (exit $rc: $out)"
+fi
+out=$(LOCKD_CONSOLE_SOCKET="$work/env.sock" "$lockctl" --socket "$nowhere" status 2>&1) && rc=0 || rc=$?
+if [ "$rc" = 1 ] && printf '%s' "$out" | grep -q "at $nowhere: "; then
+        ok "--socket wins over \$LOCKD_CONSOLE_SOCKET"
+else
+        not_ok "--socket wins over \$LOCKD_CONSOLE_SOCKET (exit $rc: $out)"
+fi
+if [ ! -e /run/lockd/console.sock ]; then
+        expect "the default socket" 1 "" "cannot connect to lockd at /run/lockd/console.sock: " -- status
+else
+        ok "the default socket # SKIP a lockd is listening there"
+fi
+expect "--socket before --version" 0 "lockctl $("$lockctl" --version | cut -d' ' -f2)" "" -- \
+        --socket "$nowhere" --version
+
+# A socket nobody listens on, and a path that is not a socket.
+if python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$work/dead.sock" 2>/dev/null; then
+        expect "a socket nobody listens on" 1 "" "at $work/dead.sock: nobody is listening" -- \
+                --socket "$work/dead.sock" status
+else
+        ok "a socket nobody listens on # SKIP no python3 to bind one"
+fi
+expect "a regular file as the socket" 1 "" "cannot connect to lockd at $work/file: not a socket\$" -- \
+        --socket "$work/file" status
+expect "a control character in the socket path is escaped" 1 "" "at $work/a\\\\x1bb: " -- \
+        --socket "$work/a$(printf '\033')b" status
+
+# status
+expect "status: unknown argument" 2 "" "usage: lockctl \[--socket PATH\] status \[--json\]" -- \
+        --socket "$nowhere" status --bogus
+expect "status --json: cannot connect" 1 "" "$cant" -- --socket "$nowhere" status --json
+
+# plugin install: everything local is checked before connecting.
+expect "install: no DIR" 2 "" "usage: lockctl plugin install DIR" -- --socket "$nowhere" plugin install
+expect "install: two DIRs" 2 "" "usage: lockctl plugin install DIR" -- \
+        --socket "$nowhere" plugin install "$rel" "$rel"
+expect "install: unknown option" 2 "" "unknown option '--bogus'" -- \
+        --socket "$nowhere" plugin install "$rel" --bogus
+expect "install: --marketplace without a value" 2 "" "usage: lockctl plugin install" -- \
+        --socket "$nowhere" plugin install "$rel" --marketplace
+expect "install: empty --marketplace" 2 "" "--marketplace takes a name" -- \
+        --socket "$nowhere" plugin install "$rel" --marketplace=
+expect "install: missing DIR" 2 "" "$work/missing: No such file or directory" -- \
+        --socket "$nowhere" plugin install "$work/missing"
+expect "install: --index needs --marketplace" 2 "" "--index needs --marketplace" -- \
+        --socket "$nowhere" plugin install "$rel" --index "$work"
+mkdir -p "$work/nobin"
+cp "$rel/plugin.toml" "$work/nobin/"
+expect "install: no binary" 2 "" "nobin/plugin: No such file or directory" -- \
+        --socket "$nowhere" plugin install "$work/nobin"
+mkdir -p "$work/link"
+cp "$rel/plugin" "$work/link/"
+ln -s "$rel/plugin.toml" "$work/link/plugin.toml"
+expect "install: a symlinked plugin.toml is refused" 2 "" "link/plugin.toml: is a symbolic link" -- \
+        --socket "$nowhere" plugin install "$work/link"
+mkdir -p "$work/fifo"
+cp "$rel/plugin.toml" "$work/fifo/"
+mkfifo "$work/fifo/plugin"
+expect "install: a FIFO binary is refused without hanging" 2 "" "fifo/plugin: not a regular file" -- \
+        --socket "$nowhere" plugin install "$work/fifo"
+mkdir -p "$work/dirbin"
+cp "$rel/plugin.toml" "$work/dirbin/"
+mkdir "$work/dirbin/plugin"
+expect "install: a directory as the binary is refused" 2 "" "dirbin/plugin: not a regular file" -- \
+        --socket "$nowhere" plugin install "$work/dirbin"
+expect "install: unsigned, cannot connect" 1 "" "$cant" -- --socket "$nowhere" plugin install "$rel"
+expect "install: --marketplace without bundles" 2 "" \
+        "rel/plugin.toml.sigstore.json: missing; a release installed from marketplace 'm' needs both bundles" -- \
+        --socket "$nowhere" plugin install "$rel" --marketplace m
+mkdir -p "$work/half"
+cp "$rel/plugin.toml" "$rel/plugin" "$work/half/"
+printf '{}' >"$work/half/plugin.toml.sigstore.json"
+expect "install: one bundle of two, --marketplace" 2 "" "half/plugin.sigstore.json: missing" -- \
+        --socket "$nowhere" plugin install "$work/half" --marketplace m
+expect "install: one bundle of two, no --marketplace" 2 "" "holds one Sigstore bundle of two: name the marketplace" -- \
+        --socket "$nowhere" plugin install "$work/half"
+mkdir -p "$work/signed"
+cp "$work/half/"* "$work/signed/"
+printf '{}' >"$work/signed/plugin.sigstore.json"
+expect "install: bundles without --marketplace are never installed unsigned" 2 "" \
+        "holds Sigstore bundles: name the marketplace to verify it under with --marketplace NAME" -- \
+        --socket "$nowhere" plugin install "$work/signed"
+expect "install: signed, cannot connect" 1 "" "$cant" -- \
+        --socket "$nowhere" plugin install "$work/signed" --marketplace m
+expect "install: --index without index.json" 2 "" "$work/signed/index.json: No such file" -- \
+        --socket "$nowhere" plugin install "$work/signed" --marketplace m --index "$work/signed"
+mkdir -p "$work/index"
+printf '{}' >"$work/index/index.json"
+expect "install: --index without its bundle" 2 "" "index/index.json.sigstore.json: No such file" -- \
+        --socket "$nowhere" plugin install "$work/signed" --marketplace m --index "$work/index"
+printf '{}' >"$work/index/index.json.sigstore.json"
+expect "install: --index, cannot connect" 1 "" "$cant" -- \
+        --socket "$nowhere" plugin install "$work/signed" --marketplace=m --index="$work/index"
+head -c 65537 /dev/zero >"$work/big.toml"
+mkdir -p "$work/big"
+cp "$work/big.toml" "$work/big/plugin.toml"
+cp "$rel/plugin" "$work/big/"
+expect "install: a manifest over 64 KiB is refused here" 2 "" "big/plugin.toml: larger than 65536 bytes" -- \
+        --socket "$nowhere" plugin install "$work/big"
+
+# plugin list, remove
+expect "plugin list: unknown argument" 2 "" "usage: lockctl plugin list \[--json\]" -- \
+        --socket "$nowhere" plugin list extra
+expect "plugin list: cannot connect" 1 "" "$cant" -- --socket "$nowhere" plugin list
+expect "plugin remove: no NAME" 2 "" "usage: lockctl plugin remove NAME" -- \
+        --socket "$nowhere" plugin remove
+expect "plugin remove: --version without a value" 2 "" "usage: lockctl plugin remove" -- \
+        --socket "$nowhere" plugin remove x.y --version
+expect "plugin remove: cannot connect" 1 "" "$cant" -- --socket "$nowhere" plugin remove x.y --version 1.0.0
+
+# plugin run: a value given with --input is never echoed, whatever fails.
+secret="s3cr3t-$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')"
+expect "plugin run: no FILE" 2 "" "usage: lockctl plugin run NAME FILE" -- --socket "$nowhere" plugin run x.y
+expect "plugin run: --input with an empty name" 2 "" "--input takes NAME=VALUE or NAME" -- \
+        --socket "$nowhere" plugin run x.y "$work/file" --input "=$secret"
+expect "plugin run: an input given twice" 2 "" "input 'needle' given twice" -- \
+        --socket "$nowhere" plugin run x.y "$work/file" --input "needle=$secret" --input needle=b
+expect "plugin run: missing FILE" 2 "" "$work/missing: No such file" -- \
+        --socket "$nowhere" plugin run x.y "$work/missing" --input "needle=$secret"
+expect "plugin run: a directory as FILE" 2 "" "$work: not a regular file" -- \
+        --socket "$nowhere" plugin run x.y "$work" --input "needle=$secret"
+expect "plugin run: cannot connect" 1 "" "$cant" -- \
+        --socket "$nowhere" plugin run x.y "$work/file" --input "needle=$secret" --input=other=x
+# --input NAME asks on the terminal without echo, once lockd was reached: a peer that accepts
+# and then hangs up stands in for it. Type the secret on a pseudo-terminal and look for it in
+# everything the terminal showed.
+if python3 -c 'import pty' 2>/dev/null; then
+        python3 - "$lockctl" "$work/hangup.sock" "$work/file" "$secret" >"$work/pty" 2>&1 <<'EOF2'
+import os, pty, socket, sys, time
+lockctl, sock, file, secret = sys.argv[1:5]
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(sock)
+srv.listen(1)
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(lockctl, [lockctl, "--socket", sock, "plugin", "run", "x.y", file, "--input", "needle"])
+out = b""
+deadline = time.time() + 10
+while b"(not echoed): " not in out and time.time() < deadline:
+    out += os.read(fd, 4096)
+os.write(fd, secret.encode() + b"\n")
+conn, _ = srv.accept()
+conn.close()
+try:
+    while True:
+        d = os.read(fd, 4096)
+        if not d:
+            break
+        out += d
+except OSError:
+    pass
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(out.decode("latin1"))
+print("\nexit %d" % os.waitstatus_to_exitcode(st))
+EOF2
+        if grep -q "Value of input 'needle' (not echoed): " "$work/pty" &&
+                grep -q "plugin run failed: lost the connection to lockd: lockd closed the connection" "$work/pty" &&
+                grep -q "^exit 1" "$work/pty" && ! grep -q "$secret" "$work/pty"; then
+                ok "plugin run: --input NAME asks on the terminal without echo"
+        else
+                not_ok "plugin run: --input NAME asks on the terminal without echo: $(tr '\n' ' ' <"$work/pty")"
+        fi
+else
+        ok "plugin run: --input NAME asks on the terminal without echo # SKIP no python3"
+fi
+# A listener that never answers: lockctl connects, then finds no terminal to ask on.
+if command -v python3 >/dev/null; then
+        python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); time.sleep(60)' "$work/listen.sock" &
+        listener=$!
+        for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$work/listen.sock" ] && break; sleep 0.2; done
+        wrap="setsid -w" # no controlling terminal
+        expect "plugin run: --input NAME without a terminal" 2 "" \
+                "--input needle asks for its value on the terminal, and there is none: give --input needle=VALUE" -- \
+                --socket "$work/listen.sock" plugin run x.y "$work/file" --input needle
+        wrap=
+        kill "$listener"
+        wait "$listener" 2>/dev/null
+else
+        ok "plugin run: --input NAME without a terminal # SKIP no python3"
+fi
+bad=$(printf 'needle=\377%s' "$secret")
+expect "plugin run: a value that is not UTF-8" 2 "" "input_invalid: the name or value of an input is not UTF-8" -- \
+        --socket "$nowhere" plugin run x.y "$work/file" --input "$bad"
+# Every output so far, stdout and stderr, of every command above.
+if grep -q "$secret" "$work/all-output"; then not_ok "an input value is never echoed"; else ok "an input value is never echoed"; fi
+
+# marketplace add, list, remove
+root="$work/root.json"
+printf '{}' >"$root"
+expect "marketplace add: no options" 2 "" "usage: lockctl marketplace add NAME --issuer URL" -- \
+        --socket "$nowhere" marketplace add m
+expect "marketplace add: no --trusted-root" 2 "" "usage: lockctl marketplace add" -- \
+        --socket "$nowhere" marketplace add m --issuer https://token.actions.githubusercontent.com \
+        --identity '^x$'
+expect "marketplace add: missing trusted root" 2 "" "$work/missing.json: No such file" -- \
+        --socket "$nowhere" marketplace add m --issuer https://i --identity '^x$' \
+        --trusted-root "$work/missing.json"
+expect "marketplace add: unknown option" 2 "" "unknown option '--bogus'" -- \
+        --socket "$nowhere" marketplace add m --bogus
+expect "marketplace add: cannot connect" 1 "" "$cant" -- \
+        --socket "$nowhere" marketplace add m --issuer https://i --identity '^x$' \
+        --trusted-root "$root" --force
+expect "marketplace list: unknown argument" 2 "" "usage: lockctl marketplace list" -- \
+        --socket "$nowhere" marketplace list extra
+expect "marketplace list: cannot connect" 1 "" "$cant" -- --socket "$nowhere" marketplace list --json
+expect "marketplace remove: no NAME" 2 "" "usage: lockctl marketplace remove NAME" -- \
+        --socket "$nowhere" marketplace remove
+expect "marketplace remove: cannot connect" 1 "" "$cant" -- --socket "$nowhere" marketplace remove m
+expect "marketplace: unknown subcommand" 2 "" "usage: lockctl marketplace lint\|add\|list\|remove" -- \
+        marketplace bogus
+
+echo "1..$n"
+[ "$failed" = 0 ]
