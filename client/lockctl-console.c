@@ -363,9 +363,8 @@ int console_tty_read_line(const char *text, const char *prompt, bool secret, siz
         line = malloc(max + 1);
         if (!line)
                 return -ENOMEM;
-        if ((text && loop_write(tty, text, strlen(text)) < 0) ||
-            loop_write(tty, prompt, strlen(prompt)) < 0)
-                return -EIO;
+        /* Echo goes off before the prompt shows, and what was typed before it is discarded:
+         * only a line typed in answer to the prompt counts, and none of it is ever echoed. */
         if (secret) {
                 if (tcgetattr(tty, &tty_saved) < 0)
                         return negative_errno();
@@ -379,6 +378,9 @@ int console_tty_read_line(const char *text, const char *prompt, bool secret, siz
                 if (tcsetattr(tty, TCSAFLUSH, &t) < 0)
                         r = negative_errno();
         }
+        if (r == 0 && ((text && loop_write(tty, text, strlen(text)) < 0) ||
+                       loop_write(tty, prompt, strlen(prompt)) < 0))
+                r = -EIO;
         /* One line, byte by byte, so nothing after the newline is consumed. */
         while (r == 0) {
                 ssize_t n = read(tty, line + len, 1);
@@ -395,7 +397,7 @@ int console_tty_read_line(const char *text, const char *prompt, bool secret, siz
                         r = -EOVERFLOW;
         }
         if (secret) {
-                (void)tcsetattr(tty, TCSAFLUSH, &tty_saved);
+                (void)tcsetattr(tty, TCSADRAIN, &tty_saved);
                 tty_restore_fd = -1;
                 for (size_t i = 0; i < ELEMENTSOF(tty_signals); i++)
                         sigaction(tty_signals[i], &old[i], NULL);

@@ -9,6 +9,7 @@
 #include "catalog.h"
 #include "index.h"
 #include "macro.h"
+#include "verifier.h"
 
 struct Catalog {
         CatalogPlugin **plugins; /* the active version of each name, sorted by name */
@@ -347,42 +348,74 @@ void catalog_install_result_done(CatalogInstallResult *res) {
         res->manifest = NULL;
 }
 
-/* Verifies the marketplace's signed index (fds[0] index.json, fds[1] its bundle) and that it
- * lists rel with rel's digests. */
-static int check_index(const Marketplace *m, const int fds[2], const Release *rel,
-                       ReleaseError *err) {
-        _cleanup_(index_freep) MarketplaceIndex *idx = NULL;
-        _cleanup_free_ char *json = NULL, *bundle = NULL;
-        size_t len, bundle_len;
+/* Snapshots one file of the index into a sealed memfd; refusals as lockd always named them. */
+static int index_snapshot(int fd, uint64_t max, const char *file, ReleaseError *err) {
+        int r = release_snapshot_fd(fd, max, file, NULL);
+
+        if (r < 0)
+                release_error_set(err, r == -ENOMEM ? RELEASE_E_NOMEM : RELEASE_E_INDEX, "%s: %s",
+                                  file, r == -EFBIG ? "too large" : "not a readable regular file");
+        return r;
+}
+
+/*
+ * A signed release: snapshotted, read by lockd, its signatures (and with index_fds the index)
+ * verified by the helper on the very same sealed memfds. 0 and the Release in *ret, or a
+ * negative errno with err filled.
+ */
+static int verify_signed(const MarketplaceEntry *m, const ReleaseFds *fds, const int index_fds[2],
+                         Release **ret, ReleaseError *err) {
+        _cleanup_(release_fds_close) ReleaseFds sealed = {-1, -1, -1, -1};
+        _cleanup_(release_freep) Release *rel = NULL;
+        _cleanup_(verified_release_done) VerifiedRelease v = {};
+        _cleanup_close_ int index = -1, index_bundle = -1;
         int r;
 
-        r = release_read_fd(fds[0], INDEX_BYTES_MAX, &json, &len);
-        if (r < 0) {
-                release_error_set(err, r == -ENOMEM ? RELEASE_E_NOMEM : RELEASE_E_INDEX, "%s: %s",
-                                  INDEX_FILE,
-                                  r == -EFBIG ? "too large" : "not a readable regular file");
-                return r;
-        }
-        r = release_read_fd(fds[1], RELEASE_BUNDLE_MAX, &bundle, &bundle_len);
-        if (r < 0) {
-                release_error_set(err, r == -ENOMEM ? RELEASE_E_NOMEM : RELEASE_E_INDEX, "%s: %s",
-                                  INDEX_BUNDLE_FILE,
-                                  r == -EFBIG ? "too large" : "not a readable regular file");
-                return r;
-        }
-        r = index_verify(m, json, len, bundle, bundle_len, &idx, err);
+        /* What is verified is exactly what is kept: no peer can change a byte from here on. */
+        r = release_snapshot_fds(fds, true, &sealed, err);
         if (r < 0)
                 return r;
-        return index_check_release(idx, rel, err);
+        /* lockd's own reading, no signature involved: the manifest strictly, the ELF, digests. */
+        r = release_load_fds(&sealed, true, &rel, err);
+        if (r < 0)
+                return r;
+        if (index_fds) {
+                index = index_snapshot(index_fds[0], INDEX_BYTES_MAX, INDEX_FILE, err);
+                if (index < 0)
+                        return index;
+                index_bundle =
+                        index_snapshot(index_fds[1], RELEASE_BUNDLE_MAX, INDEX_BUNDLE_FILE, err);
+                if (index_bundle < 0)
+                        return index_bundle;
+        }
+
+        r = verifier_verify_release(m, &sealed,
+                                    index_fds ? (const int[2]){index, index_bundle} : NULL,
+                                    rel->manifest_sha256, rel->binary_sha256, &v, err);
+        if (r < 0)
+                return r;
+        /* The tag once more, against the manifest lockd parsed itself. */
+        if (release_check_ref(rel->manifest, v.source_ref) < 0) {
+                release_error_set(err, RELEASE_E_VERIFIER,
+                                  "the verification helper failed: it reported a ref that is not "
+                                  "the manifest's tag");
+                return -EPROTO;
+        }
+        rel->san = TAKE_PTR(v.san);
+        rel->source_ref = TAKE_PTR(v.source_ref);
+        if (err)
+                *err = (ReleaseError){};
+        *ret = TAKE_PTR(rel);
+        return 0;
 }
 
-static bool same_origin(const CatalogPlugin *p, const Marketplace *m) {
+static bool same_origin(const CatalogPlugin *p, const MarketplaceEntry *m) {
         if (!m)
                 return !p->signed_;
-        return p->signed_ && p->marketplace && strcmp(p->marketplace, m->name) == 0;
+        return p->signed_ && p->marketplace && strcmp(p->marketplace, m->marketplace.name) == 0;
 }
 
-int catalog_install(Catalog *c, int statefd, const Marketplace *m, const ReleaseFds *fds,
+int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const ReleaseFds *fds,
                     const int index_fds[2], const char *accept_name, CatalogInstallResult *res) {
         _cleanup_(release_freep) Release *rel = NULL;
         _cleanup_(sandbox_freep) Sandbox *sb = NULL;
@@ -402,26 +435,22 @@ int catalog_install(Catalog *c, int statefd, const Marketplace *m, const Release
                 release_error_set(&res->release_error, RELEASE_E_IO, "invalid arguments");
                 return -EINVAL;
         }
-        if (m && (!m->name || strlen(m->name) >= sizeof(origin.marketplace))) {
+        if (m &&
+            (!m->marketplace.name || strlen(m->marketplace.name) >= sizeof(origin.marketplace))) {
                 release_error_set(&res->release_error, RELEASE_E_IO, "bad marketplace name");
                 return -EINVAL;
         }
 
         /* Everything about the release is checked before the catalog is looked at. */
         if (m)
-                r = release_verify_fds(m, fds, &rel, &res->release_error);
+                r = verify_signed(m, fds, with_index ? index_fds : NULL, &rel, &res->release_error);
         else
                 r = release_load_unsigned_fds(fds, &rel, &res->release_error);
         if (r < 0)
                 return r;
-        if (with_index) {
-                r = check_index(m, index_fds, rel, &res->release_error);
-                if (r < 0)
-                        return r;
-        }
         if (m) {
                 origin.signed_ = true;
-                strcpy(origin.marketplace, m->name);
+                strcpy(origin.marketplace, m->marketplace.name);
         }
         name = strdup(rel->manifest->name);
         if (!name)

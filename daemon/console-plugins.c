@@ -281,7 +281,7 @@ static int method_install_plugin(VarlinkCall *call, json_t *params, void *userda
         } else if (!manager_allow_unsigned(m))
                 return varlink_call_error(call, CONSOLE_ERROR("UnsignedRefused"), NULL);
 
-        r = catalog_install(m->catalog, m->state_fd, mk ? &mk->marketplace : NULL,
+        r = catalog_install(m->catalog, m->state_fd, mk,
                             &(const ReleaseFds){.manifest = f.manifest,
                                                 .binary = f.binary,
                                                 .manifest_bundle = f.manifest_bundle,
@@ -416,6 +416,8 @@ static int method_add_marketplace(VarlinkCall *call, json_t *params, void *userd
                                    w ? json_pack("{s:o}", "warnings", w) : NULL);
         case -ENOSPC:
                 return reply_unavailable(call, "too many marketplaces");
+        case -EPROTO:
+                return reply_unavailable(call, why);
         case -ENOMEM:
                 return r;
         default:

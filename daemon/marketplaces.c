@@ -16,6 +16,7 @@
 #include "release.h"
 #include "sigstore-util.h"
 #include "store.h"
+#include "verifier.h"
 
 _Static_assert(MARKETPLACE_NAME_MAX == STORE_MARKETPLACE_NAME_MAX,
                "the store's origin file holds marketplace names");
@@ -80,17 +81,23 @@ static MarketplaceEntry *entry_free(MarketplaceEntry *e) {
         if (!e)
                 return NULL;
         marketplace_done(&e->marketplace);
+        safe_close(e->trusted_root_fd);
         free(e);
         return NULL;
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(MarketplaceEntry *, entry_free);
 
-/* A new entry from its checked parts and the trusted root's bytes. */
-static int entry_new(const char *name, const char *issuer, const char *identity,
-                     const char *root_json, size_t root_len, MarketplaceSource source,
-                     MarketplaceEntry **ret, const char **ret_reason) {
+/*
+ * A new entry from its checked parts and the trusted root's sealed memfd *root_fd (taken on
+ * success). The root is checked by the verification helper, never parsed here: -EINVAL with
+ * *ret_reason when it does not parse, -EPROTO when the helper failed (the helper's message in
+ * *verr, if non-NULL).
+ */
+static int entry_new(const char *name, const char *issuer, const char *identity, int *root_fd,
+                     MarketplaceSource source, MarketplaceEntry **ret, const char **ret_reason,
+                     ReleaseError *verr) {
         _cleanup_(entry_freep) MarketplaceEntry *e = NULL;
-        uint8_t digest[32];
+        ReleaseError err = {};
         int r;
 
         r = marketplace_spec_check(name, issuer, identity, ret_reason);
@@ -100,24 +107,50 @@ static int entry_new(const char *name, const char *issuer, const char *identity,
         e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
+        e->trusted_root_fd = -1;
         e->source = source;
         e->marketplace.name = strdup(name);
         e->marketplace.issuer = strdup(issuer);
         e->marketplace.identity_pattern = strdup(identity);
         if (!e->marketplace.name || !e->marketplace.issuer || !e->marketplace.identity_pattern)
                 return -ENOMEM;
-        r = sigstore_trust_root_load(root_json, root_len, &e->marketplace.root);
+        r = verifier_fd_sha256(*root_fd, e->trusted_root_digest);
+        if (r < 0)
+                return r;
+        r = verifier_check_root(*root_fd, e->trusted_root_digest, &err);
+        if (verr)
+                *verr = err;
         if (r == -ENOMEM)
                 return r;
+        if (r == -EPROTO) {
+                if (ret_reason)
+                        *ret_reason = "the trusted root could not be checked: the verification "
+                                      "helper failed";
+                return r;
+        }
         if (r < 0) {
                 if (ret_reason)
                         *ret_reason = "the trusted root does not parse as a Sigstore trusted root";
                 return -EINVAL;
         }
-        sigstore_sha256((const uint8_t *)root_json, root_len, digest);
-        sigstore_hex_encode(digest, sizeof(digest), e->trusted_root_sha256);
+        sigstore_hex_encode(e->trusted_root_digest, sizeof(e->trusted_root_digest),
+                            e->trusted_root_sha256);
+        e->trusted_root_fd = TAKE_FD(*root_fd);
         *ret = TAKE_PTR(e);
         return 0;
+}
+
+/* Snapshots the trusted root open at fd into a sealed memfd; -EINVAL with *ret_reason for a file
+ * that is not a readable regular file or is over 1 MiB. */
+static int root_snapshot(int fd, const char **ret_reason) {
+        int r = release_snapshot_fd(fd, MARKETPLACE_ROOT_MAX, MARKETPLACES_ROOT_FILE, NULL);
+
+        if (r >= 0 || r == -ENOMEM)
+                return r;
+        if (ret_reason)
+                *ret_reason = r == -EFBIG ? "the trusted root is over 1 MiB"
+                                          : "the trusted root is not a readable regular file";
+        return -EINVAL;
 }
 
 /* The index where name is or would be inserted; *found says which. */
@@ -205,10 +238,10 @@ static void report_fn(MarketplacesReportFn report, void *userdata, const char *n
 static int load_spec(Marketplaces *ms, const MarketplaceSpec *spec, MarketplacesReportFn report,
                      void *userdata) {
         _cleanup_(entry_freep) MarketplaceEntry *e = NULL;
-        _cleanup_free_ char *root = NULL;
+        _cleanup_close_ int fd = -1, root = -1;
         const char *reason = "invalid";
-        char msg[256];
-        size_t len;
+        ReleaseError verr = {};
+        char msg[400];
         int r;
 
         if (!spec->name || !spec->trusted_root_path) {
@@ -220,17 +253,26 @@ static int load_spec(Marketplaces *ms, const MarketplaceSpec *spec, Marketplaces
                 report_fn(report, userdata, spec->name, -EEXIST, "named twice in the policy");
                 return -EINVAL;
         }
-        r = read_full_file(spec->trusted_root_path, MARKETPLACE_ROOT_MAX, &root, &len);
+        /* An administrator's file: lockd may open it. Snapshotted, so what was checked is kept. */
+        fd = open(spec->trusted_root_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        r = fd < 0 ? negative_errno()
+                   : release_snapshot_fd(fd, MARKETPLACE_ROOT_MAX, MARKETPLACES_ROOT_FILE, NULL);
         if (r < 0) {
                 snprintf(msg, sizeof(msg), "cannot read the trusted root %s: %s",
-                         spec->trusted_root_path, strerror(-r));
+                         spec->trusted_root_path,
+                         r == -EBADFD ? "not a regular file" : strerror(-r));
                 report_fn(report, userdata, spec->name, r, msg);
                 return r;
         }
-        r = entry_new(spec->name, spec->issuer, spec->identity, root, len,
-                      MARKETPLACE_SOURCE_POLICY, &e, &reason);
+        root = r;
+        r = entry_new(spec->name, spec->issuer, spec->identity, &root, MARKETPLACE_SOURCE_POLICY,
+                      &e, &reason, &verr);
         if (r < 0) {
-                report_fn(report, userdata, spec->name, r, r == -ENOMEM ? "out of memory" : reason);
+                if (r == -EPROTO)
+                        snprintf(msg, sizeof(msg), "%s", verr.message);
+                else
+                        snprintf(msg, sizeof(msg), "%s", r == -ENOMEM ? "out of memory" : reason);
+                report_fn(report, userdata, spec->name, r, msg);
                 return r;
         }
         r = insert(ms, e);
@@ -268,10 +310,9 @@ static int parse_config(const char *json, size_t len, char **ret_name, char **re
 /* One stored marketplace, the directory name below mfd. */
 static int load_stored(Marketplaces *ms, int mfd, const char *dir, const char **ret_reason) {
         _cleanup_(entry_freep) MarketplaceEntry *e = NULL;
-        _cleanup_free_ char *config = NULL, *root = NULL, *name = NULL, *issuer = NULL,
-                            *identity = NULL;
-        _cleanup_close_ int dfd = -1;
-        size_t config_len, root_len;
+        _cleanup_free_ char *config = NULL, *name = NULL, *issuer = NULL, *identity = NULL;
+        _cleanup_close_ int dfd = -1, fd = -1, root = -1;
+        size_t config_len;
         int r;
 
         *ret_reason = "cannot be read";
@@ -282,9 +323,14 @@ static int load_stored(Marketplaces *ms, int mfd, const char *dir, const char **
                               &config_len);
         if (r < 0)
                 return r;
-        r = release_read_file(dfd, MARKETPLACES_ROOT_FILE, MARKETPLACE_ROOT_MAX, &root, &root_len);
+        fd = openat(dfd, MARKETPLACES_ROOT_FILE,
+                    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return negative_errno();
+        r = release_snapshot_fd(fd, MARKETPLACE_ROOT_MAX, MARKETPLACES_ROOT_FILE, NULL);
         if (r < 0)
                 return r;
+        root = r;
         r = parse_config(config, config_len, &name, &issuer, &identity);
         if (r < 0) {
                 *ret_reason = "malformed " MARKETPLACES_CONFIG_FILE;
@@ -302,8 +348,8 @@ static int load_stored(Marketplaces *ms, int mfd, const char *dir, const char **
                 *ret_reason = "too many marketplaces";
                 return -ENOSPC;
         }
-        r = entry_new(name, issuer, identity, root, root_len, MARKETPLACE_SOURCE_ADDED, &e,
-                      ret_reason);
+        r = entry_new(name, issuer, identity, &root, MARKETPLACE_SOURCE_ADDED, &e, ret_reason,
+                      NULL);
         if (r < 0)
                 return r;
         r = insert(ms, e);
@@ -422,13 +468,18 @@ static int remove_stored(int mfd, const char *name) {
         return 0;
 }
 
-/* Writes marketplaces/<e's name>/ atomically below statefd. */
-static int store_entry(int statefd, const MarketplaceEntry *e, const char *root, size_t root_len) {
+/* Writes marketplaces/<e's name>/ atomically below statefd: the root's bytes from its memfd. */
+static int store_entry(int statefd, const MarketplaceEntry *e) {
         _cleanup_close_ int mfd = -1, tfd = -1;
-        _cleanup_free_ char *config = NULL;
+        _cleanup_free_ char *config = NULL, *root = NULL;
         char tmp[NAME_MAX];
+        size_t root_len;
         json_t *j;
         int r;
+
+        r = release_read_fd(e->trusted_root_fd, MARKETPLACE_ROOT_MAX, &root, &root_len);
+        if (r < 0)
+                return r;
 
         j = json_pack("{s:s, s:s, s:s}", "name", e->marketplace.name, "issuer",
                       e->marketplace.issuer, "identity", e->marketplace.identity_pattern);
@@ -496,9 +547,8 @@ int marketplaces_add(Marketplaces *ms, int statefd, const char *name, const char
                      const char *identity, int trusted_root_fd, bool force, char ***ret_warnings,
                      const char **ret_reason) {
         _cleanup_(entry_freep) MarketplaceEntry *e = NULL;
-        _cleanup_free_ char *root = NULL;
+        _cleanup_close_ int root = -1;
         char **warnings = NULL;
-        size_t root_len;
         int r;
 
         if (!ms || statefd < 0)
@@ -511,19 +561,13 @@ int marketplaces_add(Marketplaces *ms, int statefd, const char *name, const char
         if (ms->n_added >= MARKETPLACES_MAX)
                 return -ENOSPC;
 
-        /* The root comes from the peer as an fd it opened with its own rights. */
-        r = release_read_fd(trusted_root_fd, MARKETPLACE_ROOT_MAX, &root, &root_len);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                if (ret_reason)
-                        *ret_reason = r == -EFBIG
-                                              ? "the trusted root is over 1 MiB"
-                                              : "the trusted root is not a readable regular file";
-                return -EINVAL;
-        }
-        r = entry_new(name, issuer, identity, root, root_len, MARKETPLACE_SOURCE_ADDED, &e,
-                      ret_reason);
+        /* The root comes from the peer as an fd it opened with its own rights: snapshotted
+         * first, so what the helper checks is what is stored and used. */
+        root = root_snapshot(trusted_root_fd, ret_reason);
+        if (root < 0)
+                return root;
+        r = entry_new(name, issuer, identity, &root, MARKETPLACE_SOURCE_ADDED, &e, ret_reason,
+                      NULL);
         if (r < 0)
                 return r;
 
@@ -538,7 +582,7 @@ int marketplaces_add(Marketplaces *ms, int statefd, const char *name, const char
                 return -EAGAIN;
         }
 
-        r = store_entry(statefd, e, root, root_len);
+        r = store_entry(statefd, e);
         if (r >= 0)
                 r = insert(ms, e);
         if (r < 0) {

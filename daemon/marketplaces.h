@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "marketplace.h"
 
@@ -31,9 +32,16 @@ typedef enum MarketplaceSource {
         MARKETPLACE_SOURCE_ADDED,
 } MarketplaceSource;
 
+/*
+ * A trusted marketplace as lockd holds it. lockd never parses a trusted root (verifier.h): it
+ * keeps the raw bytes in a sealed memfd, checked by the verification helper when the marketplace
+ * was loaded or added, and hands that memfd to the helper for each install.
+ */
 typedef struct MarketplaceEntry {
-        Marketplace marketplace; /* name, issuer, identity_pattern, root */
-        char trusted_root_sha256[65];
+        Marketplace marketplace; /* name, issuer, identity_pattern; root is always NULL */
+        int trusted_root_fd;     /* trusted_root.json, a sealed memfd */
+        uint8_t trusted_root_digest[32];
+        char trusted_root_sha256[65]; /* the same, in hex */
         MarketplaceSource source;
 } MarketplaceEntry;
 
@@ -61,28 +69,31 @@ int marketplace_spec_check(const char *name, const char *issuer, const char *ide
 
 /*
  * Builds the set: the n_specs marketplaces of the policy, each with its trusted root read from
- * trusted_root_path (at most 1 MiB) and parsed; then the ones stored below statefd in
+ * trusted_root_path (at most 1 MiB) into a sealed memfd and checked by the verification helper
+ * (verifier_check_root(): one short-lived helper per root); then the ones stored below statefd in
  * marketplaces/<name>/ (marketplace.json: exactly "name", "issuer", "identity", the name that of
- * the directory; trusted_root.json). A policy marketplace that is invalid, duplicated or whose
- * root does not load fails the whole load (-EINVAL, or the errno reading the root), reported
- * through report first: the policy names a marketplace lockd cannot trust. A stored marketplace
- * that does not load, or whose name a policy one has, is skipped and reported. 0 and a new set in
- * *ret, or a negative errno and *ret untouched.
+ * the directory; trusted_root.json), checked the same way. A policy marketplace that is invalid,
+ * duplicated or whose root does not load fails the whole load (-EINVAL, -EPROTO when the helper
+ * failed, or the errno reading the root), reported through report first: the policy names a
+ * marketplace lockd cannot trust. A stored marketplace that does not load, or whose name a policy
+ * one has, is skipped and reported. 0 and a new set in *ret, or a negative errno and *ret
+ * untouched.
  */
 int marketplaces_load(int statefd, const MarketplaceSpec *specs, size_t n_specs,
                       MarketplacesReportFn report, void *userdata, Marketplaces **ret);
 
 /*
- * Adds a marketplace and stores it below statefd. The trusted root is read from trusted_root_fd
- * (a peer's fd: a regular file open for reading, at most 1 MiB) and must parse. The identity
+ * Adds a marketplace and stores it below statefd. The trusted root is snapshotted from
+ * trusted_root_fd (a peer's fd: a regular file open for reading, at most 1 MiB) into a sealed
+ * memfd, which the verification helper must find to parse (verifier_check_root()). The identity
  * pattern is linted (identity_pattern_lint()): its warnings, one line each, are returned in
  * *ret_warnings (a NULL-terminated array, possibly empty; if ret_warnings is non-NULL) on success
  * and with -EAGAIN, which is what a lint warning without force gives (nothing is added then). The
  * directory is written as the plugin store writes: files under O_EXCL temporary names with fsync(),
  * a temporary directory renamed into place with RENAME_NOREPLACE, the parent fsync()ed. Returns 0;
  * -EINVAL with *ret_reason set (bad name, issuer, pattern, or a root that is not a regular readable
- * file or does not parse); -EEXIST the name is taken; -EAGAIN lint warnings; -ENOSPC over
- * MARKETPLACES_MAX; -ENOMEM; an I/O errno.
+ * file or does not parse); -EPROTO the verification helper failed (*ret_reason set); -EEXIST the
+ * name is taken; -EAGAIN lint warnings; -ENOSPC over MARKETPLACES_MAX; -ENOMEM; an I/O errno.
  */
 int marketplaces_add(Marketplaces *ms, int statefd, const char *name, const char *issuer,
                      const char *identity, int trusted_root_fd, bool force, char ***ret_warnings,

@@ -30,6 +30,7 @@ static const char *const error_names[_RELEASE_E_MAX] = {
         [RELEASE_E_INDEX_MISSING] = "RELEASE_E_INDEX_MISSING",
         [RELEASE_E_INDEX_MISMATCH] = "RELEASE_E_INDEX_MISMATCH",
         [RELEASE_E_NOMEM] = "RELEASE_E_NOMEM",
+        [RELEASE_E_VERIFIER] = "RELEASE_E_VERIFIER",
 };
 
 const char *release_error_name(ReleaseErrorCode code) {
@@ -199,19 +200,24 @@ static int map_binary(const Release *rel, Mapping *map, ReleaseError *err) {
         return 0;
 }
 
-/*
- * Reads the files of a release from fds (the bundles only when with_bundles), snapshots the
- * binary into a sealed memfd, parses the manifest strictly, requires a static ELF binary and
- * computes both digests. The checks of the signatures are the caller's.
- */
-static int release_load_fds(const ReleaseFds *fds, bool with_bundles, Release **ret,
-                            ReleaseError *err) {
+/* Whether fd is a memfd sealed immutable: its bytes can never change again, whoever made it. */
+static bool sealed_immutable(int fd) {
+        int seals = fcntl(fd, F_GET_SEALS);
+
+        return seals >= 0 && (seals & MEMFD_SEALS_IMMUTABLE) == MEMFD_SEALS_IMMUTABLE;
+}
+
+int release_load_fds(const ReleaseFds *fds, bool with_bundles, Release **ret, ReleaseError *err) {
         _cleanup_(release_freep) Release *rel = NULL;
         _cleanup_(mappingp) Mapping map = {};
         ManifestDiag diag = {};
         struct stat st;
         int r;
 
+        if (!fds || !ret) {
+                release_error_set(err, RELEASE_E_IO, "invalid arguments");
+                return -EINVAL;
+        }
         rel = calloc(1, sizeof(*rel));
         if (!rel) {
                 release_error_set(err, RELEASE_E_NOMEM, "out of memory");
@@ -242,11 +248,20 @@ static int release_load_fds(const ReleaseFds *fds, bool with_bundles, Release **
                 }
         }
 
-        /* The binary is snapshotted first, so what is checked and verified is what is kept. */
+        /*
+         * The binary is snapshotted first, so what is checked and verified is what is kept. A
+         * memfd sealed immutable already is such a snapshot (release_snapshot_fds()): no second
+         * copy of up to 256 MiB.
+         */
         r = check_readable_regular(fds->binary, RELEASE_BINARY_MAX);
         if (r < 0)
                 return file_error(err, RELEASE_BINARY_FILE, r);
-        r = memfd_snapshot(fds->binary, "plugin", RELEASE_BINARY_MAX, true);
+        if (sealed_immutable(fds->binary)) {
+                r = fcntl(fds->binary, F_DUPFD_CLOEXEC, 3);
+                if (r < 0)
+                        r = negative_errno();
+        } else
+                r = memfd_snapshot(fds->binary, "plugin", RELEASE_BINARY_MAX, true);
         if (r < 0)
                 return file_error(err, RELEASE_BINARY_FILE, r);
         rel->binary_fd = r;
@@ -316,6 +331,70 @@ static int verify_bundle(const Marketplace *m, const Release *rel, const char *f
         if (ret_ref)
                 *ret_ref = TAKE_PTR(res.source_ref);
         sigstore_result_done(&res);
+        return 0;
+}
+
+void release_fds_close(ReleaseFds *fds) {
+        if (!fds)
+                return;
+        fds->manifest = safe_close(fds->manifest);
+        fds->binary = safe_close(fds->binary);
+        fds->manifest_bundle = safe_close(fds->manifest_bundle);
+        fds->binary_bundle = safe_close(fds->binary_bundle);
+}
+
+/* Snapshots fd into a sealed memfd after the checks of check_readable_regular(). */
+static int snapshot(int fd, uint64_t max, bool executable, const char *file, ReleaseError *err) {
+        int r;
+
+        r = check_readable_regular(fd, max);
+        if (r < 0)
+                return file_error(err, file, r);
+        r = memfd_snapshot(fd, file, max, executable);
+        if (r < 0)
+                return file_error(err, file, r);
+        return r;
+}
+
+int release_snapshot_fd(int fd, uint64_t max, const char *file, ReleaseError *err) {
+        if (!file) {
+                release_error_set(err, RELEASE_E_IO, "invalid arguments");
+                return -EINVAL;
+        }
+        return snapshot(fd, max, false, file, err);
+}
+
+int release_snapshot_fds(const ReleaseFds *fds, bool with_bundles, ReleaseFds *ret,
+                         ReleaseError *err) {
+        _cleanup_(release_fds_close) ReleaseFds s = {-1, -1, -1, -1};
+        int r;
+
+        if (!fds || !ret) {
+                release_error_set(err, RELEASE_E_IO, "invalid arguments");
+                return -EINVAL;
+        }
+        r = snapshot(fds->manifest, RELEASE_MANIFEST_MAX, false, RELEASE_MANIFEST_FILE, err);
+        if (r < 0)
+                return r;
+        s.manifest = r;
+        if (with_bundles) {
+                r = snapshot(fds->manifest_bundle, RELEASE_BUNDLE_MAX, false,
+                             RELEASE_MANIFEST_BUNDLE_FILE, err);
+                if (r < 0)
+                        return r;
+                s.manifest_bundle = r;
+                r = snapshot(fds->binary_bundle, RELEASE_BUNDLE_MAX, false,
+                             RELEASE_BINARY_BUNDLE_FILE, err);
+                if (r < 0)
+                        return r;
+                s.binary_bundle = r;
+        }
+        r = snapshot(fds->binary, RELEASE_BINARY_MAX, true, RELEASE_BINARY_FILE, err);
+        if (r < 0)
+                return r;
+        s.binary = r;
+        *ret = s;
+        s = (ReleaseFds){-1, -1, -1, -1};
         return 0;
 }
 

@@ -32,6 +32,8 @@ typedef enum ReleaseErrorCode {
         RELEASE_E_INDEX_MISSING,  /* the release is not listed in the marketplace's index */
         RELEASE_E_INDEX_MISMATCH, /* the release's digests differ from the index */
         RELEASE_E_NOMEM,
+        RELEASE_E_VERIFIER, /* the verification helper failed: crashed, timed out, or answered
+                               something malformed (lockd fails closed) */
         _RELEASE_E_MAX,
 } ReleaseErrorCode;
 
@@ -80,6 +82,39 @@ typedef struct ReleaseFds {
  */
 int release_verify_fds(const Marketplace *m, const ReleaseFds *fds, Release **ret,
                        ReleaseError *err);
+
+/*
+ * Snapshots the files of a release that a peer sent (fds, borrowed) into sealed memfds, each
+ * checked and capped as release_verify_fds() checks them, in the order release_verify_fds() reads
+ * them, so the first refusal is the same: the manifest, with with_bundles the two bundles, then
+ * the binary (an executable memfd). What is verified afterwards is exactly what is kept: the peer
+ * can no longer change a byte. Returns 0 with every fd of *ret a new sealed memfd (the bundles -1
+ * without with_bundles; close them with release_fds_close()), or a negative errno with err filled
+ * and *ret untouched (the errnos of release_verify_fds()'s file checks).
+ */
+int release_snapshot_fds(const ReleaseFds *fds, bool with_bundles, ReleaseFds *ret,
+                         ReleaseError *err);
+
+/*
+ * Snapshots one file a peer sent (a regular file open for reading, at most max bytes) into a
+ * sealed, non-executable memfd; file names it in err's message. Returns the memfd or a negative
+ * errno with err filled as release_snapshot_fds() fills it.
+ */
+int release_snapshot_fd(int fd, uint64_t max, const char *file, ReleaseError *err);
+
+/* Closes the fds of fds and sets them to -1. */
+void release_fds_close(ReleaseFds *fds);
+
+/*
+ * Loads a release from fds without looking at any signature: reads the manifest (and with
+ * with_bundles both bundles), takes the binary (a sealed memfd is used as it is, anything else is
+ * snapshotted first), parses the manifest strictly, requires a static ELF binary and computes both
+ * digests. The checks of the signatures are the caller's: release_verify_fds() makes them in
+ * process, lockd has the verification helper make them (verifier.h) on the same sealed memfds.
+ * Returns 0 and a new Release in *ret (san and source_ref NULL; without with_bundles the bundles
+ * empty), or a negative errno with err filled and *ret untouched.
+ */
+int release_load_fds(const ReleaseFds *fds, bool with_bundles, Release **ret, ReleaseError *err);
 
 /*
  * Loads an unsigned release (a policy with allow_unsigned: true) from fds->manifest and

@@ -178,32 +178,46 @@ expect "plugin run: cannot connect" 1 "" "$cant" -- \
 # and then hangs up stands in for it. Type the secret on a pseudo-terminal and look for it in
 # everything the terminal showed.
 if python3 -c 'import pty' 2>/dev/null; then
-        python3 - "$lockctl" "$work/hangup.sock" "$work/file" "$secret" >"$work/pty" 2>&1 <<'EOF2'
-import os, pty, socket, sys, time
+        timeout 30 python3 - "$lockctl" "$work/hangup.sock" "$work/file" "$secret" >"$work/pty" 2>&1 <<'EOF2'
+import os, pty, select, socket, sys, time
 lockctl, sock, file, secret = sys.argv[1:5]
 srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 srv.bind(sock)
 srv.listen(1)
+srv.settimeout(10)
 pid, fd = pty.fork()
 if pid == 0:
     os.execv(lockctl, [lockctl, "--socket", sock, "plugin", "run", "x.y", file, "--input", "needle"])
+
+def read_some(out, deadline):
+    """Reads what the terminal shows until deadline; None at its end (EOF or EIO)."""
+    while time.time() < deadline:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                d = os.read(fd, 4096)
+            except OSError:
+                return None
+            if not d:
+                return None
+            return out + d
+    return out
+
 out = b""
 deadline = time.time() + 10
-while b"(not echoed): " not in out and time.time() < deadline:
-    out += os.read(fd, 4096)
-os.write(fd, secret.encode() + b"\n")
-conn, _ = srv.accept()
-conn.close()
-try:
+while out is not None and b"(not echoed): " not in out and time.time() < deadline:
+    out = read_some(out, deadline)
+if out is not None:
+    os.write(fd, secret.encode() + b"\n")
+    conn, _ = srv.accept()
+    conn.close()
+    deadline = time.time() + 10
     while True:
-        d = os.read(fd, 4096)
-        if not d:
+        more = read_some(out, deadline)
+        if more is None or time.time() >= deadline:
             break
-        out += d
-except OSError:
-    pass
+        out = more
 _, st = os.waitpid(pid, 0)
-sys.stdout.write(out.decode("latin1"))
+sys.stdout.write((out or b"").decode("latin1"))
 print("\nexit %d" % os.waitstatus_to_exitcode(st))
 EOF2
         if grep -q "Value of input 'needle' (not echoed): " "$work/pty" &&

@@ -18,6 +18,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "store.h"
+#include "verifier.h"
 
 #define ISSUER   "https://token.actions.githubusercontent.com"
 #define WORKFLOW "https://github.com/acme/lockfile-plugins/.github/workflows/release.yml@"
@@ -31,7 +32,10 @@
 
 static char top[] = "/tmp/lockd-test-catalog-XXXXXX";
 static int statefd = -1;
-static Marketplace acme, other;
+static Marketplaces *marketplaces;
+static const MarketplaceEntry *acme, *other;
+/* The same marketplace parsed in process, for release_verify_fds(). */
+static Marketplace acme_local;
 
 __attribute__((format(printf, 1, 2))) static void sh(const char *fmt, ...) {
         char cmd[4096];
@@ -90,7 +94,7 @@ static void fds_close(ReleaseFds *fds) {
 }
 
 /* Installs top/<tag>/ under m (NULL: unsigned); res is left for the caller to inspect. */
-static int install(Catalog *c, const Marketplace *m, const char *tag, const char *accept,
+static int install(Catalog *c, const MarketplaceEntry *m, const char *tag, const char *accept,
                    CatalogInstallResult *res) {
         ReleaseFds fds;
         int r;
@@ -101,7 +105,7 @@ static int install(Catalog *c, const Marketplace *m, const char *tag, const char
         return r;
 }
 
-static void install_ok(Catalog *c, const Marketplace *m, const char *tag, const char *accept) {
+static void install_ok(Catalog *c, const MarketplaceEntry *m, const char *tag, const char *accept) {
         CatalogInstallResult res;
         int r = install(c, m, tag, accept, &res);
 
@@ -134,13 +138,22 @@ static void setup(void) {
         ck_assert_int_eq(mkdir(path, 0700), 0);
         statefd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ck_assert_int_ge(statefd, 0);
-        marketplace_open(&acme, "acme");
-        marketplace_open(&other, "other");
+        marketplace_open(&acme_local, "acme");
+        snprintf(path, sizeof(path), "%s/root/trusted_root.json", top);
+        MarketplaceSpec specs[] = {{"acme", ISSUER, PATTERN, path},
+                                   {"other", ISSUER, PATTERN, path}};
+        ck_assert_int_eq(verifier_set_helper_path(getenv("LOCKD_VERIFY")), 0);
+        ck_assert_int_eq(marketplaces_load(statefd, specs, 2, NULL, NULL, &marketplaces), 0);
+        acme = marketplaces_find(marketplaces, "acme");
+        other = marketplaces_find(marketplaces, "other");
+        ck_assert_ptr_nonnull(acme);
+        ck_assert_ptr_nonnull(other);
 }
 
 static void teardown(void) {
-        marketplace_done(&acme);
-        marketplace_done(&other);
+        marketplace_done(&acme_local);
+        marketplaces = marketplaces_free(marketplaces);
+        acme = other = NULL;
         statefd = safe_close(statefd);
         sh("rm -rf %s", top);
         strcpy(top, "/tmp/lockd-test-catalog-XXXXXX");
@@ -168,7 +181,7 @@ START_TEST(test_catalog_install_update_reload) {
         ck_assert_uint_eq(catalog_n(c), 0);
 
         make_release("v1.0.0", NAME, "1.0.0", Q1, NULL, true);
-        install_ok(c, &acme, "v1.0.0", NULL);
+        install_ok(c, acme, "v1.0.0", NULL);
         p = catalog_find(c, NAME);
         ck_assert_ptr_nonnull(p);
         ck_assert_str_eq(p->release->manifest->version, "1.0.0");
@@ -179,7 +192,7 @@ START_TEST(test_catalog_install_update_reload) {
 
         /* A newer version with the same question: accepted, the old one leaves the store. */
         make_release("v1.1.0", NAME, "1.1.0", Q1, NULL, true);
-        ck_assert_int_eq(install(c, &acme, "v1.1.0", NULL, &res), 0);
+        ck_assert_int_eq(install(c, acme, "v1.1.0", NULL, &res), 0);
         ck_assert_str_eq(res.replaced, "1.0.0");
         ck_assert_str_eq(res.plugin->release->manifest->version, "1.1.0");
         catalog_install_result_done(&res);
@@ -188,43 +201,43 @@ START_TEST(test_catalog_install_update_reload) {
 
         /* A downgrade and the same version again: refused, nothing changes. */
         make_release("v1.0.5", NAME, "1.0.5", Q1, NULL, true);
-        ck_assert_int_eq(install(c, &acme, "v1.0.5", NULL, &res), -EPERM);
+        ck_assert_int_eq(install(c, acme, "v1.0.5", NULL, &res), -EPERM);
         ck_assert_int_eq(res.status, CATALOG_UPDATE_REFUSED);
         ck_assert_int_eq(res.verdict, UPDATE_REFUSED_NOT_NEWER);
         ck_assert_str_eq(res.installed, "1.1.0");
         catalog_install_result_done(&res);
-        ck_assert_int_eq(install(c, &acme, "v1.1.0", NULL, &res), -EPERM);
+        ck_assert_int_eq(install(c, acme, "v1.1.0", NULL, &res), -EPERM);
         ck_assert_int_eq(res.verdict, UPDATE_REFUSED_NOT_NEWER);
         catalog_install_result_done(&res);
 
         /* A new question without a new major version: refused outright. */
         make_release("v1.2.0", NAME, "1.2.0", Q2, NULL, true);
-        ck_assert_int_eq(install(c, &acme, "v1.2.0", NAME, &res), -EPERM);
+        ck_assert_int_eq(install(c, acme, "v1.2.0", NAME, &res), -EPERM);
         ck_assert_int_eq(res.status, CATALOG_UPDATE_REFUSED);
         ck_assert_int_eq(res.verdict, UPDATE_REFUSED_MEANING);
         catalog_install_result_done(&res);
 
         /* A new major version changing the question: only with the typed name. */
         make_release("v2.0.0", NAME, "2.0.0", Q2, NULL, true);
-        ck_assert_int_eq(install(c, &acme, "v2.0.0", NULL, &res), -EPERM);
+        ck_assert_int_eq(install(c, acme, "v2.0.0", NULL, &res), -EPERM);
         ck_assert_int_eq(res.status, CATALOG_NEEDS_TYPED_NAME);
         ck_assert_ptr_nonnull(res.manifest);
         ck_assert_str_eq(res.manifest->question, Q2);
         catalog_install_result_done(&res);
-        ck_assert_int_eq(install(c, &acme, "v2.0.0", "text.is-utf", &res), -EPERM);
+        ck_assert_int_eq(install(c, acme, "v2.0.0", "text.is-utf", &res), -EPERM);
         ck_assert_int_eq(res.status, CATALOG_NEEDS_TYPED_NAME);
         catalog_install_result_done(&res);
-        ck_assert_int_eq(install(c, &acme, "v2.0.0", NAME " ", &res), -EPERM);
+        ck_assert_int_eq(install(c, acme, "v2.0.0", NAME " ", &res), -EPERM);
         catalog_install_result_done(&res);
         ck_assert_str_eq(catalog_find(c, NAME)->release->manifest->version, "1.1.0");
-        ck_assert_int_eq(install(c, &acme, "v2.0.0", NAME, &res), 0);
+        ck_assert_int_eq(install(c, acme, "v2.0.0", NAME, &res), 0);
         ck_assert_str_eq(res.replaced, "1.1.0");
         catalog_install_result_done(&res);
         ck_assert_str_eq(catalog_find(c, NAME)->release->manifest->question, Q2);
 
         /* A second plugin: the catalog stays sorted by name. */
         make_release("other-1", NAME2, "0.1.0", "Does the PDF have a text layer?", NULL, true);
-        install_ok(c, &acme, "other-1", NULL);
+        install_ok(c, acme, "other-1", NULL);
         ck_assert_uint_eq(catalog_n(c), 2);
         ck_assert_str_eq(catalog_get(c, 0)->release->manifest->name, NAME2);
         ck_assert_str_eq(catalog_get(c, 1)->release->manifest->name, NAME);
@@ -265,7 +278,7 @@ START_TEST(test_catalog_refusals) {
 
         /* Signed for another version's tag. */
         make_release("wrongtag", NAME, "1.0.0", Q1, "refs/tags/" NAME "/v1.0.1", true);
-        ck_assert_int_lt(install(c, &acme, "wrongtag", NULL, &res), 0);
+        ck_assert_int_lt(install(c, acme, "wrongtag", NULL, &res), 0);
         ck_assert_int_eq(res.status, CATALOG_VERIFICATION_FAILED);
         ck_assert_int_eq(res.release_error.code, RELEASE_E_TAG);
         catalog_install_result_done(&res);
@@ -276,7 +289,7 @@ START_TEST(test_catalog_refusals) {
         ck_assert_int_eq(pipe2(pipefd, O_CLOEXEC), 0);
         int saved = fds.binary;
         fds.binary = pipefd[0];
-        ck_assert_int_eq(catalog_install(c, statefd, &acme, &fds, NULL, NULL, &res), -EBADFD);
+        ck_assert_int_eq(catalog_install(c, statefd, acme, &fds, NULL, NULL, &res), -EBADFD);
         ck_assert_int_eq(res.status, CATALOG_VERIFICATION_FAILED);
         ck_assert_int_eq(res.release_error.code, RELEASE_E_MISSING_FILE);
         catalog_install_result_done(&res);
@@ -288,7 +301,7 @@ START_TEST(test_catalog_refusals) {
         ck_assert_int_eq(catalog_install(c, statefd, NULL, &fds, (const int[2]){fds.manifest, -1},
                                          NULL, &res),
                          -EINVAL);
-        ck_assert_int_eq(catalog_install(c, statefd, &acme, &fds, (const int[2]){fds.manifest, -1},
+        ck_assert_int_eq(catalog_install(c, statefd, acme, &fds, (const int[2]){fds.manifest, -1},
                                          NULL, &res),
                          -EINVAL);
         fds_close(&fds);
@@ -326,13 +339,13 @@ START_TEST(test_catalog_index) {
         ck_assert_int_eq(catalog_load(statefd, NULL, NULL, &c), 0);
         make_release("good", NAME, "1.0.0", Q1, NULL, true);
         fds_open("good", &fds);
-        ck_assert_int_eq(release_verify_fds(&acme, &fds, &rel, &err), 0);
+        ck_assert_int_eq(release_verify_fds(&acme_local, &fds, &rel, &err), 0);
 
         /* Listed with another binary digest: refused. */
         make_index(NAME, "1.0.0", rel->manifest_sha256, wrong);
         idx[0] = open_in("index", "index.json");
         idx[1] = open_in("index", "index.json.sigstore.json");
-        ck_assert_int_lt(catalog_install(c, statefd, &acme, &fds, idx, NULL, &res), 0);
+        ck_assert_int_lt(catalog_install(c, statefd, acme, &fds, idx, NULL, &res), 0);
         ck_assert_int_eq(res.status, CATALOG_VERIFICATION_FAILED);
         ck_assert_int_eq(res.release_error.code, RELEASE_E_INDEX_MISMATCH);
         catalog_install_result_done(&res);
@@ -343,7 +356,7 @@ START_TEST(test_catalog_index) {
         make_index(NAME, "1.0.0", rel->manifest_sha256, rel->binary_sha256);
         idx[0] = open_in("index", "index.json");
         idx[1] = open_in("index", "index.json.sigstore.json");
-        ck_assert_int_eq(catalog_install(c, statefd, &acme, &fds, idx, NULL, &res), 0);
+        ck_assert_int_eq(catalog_install(c, statefd, acme, &fds, idx, NULL, &res), 0);
         catalog_install_result_done(&res);
         close(idx[0]);
         close(idx[1]);
@@ -369,7 +382,7 @@ START_TEST(test_catalog_tampered_skipped) {
 
         ck_assert_int_eq(catalog_load(statefd, NULL, NULL, &c), 0);
         make_release("good", NAME, "1.0.0", Q1, NULL, true);
-        install_ok(c, &acme, "good", NULL);
+        install_ok(c, acme, "good", NULL);
 
         sh("chmod u+w %s/state/plugins/" NAME "/1.0.0/plugin && printf x >> "
            "%s/state/plugins/" NAME "/1.0.0/plugin",
@@ -380,7 +393,7 @@ START_TEST(test_catalog_tampered_skipped) {
         ck_assert_ptr_null(catalog_find(again, NAME));
 
         /* A fresh install of that very version replaces the broken copy. */
-        install_ok(again, &acme, "good", NULL);
+        install_ok(again, acme, "good", NULL);
         catalog_free(again);
         again = NULL;
         skipped = 0;
@@ -423,17 +436,17 @@ START_TEST(test_catalog_unsigned_and_origins) {
         /* Unsigned to signed, and one marketplace to another, take the typed name even when the
          * question stays. */
         make_release("signed", NAME, "1.0.1", Q1, NULL, true);
-        ck_assert_int_eq(install(c, &acme, "signed", NULL, &res), -EPERM);
+        ck_assert_int_eq(install(c, acme, "signed", NULL, &res), -EPERM);
         ck_assert_int_eq(res.status, CATALOG_NEEDS_TYPED_NAME);
         catalog_install_result_done(&res);
-        install_ok(c, &acme, "signed", NAME);
+        install_ok(c, acme, "signed", NAME);
         ck_assert_str_eq(catalog_find(c, NAME)->marketplace, "acme");
 
         make_release("moved", NAME, "1.0.2", Q1, NULL, true);
-        ck_assert_int_eq(install(c, &other, "moved", NULL, &res), -EPERM);
+        ck_assert_int_eq(install(c, other, "moved", NULL, &res), -EPERM);
         ck_assert_int_eq(res.status, CATALOG_NEEDS_TYPED_NAME);
         catalog_install_result_done(&res);
-        install_ok(c, &other, "moved", NAME);
+        install_ok(c, other, "moved", NAME);
         ck_assert_str_eq(catalog_find(c, NAME)->marketplace, "other");
 
         make_release("back", NAME, "1.0.3", Q1, NULL, false);
@@ -460,7 +473,7 @@ START_TEST(test_catalog_refcount) {
 
         ck_assert_int_eq(catalog_load(statefd, NULL, NULL, &c), 0);
         make_release("good", NAME, "1.0.0", Q1, NULL, true);
-        install_ok(c, &acme, "good", NULL);
+        install_ok(c, acme, "good", NULL);
         held = catalog_plugin_ref(catalog_find(c, NAME));
 
         /* Concurrent references from worker threads leave the count where it was. */

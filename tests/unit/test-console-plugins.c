@@ -23,6 +23,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "marketplaces.h"
+#include "verifier.h"
 
 #define ISSUER   "https://token.actions.githubusercontent.com"
 #define WORKFLOW "https://github.com/acme/lockfile-plugins/.github/workflows/release.yml@"
@@ -128,6 +129,7 @@ static void setup(void) {
         int fd;
 
         ck_assert_ptr_nonnull(mkdtemp(top));
+        ck_assert_int_eq(verifier_set_helper_path(getenv("LOCKD_VERIFY")), 0);
         sh("%s init %s/root >/dev/null", getenv("LOCKD_SIGN"), top);
         snprintf(root, sizeof(root), "%s/root/trusted_root.json", top);
         spec.trusted_root_path = root;

@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include "check-run.h"
+#include "fd-util.h"
 #include "macro.h"
 #include "marketplaces.h"
+#include "verifier.h"
 
 #define ISSUER "https://token.actions.githubusercontent.com"
 #define GOOD   "^https://github\\.com/acme/lockfile-plugins/\\.github/workflows/release\\.yml@.*"
@@ -45,6 +47,7 @@ static void setup(void) {
         char path[512];
 
         ck_assert_ptr_nonnull(mkdtemp(top));
+        ck_assert_int_eq(verifier_set_helper_path(getenv("LOCKD_VERIFY")), 0);
         sh("%s init %s/root >/dev/null", getenv("LOCKD_SIGN"), top);
         snprintf(root_path, sizeof(root_path), "%s/root/trusted_root.json", top);
         snprintf(path, sizeof(path), "%s/state", top);
@@ -89,7 +92,10 @@ START_TEST(test_marketplaces_add_list_persist_remove) {
         ck_assert_int_eq(e->source, MARKETPLACE_SOURCE_POLICY);
         ck_assert_str_eq(marketplace_source_name(e->source), "policy");
         ck_assert_uint_eq(strlen(e->trusted_root_sha256), 64);
-        ck_assert_ptr_nonnull(e->marketplace.root);
+        /* lockd holds the root's bytes, sealed, and never a parsed root. */
+        ck_assert_ptr_null(e->marketplace.root);
+        ck_assert_int_eq(fcntl(e->trusted_root_fd, F_GET_SEALS) & MEMFD_SEALS_IMMUTABLE,
+                         MEMFD_SEALS_IMMUTABLE);
 
         ck_assert_int_eq(add(ms, "acme", ISSUER, GOOD, false, &warnings, NULL), 0);
         ck_assert_ptr_nonnull(warnings);
