@@ -238,8 +238,14 @@ static int method_test_plugin(VarlinkCall *call, json_t *params, void *userdata)
                 varlink_call_unref(t->call);
                 catalog_plugin_unref(t->plugin);
                 free(t);
-                return r == -EAGAIN ? varlink_call_error(call, CONSOLE_ERROR("TooManyRuns"), NULL)
-                                    : reply_invalid_request(call, "lockd is stopping");
+                if (r == -EAGAIN)
+                        return varlink_call_error(call, CONSOLE_ERROR("TooManyRuns"), NULL);
+                if (r == -ESHUTDOWN) {
+                        _cleanup_(json_decrefp) json_t *p =
+                                json_pack("{s:s}", "reason", "lockd is stopping");
+                        return varlink_call_error(call, CONSOLE_ERROR("Unavailable"), p);
+                }
+                return r;
         }
         TAKE_PTR(req);
         return 0;

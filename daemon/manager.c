@@ -403,6 +403,14 @@ int manager_start(Manager *m) {
         r = roles_check_uid_range(p->ephemeral_uid_first, p->ephemeral_uid_last, why, sizeof(why));
         if (r < 0)
                 return log_error_errno(r, NULL, "ephemeral_uids: %s", why);
+        /* Each run in flight holds a uid of its own. */
+        if ((uint64_t)p->ephemeral_uid_last - p->ephemeral_uid_first + 1 <
+            p->limits.concurrent_runs)
+                return log_error_errno(-EINVAL, NULL,
+                                       "ephemeral_uids holds %u uid(s), fewer than "
+                                       "limits.concurrent_runs (%u): each run needs its own",
+                                       p->ephemeral_uid_last - p->ephemeral_uid_first + 1,
+                                       p->limits.concurrent_runs);
 
         r = sd_event_default(&m->event);
         if (r < 0)

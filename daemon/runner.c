@@ -530,10 +530,18 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
         err[1] = safe_close(err[1]);
         det[1] = safe_close(det[1]);
 
-        if (p->start_hook && p->start_hook(pid, pidfd, p->start_hook_userdata) < 0) {
+        r = p->start_hook ? p->start_hook(pid, pidfd, p->start_hook_userdata) : 0;
+        if (r < 0) {
+                /*
+                 * Refused (no scope: fail closed). The child cannot be left to find EOF on its
+                 * go pipe: every child spawned meanwhile holds a copy of our write end until its
+                 * own execve, so it dies now. The hook's errno is the cause's
+                 * (spawn:scope:<errno>), so a timeout reads apart from a manager's refusal.
+                 */
+                (void)syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
                 fail.stage = SPAWN_STAGE_SCOPE;
-                fail.error = ECANCELED;
-                go[1] = safe_close(go[1]); /* the child reads EOF and ends */
+                fail.error = -r;
+                r = 0;
         } else if (loop_write(go[1], "g", 1) < 0) {
                 fail.stage = SPAWN_STAGE_SCOPE;
                 fail.error = EPIPE;

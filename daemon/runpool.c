@@ -199,14 +199,7 @@ static int start_hook(pid_t pid, int pidfd, void *userdata) {
         return 0;
 
 refuse:
-        /*
-         * The runner ends a refused child by closing its go-ahead pipe, but EOF comes only once
-         * every copy of the write end is gone, and the child of a run started meanwhile on
-         * another worker holds a copy (clone() copied our fd table) until it execs. Two runs
-         * refused at once (a stop, the manager gone) would each wait for the other for ever.
-         * SIGKILL waits for nobody.
-         */
-        (void)syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        /* runner_run() kills the child at once: it must not wait for EOF on its go pipe. */
         return r;
 }
 
