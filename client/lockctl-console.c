@@ -337,13 +337,32 @@ int lockctl_option(int argc, char **argv, int *i, const char *name, const char *
 
 /* The terminal whose echo is off while a secret is typed, for the signal handler to restore. */
 static volatile sig_atomic_t tty_restore_fd = -1;
-static struct termios tty_saved;
+static struct termios tty_saved, tty_noecho;
 
+/*
+ * Gives the terminal its echo back before the signal takes effect. SIGTSTP (^Z) stops lockctl
+ * with echo on, and turns echo off again when the human continues it, before anything more is
+ * typed at the prompt. Only async-signal-safe calls.
+ */
 static void tty_restore_and_reraise(int sig) {
+        struct sigaction dfl = {.sa_handler = SIG_DFL}, mine;
+        sigset_t set;
+        int saved_errno = errno;
+
         if (tty_restore_fd >= 0)
                 (void)tcsetattr(tty_restore_fd, TCSAFLUSH, &tty_saved);
-        signal(sig, SIG_DFL);
-        raise(sig);
+        sigemptyset(&dfl.sa_mask);
+        (void)sigaction(sig, &dfl, &mine);
+        /* The signal is blocked while its handler runs: let this one through. */
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        (void)sigprocmask(SIG_UNBLOCK, &set, NULL);
+        (void)raise(sig);
+        /* Only a stop returns here, once continued. */
+        (void)sigaction(sig, &mine, NULL);
+        if (tty_restore_fd >= 0)
+                (void)tcsetattr(tty_restore_fd, TCSAFLUSH, &tty_noecho);
+        errno = saved_errno;
 }
 
 static const int tty_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP};
@@ -353,7 +372,6 @@ int console_tty_read_line(const char *text, const char *prompt, bool secret, siz
         struct sigaction sa = {.sa_handler = tty_restore_and_reraise}, old[ELEMENTSOF(tty_signals)];
         _cleanup_close_ int tty = -1;
         _cleanup_free_ char *line = NULL;
-        struct termios t;
         size_t len = 0;
         int r = 0;
 
@@ -368,14 +386,14 @@ int console_tty_read_line(const char *text, const char *prompt, bool secret, siz
         if (secret) {
                 if (tcgetattr(tty, &tty_saved) < 0)
                         return negative_errno();
-                t = tty_saved;
-                t.c_lflag &= ~(tcflag_t)ECHO;
+                tty_noecho = tty_saved;
+                tty_noecho.c_lflag &= ~(tcflag_t)ECHO;
                 /* Echo must come back even when the human interrupts the prompt. */
                 sigemptyset(&sa.sa_mask);
                 for (size_t i = 0; i < ELEMENTSOF(tty_signals); i++)
                         sigaction(tty_signals[i], &sa, &old[i]);
                 tty_restore_fd = tty;
-                if (tcsetattr(tty, TCSAFLUSH, &t) < 0)
+                if (tcsetattr(tty, TCSAFLUSH, &tty_noecho) < 0)
                         r = negative_errno();
         }
         if (r == 0 && ((text && loop_write(tty, text, strlen(text)) < 0) ||
