@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -488,6 +489,10 @@ int manager_start(Manager *m) {
         r = caps_drop_except(caps_kept, caps_n_kept);
         if (r < 0)
                 return log_error_errno(r, NULL, "cannot drop capabilities: %s", strerror(-r));
+        /* Started by hand as well as by the unit: nothing lockd execs (a plugin, the verifier)
+         * can ever gain privileges through a set-id or file-capability binary. */
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return log_error_errno(negative_errno(), NULL, "cannot set no_new_privs: %m");
         m->capabilities_kept = caps_names(caps_kept, caps_n_kept);
         if (!m->capabilities_kept)
                 return -ENOMEM;
