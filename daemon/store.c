@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/sha.h>
+
 #include "fd-util.h"
 #include "macro.h"
 #include "marketplaces.h"
@@ -127,12 +129,15 @@ static int remove_flat_dir(int dfd, const char *name) {
 /*
  * Writes the file dfd/name atomically: a temporary name created O_EXCL in the same directory,
  * the bytes (from data, or from src_fd by pread() when data is NULL), fsync(), renameat(). The
- * SHA-256 of what was written goes to sha256. The caller fsync()s dfd.
+ * SHA-256 of what was written goes to sha256 (the low-level SHA-256 functions: see
+ * sigstore_sha256() for why not EVP). The caller fsync()s dfd.
  */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 static int write_file_atomic(int dfd, const char *name, const void *data, size_t len, int src_fd,
                              uint8_t sha256[32]) {
         _cleanup_close_ int fd = -1;
-        _cleanup_(EVP_MD_CTX_freep) EVP_MD_CTX *ctx = NULL;
+        SHA256_CTX ctx;
         char tmp[NAME_MAX], suffix[17];
         int r;
 
@@ -141,8 +146,7 @@ static int write_file_atomic(int dfd, const char *name, const void *data, size_t
                 return r;
         snprintf(tmp, sizeof(tmp), ".#%s.%s", name, suffix);
 
-        ctx = EVP_MD_CTX_new();
-        if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+        if (SHA256_Init(&ctx) != 1)
                 return -ENOMEM;
 
         fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
@@ -153,7 +157,7 @@ static int write_file_atomic(int dfd, const char *name, const void *data, size_t
                 r = loop_write(fd, data, len);
                 if (r < 0)
                         goto fail;
-                if (EVP_DigestUpdate(ctx, data, len) != 1) {
+                if (SHA256_Update(&ctx, data, len) != 1) {
                         r = -ENOMEM;
                         goto fail;
                 }
@@ -174,14 +178,14 @@ static int write_file_atomic(int dfd, const char *name, const void *data, size_t
                         r = loop_write(fd, buf, (size_t)n);
                         if (r < 0)
                                 goto fail;
-                        if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1) {
+                        if (SHA256_Update(&ctx, buf, (size_t)n) != 1) {
                                 r = -ENOMEM;
                                 goto fail;
                         }
                         off += n;
                 }
         }
-        if (EVP_DigestFinal_ex(ctx, sha256, NULL) != 1) {
+        if (SHA256_Final(sha256, &ctx) != 1) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -199,6 +203,7 @@ fail:
         (void)unlinkat(dfd, tmp, 0);
         return r;
 }
+#pragma GCC diagnostic pop
 
 /* The digests file's text; origin_sha256 (NULL: none) adds the origin file's line. */
 static void format_digests(const uint8_t digests[_F_MAX][32], const uint8_t *origin_sha256,
