@@ -317,6 +317,38 @@ START_TEST(test_fail_closed_without_mlock) {
 }
 END_TEST
 
+/*
+ * Without CAP_IPC_LOCK (as lockd runs after its capability cut) under the usual 8 MiB
+ * RLIMIT_MEMLOCK: the cap, not the kernel, is what ends the allocations, at exactly 4 MiB.
+ */
+static void default_memlock(void *arg) {
+        const struct rlimit eight = {8 * MiB, 8 * MiB};
+        cap_t caps = cap_get_proc();
+        cap_value_t lock = CAP_IPC_LOCK;
+        void *p;
+        int r;
+
+        if (!caps || cap_set_flag(caps, CAP_EFFECTIVE, 1, &lock, CAP_CLEAR) < 0 ||
+            cap_set_proc(caps) < 0)
+                _exit(2);
+        cap_free(caps);
+        if (setrlimit(RLIMIT_MEMLOCK, &eight) < 0)
+                _exit(3);
+        while ((r = secmem_alloc(SECMEM_ARENA_SIZE, &p)) == 0)
+                ;
+        if (r != -ENOMEM || secmem_mapped_bytes() != SECMEM_LIMIT_DEFAULT)
+                _exit(1);
+        _exit(0);
+}
+
+START_TEST(test_cap_below_default_memlock) {
+        int status = in_child(default_memlock, NULL);
+
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 static void bad_free(void *arg) {
         uint8_t *p;
 
@@ -432,6 +464,7 @@ static Suite *secmem_suite(void) {
         tcase_add_test(tc, test_large_and_reuse);
         tcase_add_test(tc, test_cap);
         tcase_add_test(tc, test_fail_closed_without_mlock);
+        tcase_add_test(tc, test_cap_below_default_memlock);
         tcase_add_test(tc, test_bad_free_aborts);
         tcase_add_test(tc, test_harden_process);
         tcase_add_test(tc, test_secbuf);
