@@ -27,6 +27,8 @@ static void usage(FILE *f) {
               "  marketplace list    lockd's marketplaces\n"
               "  marketplace remove NAME\n"
               "  status              the running lockd at a glance\n"
+              "  audit verify [--state-dir DIR | FILE]\n"
+              "                      check the hash chain of lockd's audit log\n"
               "  release verify DIR --trusted-root FILE --issuer URL --identity PATTERN\n"
               "                [--index DIR]\n"
               "                      verify a signed release directory as install would\n"
@@ -61,6 +63,8 @@ int main(int argc, char **argv) {
         }
         if (strcmp(argv[1], "status") == 0)
                 return verb_status(argc - 2, argv + 2);
+        if (strcmp(argv[1], "audit") == 0)
+                return verb_audit(argc - 2, argv + 2);
         if (strcmp(argv[1], "plugin") == 0)
                 return verb_plugin(argc - 2, argv + 2);
         if (strcmp(argv[1], "marketplace") == 0)

@@ -9,3 +9,4 @@
 int verb_plugin(int argc, char **argv);
 int verb_release(int argc, char **argv);
 int verb_marketplace(int argc, char **argv);
+int verb_audit(int argc, char **argv);

@@ -1,0 +1,780 @@
+/* The audit log: open and recover, append with one write() and an fsync() per record, the journal
+ * copy, and the pure verifier of the hash chain. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "log.h"
+#include "macro.h"
+#include "sigstore-util.h"
+
+/* The one serialization of a record: compact, sorted keys, every non-ASCII character escaped. */
+#define AUDIT_JSON_FLAGS (JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII)
+
+#define ZERO_HASH "0000000000000000000000000000000000000000000000000000000000000000"
+
+typedef struct EventInfo {
+        const char *name;
+        const char *message_id;
+        int priority;
+        const char *text; /* the journal MESSAGE's words */
+} EventInfo;
+
+static const EventInfo events[_AUDIT_EVENT_MAX] = {
+        [AUDIT_GRANT] = {"grant", LOCKD_MESSAGE_AUDIT_GRANT, LOG_INFO,
+                         "a console granted a file to an agent"},
+        [AUDIT_REVOKE] = {"revoke", LOCKD_MESSAGE_AUDIT_REVOKE, LOG_INFO,
+                          "a console revoked a handle"},
+        [AUDIT_SUBMIT] = {"submit", LOCKD_MESSAGE_AUDIT_SUBMIT, LOG_INFO,
+                          "an agent submitted a ticket"},
+        [AUDIT_APPROVE] = {"approve", LOCKD_MESSAGE_AUDIT_APPROVE, LOG_INFO,
+                           "a console approved a ticket"},
+        [AUDIT_DENY] = {"deny", LOCKD_MESSAGE_AUDIT_DENY, LOG_NOTICE, "a console denied a ticket"},
+        [AUDIT_CANCEL] = {"cancel", LOCKD_MESSAGE_AUDIT_CANCEL, LOG_INFO,
+                          "an agent cancelled a ticket"},
+        [AUDIT_EXPIRE] = {"expire", LOCKD_MESSAGE_AUDIT_EXPIRE, LOG_INFO,
+                          "a ticket or a handle expired"},
+        [AUDIT_RUN] = {"run", LOCKD_MESSAGE_AUDIT_RUN, LOG_INFO, "a plugin run finished"},
+        [AUDIT_INSTALL] = {"install", LOCKD_MESSAGE_AUDIT_INSTALL, LOG_NOTICE,
+                           "a console installed a plugin"},
+        [AUDIT_REMOVE] = {"remove", LOCKD_MESSAGE_AUDIT_REMOVE, LOG_NOTICE,
+                          "a console removed a plugin"},
+        [AUDIT_SESSION_START] = {"session_start", LOCKD_MESSAGE_AUDIT_SESSION_START, LOG_INFO,
+                                 "a console input session started"},
+        [AUDIT_SESSION_END] = {"session_end", LOCKD_MESSAGE_AUDIT_SESSION_END, LOG_INFO,
+                               "a console input session ended"},
+        [AUDIT_MARKETPLACE_ADD] = {"marketplace_add", LOCKD_MESSAGE_AUDIT_MARKETPLACE_ADD,
+                                   LOG_NOTICE, "a console added a marketplace"},
+        [AUDIT_MARKETPLACE_REMOVE] = {"marketplace_remove", LOCKD_MESSAGE_AUDIT_MARKETPLACE_REMOVE,
+                                      LOG_NOTICE, "a console removed a marketplace"},
+        [AUDIT_BUDGET_RESET] = {"budget_reset", LOCKD_MESSAGE_AUDIT_BUDGET_RESET, LOG_NOTICE,
+                                "a console reset a file's budget"},
+        [AUDIT_RECOVERED] = {"recovered", LOCKD_MESSAGE_AUDIT_RECOVERED, LOG_WARNING,
+                             "the audit log's torn last line was cut away"},
+        [AUDIT_ROTATED] = {"rotated", LOCKD_MESSAGE_AUDIT_ROTATED, LOG_INFO,
+                           "the audit log continues the chain of a rotated file"},
+};
+
+static const char *const reserved_names[] = {"seq", "time", "prev", "event"};
+
+/* Names under which a plugin's detail or a human-typed value would travel (DESIGN.md §6: they
+ * never reach the audit). Refusing the names makes a slip in a caller fail loudly at the first
+ * test instead of writing the value into a file that is kept for ever. */
+static const char *const forbidden_names[] = {"detail", "value", "values", "input", "inputs"};
+
+static const char *const verify_errors[_AUDIT_VERIFY_MAX] = {
+        [AUDIT_VERIFY_OK] = "ok",
+        [AUDIT_VERIFY_TRUNCATED] = "truncated",
+        [AUDIT_VERIFY_TOO_LONG] = "too long",
+        [AUDIT_VERIFY_JSON] = "invalid JSON",
+        [AUDIT_VERIFY_NOT_CANONICAL] = "not canonical",
+        [AUDIT_VERIFY_BAD_FIELD] = "bad field",
+        [AUDIT_VERIFY_FORBIDDEN_FIELD] = "forbidden field",
+        [AUDIT_VERIFY_UNKNOWN_EVENT] = "unknown event",
+        [AUDIT_VERIFY_CHANGED] = "changed",
+        [AUDIT_VERIFY_REMOVED] = "removed",
+        [AUDIT_VERIFY_REORDERED] = "reordered",
+        [AUDIT_VERIFY_DUPLICATED] = "duplicated",
+        [AUDIT_VERIFY_ANCHOR] = "bad anchor",
+};
+
+struct Audit {
+        int fd; /* O_RDWR | O_APPEND, flock()ed */
+        uint64_t seq;
+        char head[AUDIT_HASH_HEX + 1];
+        off_t size; /* what the file holds: the length a failed write is cut back to */
+        bool broken;
+        AuditSyncFn sync;
+        void *sync_userdata;
+};
+
+const char *audit_event_to_string(AuditEvent e) {
+        return (unsigned)e < _AUDIT_EVENT_MAX ? events[e].name : NULL;
+}
+
+int audit_event_from_string(const char *s) {
+        if (!s)
+                return -EINVAL;
+        for (size_t i = 0; i < _AUDIT_EVENT_MAX; i++)
+                if (strcmp(events[i].name, s) == 0)
+                        return (int)i;
+        return -EINVAL;
+}
+
+const char *audit_verify_error_to_string(AuditVerifyError e) {
+        return (unsigned)e < _AUDIT_VERIFY_MAX ? verify_errors[e] : NULL;
+}
+
+static bool name_in(const char *name, const char *const *list, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(name, list[i]) == 0)
+                        return true;
+        return false;
+}
+
+static bool name_syntax_valid(const char *name) {
+        size_t n = 0;
+
+        if (!name || name[0] < 'a' || name[0] > 'z')
+                return false;
+        for (const char *p = name; *p; p++, n++)
+                if (n >= AUDIT_NAME_MAX ||
+                    !((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+                        return false;
+        return true;
+}
+
+bool audit_field_name_allowed(const char *name) {
+        return name_syntax_valid(name) &&
+               !name_in(name, reserved_names, ELEMENTSOF(reserved_names)) &&
+               strncmp(name, "audit_", 6) != 0 &&
+               !name_in(name, forbidden_names, ELEMENTSOF(forbidden_names));
+}
+
+/* A caller's value: a scalar the journal copy can carry as one field. */
+static bool value_allowed(const json_t *v) {
+        switch (json_typeof(v)) {
+        case JSON_STRING: {
+                size_t n = json_string_length(v);
+                return n <= AUDIT_STRING_MAX && !memchr(json_string_value(v), 0, n);
+        }
+        case JSON_INTEGER:
+        case JSON_TRUE:
+        case JSON_FALSE:
+        case JSON_NULL:
+                return true;
+        default:
+                return false;
+        }
+}
+
+static void hash_hex(const void *data, size_t len, char out[static AUDIT_HASH_HEX + 1]) {
+        static const char hex[] = "0123456789abcdef";
+        uint8_t md[32];
+
+        sigstore_sha256(data, len, md);
+        for (size_t i = 0; i < sizeof(md); i++) {
+                out[2 * i] = hex[md[i] >> 4];
+                out[2 * i + 1] = hex[md[i] & 15];
+        }
+        out[AUDIT_HASH_HEX] = 0;
+}
+
+static bool hash_hex_valid(const char *s) {
+        if (strlen(s) != AUDIT_HASH_HEX)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+                        return false;
+        return true;
+}
+
+/* The record keys every line carries, as record_check() found them. */
+typedef struct Record {
+        uint64_t seq;
+        AuditEvent event;
+        char prev[AUDIT_HASH_HEX + 1];
+} Record;
+
+static int record_fail(AuditVerifyError *ret_error, char *msg, size_t msg_size, AuditVerifyError e,
+                       const char *format, ...) __attribute__((format(printf, 5, 6)));
+
+static int record_fail(AuditVerifyError *ret_error, char *msg, size_t msg_size, AuditVerifyError e,
+                       const char *format, ...) {
+        va_list ap;
+
+        *ret_error = e;
+        va_start(ap, format);
+        vsnprintf(msg, msg_size, format, ap);
+        va_end(ap);
+        return -EBADMSG;
+}
+
+/*
+ * Checks one line (len bytes, without its newline) against everything audit_append() writes by:
+ * one JSON object without duplicate keys, seq >= 1, time >= 0, prev 64 lowercase hex digits, a
+ * known event, allowed field names and values, and exactly the canonical bytes. 0 with *rec
+ * filled; -EBADMSG with *ret_error and msg (which names fields, never quotes the line); -ENOMEM.
+ */
+static int record_check(const char *line, size_t len, Record *rec, AuditVerifyError *ret_error,
+                        char *msg, size_t msg_size) {
+        _cleanup_(json_decrefp) json_t *o = NULL;
+        _cleanup_free_ char *canon = NULL;
+        json_error_t jerr;
+        json_t *seq, *t, *prev, *ev, *v;
+        const char *key;
+        int event;
+
+        if (len > AUDIT_LINE_MAX)
+                return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_TOO_LONG,
+                                   "%zu bytes, more than a record may have (%zu)", len,
+                                   AUDIT_LINE_MAX);
+        if (len == 0)
+                return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_JSON, "an empty line");
+        /* Jansson's error text may quote the input: only its position is shown. */
+        o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!o)
+                return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_JSON,
+                                   "not one JSON object (at byte %d)", jerr.position);
+        if (!json_is_object(o))
+                return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_JSON,
+                                   "not a JSON object");
+
+        seq = json_object_get(o, "seq");
+        if (!json_is_integer(seq) || json_integer_value(seq) < 1)
+                return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_BAD_FIELD,
+                                   "seq is missing or not a positive integer");
+        t = json_object_get(o, "time");
+        if (!json_is_integer(t) || json_integer_value(t) < 0)
+                return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_BAD_FIELD,
+                                   "time is missing or not a non-negative integer");
+        prev = json_object_get(o, "prev");
+        if (!json_is_string(prev) || !hash_hex_valid(json_string_value(prev)))
+                return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_BAD_FIELD,
+                                   "prev is missing or not a lowercase hex SHA-256");
+        ev = json_object_get(o, "event");
+        if (!json_is_string(ev))
+                return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_BAD_FIELD,
+                                   "event is missing or not a string");
+        event = audit_event_from_string(json_string_value(ev));
+        if (event < 0)
+                return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_UNKNOWN_EVENT,
+                                   "the event is none lockd writes");
+        if (json_object_size(o) > ELEMENTSOF(reserved_names) + AUDIT_FIELDS_MAX)
+                return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_BAD_FIELD,
+                                   "more than %d fields", AUDIT_FIELDS_MAX);
+        json_object_foreach(o, key, v) {
+                if (name_in(key, reserved_names, ELEMENTSOF(reserved_names)))
+                        continue;
+                /* Only names of the fixed lists or of valid syntax are printed. */
+                if (name_in(key, forbidden_names, ELEMENTSOF(forbidden_names)))
+                        return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_FORBIDDEN_FIELD,
+                                           "a field named %s, which lockd never records", key);
+                if (!audit_field_name_allowed(key))
+                        return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_BAD_FIELD,
+                                           "a field name lockd never writes");
+                if (!value_allowed(v))
+                        return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_BAD_FIELD,
+                                           "field %s has a value lockd never writes", key);
+        }
+
+        /* The hash covers the bytes: only one spelling of a record may verify. */
+        canon = json_dumps(o, AUDIT_JSON_FLAGS);
+        if (!canon)
+                return -ENOMEM;
+        if (strlen(canon) != len || memcmp(canon, line, len) != 0)
+                return record_fail(ret_error, msg, msg_size, AUDIT_VERIFY_NOT_CANONICAL,
+                                   "not in canonical form (compact, keys sorted, ASCII)");
+
+        rec->seq = (uint64_t)json_integer_value(seq);
+        rec->event = (AuditEvent)event;
+        memcpy(rec->prev, json_string_value(prev), sizeof(rec->prev));
+        return 0;
+}
+
+/* Whether a complete line of buf[off..len) is a record with a seq in [lo, hi). */
+static bool seq_comes_later(const char *buf, size_t off, size_t len, uint64_t lo, uint64_t hi) {
+        while (off < len) {
+                const char *line = buf + off, *nl = memchr(line, '\n', len - off);
+                _cleanup_(json_decrefp) json_t *o = NULL;
+                json_t *seq;
+
+                if (!nl)
+                        return false;
+                o = json_loadb(line, (size_t)(nl - line), 0, NULL);
+                seq = json_object_get(o, "seq");
+                if (json_is_integer(seq) && json_integer_value(seq) >= 0 &&
+                    (uint64_t)json_integer_value(seq) >= lo &&
+                    (uint64_t)json_integer_value(seq) < hi)
+                        return true;
+                off = (size_t)(nl - buf) + 1;
+        }
+        return false;
+}
+
+static int verify_fail(AuditVerifyResult *res, const AuditVerifyResult *state, size_t line,
+                       AuditVerifyError e, const char *format, ...)
+        __attribute__((format(printf, 5, 6)));
+
+static int verify_fail(AuditVerifyResult *res, const AuditVerifyResult *state, size_t line,
+                       AuditVerifyError e, const char *format, ...) {
+        va_list ap;
+
+        *res = *state;
+        res->error = e;
+        res->line = line;
+        va_start(ap, format);
+        vsnprintf(res->message, sizeof(res->message), format, ap);
+        va_end(ap);
+        return -EBADMSG;
+}
+
+int audit_verify_buffer(const char *buf, size_t len, AuditVerifyResult *res) {
+        /* r: the records accepted so far; before: the same without the last of them, which is
+         * what a "changed" verdict on that last record reports. */
+        AuditVerifyResult r = {.first_prev = ZERO_HASH, .head = ZERO_HASH}, before = r;
+        size_t off = 0, lineno = 0;
+
+        if ((!buf && len > 0) || !res)
+                return -EINVAL;
+
+        while (off < len) {
+                const char *line = buf + off, *nl = memchr(line, '\n', len - off);
+                size_t n = nl ? (size_t)(nl - line) : len - off;
+                AuditVerifyError e;
+                Record rec;
+                char msg[sizeof(r.message)];
+                uint64_t expect = r.n_records == 0 ? 1 : r.last_seq + 1;
+                const char *anchor = r.head; /* the prev this record must carry */
+                int k;
+
+                lineno++;
+                if (!nl)
+                        return verify_fail(res, &r, lineno, AUDIT_VERIFY_TRUNCATED,
+                                           "the last line has no newline: a record cut short");
+                k = record_check(line, n, &rec, &e, msg, sizeof(msg));
+                if (k == -ENOMEM)
+                        return k;
+                if (k < 0)
+                        return verify_fail(res, &r, lineno, e, "%s", msg);
+
+                if (lineno == 1 && rec.event == AUDIT_ROTATED) {
+                        /* A rotated file continues a chain whose head its first record names. */
+                        anchor = rec.prev;
+                        expect = rec.seq;
+                } else if (rec.event == AUDIT_ROTATED)
+                        return verify_fail(res, &r, lineno, AUDIT_VERIFY_ANCHOR,
+                                           "a rotation record after the first line");
+
+                if (lineno > 1 && rec.seq == r.last_seq)
+                        return verify_fail(res, &r, lineno, AUDIT_VERIFY_DUPLICATED,
+                                           "seq %" PRIu64 " again", rec.seq);
+                if (lineno > 1 && rec.seq < r.last_seq)
+                        return verify_fail(res, &r, lineno, AUDIT_VERIFY_REORDERED,
+                                           "seq %" PRIu64 " after seq %" PRIu64, rec.seq,
+                                           r.last_seq);
+                if (rec.seq > expect) {
+                        if (seq_comes_later(buf, off + n + 1, len, expect, rec.seq))
+                                return verify_fail(res, &r, lineno, AUDIT_VERIFY_REORDERED,
+                                                   "seq %" PRIu64 " where %" PRIu64
+                                                   " belongs, which comes later",
+                                                   rec.seq, expect);
+                        if (rec.seq - expect == 1)
+                                return verify_fail(res, &r, lineno, AUDIT_VERIFY_REMOVED,
+                                                   "seq %" PRIu64 " is missing before this record",
+                                                   expect);
+                        return verify_fail(res, &r, lineno, AUDIT_VERIFY_REMOVED,
+                                           "seqs %" PRIu64 " to %" PRIu64
+                                           " are missing before this record",
+                                           expect, rec.seq - 1);
+                }
+                if (strcmp(rec.prev, anchor) != 0) {
+                        if (lineno == 1)
+                                return verify_fail(res, &r, lineno, AUDIT_VERIFY_ANCHOR,
+                                                   "the first record's prev is not zero");
+                        /* The seqs are in order, so the record before was changed (or this
+                         * record's prev): the hash chain is broken between the two. */
+                        return verify_fail(res, &before, lineno - 1, AUDIT_VERIFY_CHANGED,
+                                           "its hash is not the prev of line %zu", lineno);
+                }
+
+                before = r;
+                if (r.n_records == 0) {
+                        r.first_seq = rec.seq;
+                        memcpy(r.first_prev, rec.prev, sizeof(r.first_prev));
+                }
+                r.n_records++;
+                r.last_seq = rec.seq;
+                hash_hex(line, n, r.head);
+                off += n + 1;
+        }
+
+        *res = r;
+        return 0;
+}
+
+/* Reads len bytes at offset, retrying EINTR; -EIO when the file is shorter. */
+static int pread_full(int fd, void *buf, size_t len, off_t offset) {
+        uint8_t *p = buf;
+
+        while (len > 0) {
+                ssize_t k = pread(fd, p, len, offset);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return negative_errno();
+                if (k == 0)
+                        return -EIO;
+                p += k;
+                len -= (size_t)k;
+                offset += k;
+        }
+        return 0;
+}
+
+/*
+ * Finds the chain's state at the end of the file of size bytes: a->seq and a->head from the last
+ * complete line, a->size. A torn tail (bytes after the last newline) is cut away; *ret_cut and
+ * cut_hash say what was cut so the caller records it. Reads at most two lines' worth from the end.
+ */
+static int recover(Audit *a, off_t size, size_t *ret_cut,
+                   char cut_hash[static AUDIT_HASH_HEX + 1]) {
+        const size_t window = 2 * (AUDIT_LINE_MAX + 1);
+        size_t w = (uint64_t)size < window ? (size_t)size : window, end, start, cut = 0;
+        off_t base = size - (off_t)w;
+        _cleanup_free_ char *buf = NULL;
+        const char *nl;
+        int r;
+
+        a->seq = 0;
+        memcpy(a->head, ZERO_HASH, sizeof(a->head));
+        a->size = size;
+        if (w == 0)
+                return 0;
+        buf = malloc(w);
+        if (!buf)
+                return -ENOMEM;
+        r = pread_full(a->fd, buf, w, base);
+        if (r < 0)
+                return r;
+
+        end = w;
+        if (buf[w - 1] != '\n') {
+                /* Appends are single write()s of whole lines: only a crash during one leaves a
+                 * tail without a newline, and that tail is shorter than a line. Anything longer
+                 * was not written by lockd, and nothing is cut then. */
+                nl = memrchr(buf, '\n', w);
+                end = nl ? (size_t)(nl - buf) + 1 : 0;
+                if ((!nl && base > 0) || w - end > AUDIT_LINE_MAX)
+                        return -EBADMSG;
+                cut = w - end;
+                hash_hex(buf + end, cut, cut_hash);
+        }
+
+        if (end > 0) {
+                AuditVerifyError e;
+                Record rec;
+                char msg[192];
+
+                nl = end >= 2 ? memrchr(buf, '\n', end - 1) : NULL;
+                if (!nl && base > 0)
+                        return -EBADMSG;
+                start = nl ? (size_t)(nl - buf) + 1 : 0;
+                r = record_check(buf + start, end - 1 - start, &rec, &e, msg, sizeof(msg));
+                if (r < 0)
+                        return r;
+                if (rec.seq >= INT64_MAX)
+                        return -EBADMSG;
+                a->seq = rec.seq;
+                hash_hex(buf + start, end - 1 - start, a->head);
+        }
+
+        if (cut > 0) {
+                if (ftruncate(a->fd, size - (off_t)cut) < 0)
+                        return negative_errno();
+                if (fsync(a->fd) < 0)
+                        return negative_errno();
+                a->size = size - (off_t)cut;
+        }
+        *ret_cut = cut;
+        return 0;
+}
+
+/* Opens (creating) AUDIT_DIR below statefd; *ret_created says whether it is new. */
+static int open_audit_dir(int statefd, bool *ret_created) {
+        _cleanup_close_ int dfd = -1;
+        bool created = false;
+        struct stat st;
+
+        if (mkdirat(statefd, AUDIT_DIR, 0700) == 0)
+                created = true;
+        else if (errno != EEXIST)
+                return negative_errno();
+        dfd = openat(statefd, AUDIT_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+                return negative_errno();
+        if (fstat(dfd, &st) < 0)
+                return negative_errno();
+        /* Whoever else may write here could replace the log. */
+        if (st.st_uid != geteuid() || (st.st_mode & 0022))
+                return -EPERM;
+        if (created && fsync(statefd) < 0)
+                return negative_errno();
+        *ret_created = created;
+        return TAKE_FD(dfd);
+}
+
+int audit_open(int statefd, Audit **ret) {
+        _cleanup_close_ int dfd = -1, fd = -1;
+        _cleanup_(json_decrefp) json_t *fields = NULL;
+        _cleanup_(audit_closep) Audit *a = NULL;
+        char cut_hash[AUDIT_HASH_HEX + 1];
+        bool created;
+        struct stat st;
+        size_t cut = 0;
+        int r;
+
+        if (statefd < 0 || !ret)
+                return -EINVAL;
+
+        dfd = open_audit_dir(statefd, &created);
+        if (dfd < 0)
+                return dfd;
+        fd = openat(dfd, AUDIT_FILE, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 && errno == ENOENT) {
+                fd = openat(dfd, AUDIT_FILE,
+                            O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
+                                    O_NOCTTY,
+                            0600);
+                if (fd < 0)
+                        return negative_errno();
+                if (fsync(dfd) < 0)
+                        return negative_errno();
+        } else if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        if (st.st_uid != geteuid() || (st.st_mode & 0022))
+                return -EPERM;
+        /* One writer: a second lockd on the same state directory would fork the chain. */
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK ? -EBUSY : negative_errno();
+
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        a->fd = TAKE_FD(fd);
+
+        /* The size read after the lock is taken: nobody appends any more. */
+        if (fstat(a->fd, &st) < 0)
+                return negative_errno();
+        r = recover(a, st.st_size, &cut, cut_hash);
+        if (r < 0)
+                return r;
+        if (cut > 0) {
+                /* Never silent: the cut bytes' size and digest go into the chain itself. */
+                fields = json_pack("{s:I, s:s}", "truncated_bytes", (json_int_t)cut,
+                                   "truncated_sha256", cut_hash);
+                if (!fields)
+                        return -ENOMEM;
+                r = audit_append(a, AUDIT_RECOVERED, fields);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
+Audit *audit_close(Audit *a) {
+        if (!a)
+                return NULL;
+        safe_close(a->fd);
+        free(a);
+        return NULL;
+}
+
+uint64_t audit_get_seq(const Audit *a) {
+        return a ? a->seq : 0;
+}
+
+const char *audit_get_head(const Audit *a) {
+        return a ? a->head : NULL;
+}
+
+void audit_set_sync_function(Audit *a, AuditSyncFn fn, void *userdata) {
+        if (!a)
+                return;
+        a->sync = fn;
+        a->sync_userdata = userdata;
+}
+
+/* The journal copy of the record just written: the same fields, LOCKD_<NAME>. */
+static void journal_copy(const Audit *a, AuditEvent type, json_t *fields) {
+        const EventInfo *ev = &events[type];
+        char keys[AUDIT_FIELDS_MAX][sizeof("LOCKD_") + AUDIT_NAME_MAX];
+        char nums[AUDIT_FIELDS_MAX][32];
+        LogField lf[AUDIT_FIELDS_MAX + 4];
+        char seq[21];
+        size_t i = 0, j = 0;
+        const char *key;
+        json_t *v;
+
+        lf[i++] = (LogField){.key = "LOCKD_AUDIT_SEQ", .value = log_format_u64(seq, a->seq)};
+        lf[i++] = (LogField){.key = "LOCKD_AUDIT_EVENT", .value = ev->name};
+        lf[i++] = (LogField){.key = "LOCKD_AUDIT_HASH", .value = a->head};
+        json_object_foreach(fields, key, v) {
+                const char *value;
+                size_t k;
+
+                if (j >= AUDIT_FIELDS_MAX)
+                        break;
+                switch (json_typeof(v)) {
+                case JSON_STRING:
+                        value = json_string_value(v);
+                        break;
+                case JSON_INTEGER:
+                        snprintf(nums[j], sizeof(nums[j]), "%" JSON_INTEGER_FORMAT,
+                                 json_integer_value(v));
+                        value = nums[j];
+                        break;
+                case JSON_TRUE:
+                        value = "true";
+                        break;
+                case JSON_FALSE:
+                        value = "false";
+                        break;
+                default:
+                        continue;
+                }
+                /* Names were checked: [a-z][a-z0-9_]*, at most AUDIT_NAME_MAX bytes. */
+                memcpy(keys[j], "LOCKD_", 6);
+                for (k = 0; key[k]; k++)
+                        keys[j][6 + k] = (char)(key[k] >= 'a' && key[k] <= 'z' ? key[k] - 'a' + 'A'
+                                                                               : key[k]);
+                keys[j][6 + k] = 0;
+                lf[i++] = (LogField){.key = keys[j], .value = value};
+                j++;
+        }
+        lf[i].key = NULL;
+        log_struct(ev->priority, ev->message_id, lf, "audit record %" PRIu64 " (%s): %s", a->seq,
+                   ev->name, ev->text);
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
+                return 0;
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int audit_append(Audit *a, AuditEvent type, json_t *fields) {
+        _cleanup_(json_decrefp) json_t *rec = NULL;
+        _cleanup_free_ char *line = NULL;
+        char head[AUDIT_HASH_HEX + 1];
+        const char *key;
+        json_t *v;
+        size_t n;
+        ssize_t k;
+        char *p;
+        int r;
+
+        if (!a || (unsigned)type >= _AUDIT_EVENT_MAX || (fields && !json_is_object(fields)))
+                return -EINVAL;
+        if (a->broken)
+                return -EIO;
+        if (a->seq >= INT64_MAX)
+                return -EOVERFLOW;
+        if (fields) {
+                if (json_object_size(fields) > AUDIT_FIELDS_MAX)
+                        return -EINVAL;
+                json_object_foreach(fields, key, v) if (!audit_field_name_allowed(key) ||
+                                                        !value_allowed(v)) return -EINVAL;
+        }
+
+        rec = json_pack("{s:I, s:I, s:s, s:s}", "seq", (json_int_t)(a->seq + 1), "time",
+                        (json_int_t)now_usec(), "prev", a->head, "event", events[type].name);
+        if (!rec)
+                return -ENOMEM;
+        if (fields && json_object_update(rec, fields) < 0)
+                return -ENOMEM;
+        line = json_dumps(rec, AUDIT_JSON_FLAGS);
+        if (!line)
+                return -ENOMEM;
+        n = strlen(line);
+        if (n > AUDIT_LINE_MAX)
+                return -E2BIG;
+        p = realloc(line, n + 2);
+        if (!p)
+                return -ENOMEM;
+        line = p;
+        line[n] = '\n';
+        line[n + 1] = 0;
+        hash_hex(line, n, head);
+
+        /* One write() of the whole line on an O_APPEND fd: a crash leaves at most one torn tail,
+         * which audit_open() recognizes. A regular file's write() is interrupted before it wrote
+         * anything or not at all. */
+        do
+                k = write(a->fd, line, n + 1);
+        while (k < 0 && errno == EINTR);
+        if (k != (ssize_t)(n + 1)) {
+                r = k < 0 ? negative_errno() : -EIO;
+                if (ftruncate(a->fd, a->size) < 0)
+                        a->broken = true;
+                return a->broken ? -EIO : r;
+        }
+        /* After a failed fsync() the kernel may have dropped the dirty pages and cleared the
+         * error: nothing says what is on disk, so no record may follow before a reopen. */
+        r = a->sync ? a->sync(a->fd, a->sync_userdata) : fsync(a->fd);
+        if (r < 0) {
+                a->broken = true;
+                return -EIO;
+        }
+
+        a->seq++;
+        memcpy(a->head, head, sizeof(a->head));
+        a->size += (off_t)(n + 1);
+        journal_copy(a, type, fields);
+        return 0;
+}
+
+/* Sets key to the string s, or to null when s is NULL; -EINVAL for a string that is not UTF-8. */
+static int set_string(json_t *o, const char *key, const char *s) {
+        json_t *v = s ? json_string(s) : json_null();
+
+        if (!v)
+                return -EINVAL;
+        return json_object_set_new(o, key, v) < 0 ? -ENOMEM : 0;
+}
+
+/* Sets key to the counter i (capped at the largest JSON integer). */
+static int set_integer(json_t *o, const char *key, uint64_t i) {
+        return json_object_set_new(o, key,
+                                   json_integer(i > INT64_MAX ? INT64_MAX : (json_int_t)i)) < 0
+                       ? -ENOMEM
+                       : 0;
+}
+
+int audit_append_run(Audit *a, const AuditRun *run) {
+        _cleanup_(json_decrefp) json_t *o = NULL;
+        const char *outcome;
+        int r;
+
+        if (!a || !run)
+                return -EINVAL;
+        outcome = run_outcome_name(run->outcome);
+        if (!outcome)
+                return -EINVAL;
+        o = json_object();
+        if (!o)
+                return -ENOMEM;
+        if ((r = set_string(o, "plugin", run->plugin)) < 0 ||
+            (r = set_string(o, "version", run->version)) < 0 ||
+            (r = set_string(o, "handle_sha256", run->handle_sha256)) < 0 ||
+            (r = set_integer(o, "peer_uid", (uint64_t)run->peer_uid)) < 0 ||
+            (r = set_integer(o, "peer_pid", (uint64_t)(run->peer_pid < 0 ? 0 : run->peer_pid))) <
+                    0 ||
+            (r = set_string(o, "outcome", outcome)) < 0 ||
+            (r = set_string(o, "cause", run->cause)) < 0 ||
+            (r = set_integer(o, "stderr_bytes", run->stderr_bytes)) < 0 ||
+            (r = set_integer(o, "cpu_usec", run->cpu_usec)) < 0 ||
+            (r = set_integer(o, "peak_memory_bytes", run->peak_memory_bytes)) < 0 ||
+            (r = set_string(o, "unit", run->unit)) < 0 ||
+            (r = set_string(o, "ticket", run->ticket)) < 0)
+                return r;
+        r = json_object_set_new(o, "step", run->step >= 0 ? json_integer(run->step) : json_null());
+        if (r < 0)
+                return -ENOMEM;
+        return audit_append(a, AUDIT_RUN, o);
+}
