@@ -824,6 +824,8 @@ START_TEST(test_sync_strace) {
         tmpdir_new(&t);
         ck_assert_int_ge(asprintf(&trace, "%s.trace", t.path), 0);
         ck_assert_int_ge(asprintf(&cmd,
+                                  /* LeakSanitizer cannot run under ptrace. */
+                                  "ASAN_OPTIONS=detect_leaks=0 "
                                   "strace -f -qq -y -o %s -e trace=write,fsync "
                                   "/proc/%d/exe --append-records %s 5 >/dev/null 2>&1",
                                   trace, (int)getpid(), t.path),
@@ -996,6 +998,70 @@ START_TEST(test_journal_copy) {
 }
 END_TEST
 
+/* Runs cmd through the shell; returns its exit status and its stdout in out. */
+static int run_capture(const char *cmd, char *out, size_t size) {
+        FILE *p = popen(cmd, "r");
+        size_t n;
+        int status;
+
+        ck_assert_ptr_nonnull(p);
+        n = fread(out, 1, size - 1, p);
+        out[n] = 0;
+        status = pclose(p);
+        ck_assert(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+/* lockctl audit verify: its output and exit status, the state directory and the file forms. */
+START_TEST(test_lockctl_verify) {
+        const char *lockctl = getenv("LOCKD_LOCKCTL");
+        char head[AUDIT_HASH_HEX + 1], *cmd = NULL, *want = NULL, out[1024], *buf;
+        TmpDir t;
+        size_t len;
+        Lines l;
+
+        ck_assert_msg(lockctl, "LOCKD_LOCKCTL is not set");
+        tmpdir_new(&t);
+        make_log(&t, 3, head);
+        ck_assert_int_ge(asprintf(&want, "ok: 3 records, head %s\n", head), 0);
+
+        ck_assert_int_ge(asprintf(&cmd, "%s audit verify --state-dir %s", lockctl, t.path), 0);
+        ck_assert_int_eq(run_capture(cmd, out, sizeof(out)), 0);
+        ck_assert_str_eq(out, want);
+        free(cmd);
+        ck_assert_int_ge(
+                asprintf(&cmd, "%s audit verify %s/" AUDIT_DIR "/" AUDIT_FILE, lockctl, t.path), 0);
+        ck_assert_int_eq(run_capture(cmd, out, sizeof(out)), 0);
+        ck_assert_str_eq(out, want);
+
+        buf = read_log(&t, &len);
+        lines_split(buf, len, &l);
+        lines_delete(&l, 1);
+        free(buf);
+        buf = lines_join(&l, &len);
+        write_log(&t, buf, len);
+        ck_assert_int_eq(run_capture(cmd, out, sizeof(out)), 1);
+        ck_assert_str_eq(out, "audit: line 2: removed: seq 2 is missing before this record\n");
+        free(cmd);
+        free(buf);
+        lines_free(&l);
+
+        ck_assert_int_ge(
+                asprintf(&cmd, "%s audit verify %s/nonexistent 2>/dev/null", lockctl, t.path), 0);
+        ck_assert_int_eq(run_capture(cmd, out, sizeof(out)), 1);
+        free(cmd);
+        ck_assert_int_ge(
+                asprintf(&cmd, "%s audit verify --state-dir %s x 2>/dev/null", lockctl, t.path), 0);
+        ck_assert_int_eq(run_capture(cmd, out, sizeof(out)), 2);
+        free(cmd);
+        ck_assert_int_ge(asprintf(&cmd, "%s audit 2>/dev/null", lockctl), 0);
+        ck_assert_int_eq(run_capture(cmd, out, sizeof(out)), 2);
+        free(cmd);
+        free(want);
+        tmpdir_done(&t);
+}
+END_TEST
+
 START_TEST(test_event_names) {
         for (int e = 0; e < _AUDIT_EVENT_MAX; e++) {
                 const char *s = audit_event_to_string(e);
@@ -1041,6 +1107,7 @@ static Suite *audit_suite(void) {
         tcase_add_test(tc, test_short_write_undone);
         tcase_add_test(tc, test_open_refusals);
         tcase_add_test(tc, test_journal_copy);
+        tcase_add_test(tc, test_lockctl_verify);
         tcase_add_test(tc, test_event_names);
         suite_add_tcase(s, tc);
         return s;
