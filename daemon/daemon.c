@@ -13,6 +13,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "policy.h"
+#include "secmem.h"
 
 #define DEFAULT_POLICY_PATH "/etc/lockd/lockd.yaml"
 
@@ -100,6 +101,11 @@ int lockd_main(int argc, char **argv) {
                 return check_config(pick_policy(check ? check : config));
 
         log_open(false);
+        /* Before anything is read: lockd's memory never reaches a core file or another
+         * process's ptrace, whatever it will come to hold. */
+        r = secmem_harden_process();
+        if (r < 0)
+                return log_error_errno(r, NULL, "cannot make lockd undumpable: %m"), 1;
         r = manager_new(pick_policy(config), &m);
         if (r < 0)
                 return 1;
