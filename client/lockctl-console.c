@@ -271,6 +271,20 @@ int console_call_once(const char *what, const char *method, json_t *params, cons
         return console_call(c, what, method, params, fds, n_fds, ret_params);
 }
 
+int console_parse_json_only(int argc, char **argv, const char *usage, bool *ret_json) {
+        bool json = false;
+
+        for (int i = 0; i < argc; i++) {
+                if (strcmp(argv[i], "--json") != 0) {
+                        fprintf(stderr, "lockctl: unknown argument '%s'\n%s\n", argv[i], usage);
+                        return LOCKCTL_EXIT_USAGE;
+                }
+                json = true;
+        }
+        *ret_json = json;
+        return LOCKCTL_EXIT_OK;
+}
+
 int console_print_json(const json_t *params) {
         /* ENSURE_ASCII: JSON escapes control characters, and this escapes C1 and the rest too. */
         _cleanup_free_ char *s =

@@ -59,6 +59,13 @@ int console_call(VarlinkClient *c, const char *what, const char *method, json_t 
 int console_call_once(const char *what, const char *method, json_t *params, const int *fds,
                       size_t n_fds, json_t **ret_params);
 
+/*
+ * For the verbs whose only option is --json: sets *ret_json and returns LOCKCTL_EXIT_OK, or
+ * prints "unknown argument" and usage (a full "usage: ..." line) and returns
+ * LOCKCTL_EXIT_USAGE.
+ */
+int console_parse_json_only(int argc, char **argv, const char *usage, bool *ret_json);
+
 /* Prints params as indented JSON on stdout, non-ASCII escaped (--json). Returns an exit code. */
 int console_print_json(const json_t *params);
 

@@ -179,17 +179,9 @@ static int verb_marketplace_list(int argc, char **argv) {
         size_t i;
         int r;
 
-        for (int k = 0; k < argc; k++) {
-                if (strcmp(argv[k], "--json") == 0)
-                        json = true;
-                else {
-                        fprintf(stderr,
-                                "lockctl: unknown argument '%s'\n"
-                                "usage: lockctl marketplace list [--json]\n",
-                                argv[k]);
-                        return LOCKCTL_EXIT_USAGE;
-                }
-        }
+        r = console_parse_json_only(argc, argv, "usage: lockctl marketplace list [--json]", &json);
+        if (r != LOCKCTL_EXIT_OK)
+                return r;
         r = console_call_once("marketplace list", "ListMarketplaces", NULL, NULL, 0, &reply);
         if (r != 0)
                 return r;

@@ -7,11 +7,6 @@
 #include "lockctl.h"
 #include "macro.h"
 
-static int usage_status(void) {
-        fprintf(stderr, "usage: lockctl [--socket PATH] status [--json]\n");
-        return LOCKCTL_EXIT_USAGE;
-}
-
 /* Prints usec as "1d 2h 3m 4s" (down to the second). */
 static void print_uptime(long long usec) {
         long long s = usec / 1000000;
@@ -49,14 +44,10 @@ int verb_status(int argc, char **argv) {
         bool json = false;
         int r;
 
-        for (int i = 0; i < argc; i++) {
-                if (strcmp(argv[i], "--json") == 0)
-                        json = true;
-                else {
-                        fprintf(stderr, "lockctl: unknown argument '%s'\n", argv[i]);
-                        return usage_status();
-                }
-        }
+        r = console_parse_json_only(argc, argv, "usage: lockctl [--socket PATH] status [--json]",
+                                    &json);
+        if (r != LOCKCTL_EXIT_OK)
+                return r;
 
         r = console_call_once("status", "Status", NULL, NULL, 0, &reply);
         if (r != 0)
