@@ -1,0 +1,1059 @@
+/* Budgets and the answer cache: an in-memory table of per-content budgets, each persisted as
+ * budgets/<hex digest>.json, written atomically before any change that charges takes effect. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "budget.h"
+#include "fd-util.h"
+#include "macro.h"
+#include "manifest.h"
+#include "sigstore-util.h"
+#include "store.h"
+
+#define BUDGET_FORMAT 1
+#define HEX_SIZE      (BUDGET_DIGEST_SIZE * 2)
+#define FILE_SUFFIX   ".json"
+#define FILE_NAME_LEN (HEX_SIZE + sizeof(FILE_SUFFIX) - 1)
+
+/* A key's canonical bytes: plugin NUL version NUL (input NUL placeholder NUL)*. Names never hold
+ * a NUL, so two keys are equal exactly when their bytes are. */
+#define KEY_BYTES_MAX                                                                              \
+        (BUDGET_PLUGIN_MAX + 1 + BUDGET_VERSION_MAX + 1 +                                          \
+         BUDGET_PAIRS_MAX * 2 * (BUDGET_NAME_MAX + 1))
+
+typedef struct Answer {
+        char *key; /* canonical bytes, key_len long */
+        size_t key_len;
+        uint64_t key_hash;
+        BudgetOutcome outcome;
+        unsigned holds; /* runs in flight holding a reservation; never persisted */
+        uint64_t time_usec;
+} Answer;
+
+typedef struct Budget {
+        uint8_t digest[BUDGET_DIGEST_SIZE];
+        Answer *answers; /* room for size, at most BUDGET_LIMIT_MAX */
+        size_t n, size;
+} Budget;
+
+struct BudgetStore {
+        int dfd;        /* BUDGET_DIR */
+        Budget **table; /* open addressing with linear probing; table_size is a power of two */
+        size_t table_size;
+        size_t n;
+        size_t digests_max;
+        uint64_t seed[2];
+};
+
+static const char *const outcome_names[_BUDGET_OUTCOME_MAX] = {
+        [BUDGET_OUTCOME_RESERVED] = "reserved",
+        [BUDGET_OUTCOME_ZERO] = "0",
+        [BUDGET_OUTCOME_ONE] = "1",
+        [BUDGET_OUTCOME_PLUGIN_ERROR] = "plugin_error",
+};
+
+const char *budget_outcome_name(BudgetOutcome o) {
+        if ((unsigned)o >= _BUDGET_OUTCOME_MAX)
+                return NULL;
+        return outcome_names[o];
+}
+
+static bool outcome_is_answer(BudgetOutcome o) {
+        return o == BUDGET_OUTCOME_ZERO || o == BUDGET_OUTCOME_ONE ||
+               o == BUDGET_OUTCOME_PLUGIN_ERROR;
+}
+
+bool budget_name_valid(const char *name) {
+        size_t n;
+
+        if (!name)
+                return false;
+        n = strlen(name);
+        if (n == 0 || n > BUDGET_NAME_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+                      name[i] == '_'))
+                        return false;
+        return true;
+}
+
+/* Whether field (size bytes) holds a NUL-terminated string. */
+static bool terminated(const char *field, size_t size) {
+        return memchr(field, 0, size) != NULL;
+}
+
+static bool plugin_valid(const char *plugin) {
+        return plugin && strlen(plugin) <= BUDGET_PLUGIN_MAX && manifest_name_valid(plugin);
+}
+
+static bool version_valid(const char *version) {
+        return version && strlen(version) <= BUDGET_VERSION_MAX && manifest_version_valid(version);
+}
+
+int budget_key_init(BudgetKey *k, const char *plugin, const char *version) {
+        if (!k || !plugin_valid(plugin) || !version_valid(version))
+                return -EINVAL;
+        *k = (BudgetKey){};
+        strcpy(k->plugin, plugin);
+        strcpy(k->version, version);
+        return 0;
+}
+
+int budget_key_add(BudgetKey *k, const char *input, const char *placeholder) {
+        size_t i;
+
+        if (!k || !budget_name_valid(input) || !budget_name_valid(placeholder))
+                return -EINVAL;
+        if (k->n_pairs > BUDGET_PAIRS_MAX)
+                return -EINVAL;
+        for (i = 0; i < k->n_pairs; i++) {
+                int c = strcmp(k->pairs[i].input, input);
+
+                if (c == 0)
+                        return -EEXIST;
+                if (c > 0)
+                        break;
+        }
+        if (k->n_pairs == BUDGET_PAIRS_MAX)
+                return -E2BIG;
+        memmove(&k->pairs[i + 1], &k->pairs[i], (k->n_pairs - i) * sizeof(BudgetPair));
+        k->pairs[i] = (BudgetPair){};
+        strcpy(k->pairs[i].input, input);
+        strcpy(k->pairs[i].placeholder, placeholder);
+        k->n_pairs++;
+        return 0;
+}
+
+bool budget_key_valid(const BudgetKey *k) {
+        if (!k || !terminated(k->plugin, sizeof(k->plugin)) ||
+            !terminated(k->version, sizeof(k->version)) || !manifest_name_valid(k->plugin) ||
+            !manifest_version_valid(k->version) || k->n_pairs > BUDGET_PAIRS_MAX)
+                return false;
+        for (size_t i = 0; i < k->n_pairs; i++) {
+                const BudgetPair *p = &k->pairs[i];
+
+                if (!terminated(p->input, sizeof(p->input)) ||
+                    !terminated(p->placeholder, sizeof(p->placeholder)) ||
+                    !budget_name_valid(p->input) || !budget_name_valid(p->placeholder))
+                        return false;
+                /* Strictly ascending: sorted, and each input bound once. */
+                if (i > 0 && strcmp(k->pairs[i - 1].input, p->input) >= 0)
+                        return false;
+        }
+        return true;
+}
+
+/* Appends s and its NUL at out + *len. The caller sized out for KEY_BYTES_MAX. */
+static void put_string(char *out, size_t *len, const char *s) {
+        size_t n = strlen(s) + 1;
+
+        memcpy(out + *len, s, n);
+        *len += n;
+}
+
+/* The canonical bytes of a valid key. */
+static size_t key_encode(const BudgetKey *k, char out[KEY_BYTES_MAX]) {
+        size_t len = 0;
+
+        put_string(out, &len, k->plugin);
+        put_string(out, &len, k->version);
+        for (size_t i = 0; i < k->n_pairs; i++) {
+                put_string(out, &len, k->pairs[i].input);
+                put_string(out, &len, k->pairs[i].placeholder);
+        }
+        return len;
+}
+
+/* The key back from its canonical bytes, which only key_encode() made. */
+static void key_decode(const char *bytes, size_t len, BudgetKey *k) {
+        const char *p = bytes, *end = bytes + len;
+
+        *k = (BudgetKey){};
+        snprintf(k->plugin, sizeof(k->plugin), "%s", p);
+        p += strlen(p) + 1;
+        snprintf(k->version, sizeof(k->version), "%s", p);
+        p += strlen(p) + 1;
+        while (p < end && k->n_pairs < BUDGET_PAIRS_MAX) {
+                BudgetPair *pair = &k->pairs[k->n_pairs++];
+
+                snprintf(pair->input, sizeof(pair->input), "%s", p);
+                p += strlen(p) + 1;
+                snprintf(pair->placeholder, sizeof(pair->placeholder), "%s", p);
+                p += strlen(p) + 1;
+        }
+}
+
+/* FNV-1a over a key's bytes: only to skip most comparisons among one budget's at most 64 keys. */
+static uint64_t key_hash(const char *bytes, size_t len) {
+        uint64_t h = 0xcbf29ce484222325ULL;
+
+        for (size_t i = 0; i < len; i++) {
+                h ^= (uint8_t)bytes[i];
+                h *= 0x100000001b3ULL;
+        }
+        return h;
+}
+
+static uint64_t mix64(uint64_t x) {
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdULL;
+        x ^= x >> 33;
+        x *= 0xc4ceb9fe1a85ec53ULL;
+        x ^= x >> 33;
+        return x;
+}
+
+/*
+ * The table's hash of a digest. Digests are SHA-256 outputs of contents that someone other than
+ * the human may have written: grinding a file until its digest has chosen low bits is cheap, and
+ * hundreds of them in one probe run would slow every lookup. Mixing with the store's random seed
+ * keeps the bucket of a digest unpredictable.
+ */
+static uint64_t digest_hash(const BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE]) {
+        uint64_t a, b;
+
+        memcpy(&a, d, sizeof(a));
+        memcpy(&b, d + sizeof(a), sizeof(b));
+        return mix64(a ^ s->seed[0]) ^ mix64(b ^ s->seed[1]);
+}
+
+static Budget *table_find(const BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE],
+                          size_t *ret_i) {
+        size_t mask = s->table_size - 1;
+
+        if (s->table_size == 0)
+                return NULL;
+        for (size_t i = digest_hash(s, d) & mask;; i = (i + 1) & mask) {
+                Budget *b = s->table[i];
+
+                if (!b)
+                        return NULL;
+                if (memcmp(b->digest, d, BUDGET_DIGEST_SIZE) == 0) {
+                        if (ret_i)
+                                *ret_i = i;
+                        return b;
+                }
+        }
+}
+
+static void table_put(BudgetStore *s, Budget *b) {
+        size_t mask = s->table_size - 1, i;
+
+        for (i = digest_hash(s, b->digest) & mask; s->table[i]; i = (i + 1) & mask)
+                ;
+        s->table[i] = b;
+        s->n++;
+}
+
+/* Makes room for one more digest, keeping the load at most one half. */
+static int table_reserve(BudgetStore *s) {
+        Budget **old = s->table;
+        size_t old_size = s->table_size, size;
+
+        if ((s->n + 1) * 2 <= s->table_size)
+                return 0;
+        size = s->table_size ? s->table_size * 2 : 64;
+        s->table = calloc(size, sizeof(Budget *));
+        if (!s->table) {
+                s->table = old;
+                return -ENOMEM;
+        }
+        s->table_size = size;
+        s->n = 0;
+        for (size_t i = 0; i < old_size; i++)
+                if (old[i])
+                        table_put(s, old[i]);
+        free(old);
+        return 0;
+}
+
+/* Removes the entry at slot i, shifting later members of its probe run back (no tombstones). */
+static void table_remove_at(BudgetStore *s, size_t i) {
+        size_t mask = s->table_size - 1;
+
+        s->table[i] = NULL;
+        s->n--;
+        for (size_t j = (i + 1) & mask; s->table[j]; j = (j + 1) & mask) {
+                size_t home = digest_hash(s, s->table[j]->digest) & mask;
+
+                /* Move table[j] into the hole at i unless its home lies cyclically in (i, j]. */
+                if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+                        s->table[i] = s->table[j];
+                        s->table[j] = NULL;
+                        i = j;
+                }
+        }
+}
+
+static void answer_done(Answer *a) {
+        a->key = mfree(a->key);
+}
+
+static Budget *budget_free(Budget *b) {
+        if (!b)
+                return NULL;
+        for (size_t i = 0; i < b->n; i++)
+                answer_done(&b->answers[i]);
+        free(b->answers);
+        free(b);
+        return NULL;
+}
+
+static Answer *budget_find(Budget *b, const char *key, size_t len, uint64_t hash) {
+        for (size_t i = 0; i < b->n; i++) {
+                Answer *a = &b->answers[i];
+
+                if (a->key_hash == hash && a->key_len == len && memcmp(a->key, key, len) == 0)
+                        return a;
+        }
+        return NULL;
+}
+
+static void file_name(const uint8_t d[BUDGET_DIGEST_SIZE], char out[FILE_NAME_LEN + 1]) {
+        sigstore_hex_encode(d, BUDGET_DIGEST_SIZE, out);
+        memcpy(out + HEX_SIZE, FILE_SUFFIX, sizeof(FILE_SUFFIX));
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
+                return 0;
+        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+}
+
+typedef struct Buf {
+        char *p;
+        size_t len;
+} Buf;
+
+static __attribute__((format(printf, 2, 3))) int buf_printf(Buf *b, const char *fmt, ...) {
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(b->p + b->len, BUDGET_FILE_MAX - b->len, fmt, ap);
+        va_end(ap);
+        if (n < 0 || (size_t)n >= BUDGET_FILE_MAX - b->len)
+                return -E2BIG;
+        b->len += (size_t)n;
+        return 0;
+}
+
+/*
+ * The file's text: one compact JSON object, keys sorted,
+ *   {"answers":[{"inputs":[["<input>","<placeholder>"],...],"outcome":"<name>","plugin":"<name>",
+ *     "time":<usec>,"version":"<version>"},...],"digest":"<hex>","format":1}
+ * Every string is a validated name, version or hex digest ([a-z0-9._-]), so nothing needs escaping.
+ */
+static int budget_format(const uint8_t d[BUDGET_DIGEST_SIZE], const Answer *answers, size_t n,
+                         Buf *out) {
+        char hex[HEX_SIZE + 1];
+        int r;
+
+        r = buf_printf(out, "{\"answers\":[");
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                BudgetKey k;
+
+                key_decode(answers[i].key, answers[i].key_len, &k);
+                r = buf_printf(out, "%s{\"inputs\":[", i > 0 ? "," : "");
+                for (size_t j = 0; r >= 0 && j < k.n_pairs; j++)
+                        r = buf_printf(out, "%s[\"%s\",\"%s\"]", j > 0 ? "," : "", k.pairs[j].input,
+                                       k.pairs[j].placeholder);
+                if (r >= 0)
+                        r = buf_printf(out,
+                                       "],\"outcome\":\"%s\",\"plugin\":\"%s\",\"time\":%llu,"
+                                       "\"version\":\"%s\"}",
+                                       budget_outcome_name(answers[i].outcome), k.plugin,
+                                       (unsigned long long)answers[i].time_usec, k.version);
+        }
+        sigstore_hex_encode(d, BUDGET_DIGEST_SIZE, hex);
+        if (r >= 0)
+                r = buf_printf(out, "],\"digest\":\"%s\",\"format\":%d}\n", hex, BUDGET_FORMAT);
+        return r;
+}
+
+/*
+ * Makes the file of digest d hold exactly answers[0..n): written atomically (store_write_file(),
+ * which fsync()s the new file before renaming it into place) and the directory fsync()ed, or
+ * removed and the directory fsync()ed when n is 0. Only after a 0 from here does the caller change
+ * the budget in memory, so memory never promises what the disk does not hold.
+ *
+ * Without sync_dir the directory is not fsync()ed: the rename is visible at once (a lockd killed
+ * right after it finds the new file), and after a power loss the file is either the old one or
+ * the new one, complete either way. Only budget_commit() passes false: its old file is the
+ * reservation, which already charges the slot, so losing the commit loses a cached outcome, never
+ * a charge. It saves one of the miss path's fsync()s.
+ */
+static int budget_persist(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE],
+                          const Answer *answers, size_t n, bool sync_dir) {
+        char name[FILE_NAME_LEN + 1];
+        _cleanup_free_ char *text = NULL;
+        Buf buf;
+        int r;
+
+        file_name(d, name);
+        if (n == 0) {
+                if (unlinkat(s->dfd, name, 0) < 0 && errno != ENOENT)
+                        return negative_errno();
+        } else {
+                text = malloc(BUDGET_FILE_MAX);
+                if (!text)
+                        return -ENOMEM;
+                buf = (Buf){.p = text};
+                r = budget_format(d, answers, n, &buf);
+                if (r < 0)
+                        return r;
+                r = store_write_file(s->dfd, name, buf.p, buf.len);
+                if (r < 0)
+                        return r;
+                if (!sync_dir)
+                        return 0;
+        }
+        return fsync(s->dfd) < 0 ? negative_errno() : 0;
+}
+
+static __attribute__((format(printf, 3, 4))) int fail(BudgetError *err, int r, const char *fmt,
+                                                      ...) {
+        va_list ap;
+
+        if (err) {
+                va_start(ap, fmt);
+                vsnprintf(err->message, sizeof(err->message), fmt, ap);
+                va_end(ap);
+        }
+        return r;
+}
+
+/* Whether object o has exactly the n keys named. */
+static bool object_has_exactly(json_t *o, const char *const *keys, size_t n) {
+        if (!json_is_object(o) || json_object_size(o) != n)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!json_object_get(o, keys[i]))
+                        return false;
+        return true;
+}
+
+static int parse_outcome(const char *s, BudgetOutcome *ret) {
+        for (BudgetOutcome o = 0; o < _BUDGET_OUTCOME_MAX; o++)
+                if (strcmp(s, outcome_names[o]) == 0) {
+                        *ret = o;
+                        return 0;
+                }
+        return -EBADMSG;
+}
+
+/* Parses one element of "answers" into a (canonical, validated) key and its entry. */
+static int parse_answer(json_t *o, BudgetKey *ret_key, Answer *ret) {
+        static const char *const keys[] = {"inputs", "outcome", "plugin", "time", "version"};
+        json_t *inputs, *pair, *time_v;
+        const char *plugin, *version, *outcome;
+        BudgetKey k;
+        size_t i;
+
+        if (!object_has_exactly(o, keys, ELEMENTSOF(keys)))
+                return -EBADMSG;
+        plugin = json_string_value(json_object_get(o, "plugin"));
+        version = json_string_value(json_object_get(o, "version"));
+        outcome = json_string_value(json_object_get(o, "outcome"));
+        inputs = json_object_get(o, "inputs");
+        time_v = json_object_get(o, "time");
+        if (!plugin || !version || !outcome || !json_is_array(inputs) ||
+            json_array_size(inputs) > BUDGET_PAIRS_MAX || !json_is_integer(time_v) ||
+            json_integer_value(time_v) < 0)
+                return -EBADMSG;
+        if (budget_key_init(&k, plugin, version) < 0)
+                return -EBADMSG;
+        json_array_foreach(inputs, i, pair) {
+                const char *input, *placeholder;
+
+                if (!json_is_array(pair) || json_array_size(pair) != 2)
+                        return -EBADMSG;
+                input = json_string_value(json_array_get(pair, 0));
+                placeholder = json_string_value(json_array_get(pair, 1));
+                if (!input || !placeholder || budget_key_add(&k, input, placeholder) < 0)
+                        return -EBADMSG;
+                /* Written sorted: a pair out of order is not a file lockd wrote. */
+                if (strcmp(k.pairs[k.n_pairs - 1].input, input) != 0)
+                        return -EBADMSG;
+        }
+        *ret = (Answer){.time_usec = (uint64_t)json_integer_value(time_v)};
+        if (parse_outcome(outcome, &ret->outcome) < 0)
+                return -EBADMSG;
+        *ret_key = k;
+        return 0;
+}
+
+/*
+ * Parses a budget file strictly: the exact shape budget_format() writes (format 1, the digest of
+ * the file's name, 1..BUDGET_LIMIT_MAX answers with distinct canonical keys; key order within
+ * objects free, as JSON allows), no duplicate object keys. -EBADMSG for anything else.
+ */
+static int budget_parse(const char *text, size_t len, const uint8_t d[BUDGET_DIGEST_SIZE],
+                        Budget **ret) {
+        static const char *const keys[] = {"answers", "digest", "format"};
+        _cleanup_(json_decrefp) json_t *root = NULL;
+        json_t *answers, *format, *a;
+        const char *hex;
+        char want[HEX_SIZE + 1];
+        Budget *b = NULL;
+        json_error_t jerr;
+        size_t i;
+        int r;
+
+        root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!root || !object_has_exactly(root, keys, ELEMENTSOF(keys)))
+                return -EBADMSG;
+        format = json_object_get(root, "format");
+        hex = json_string_value(json_object_get(root, "digest"));
+        answers = json_object_get(root, "answers");
+        sigstore_hex_encode(d, BUDGET_DIGEST_SIZE, want);
+        if (!json_is_integer(format) || json_integer_value(format) != BUDGET_FORMAT || !hex ||
+            strcmp(hex, want) != 0 || !json_is_array(answers) || json_array_size(answers) == 0 ||
+            json_array_size(answers) > BUDGET_LIMIT_MAX)
+                return -EBADMSG;
+
+        b = calloc(1, sizeof(Budget));
+        if (!b)
+                return -ENOMEM;
+        memcpy(b->digest, d, BUDGET_DIGEST_SIZE);
+        b->size = json_array_size(answers);
+        b->answers = calloc(b->size, sizeof(Answer));
+        if (!b->answers) {
+                budget_free(b);
+                return -ENOMEM;
+        }
+        json_array_foreach(answers, i, a) {
+                char bytes[KEY_BYTES_MAX];
+                BudgetKey k;
+                Answer ans;
+
+                r = parse_answer(a, &k, &ans);
+                if (r < 0)
+                        goto fail;
+                ans.key_len = key_encode(&k, bytes);
+                ans.key_hash = key_hash(bytes, ans.key_len);
+                if (budget_find(b, bytes, ans.key_len, ans.key_hash)) {
+                        r = -EBADMSG; /* the same question twice */
+                        goto fail;
+                }
+                ans.key = malloc(ans.key_len);
+                if (!ans.key) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                memcpy(ans.key, bytes, ans.key_len);
+                b->answers[b->n++] = ans;
+        }
+        *ret = b;
+        return 0;
+
+fail:
+        budget_free(b);
+        return r;
+}
+
+/* Whether name is "<64 lowercase hex>.json"; fills d. */
+static bool budget_file_name(const char *name, uint8_t d[BUDGET_DIGEST_SIZE]) {
+        char hex[HEX_SIZE + 1];
+
+        if (strlen(name) != FILE_NAME_LEN || strcmp(name + HEX_SIZE, FILE_SUFFIX) != 0)
+                return false;
+        for (size_t i = 0; i < HEX_SIZE; i++)
+                if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+                        return false;
+        memcpy(hex, name, HEX_SIZE);
+        hex[HEX_SIZE] = 0;
+        return sigstore_hex_decode(hex, d, BUDGET_DIGEST_SIZE) == 0;
+}
+
+/* Whether name is a temporary file store_write_file() leaves when interrupted: ".#<file>.<hex>". */
+static bool temp_file_name(const char *name) {
+        uint8_t d[BUDGET_DIGEST_SIZE];
+        char file[FILE_NAME_LEN + 1];
+
+        if (strncmp(name, ".#", 2) != 0 || strlen(name) != 2 + FILE_NAME_LEN + 1 + 16 ||
+            name[2 + FILE_NAME_LEN] != '.')
+                return false;
+        memcpy(file, name + 2, FILE_NAME_LEN);
+        file[FILE_NAME_LEN] = 0;
+        return budget_file_name(file, d);
+}
+
+/* Loads one budget file of s->dfd into s. */
+static int load_one(BudgetStore *s, const char *name, BudgetError *err) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *text = NULL;
+        uint8_t d[BUDGET_DIGEST_SIZE];
+        struct stat st;
+        size_t len;
+        Budget *b = NULL;
+        int r;
+
+        if (!budget_file_name(name, d))
+                return fail(err, -EINVAL,
+                            BUDGET_DIR "/%.80s: not a budget file (refusing to start with an "
+                                       "unknown file among the budgets)",
+                            name);
+        fd = openat(s->dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return fail(err, negative_errno(), BUDGET_DIR "/%s: %m", name);
+        if (fstat(fd, &st) < 0)
+                return fail(err, negative_errno(), BUDGET_DIR "/%s: %m", name);
+        if (!S_ISREG(st.st_mode))
+                return fail(err, -EINVAL, BUDGET_DIR "/%s: not a regular file", name);
+        r = read_full_fd(fd, BUDGET_FILE_MAX, &text, &len);
+        if (r < 0)
+                return fail(err, r, BUDGET_DIR "/%s: %s", name,
+                            r == -EFBIG ? "larger than a budget can be" : strerror(-r));
+        r = budget_parse(text, len, d, &b);
+        if (r == -ENOMEM)
+                return fail(err, r, BUDGET_DIR "/%s: out of memory", name);
+        if (r < 0)
+                return fail(err, r,
+                            BUDGET_DIR "/%s: corrupt budget (refusing to start rather than "
+                                       "reset it; lockctl budget reset or removing the file "
+                                       "resets it)",
+                            name);
+        if (s->n >= s->digests_max) {
+                budget_free(b);
+                return fail(err, -ENOSPC, BUDGET_DIR ": more than %zu budgets", s->digests_max);
+        }
+        r = table_reserve(s);
+        if (r < 0) {
+                budget_free(b);
+                return fail(err, r, BUDGET_DIR ": out of memory");
+        }
+        table_put(s, b);
+        return 0;
+}
+
+static int load_all(BudgetStore *s, BudgetError *err) {
+        int fd = dup(s->dfd);
+        DIR *dir;
+        struct dirent *de;
+        int r = 0;
+
+        if (fd < 0)
+                return fail(err, negative_errno(), BUDGET_DIR ": %m");
+        dir = fdopendir(fd);
+        if (!dir) {
+                safe_close(fd);
+                return fail(err, negative_errno(), BUDGET_DIR ": %m");
+        }
+        rewinddir(dir);
+        while ((errno = 0, de = readdir(dir))) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (temp_file_name(de->d_name)) {
+                        /* An interrupted write: the budget file it was replacing is intact. */
+                        if (unlinkat(s->dfd, de->d_name, 0) < 0 && errno != ENOENT) {
+                                r = fail(err, negative_errno(), BUDGET_DIR "/%s: %m", de->d_name);
+                                break;
+                        }
+                        continue;
+                }
+                r = load_one(s, de->d_name, err);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0 && errno != 0)
+                r = fail(err, negative_errno(), BUDGET_DIR ": %m");
+        closedir(dir);
+        return r;
+}
+
+int budget_open(int statefd, BudgetStore **ret, BudgetError *err) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        int r;
+
+        if (err)
+                *err = (BudgetError){};
+        if (statefd < 0 || !ret)
+                return fail(err, -EINVAL, "invalid arguments");
+
+        s = calloc(1, sizeof(BudgetStore));
+        if (!s)
+                return fail(err, -ENOMEM, "out of memory");
+        s->dfd = -1;
+        s->digests_max = BUDGET_DIGESTS_MAX;
+        if (getrandom(s->seed, sizeof(s->seed), 0) != (ssize_t)sizeof(s->seed))
+                return fail(err, negative_errno(), "getrandom: %m");
+
+        /* 0700: which questions were asked about which contents is the console's business. */
+        if (mkdirat(statefd, BUDGET_DIR, 0700) == 0) {
+                if (fsync(statefd) < 0)
+                        return fail(err, negative_errno(), BUDGET_DIR ": %m");
+        } else if (errno != EEXIST)
+                return fail(err, negative_errno(), BUDGET_DIR ": %m");
+        s->dfd = openat(statefd, BUDGET_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (s->dfd < 0)
+                return fail(err, negative_errno(), BUDGET_DIR ": %m");
+
+        r = load_all(s, err);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+BudgetStore *budget_close(BudgetStore *s) {
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->table_size; i++)
+                budget_free(s->table[i]);
+        free(s->table);
+        safe_close(s->dfd);
+        free(s);
+        return NULL;
+}
+
+int budget_set_digests_max(BudgetStore *s, size_t max) {
+        if (!s || max == 0 || max > BUDGET_DIGESTS_MAX)
+                return -EINVAL;
+        s->digests_max = max;
+        return 0;
+}
+
+/* The common checks of the calls that take a key: the budget of digest (NULL when there is none)
+ * and the key's canonical bytes, length and hash. */
+static int key_prepare(BudgetStore *s, const uint8_t *digest, const BudgetKey *key, Budget **ret_b,
+                       char bytes[KEY_BYTES_MAX], size_t *ret_len, uint64_t *ret_hash) {
+        if (!s || !digest || !budget_key_valid(key))
+                return -EINVAL;
+        *ret_len = key_encode(key, bytes);
+        *ret_hash = key_hash(bytes, *ret_len);
+        *ret_b = table_find(s, digest, NULL);
+        return 0;
+}
+
+int budget_lookup(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
+                  BudgetEntry *ret) {
+        char bytes[KEY_BYTES_MAX];
+        uint64_t hash;
+        size_t len;
+        Budget *b;
+        Answer *a;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = key_prepare(s, digest, key, &b, bytes, &len, &hash);
+        if (r < 0)
+                return r;
+        if (!b)
+                return 0;
+        a = budget_find(b, bytes, len, hash);
+        if (!a || !outcome_is_answer(a->outcome))
+                return 0;
+        *ret = (BudgetEntry){.outcome = a->outcome, .time_usec = a->time_usec};
+        return 1;
+}
+
+int budget_reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
+                   unsigned limit) {
+        _cleanup_free_ char *copy = NULL;
+        char bytes[KEY_BYTES_MAX];
+        Budget *b, *nb = NULL;
+        uint64_t hash;
+        size_t len;
+        Answer *a;
+        int r;
+
+        if (limit < 1 || limit > BUDGET_LIMIT_MAX)
+                return -EINVAL;
+        r = key_prepare(s, digest, key, &b, bytes, &len, &hash);
+        if (r < 0)
+                return r;
+
+        /* The same question again costs nothing, whatever the limit says now. */
+        if (b) {
+                a = budget_find(b, bytes, len, hash);
+                if (a) {
+                        if (a->holds == UINT_MAX)
+                                return -EBUSY;
+                        a->holds++;
+                        return 0;
+                }
+                if (b->n >= limit)
+                        return -EDQUOT;
+        } else {
+                if (s->n >= s->digests_max)
+                        return -ENOSPC;
+                /* Room in the table before the disk changes, so nothing can fail after it. */
+                r = table_reserve(s);
+                if (r < 0)
+                        return r;
+                nb = calloc(1, sizeof(Budget));
+                if (!nb)
+                        return -ENOMEM;
+                memcpy(nb->digest, digest, BUDGET_DIGEST_SIZE);
+                b = nb;
+        }
+        /* Room for one more answer, grown by doubling up to BUDGET_LIMIT_MAX (b->n < limit). */
+        if (b->n == b->size) {
+                size_t size = b->size == 0 ? 2 : b->size * 2;
+                Answer *grown;
+
+                if (size > BUDGET_LIMIT_MAX)
+                        size = BUDGET_LIMIT_MAX;
+                grown = reallocarray(b->answers, size, sizeof(Answer));
+
+                if (!grown) {
+                        budget_free(nb);
+                        return -ENOMEM;
+                }
+                b->answers = grown;
+                b->size = size;
+        }
+
+        copy = malloc(len);
+        if (!copy) {
+                budget_free(nb);
+                return -ENOMEM;
+        }
+        memcpy(copy, bytes, len);
+        b->answers[b->n] = (Answer){
+                .key = copy,
+                .key_len = len,
+                .key_hash = hash,
+                .outcome = BUDGET_OUTCOME_RESERVED,
+                .holds = 1,
+                .time_usec = now_usec(),
+        };
+        /* Charged on disk before the run may start: a crash mid-run leaves the slot taken. */
+        r = budget_persist(s, digest, b->answers, b->n + 1, true);
+        if (r < 0) {
+                b->answers[b->n] = (Answer){};
+                budget_free(nb);
+                return r;
+        }
+        TAKE_PTR(copy);
+        b->n++;
+        if (nb)
+                table_put(s, nb);
+        return 0;
+}
+
+int budget_commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
+                  BudgetOutcome outcome) {
+        char bytes[KEY_BYTES_MAX];
+        uint64_t hash, old_time;
+        size_t len;
+        Budget *b;
+        Answer *a;
+        int r;
+
+        if (!outcome_is_answer(outcome))
+                return -EINVAL;
+        r = key_prepare(s, digest, key, &b, bytes, &len, &hash);
+        if (r < 0)
+                return r;
+        a = b ? budget_find(b, bytes, len, hash) : NULL;
+        if (!a)
+                return -ENOENT;
+        if (a->holds > 0)
+                a->holds--;
+        if (a->outcome != BUDGET_OUTCOME_RESERVED)
+                return a->outcome == outcome ? 0 : -EEXIST;
+
+        old_time = a->time_usec;
+        a->outcome = outcome;
+        a->time_usec = now_usec();
+        r = budget_persist(s, digest, b->answers, b->n, false);
+        if (r < 0) {
+                /* The disk still holds the reservation: the slot stays charged, nothing cached. */
+                a->outcome = BUDGET_OUTCOME_RESERVED;
+                a->time_usec = old_time;
+                return r;
+        }
+        return 0;
+}
+
+int budget_release(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key) {
+        Answer next[BUDGET_LIMIT_MAX];
+        char bytes[KEY_BYTES_MAX];
+        size_t len, n = 0, idx;
+        uint64_t hash;
+        Budget *b;
+        Answer *a;
+        int r;
+
+        r = key_prepare(s, digest, key, &b, bytes, &len, &hash);
+        if (r < 0)
+                return r;
+        a = b ? budget_find(b, bytes, len, hash) : NULL;
+        if (!a)
+                return -ENOENT;
+        if (a->holds > 0)
+                a->holds--;
+        /* Answered (by another run of the key), or still held by one: the slot stays. */
+        if (a->outcome != BUDGET_OUTCOME_RESERVED || a->holds > 0)
+                return 0;
+
+        idx = (size_t)(a - b->answers);
+        for (size_t i = 0; i < b->n; i++)
+                if (i != idx)
+                        next[n++] = b->answers[i];
+        /* On failure the slot stays charged, a reservation no run holds: fail closed. */
+        r = budget_persist(s, digest, next, n, true);
+        if (r < 0)
+                return r;
+
+        answer_done(a);
+        memcpy(b->answers, next, n * sizeof(Answer));
+        b->n = n;
+        if (n == 0) {
+                size_t i;
+
+                (void)table_find(s, digest, &i);
+                table_remove_at(s, i);
+                budget_free(b);
+        }
+        return 0;
+}
+
+size_t budget_used(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE]) {
+        Budget *b;
+
+        if (!s || !digest)
+                return 0;
+        b = table_find(s, digest, NULL);
+        return b ? b->n : 0;
+}
+
+int budget_left(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], unsigned limit) {
+        size_t used;
+
+        if (!s || !digest || limit < 1 || limit > BUDGET_LIMIT_MAX)
+                return -EINVAL;
+        used = budget_used(s, digest);
+        return used >= limit ? 0 : (int)(limit - used);
+}
+
+int budget_reset(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE]) {
+        Answer next[BUDGET_LIMIT_MAX];
+        size_t n = 0, freed, i;
+        Budget *b;
+        int r;
+
+        if (!s || !digest)
+                return -EINVAL;
+        b = table_find(s, digest, NULL);
+        if (!b)
+                return 0;
+
+        /* Runs in flight keep their slots, without an outcome: they commit or release later. */
+        for (i = 0; i < b->n; i++)
+                if (b->answers[i].holds > 0) {
+                        next[n] = b->answers[i];
+                        next[n++].outcome = BUDGET_OUTCOME_RESERVED;
+                }
+        freed = b->n - n;
+        if (freed == 0) {
+                bool changed = false;
+
+                for (i = 0; i < b->n; i++)
+                        changed = changed || b->answers[i].outcome != BUDGET_OUTCOME_RESERVED;
+                if (!changed)
+                        return 0;
+        }
+        r = budget_persist(s, digest, next, n, true);
+        if (r < 0)
+                return r;
+
+        for (i = 0; i < b->n; i++)
+                if (b->answers[i].holds == 0)
+                        answer_done(&b->answers[i]);
+        memcpy(b->answers, next, n * sizeof(Answer));
+        b->n = n;
+        if (n == 0) {
+                (void)table_find(s, digest, &i);
+                table_remove_at(s, i);
+                budget_free(b);
+        }
+        return (int)freed;
+}
+
+static int summary_cmp(const void *x, const void *y) {
+        return memcmp(((const BudgetSummary *)x)->digest, ((const BudgetSummary *)y)->digest,
+                      BUDGET_DIGEST_SIZE);
+}
+
+int budget_list(BudgetStore *s, BudgetSummary **ret, size_t *ret_n) {
+        BudgetSummary *list;
+        size_t n = 0;
+
+        if (!s || !ret || !ret_n)
+                return -EINVAL;
+        if (s->n == 0) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        list = calloc(s->n, sizeof(BudgetSummary));
+        if (!list)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->table_size; i++)
+                if (s->table[i]) {
+                        memcpy(list[n].digest, s->table[i]->digest, BUDGET_DIGEST_SIZE);
+                        list[n++].used = s->table[i]->n;
+                }
+        qsort(list, n, sizeof(BudgetSummary), summary_cmp);
+        *ret = list;
+        *ret_n = n;
+        return 0;
+}
+
+static int answer_cmp(const void *x, const void *y) {
+        const Answer *a = *(const Answer *const *)x, *b = *(const Answer *const *)y;
+        int c = memcmp(a->key, b->key, a->key_len < b->key_len ? a->key_len : b->key_len);
+
+        if (c != 0)
+                return c;
+        return a->key_len < b->key_len ? -1 : a->key_len > b->key_len ? 1 : 0;
+}
+
+int budget_show(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], BudgetAnswer **ret,
+                size_t *ret_n) {
+        const Answer *sorted[BUDGET_LIMIT_MAX];
+        BudgetAnswer *list;
+        Budget *b;
+
+        if (!s || !digest || !ret || !ret_n)
+                return -EINVAL;
+        b = table_find(s, digest, NULL);
+        if (!b || b->n == 0) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        list = calloc(b->n, sizeof(BudgetAnswer));
+        if (!list)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n; i++)
+                sorted[i] = &b->answers[i];
+        qsort(sorted, b->n, sizeof(sorted[0]), answer_cmp);
+        for (size_t i = 0; i < b->n; i++) {
+                key_decode(sorted[i]->key, sorted[i]->key_len, &list[i].key);
+                list[i].entry = (BudgetEntry){.outcome = sorted[i]->outcome,
+                                              .time_usec = sorted[i]->time_usec};
+                list[i].in_flight = sorted[i]->holds;
+        }
+        *ret = list;
+        *ret_n = b->n;
+        return 0;
+}

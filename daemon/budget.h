@@ -1,0 +1,206 @@
+/* Budgets and the answer cache: per file content (SHA-256), the distinct questions answered about
+ * it and their outcomes, persisted under budgets/ in lockd's state directory. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "manifest.h"
+
+/*
+ * The model. A budget belongs to a file's content (its SHA-256), never to a handle: granting the
+ * same bytes again, under another handle or after a restart, finds the same budget. An answer
+ * slot is one distinct key: (plugin name, plugin version, the sorted (input, placeholder) pairs of
+ * the step's bindings). The values a human types for the placeholders are not part of the key and
+ * never reach this module: asking the same plugin with ${email} bound to the same input again is
+ * the same question, answered from the cache. A budget holds at most `limit` distinct keys, the
+ * limit being the policy's max_plugins_per_handle (1..64) or lower for a grant that asked for
+ * less; the caller passes it on every call that charges.
+ *
+ * The flow of one step: budget_lookup() (a cached outcome answers at once and costs nothing) →
+ * budget_reserve() (takes a slot before the run, so runs of different questions in flight at once
+ * cannot overshoot the limit) → run → budget_commit() with the run's outcome, or budget_release()
+ * when the run failed for a reason that says nothing about the file.
+ *
+ * What is cached: 1, 0 and plugin_error, the outcomes of a plugin that ran on the file. A
+ * plugin_error is an answer like the others (the plugin crashed, timed out or broke the protocol
+ * on these bytes); caching it keeps an agent from re-running a flaky plugin for free until it
+ * says something else, and `lockctl budget reset` lets the human retry. What is not cached
+ * (budget_release()): failures on lockd's side that say nothing about the file (spawn:* causes
+ * such as spawn:scope, a run cut short by lockd's stop), and steps that never ran (denied,
+ * cancelled, expired, input_invalid).
+ *
+ * Fail closed. Every change that charges is on disk (fsync()ed, then the directory) before the
+ * call returns 0: a reservation is persisted as "reserved" before the plugin runs, so a lockd
+ * killed mid-run comes back with the slot still taken (a later run of that key costs nothing and
+ * fills it). A budget file that does not parse strictly makes budget_open() fail, naming the file:
+ * a budget is never reset silently, since a lost budget would let an agent ask more than it may.
+ * The human's way out is `lockctl budget reset` (budget_reset()) or removing the file by hand.
+ *
+ * Threads: a BudgetStore is used from lockd's event loop thread only; it has no locks. Lookups
+ * never touch the disk (an in-memory hash table keyed by digest, filled at open).
+ */
+
+#define BUDGET_DIR         "budgets"
+#define BUDGET_LIMIT_MAX   64     /* the policy's max_plugins_per_handle at most */
+#define BUDGET_DIGESTS_MAX 100000 /* distinct contents with a budget; -ENOSPC beyond */
+#define BUDGET_PAIRS_MAX   MANIFEST_INPUTS_MAX
+#define BUDGET_NAME_MAX    32 /* an input or placeholder name: [a-z0-9_]{1,32} */
+#define BUDGET_PLUGIN_MAX  64 /* a plugin name, as manifest_name_valid() allows */
+#define BUDGET_VERSION_MAX 32 /* MAJOR.MINOR.PATCH, as manifest_version_valid() allows */
+#define BUDGET_FILE_MAX    ((size_t)128 * 1024) /* one budget file's bytes */
+#define BUDGET_DIGEST_SIZE 32
+
+typedef struct BudgetStore BudgetStore;
+
+typedef enum BudgetOutcome {
+        BUDGET_OUTCOME_RESERVED, /* a slot taken, no outcome yet (in flight, or lockd stopped) */
+        BUDGET_OUTCOME_ZERO,     /* the plugin answered 0 */
+        BUDGET_OUTCOME_ONE,      /* the plugin answered 1 */
+        BUDGET_OUTCOME_PLUGIN_ERROR, /* the plugin ran and gave no valid answer */
+        _BUDGET_OUTCOME_MAX,
+} BudgetOutcome;
+
+typedef struct BudgetPair {
+        char input[BUDGET_NAME_MAX + 1];
+        char placeholder[BUDGET_NAME_MAX + 1];
+} BudgetPair;
+
+/* A question's key, built with budget_key_init() and budget_key_add(), which keep it canonical:
+ * valid names, pairs sorted by input name, each input once. */
+typedef struct BudgetKey {
+        char plugin[BUDGET_PLUGIN_MAX + 1];
+        char version[BUDGET_VERSION_MAX + 1];
+        size_t n_pairs;
+        BudgetPair pairs[BUDGET_PAIRS_MAX];
+} BudgetKey;
+
+/* A cached outcome and when it was stored (CLOCK_REALTIME, microseconds). */
+typedef struct BudgetEntry {
+        BudgetOutcome outcome;
+        uint64_t time_usec;
+} BudgetEntry;
+
+/* One answer slot, for `lockctl budget show`. */
+typedef struct BudgetAnswer {
+        BudgetKey key;
+        BudgetEntry entry;
+        unsigned in_flight; /* runs holding a reservation on it now */
+} BudgetAnswer;
+
+/* One content's budget in budget_list(). */
+typedef struct BudgetSummary {
+        uint8_t digest[BUDGET_DIGEST_SIZE];
+        size_t used;
+} BudgetSummary;
+
+typedef struct BudgetError {
+        char message[256];
+} BudgetError;
+
+/* "0", "1", "plugin_error", "reserved"; NULL out of range. */
+const char *budget_outcome_name(BudgetOutcome o);
+
+/* Whether name is an input or placeholder name: [a-z0-9_]{1,32}. */
+bool budget_name_valid(const char *name);
+
+/*
+ * Starts a key for plugin (manifest_name_valid()) at version (manifest_version_valid()), without
+ * pairs. 0, or -EINVAL with *k untouched.
+ */
+int budget_key_init(BudgetKey *k, const char *plugin, const char *version);
+
+/*
+ * Adds the binding of input to ${placeholder}, keeping the pairs sorted by input name, so the
+ * same bindings in any order give the same key. 0; -EINVAL for an invalid name; -EEXIST when
+ * input is bound already; -E2BIG past BUDGET_PAIRS_MAX. *k is unchanged on failure.
+ */
+int budget_key_add(BudgetKey *k, const char *input, const char *placeholder);
+
+/* Whether k is canonical: valid names, NUL-terminated fields, pairs strictly sorted by input. */
+bool budget_key_valid(const BudgetKey *k);
+
+/*
+ * Opens the budgets of the state directory statefd: creates BUDGET_DIR (0700) if absent, removes
+ * temporary files an interrupted write left there, and loads every budgets/<64 hex>.json into
+ * memory. Refuses (negative errno, err->message naming the file, *ret untouched) when any entry
+ * of the directory is not a budget file, is not a regular file, exceeds BUDGET_FILE_MAX or does
+ * not parse strictly (-EINVAL, -EFBIG, -EBADMSG), or when there are more than BUDGET_DIGESTS_MAX
+ * (-ENOSPC). 0 and a new store in *ret. err may be NULL.
+ */
+int budget_open(int statefd, BudgetStore **ret, BudgetError *err);
+BudgetStore *budget_close(BudgetStore *s);
+static inline void budget_closep(BudgetStore **s) {
+        if (*s)
+                budget_close(*s);
+}
+
+/* Lowers the cap on distinct digests below BUDGET_DIGESTS_MAX (for tests, and for a policy that
+ * wants less). 0, or -EINVAL for 0 or a value above BUDGET_DIGESTS_MAX. Digests loaded already
+ * stay. */
+int budget_set_digests_max(BudgetStore *s, size_t max);
+
+/*
+ * The cached outcome of key on the content digest: 1 and *ret filled when the key was answered
+ * (BUDGET_OUTCOME_ZERO, _ONE or _PLUGIN_ERROR); 0 and *ret untouched when it was not (no slot,
+ * or a reserved slot without an outcome); -EINVAL for a key that is not canonical. Never touches
+ * the disk.
+ */
+int budget_lookup(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
+                  BudgetEntry *ret);
+
+/*
+ * Takes a slot for key on digest before a run, limit (1..BUDGET_LIMIT_MAX) being the budget of the
+ * handle asking. 0 when the key had a slot already (free: answered, reserved by another run, or
+ * left reserved by a lockd that stopped mid-run) or a new one was taken and persisted; -EDQUOT
+ * when limit distinct keys hold slots already; -ENOSPC when digest would be one digest too many;
+ * -EINVAL for bad arguments; an I/O errno when the reservation could not be persisted (nothing
+ * is charged then, and the caller must not run). Every 0 must be followed by exactly one
+ * budget_commit() or budget_release() of the same key.
+ */
+int budget_reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
+                   unsigned limit);
+
+/*
+ * Stores a reserved key's outcome (BUDGET_OUTCOME_ZERO, _ONE or _PLUGIN_ERROR), persisted before
+ * it returns, and ends this run's reservation. 0 when stored, or when the same outcome was stored
+ * already by another run of the key; -EEXIST when another run stored a different outcome first
+ * (it stays: the caller reports budget_lookup()'s so every asker sees one answer); -ENOENT when
+ * the key holds no slot (never reserved, or reset meanwhile); -EINVAL for bad arguments; an I/O
+ * errno when the outcome could not be persisted (the slot stays charged as reserved).
+ */
+int budget_commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
+                  BudgetOutcome outcome);
+
+/*
+ * Ends a reservation whose run failed for a reason that says nothing about the file. The slot is
+ * given back (and the file rewritten, or removed when it was the last) only when it has no
+ * outcome and no other run holds it. 0; -ENOENT when the key holds no slot; -EINVAL for bad
+ * arguments; an I/O errno when the change could not be persisted (the slot stays charged).
+ */
+int budget_release(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key);
+
+/* The slots digest uses (answered and reserved), 0 for a content never asked about. */
+size_t budget_used(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE]);
+
+/* The slots left for a handle whose limit is limit: limit − used, 0 when used ≥ limit (a grant
+ * may lower the limit below what earlier grants used). -EINVAL for a limit outside 1..64. */
+int budget_left(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], unsigned limit);
+
+/*
+ * The human's reset of a content's budget: drops every answer and stale reservation of digest, on
+ * disk first. Reservations of runs in flight stay (those runs still count; they commit or
+ * release as usual). Returns the number of slots freed (0 for an unknown digest), or a negative
+ * errno with nothing changed.
+ */
+int budget_reset(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE]);
+
+/* Every content with a budget, sorted by digest: a new array in *ret (NULL when empty) and its
+ * size in *ret_n, or a negative errno with both untouched. Free with free(). */
+int budget_list(BudgetStore *s, BudgetSummary **ret, size_t *ret_n);
+
+/* The slots of digest, sorted by key (plugin, version, pairs): a new array in *ret (NULL when
+ * none) and its size in *ret_n, or a negative errno with both untouched. Free with free(). */
+int budget_show(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], BudgetAnswer **ret,
+                size_t *ret_n);

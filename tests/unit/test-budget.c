@@ -1,0 +1,1014 @@
+/* Unit tests of budgets and the answer cache: canonical keys, reservations up to the limit, the
+ * cache, releases, runs in flight, persistence across reopening, reset, every case under
+ * tests/data/budget (corrupt budgets refused at open), failed writes, and a lookup benchmark. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "budget.h"
+#include "check-run.h"
+#include "fd-util.h"
+#include "macro.h"
+#include "sigstore-util.h"
+
+#define PLUGIN "pdf.contains"
+
+static const char *data_dir(void) {
+        const char *d = getenv("LOCKD_TEST_DATA");
+        return d ? d : "tests/data";
+}
+
+typedef struct TmpDir {
+        char path[256];
+        int fd;
+} TmpDir;
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        return remove(path);
+}
+
+static void tmpdir_new(TmpDir *t) {
+        const char *base = getenv("TMPDIR");
+
+        snprintf(t->path, sizeof(t->path), "%s/test-budget-XXXXXX", base ? base : "/tmp");
+        ck_assert_ptr_nonnull(mkdtemp(t->path));
+        t->fd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(t->fd, 0);
+}
+
+static void tmpdir_done(TmpDir *t) {
+        close(t->fd);
+        ck_assert_int_eq(nftw(t->path, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+static void digest_of(const char *s, uint8_t d[BUDGET_DIGEST_SIZE]) {
+        sigstore_sha256((const uint8_t *)s, strlen(s), d);
+}
+
+/* A key for PLUGIN at version, with pairs "input=placeholder,..." added in the order given. */
+static BudgetKey key_of(const char *version, const char *pairs) {
+        _cleanup_free_ char *copy = strdup(pairs);
+        char *save = NULL;
+        BudgetKey k;
+
+        ck_assert_int_eq(budget_key_init(&k, PLUGIN, version), 0);
+        for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+                char *eq = strchr(p, '=');
+
+                ck_assert_ptr_nonnull(eq);
+                *eq = 0;
+                ck_assert_int_eq(budget_key_add(&k, p, eq + 1), 0);
+        }
+        return k;
+}
+
+static BudgetStore *open_store(int fd) {
+        BudgetStore *s = NULL;
+        BudgetError err;
+
+        ck_assert_msg(budget_open(fd, &s, &err) == 0, "budget_open: %s", err.message);
+        ck_assert_ptr_nonnull(s);
+        return s;
+}
+
+static char *read_at(int dfd, const char *name) {
+        _cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+        char *buf = NULL;
+        size_t len;
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(read_full_fd(fd, BUDGET_FILE_MAX * 2, &buf, &len), 0);
+        return buf;
+}
+
+static void write_at(int dfd, const char *name, const char *data, size_t len) {
+        _cleanup_close_ int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(loop_write(fd, data, len), 0);
+}
+
+static bool exists_at(int dfd, const char *name) {
+        struct stat st;
+
+        return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static void budget_file(const uint8_t d[BUDGET_DIGEST_SIZE], char out[80]) {
+        sigstore_hex_encode(d, BUDGET_DIGEST_SIZE, out);
+        strcat(out, ".json");
+}
+
+START_TEST(test_keys) {
+        BudgetKey a, b, k, before;
+        char long_name[40];
+
+        /* The same bindings in another order are the same key, byte for byte. */
+        a = key_of("1.0.0", "needle=email,domain=host,zone=tz");
+        b = key_of("1.0.0", "zone=tz,needle=email,domain=host");
+        ck_assert(budget_key_valid(&a));
+        ck_assert_mem_eq(&a, &b, sizeof(a));
+        ck_assert_str_eq(a.pairs[0].input, "domain");
+        ck_assert_str_eq(a.pairs[2].input, "zone");
+
+        /* Names: plugin and version as manifests have them, inputs and placeholders
+         * [a-z0-9_]{1,32}. */
+        ck_assert_int_eq(budget_key_init(&k, "nodot", "1.0.0"), -EINVAL);
+        ck_assert_int_eq(budget_key_init(&k, "PDF.contains", "1.0.0"), -EINVAL);
+        ck_assert_int_eq(budget_key_init(&k, PLUGIN, "1.0"), -EINVAL);
+        ck_assert_int_eq(budget_key_init(&k, PLUGIN, "01.0.0"), -EINVAL);
+        ck_assert_int_eq(budget_key_init(&k, PLUGIN, NULL), -EINVAL);
+        ck_assert_int_eq(budget_key_init(&k, PLUGIN, "1.2.3"), 0);
+        before = k;
+        ck_assert_int_eq(budget_key_add(&k, "Needle", "email"), -EINVAL);
+        ck_assert_int_eq(budget_key_add(&k, "needle", "e-mail"), -EINVAL);
+        ck_assert_int_eq(budget_key_add(&k, "", "email"), -EINVAL);
+        memset(long_name, 'a', 33);
+        long_name[33] = 0;
+        ck_assert_int_eq(budget_key_add(&k, "needle", long_name), -EINVAL);
+        long_name[32] = 0;
+        ck_assert_mem_eq(&k, &before, sizeof(k));
+        ck_assert_int_eq(budget_key_add(&k, "needle", long_name), 0);
+        ck_assert_int_eq(budget_key_add(&k, "needle", "other"), -EEXIST);
+        ck_assert_int_eq(budget_key_add(&k, "b", "x"), 0);
+        ck_assert_int_eq(budget_key_add(&k, "c", "x"), 0); /* one placeholder, two inputs */
+        ck_assert_int_eq(budget_key_add(&k, "d", "x"), 0);
+        before = k;
+        ck_assert_int_eq(budget_key_add(&k, "e", "x"), -E2BIG);
+        ck_assert_mem_eq(&k, &before, sizeof(k));
+        ck_assert(budget_key_valid(&k));
+
+        /* A key filled by hand must be canonical. */
+        k = a;
+        BudgetPair t = k.pairs[0];
+        k.pairs[0] = k.pairs[1];
+        k.pairs[1] = t;
+        ck_assert(!budget_key_valid(&k));
+        k = a;
+        strcpy(k.pairs[1].input, k.pairs[0].input);
+        ck_assert(!budget_key_valid(&k));
+        k = a;
+        memset(k.plugin, 'a', sizeof(k.plugin)); /* no terminating NUL */
+        ck_assert(!budget_key_valid(&k));
+        k = a;
+        k.n_pairs = BUDGET_PAIRS_MAX + 1;
+        ck_assert(!budget_key_valid(&k));
+        ck_assert(!budget_key_valid(NULL));
+
+        ck_assert_str_eq(budget_outcome_name(BUDGET_OUTCOME_ONE), "1");
+        ck_assert_str_eq(budget_outcome_name(BUDGET_OUTCOME_PLUGIN_ERROR), "plugin_error");
+        ck_assert_ptr_null(budget_outcome_name(_BUDGET_OUTCOME_MAX));
+}
+END_TEST
+
+START_TEST(test_reserve_limit) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        uint8_t d[BUDGET_DIGEST_SIZE], other[BUDGET_DIGEST_SIZE];
+        BudgetKey k[4];
+        TmpDir t;
+
+        tmpdir_new(&t);
+        s = open_store(t.fd);
+        digest_of("file one", d);
+        digest_of("file two", other);
+        for (unsigned i = 0; i < 4; i++) {
+                char v[16];
+
+                snprintf(v, sizeof(v), "1.0.%u", i);
+                k[i] = key_of(v, "needle=email");
+        }
+
+        ck_assert_int_eq(budget_left(s, d, 3), 3);
+        for (unsigned i = 0; i < 3; i++) {
+                ck_assert_int_eq(budget_reserve(s, d, &k[i], 3), 0);
+                ck_assert_int_eq(budget_commit(s, d, &k[i], BUDGET_OUTCOME_ONE), 0);
+                ck_assert_int_eq(budget_left(s, d, 3), (int)(2 - i));
+        }
+        ck_assert_int_eq(budget_reserve(s, d, &k[3], 3), -EDQUOT);
+        ck_assert_uint_eq(budget_used(s, d), 3);
+
+        /* The same question again costs nothing, even at the limit and under a lower one. */
+        ck_assert_int_eq(budget_reserve(s, d, &k[1], 3), 0);
+        ck_assert_int_eq(budget_commit(s, d, &k[1], BUDGET_OUTCOME_ONE), 0);
+        ck_assert_int_eq(budget_reserve(s, d, &k[0], 1), 0);
+        ck_assert_int_eq(budget_release(s, d, &k[0]), 0);
+        ck_assert_uint_eq(budget_used(s, d), 3);
+
+        /* A grant that lowers the limit sees nothing left; a higher one sees the rest. */
+        ck_assert_int_eq(budget_left(s, d, 2), 0);
+        ck_assert_int_eq(budget_left(s, d, 64), 61);
+        ck_assert_int_eq(budget_reserve(s, d, &k[3], 4), 0);
+        ck_assert_int_eq(budget_commit(s, d, &k[3], BUDGET_OUTCOME_ZERO), 0);
+
+        /* Another content has its own budget. */
+        ck_assert_int_eq(budget_left(s, other, 1), 1);
+        ck_assert_int_eq(budget_reserve(s, other, &k[0], 1), 0);
+        ck_assert_int_eq(budget_reserve(s, other, &k[1], 1), -EDQUOT);
+        ck_assert_int_eq(budget_release(s, other, &k[0]), 0);
+
+        /* Limits outside 1..64 and other bad arguments. */
+        ck_assert_int_eq(budget_reserve(s, other, &k[0], 0), -EINVAL);
+        ck_assert_int_eq(budget_reserve(s, other, &k[0], 65), -EINVAL);
+        ck_assert_int_eq(budget_left(s, other, 0), -EINVAL);
+        ck_assert_int_eq(budget_left(s, other, 65), -EINVAL);
+        ck_assert_int_eq(budget_reserve(NULL, other, &k[0], 1), -EINVAL);
+        ck_assert_int_eq(budget_reserve(s, NULL, &k[0], 1), -EINVAL);
+        ck_assert_int_eq(budget_reserve(s, other, NULL, 1), -EINVAL);
+        ck_assert_uint_eq(budget_used(s, other), 0);
+
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+END_TEST
+
+START_TEST(test_full_limit) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        uint8_t d[BUDGET_DIGEST_SIZE];
+        BudgetKey k;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        s = open_store(t.fd);
+        digest_of("full", d);
+        for (unsigned i = 0; i < BUDGET_LIMIT_MAX; i++) {
+                char v[16];
+
+                snprintf(v, sizeof(v), "1.%u.0", i);
+                k = key_of(v, "a=x,b=y,c=z,d=w");
+                ck_assert_int_eq(budget_reserve(s, d, &k, BUDGET_LIMIT_MAX), 0);
+                ck_assert_int_eq(budget_commit(s, d, &k, BUDGET_OUTCOME_PLUGIN_ERROR), 0);
+        }
+        k = key_of("2.0.0", "");
+        ck_assert_int_eq(budget_reserve(s, d, &k, BUDGET_LIMIT_MAX), -EDQUOT);
+        ck_assert_int_eq(budget_left(s, d, BUDGET_LIMIT_MAX), 0);
+
+        /* The largest budget reads back. */
+        s = budget_close(s);
+        s = open_store(t.fd);
+        ck_assert_uint_eq(budget_used(s, d), BUDGET_LIMIT_MAX);
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+END_TEST
+
+START_TEST(test_commit_lookup) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        uint8_t d[BUDGET_DIGEST_SIZE];
+        BudgetKey a, b, c;
+        BudgetEntry e;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        s = open_store(t.fd);
+        digest_of("lookup", d);
+        a = key_of("1.0.0", "needle=email,domain=host");
+        b = key_of("1.0.0", "domain=host,needle=email");
+        c = key_of("1.0.1", "needle=email,domain=host");
+
+        ck_assert_int_eq(budget_lookup(s, d, &a, &e), 0);
+        ck_assert_int_eq(budget_reserve(s, d, &a, 8), 0);
+        /* Reserved is not answered. */
+        memset(&e, 0xaa, sizeof(e));
+        ck_assert_int_eq(budget_lookup(s, d, &a, &e), 0);
+        ck_assert_int_eq(((uint8_t *)&e)[0], 0xaa);
+        ck_assert_int_eq(budget_commit(s, d, &a, BUDGET_OUTCOME_ONE), 0);
+        /* The bindings in another order find the answer; another version does not. */
+        ck_assert_int_eq(budget_lookup(s, d, &b, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ONE);
+        ck_assert_uint_gt(e.time_usec, 0);
+        ck_assert_int_eq(budget_lookup(s, d, &c, &e), 0);
+
+        /* Only answers are committed; a second run's different outcome does not replace it. */
+        ck_assert_int_eq(budget_reserve(s, d, &c, 8), 0);
+        ck_assert_int_eq(budget_commit(s, d, &c, BUDGET_OUTCOME_RESERVED), -EINVAL);
+        ck_assert_int_eq(budget_commit(s, d, &c, _BUDGET_OUTCOME_MAX), -EINVAL);
+        ck_assert_int_eq(budget_commit(s, d, &c, BUDGET_OUTCOME_PLUGIN_ERROR), 0);
+        ck_assert_int_eq(budget_lookup(s, d, &c, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_PLUGIN_ERROR);
+        ck_assert_int_eq(budget_reserve(s, d, &a, 8), 0);
+        ck_assert_int_eq(budget_commit(s, d, &a, BUDGET_OUTCOME_ZERO), -EEXIST);
+        ck_assert_int_eq(budget_lookup(s, d, &a, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ONE);
+        ck_assert_uint_eq(budget_used(s, d), 2);
+
+        /* Committing a key that holds no slot. */
+        c = key_of("9.9.9", "");
+        ck_assert_int_eq(budget_commit(s, d, &c, BUDGET_OUTCOME_ONE), -ENOENT);
+        ck_assert_int_eq(budget_lookup(s, d, &a, NULL), -EINVAL);
+
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+END_TEST
+
+START_TEST(test_release) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        uint8_t d[BUDGET_DIGEST_SIZE];
+        char name[80];
+        BudgetKey a, b;
+        BudgetEntry e;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        s = open_store(t.fd);
+        digest_of("release", d);
+        budget_file(d, name);
+        a = key_of("1.0.0", "needle=email");
+        b = key_of("1.0.0", "needle=phone");
+
+        /* A transient failure gives the slot back, and the file goes with the last slot. */
+        ck_assert_int_eq(budget_reserve(s, d, &a, 1), 0);
+        {
+                _cleanup_close_ int bfd = openat(t.fd, BUDGET_DIR, O_RDONLY | O_DIRECTORY);
+
+                ck_assert(exists_at(bfd, name));
+                ck_assert_int_eq(budget_reserve(s, d, &b, 1), -EDQUOT);
+                ck_assert_int_eq(budget_release(s, d, &a), 0);
+                ck_assert_uint_eq(budget_used(s, d), 0);
+                ck_assert(!exists_at(bfd, name));
+        }
+        ck_assert_int_eq(budget_reserve(s, d, &b, 1), 0);
+        ck_assert_int_eq(budget_commit(s, d, &b, BUDGET_OUTCOME_ZERO), 0);
+
+        /* Releasing an answered key (a later run failed) keeps the answer. */
+        ck_assert_int_eq(budget_reserve(s, d, &b, 1), 0);
+        ck_assert_int_eq(budget_release(s, d, &b), 0);
+        ck_assert_int_eq(budget_lookup(s, d, &b, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ZERO);
+        ck_assert_uint_eq(budget_used(s, d), 1);
+
+        ck_assert_int_eq(budget_release(s, d, &a), -ENOENT);
+        ck_assert_int_eq(budget_release(s, NULL, &a), -EINVAL);
+
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+END_TEST
+
+/* The loop interleaves runs: reservations of different questions in flight at once cannot
+ * overshoot, and two runs of one question share its slot. */
+START_TEST(test_in_flight) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        _cleanup_free_ BudgetAnswer *answers = NULL;
+        uint8_t d[BUDGET_DIGEST_SIZE];
+        BudgetKey k1, k2, k3;
+        BudgetEntry e;
+        size_t n;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        s = open_store(t.fd);
+        digest_of("in flight", d);
+        k1 = key_of("1.0.0", "");
+        k2 = key_of("1.0.0", "needle=email");
+        k3 = key_of("1.0.0", "needle=name");
+
+        ck_assert_int_eq(budget_reserve(s, d, &k1, 2), 0);
+        ck_assert_int_eq(budget_reserve(s, d, &k2, 2), 0);
+        ck_assert_int_eq(budget_reserve(s, d, &k3, 2), -EDQUOT);
+        ck_assert_int_eq(budget_left(s, d, 2), 0);
+        ck_assert_int_eq(budget_release(s, d, &k1), 0); /* k1's run failed transiently */
+        ck_assert_int_eq(budget_reserve(s, d, &k3, 2), 0);
+
+        /* A second run of k2 while the first is in flight: free, and one release keeps it. */
+        ck_assert_int_eq(budget_reserve(s, d, &k2, 2), 0);
+        ck_assert_int_eq(budget_show(s, d, &answers, &n), 0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_str_eq(answers[0].key.pairs[0].placeholder, "email");
+        ck_assert_uint_eq(answers[0].in_flight, 2);
+        ck_assert_int_eq(answers[0].entry.outcome, BUDGET_OUTCOME_RESERVED);
+        answers = mfree(answers);
+        ck_assert_int_eq(budget_release(s, d, &k2), 0);
+        ck_assert_uint_eq(budget_used(s, d), 2);
+        ck_assert_int_eq(budget_commit(s, d, &k2, BUDGET_OUTCOME_ONE), 0);
+        ck_assert_int_eq(budget_lookup(s, d, &k2, &e), 1);
+        ck_assert_int_eq(budget_commit(s, d, &k3, BUDGET_OUTCOME_ZERO), 0);
+
+        /* Both runs of one question committing the same outcome: both fine. */
+        ck_assert_int_eq(budget_reserve(s, d, &k3, 2), 0);
+        ck_assert_int_eq(budget_reserve(s, d, &k3, 2), 0);
+        ck_assert_int_eq(budget_commit(s, d, &k3, BUDGET_OUTCOME_ZERO), 0);
+        ck_assert_int_eq(budget_commit(s, d, &k3, BUDGET_OUTCOME_ZERO), 0);
+        ck_assert_int_eq(budget_show(s, d, &answers, &n), 0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_uint_eq(answers[0].in_flight, 0);
+        ck_assert_uint_eq(answers[1].in_flight, 0);
+
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+END_TEST
+
+START_TEST(test_persistence) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        _cleanup_free_ BudgetSummary *list = NULL;
+        _cleanup_free_ BudgetAnswer *answers = NULL;
+        _cleanup_free_ char *text = NULL, *expected = NULL;
+        _cleanup_close_ int bfd = -1;
+        uint8_t d[BUDGET_DIGEST_SIZE], d2[BUDGET_DIGEST_SIZE];
+        char name[80], hex[65];
+        BudgetKey a, b, c;
+        BudgetEntry e;
+        struct stat st;
+        size_t n;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        s = open_store(t.fd);
+        ck_assert_int_eq(fstatat(t.fd, BUDGET_DIR, &st, 0), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0700);
+        digest_of("persist", d);
+        digest_of("persist 2", d2);
+        a = key_of("1.0.0", "needle=email");
+        b = key_of("1.0.0", "");
+        c = key_of("1.2.0", "b=y,a=x");
+        ck_assert_int_eq(budget_reserve(s, d, &a, 4), 0);
+        ck_assert_int_eq(budget_commit(s, d, &a, BUDGET_OUTCOME_ONE), 0);
+        ck_assert_int_eq(budget_reserve(s, d, &b, 4), 0);
+        ck_assert_int_eq(budget_commit(s, d, &b, BUDGET_OUTCOME_PLUGIN_ERROR), 0);
+        /* A run in flight when lockd stops: its reservation stays charged. */
+        ck_assert_int_eq(budget_reserve(s, d, &c, 4), 0);
+        ck_assert_int_eq(budget_reserve(s, d2, &b, 4), 0);
+        ck_assert_int_eq(budget_commit(s, d2, &b, BUDGET_OUTCOME_ZERO), 0);
+
+        /* The file is the documented canonical JSON. */
+        bfd = openat(t.fd, BUDGET_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(bfd, 0);
+        budget_file(d2, name);
+        text = read_at(bfd, name);
+        sigstore_hex_encode(d2, BUDGET_DIGEST_SIZE, hex);
+        ck_assert_int_ge(
+                asprintf(&expected,
+                         "{\"answers\":[{\"inputs\":[],\"outcome\":\"0\",\"plugin\":\"" PLUGIN
+                         "\",\"time\":"),
+                0);
+        ck_assert_msg(strncmp(text, expected, strlen(expected)) == 0, "%s", text);
+        expected = mfree(expected);
+        ck_assert_int_ge(asprintf(&expected,
+                                  ",\"version\":\"1.0.0\"}],\"digest\":\"%s\",\"format\":1}\n",
+                                  hex),
+                         0);
+        ck_assert_msg(strlen(text) > strlen(expected) &&
+                              strcmp(text + strlen(text) - strlen(expected), expected) == 0,
+                      "%s", text);
+
+        s = budget_close(s);
+        s = open_store(t.fd);
+        ck_assert_uint_eq(budget_used(s, d), 3);
+        ck_assert_uint_eq(budget_used(s, d2), 1);
+        ck_assert_int_eq(budget_lookup(s, d, &a, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ONE);
+        ck_assert_int_eq(budget_lookup(s, d, &b, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_PLUGIN_ERROR);
+        ck_assert_int_eq(budget_lookup(s, d, &c, &e), 0);
+        ck_assert_int_eq(budget_lookup(s, d2, &b, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ZERO);
+        {
+                BudgetKey more = key_of("3.0.0", "");
+
+                ck_assert_int_eq(budget_reserve(s, d, &more, 3), -EDQUOT);
+        }
+
+        ck_assert_int_eq(budget_list(s, &list, &n), 0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_int_lt(memcmp(list[0].digest, list[1].digest, BUDGET_DIGEST_SIZE), 0);
+        ck_assert_uint_eq(list[0].used + list[1].used, 4);
+
+        ck_assert_int_eq(budget_show(s, d, &answers, &n), 0);
+        ck_assert_uint_eq(n, 3);
+        ck_assert_str_eq(answers[0].key.version, "1.0.0"); /* "" sorts before "needle" */
+        ck_assert_uint_eq(answers[0].key.n_pairs, 0);
+        ck_assert_uint_eq(answers[1].key.n_pairs, 1);
+        ck_assert_str_eq(answers[1].key.pairs[0].input, "needle");
+        ck_assert_str_eq(answers[2].key.version, "1.2.0");
+        ck_assert_str_eq(answers[2].key.pairs[0].input, "a");
+        ck_assert_int_eq(answers[2].entry.outcome, BUDGET_OUTCOME_RESERVED);
+        ck_assert_uint_eq(answers[2].in_flight, 0);
+
+        /* The stale reservation: a new run takes it for free and fills it. */
+        ck_assert_int_eq(budget_reserve(s, d, &c, 3), 0);
+        ck_assert_int_eq(budget_commit(s, d, &c, BUDGET_OUTCOME_ONE), 0);
+        s = budget_close(s);
+        s = open_store(t.fd);
+        ck_assert_int_eq(budget_lookup(s, d, &c, &e), 1);
+
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+END_TEST
+
+START_TEST(test_reset) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        uint8_t d[BUDGET_DIGEST_SIZE], other[BUDGET_DIGEST_SIZE];
+        BudgetKey a, b, c;
+        BudgetEntry e;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        s = open_store(t.fd);
+        digest_of("reset", d);
+        digest_of("other", other);
+        a = key_of("1.0.0", "");
+        b = key_of("1.0.1", "");
+        c = key_of("1.0.2", "");
+        ck_assert_int_eq(budget_reset(s, d), 0);
+        ck_assert_int_eq(budget_reserve(s, d, &a, 3), 0);
+        ck_assert_int_eq(budget_commit(s, d, &a, BUDGET_OUTCOME_ONE), 0);
+        ck_assert_int_eq(budget_reserve(s, d, &b, 3), 0); /* in flight across the reset */
+        ck_assert_int_eq(budget_reserve(s, other, &a, 3), 0);
+        ck_assert_int_eq(budget_commit(s, other, &a, BUDGET_OUTCOME_ONE), 0);
+
+        ck_assert_int_eq(budget_reset(s, d), 1);
+        ck_assert_uint_eq(budget_used(s, d), 1);
+        ck_assert_int_eq(budget_lookup(s, d, &a, &e), 0);
+        ck_assert_int_eq(budget_lookup(s, other, &a, &e), 1); /* another content untouched */
+        ck_assert_int_eq(budget_commit(s, d, &b, BUDGET_OUTCOME_ZERO), 0);
+        ck_assert_int_eq(budget_reserve(s, d, &a, 3), 0);
+        ck_assert_int_eq(budget_reserve(s, d, &c, 3), 0);
+        ck_assert_int_eq(budget_commit(s, d, &a, BUDGET_OUTCOME_ZERO), 0);
+        ck_assert_int_eq(budget_commit(s, d, &c, BUDGET_OUTCOME_ZERO), 0);
+
+        /* A reset answer with a run of it in flight: the slot stays, the outcome goes. */
+        ck_assert_int_eq(budget_reserve(s, d, &c, 3), 0);
+        ck_assert_int_eq(budget_reset(s, d), 2);
+        ck_assert_uint_eq(budget_used(s, d), 1);
+        ck_assert_int_eq(budget_lookup(s, d, &c, &e), 0);
+        ck_assert_int_eq(budget_commit(s, d, &c, BUDGET_OUTCOME_ONE), 0);
+        ck_assert_int_eq(budget_lookup(s, d, &c, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ONE);
+
+        /* Reset on disk too. */
+        ck_assert_int_eq(budget_reset(s, d), 1);
+        ck_assert_uint_eq(budget_used(s, d), 0);
+        s = budget_close(s);
+        s = open_store(t.fd);
+        ck_assert_uint_eq(budget_used(s, d), 0);
+        ck_assert_uint_eq(budget_used(s, other), 1);
+        ck_assert_int_eq(budget_reset(s, NULL), -EINVAL);
+
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+END_TEST
+
+/* Copies the files of dir/budgets (if any) into statefd's budgets/. */
+static void copy_case(const char *dir, int statefd) {
+        char path[PATH_MAX];
+        _cleanup_close_ int bfd = -1;
+        DIR *d;
+        struct dirent *de;
+
+        snprintf(path, sizeof(path), "%s/budgets", dir);
+        d = opendir(path);
+        if (!d) {
+                ck_assert_int_eq(errno, ENOENT);
+                return;
+        }
+        ck_assert_int_eq(mkdirat(statefd, BUDGET_DIR, 0700), 0);
+        bfd = openat(statefd, BUDGET_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(bfd, 0);
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *buf = NULL, *file = NULL;
+                size_t len;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                ck_assert_int_ge(asprintf(&file, "%s/budgets/%s", dir, de->d_name), 0);
+                ck_assert_int_eq(read_full_file(file, BUDGET_FILE_MAX * 2, &buf, &len), 0);
+                write_at(bfd, de->d_name, buf, len);
+        }
+        closedir(d);
+}
+
+static char *case_expected(const char *dir) {
+        char path[PATH_MAX];
+        char *buf = NULL;
+        size_t len;
+
+        snprintf(path, sizeof(path), "%s/expected", dir);
+        ck_assert_int_eq(read_full_file(path, 4096, &buf, &len), 0);
+        return buf;
+}
+
+/* Calls f for every case directory under tests/data/budget/<kind>; returns how many. */
+static size_t for_each_case(const char *kind, void (*f)(const char *dir, const char *name)) {
+        char path[PATH_MAX];
+        struct dirent **names;
+        int n;
+
+        snprintf(path, sizeof(path), "%s/budget/%s", data_dir(), kind);
+        n = scandir(path, &names, NULL, alphasort);
+        ck_assert_msg(n >= 0, "%s: %m", path);
+        for (int i = 0; i < n; i++) {
+                if (names[i]->d_name[0] != '.') {
+                        _cleanup_free_ char *dir = NULL;
+
+                        ck_assert_int_ge(asprintf(&dir, "%s/%s", path, names[i]->d_name), 0);
+                        f(dir, names[i]->d_name);
+                }
+                free(names[i]);
+        }
+        free(names);
+        return (size_t)n - 2;
+}
+
+static void valid_case(const char *dir, const char *name) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        _cleanup_free_ char *expected = case_expected(dir);
+        _cleanup_free_ BudgetSummary *list = NULL;
+        _cleanup_close_ int bfd = -1;
+        size_t n, lines = 0;
+        BudgetError err;
+        struct dirent *de;
+        DIR *d;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        copy_case(dir, t.fd);
+        ck_assert_msg(budget_open(t.fd, &s, &err) == 0, "%s: %s", name, err.message);
+
+        /* expected: "<hex digest> <slots used>" per content. */
+        for (char *line = expected, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+                uint8_t digest[BUDGET_DIGEST_SIZE];
+                char hex[65];
+                size_t used;
+
+                *nl = 0;
+                ck_assert_int_eq(sscanf(line, "%64s %zu", hex, &used), 2);
+                ck_assert_int_eq(sigstore_hex_decode(hex, digest, sizeof(digest)), 0);
+                ck_assert_msg(budget_used(s, digest) == used, "%s: %s", name, line);
+                lines++;
+        }
+        ck_assert_int_eq(budget_list(s, &list, &n), 0);
+        ck_assert_msg(n == lines, "%s: %zu budgets", name, n);
+
+        /* What is left in budgets/: budget files only (an interrupted write's file is gone). */
+        bfd = openat(t.fd, BUDGET_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(bfd, 0);
+        d = fdopendir(TAKE_FD(bfd));
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)))
+                ck_assert_msg(strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                                      strlen(de->d_name) == 64 + 5,
+                              "%s: %s left", name, de->d_name);
+        closedir(d);
+
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+
+static void invalid_case(const char *dir, const char *name) {
+        BudgetStore *s = (BudgetStore *)0x1;
+        _cleanup_free_ char *expected = case_expected(dir);
+        char errname[32], file[128];
+        BudgetError err;
+        int r, want;
+        TmpDir t;
+
+        /* expected: "<errno name> <file the message names>". */
+        ck_assert_int_eq(sscanf(expected, "%31s %127s", errname, file), 2);
+        want = strcmp(errname, "EBADMSG") == 0  ? -EBADMSG
+               : strcmp(errname, "EINVAL") == 0 ? -EINVAL
+               : strcmp(errname, "EFBIG") == 0  ? -EFBIG
+                                                : 0;
+        ck_assert_msg(want != 0, "%s: unknown errno %s", name, errname);
+
+        tmpdir_new(&t);
+        copy_case(dir, t.fd);
+        r = budget_open(t.fd, &s, &err);
+        ck_assert_msg(r == want, "%s: %d (%s)", name, r, err.message);
+        ck_assert_ptr_eq(s, (BudgetStore *)0x1);
+        ck_assert_msg(strstr(err.message, file), "%s: message \"%s\" does not name %s", name,
+                      err.message, file);
+        tmpdir_done(&t);
+}
+
+START_TEST(test_data_valid) {
+        ck_assert_uint_ge(for_each_case("valid", valid_case), 7);
+}
+END_TEST
+
+START_TEST(test_data_invalid) {
+        ck_assert_uint_ge(for_each_case("invalid", invalid_case), 30);
+}
+END_TEST
+
+/* Refusals the data directory cannot hold: other file types, sizes, the digest cap. */
+START_TEST(test_refusals) {
+        BudgetStore *s = NULL;
+        _cleanup_free_ char *big = NULL;
+        _cleanup_close_ int bfd = -1;
+        uint8_t d[BUDGET_DIGEST_SIZE];
+        char name[80];
+        BudgetError err;
+        BudgetKey k;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        digest_of("refusals", d);
+        budget_file(d, name);
+        s = open_store(t.fd);
+        k = key_of("1.0.0", "");
+        ck_assert_int_eq(budget_reserve(s, d, &k, 1), 0);
+        ck_assert_int_eq(budget_commit(s, d, &k, BUDGET_OUTCOME_ONE), 0);
+        s = budget_close(s);
+        bfd = openat(t.fd, BUDGET_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(bfd, 0);
+
+        /* A symlink in place of a budget file. */
+        ck_assert_int_eq(renameat(bfd, name, bfd, "real"), 0);
+        ck_assert_int_eq(symlinkat("real", bfd, name), 0);
+        ck_assert_int_eq(budget_open(t.fd, &s, &err), -ELOOP);
+        ck_assert_ptr_null(s);
+        ck_assert_ptr_nonnull(strstr(err.message, name));
+        ck_assert_int_eq(unlinkat(bfd, name, 0), 0);
+        ck_assert_int_eq(unlinkat(bfd, "real", 0), 0);
+
+        /* A directory in place of a budget file. */
+        ck_assert_int_eq(mkdirat(bfd, name, 0700), 0);
+        ck_assert_int_eq(budget_open(t.fd, &s, &err), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err.message, name));
+        ck_assert_int_eq(unlinkat(bfd, name, AT_REMOVEDIR), 0);
+
+        /* Larger than a budget can be. */
+        big = malloc(BUDGET_FILE_MAX + 1);
+        ck_assert_ptr_nonnull(big);
+        memset(big, ' ', BUDGET_FILE_MAX + 1);
+        write_at(bfd, name, big, BUDGET_FILE_MAX + 1);
+        ck_assert_int_eq(budget_open(t.fd, &s, &err), -EFBIG);
+        ck_assert_ptr_nonnull(strstr(err.message, name));
+        ck_assert_int_eq(unlinkat(bfd, name, 0), 0);
+
+        /* budgets/ itself must be a directory. */
+        bfd = safe_close(bfd);
+        ck_assert_int_eq(unlinkat(t.fd, BUDGET_DIR, AT_REMOVEDIR), 0);
+        ck_assert_int_eq(symlinkat(".", t.fd, BUDGET_DIR), 0);
+        ck_assert_int_lt(budget_open(t.fd, &s, &err), 0);
+        ck_assert_ptr_null(s);
+        ck_assert_int_eq(unlinkat(t.fd, BUDGET_DIR, 0), 0);
+
+        ck_assert_int_eq(budget_open(-1, &s, &err), -EINVAL);
+        ck_assert_int_eq(budget_open(t.fd, NULL, &err), -EINVAL);
+        tmpdir_done(&t);
+}
+END_TEST
+
+START_TEST(test_digests_cap) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        BudgetKey k;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        s = open_store(t.fd);
+        ck_assert_int_eq(budget_set_digests_max(s, 0), -EINVAL);
+        ck_assert_int_eq(budget_set_digests_max(s, BUDGET_DIGESTS_MAX + 1), -EINVAL);
+        ck_assert_int_eq(budget_set_digests_max(s, 3), 0);
+        k = key_of("1.0.0", "");
+        for (unsigned i = 0; i < 4; i++) {
+                uint8_t d[BUDGET_DIGEST_SIZE];
+                char c[16];
+
+                snprintf(c, sizeof(c), "content %u", i);
+                digest_of(c, d);
+                ck_assert_int_eq(budget_reserve(s, d, &k, 1), i < 3 ? 0 : -ENOSPC);
+                if (i == 3) {
+                        /* A known content still reserves; a freed one makes room. */
+                        uint8_t d0[BUDGET_DIGEST_SIZE];
+
+                        digest_of("content 0", d0);
+                        ck_assert_int_eq(budget_reserve(s, d0, &k, 1), 0);
+                        ck_assert_int_eq(budget_release(s, d0, &k), 0);
+                        ck_assert_int_eq(budget_release(s, d0, &k), 0);
+                        ck_assert_uint_eq(budget_used(s, d0), 0);
+                        ck_assert_int_eq(budget_reserve(s, d, &k, 1), 0);
+                }
+        }
+        /* Many contents through the table (growth, removal with probe runs). */
+        ck_assert_int_eq(budget_set_digests_max(s, 600), 0);
+        for (unsigned i = 0; i < 500; i++) {
+                uint8_t d[BUDGET_DIGEST_SIZE];
+                char c[16];
+
+                snprintf(c, sizeof(c), "many %u", i);
+                digest_of(c, d);
+                ck_assert_int_eq(budget_reserve(s, d, &k, 1), 0);
+        }
+        for (unsigned i = 0; i < 500; i += 2) {
+                uint8_t d[BUDGET_DIGEST_SIZE];
+                char c[16];
+
+                snprintf(c, sizeof(c), "many %u", i);
+                digest_of(c, d);
+                ck_assert_int_eq(budget_release(s, d, &k), 0);
+        }
+        for (unsigned i = 0; i < 500; i++) {
+                uint8_t d[BUDGET_DIGEST_SIZE];
+                char c[16];
+
+                snprintf(c, sizeof(c), "many %u", i);
+                digest_of(c, d);
+                ck_assert_uint_eq(budget_used(s, d), i % 2);
+        }
+        s = budget_close(s);
+        s = open_store(t.fd);
+        ck_assert_uint_eq(budget_used(s, (const uint8_t[32]){}), 0);
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+END_TEST
+
+/* A write that fails changes nothing in memory: nothing charged on a failed reservation, the slot
+ * still charged after a failed commit or release. budgets/ is removed under the open store. */
+START_TEST(test_write_failures) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        uint8_t d[BUDGET_DIGEST_SIZE];
+        char name[80];
+        BudgetKey a, b;
+        BudgetEntry e;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        digest_of("failures", d);
+        budget_file(d, name);
+        a = key_of("1.0.0", "");
+        b = key_of("1.0.1", "");
+
+        /* A reservation that cannot be written charges nothing. */
+        s = open_store(t.fd);
+        ck_assert_int_eq(unlinkat(t.fd, BUDGET_DIR, AT_REMOVEDIR), 0);
+        ck_assert_int_lt(budget_reserve(s, d, &a, 2), 0);
+        ck_assert_uint_eq(budget_used(s, d), 0);
+        ck_assert_int_eq(budget_left(s, d, 2), 2);
+        s = budget_close(s);
+
+        s = open_store(t.fd);
+        ck_assert_int_eq(budget_reserve(s, d, &a, 2), 0);
+        ck_assert_int_eq(budget_reserve(s, d, &b, 2), 0);
+        ck_assert_int_eq(budget_commit(s, d, &b, BUDGET_OUTCOME_ONE), 0);
+        {
+                _cleanup_close_ int bfd = openat(t.fd, BUDGET_DIR, O_RDONLY | O_DIRECTORY);
+
+                ck_assert_int_eq(unlinkat(bfd, name, 0), 0);
+        }
+        ck_assert_int_eq(unlinkat(t.fd, BUDGET_DIR, AT_REMOVEDIR), 0);
+
+        /* A commit that cannot be written caches nothing; the slot stays charged. */
+        ck_assert_int_lt(budget_commit(s, d, &a, BUDGET_OUTCOME_ONE), 0);
+        ck_assert_int_eq(budget_lookup(s, d, &a, &e), 0);
+        ck_assert_uint_eq(budget_used(s, d), 2);
+
+        /* A release that cannot be written gives nothing back (a second run took the slot). */
+        ck_assert_int_eq(budget_reserve(s, d, &a, 2), 0);
+        ck_assert_uint_eq(budget_used(s, d), 2);
+        ck_assert_int_lt(budget_release(s, d, &a), 0);
+        ck_assert_uint_eq(budget_used(s, d), 2);
+
+        /* Nor a reset. */
+        ck_assert_int_eq(budget_reserve(s, d, &b, 2), 0);
+        ck_assert_int_lt(budget_reset(s, d), 0);
+        ck_assert_uint_eq(budget_used(s, d), 2);
+        ck_assert_int_eq(budget_lookup(s, d, &b, &e), 1);
+
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+END_TEST
+
+static double seconds(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Not asserted: prints lookups per second over a store of 10 000 contents × 8 answers, and what a
+ * persisted reservation and commit cost on this file system. */
+START_TEST(test_bench) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        enum { CONTENTS = 10000, ANSWERS = 8, LOOKUPS = 2000000, WRITES = 100 };
+        static uint8_t digests[CONTENTS][BUDGET_DIGEST_SIZE];
+        BudgetKey keys[ANSWERS];
+        double t0, t1;
+        size_t hits = 0;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        for (unsigned i = 0; i < ANSWERS; i++) {
+                char v[16];
+
+                snprintf(v, sizeof(v), "1.0.%u", i);
+                keys[i] = key_of(v, "needle=email,domain=host");
+        }
+        for (unsigned i = 0; i < CONTENTS; i++) {
+                char c[16];
+
+                snprintf(c, sizeof(c), "bench %u", i);
+                digest_of(c, digests[i]);
+        }
+
+        /* Written once, then loaded by budget_open() as lockd would at start. */
+        s = open_store(t.fd);
+        t0 = seconds();
+        for (unsigned i = 0; i < WRITES; i++) {
+                ck_assert_int_eq(budget_reserve(s, digests[i], &keys[0], 8), 0);
+                ck_assert_int_eq(budget_commit(s, digests[i], &keys[0], BUDGET_OUTCOME_ONE), 0);
+        }
+        t1 = seconds();
+        fprintf(stderr, "# budget_reserve+budget_commit (persisted): %.0f/s, %.2f ms each\n",
+                WRITES / (t1 - t0), (t1 - t0) * 1000 / WRITES);
+        s = budget_close(s);
+        {
+                _cleanup_close_ int bfd = openat(t.fd, BUDGET_DIR, O_RDONLY | O_DIRECTORY);
+                char hex[65];
+
+                for (unsigned i = 0; i < CONTENTS; i++) {
+                        char name[80], *text = NULL;
+
+                        sigstore_hex_encode(digests[i], BUDGET_DIGEST_SIZE, hex);
+                        snprintf(name, sizeof(name), "%s.json", hex);
+                        ck_assert_int_ge(asprintf(&text, "{\"answers\":["), 0);
+                        for (unsigned j = 0; j < ANSWERS; j++) {
+                                char *more = NULL;
+
+                                ck_assert_int_ge(
+                                        asprintf(
+                                                &more,
+                                                "%s%s{\"inputs\":[[\"domain\",\"host\"],["
+                                                "\"needle\","
+                                                "\"email\"]],\"outcome\":\"1\",\"plugin\":\"" PLUGIN
+                                                "\",\"time\":1,\"version\":\"1.0.%u\"}",
+                                                text, j ? "," : "", j),
+                                        0);
+                                free(text);
+                                text = more;
+                        }
+                        {
+                                char *more = NULL;
+
+                                ck_assert_int_ge(asprintf(&more,
+                                                          "%s],\"digest\":\"%s\",\"format\":1}\n",
+                                                          text, hex),
+                                                 0);
+                                free(text);
+                                text = more;
+                        }
+                        write_at(bfd, name, text, strlen(text));
+                        free(text);
+                }
+        }
+        t0 = seconds();
+        s = open_store(t.fd);
+        t1 = seconds();
+        fprintf(stderr, "# budget_open: %d contents x %d answers in %.3f s\n", CONTENTS, ANSWERS,
+                t1 - t0);
+
+        t0 = seconds();
+        for (unsigned i = 0; i < LOOKUPS; i++) {
+                BudgetEntry e;
+
+                hits += budget_lookup(s, digests[(i * 7919u) % CONTENTS], &keys[i % ANSWERS], &e) ==
+                        1;
+        }
+        t1 = seconds();
+        ck_assert_uint_eq(hits, LOOKUPS);
+        fprintf(stderr, "# budget_lookup: %.0f lookups/s\n", LOOKUPS / (t1 - t0));
+
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+END_TEST
+
+static Suite *budget_suite(void) {
+        Suite *s = suite_create("budget");
+        TCase *tc = tcase_create("core");
+
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, test_keys);
+        tcase_add_test(tc, test_reserve_limit);
+        tcase_add_test(tc, test_full_limit);
+        tcase_add_test(tc, test_commit_lookup);
+        tcase_add_test(tc, test_release);
+        tcase_add_test(tc, test_in_flight);
+        tcase_add_test(tc, test_persistence);
+        tcase_add_test(tc, test_reset);
+        tcase_add_test(tc, test_data_valid);
+        tcase_add_test(tc, test_data_invalid);
+        tcase_add_test(tc, test_refusals);
+        tcase_add_test(tc, test_digests_cap);
+        tcase_add_test(tc, test_write_failures);
+        tcase_add_test(tc, test_bench);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        return check_run(budget_suite());
+}
