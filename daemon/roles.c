@@ -44,87 +44,105 @@ static void say(char *why, size_t len, const char *fmt, ...) {
         va_end(ap);
 }
 
-/* Calls getpwnam_r (name) or getpwuid_r (!name), growing the buffer on ERANGE. 0 with *ret
- * filled, -ENOENT when there is no such user, or another negative errno. */
-static int lookup_user(const char *name, uid_t uid, User *ret) {
-        _cleanup_free_ char *buf = NULL;
-        size_t len = NSS_BUFFER_START;
-
+/*
+ * One call into the passwd database (pw) or the group database (gr, pw NULL): the entry named name,
+ * the one with id (name NULL), or with next the next entry of the enumeration the caller opened
+ * with setpwent()/setgrent(). Its strings live in *buf of *len bytes, allocated when *buf is NULL
+ * and grown on ERANGE up to NSS_BUFFER_MAX. 0 with the entry filled, -ENOENT when there is no such
+ * entry or no further one, or another negative errno.
+ */
+static int nss_get(struct passwd *pw, struct group *gr, const char *name, uint32_t id, bool next,
+                   char **buf, size_t *len) {
+        if (!*buf) {
+                *len = NSS_BUFFER_START;
+                *buf = malloc(*len);
+                if (!*buf)
+                        return -ENOMEM;
+        }
         for (;;) {
-                struct passwd pw, *res = NULL;
+                struct passwd *pw_res = NULL;
+                struct group *gr_res = NULL;
                 int r;
 
-                free(buf);
-                buf = malloc(len);
-                if (!buf)
-                        return -ENOMEM;
-                r = name ? getpwnam_r(name, &pw, buf, len, &res)
-                         : getpwuid_r(uid, &pw, buf, len, &res);
-                if (r == ERANGE && len < NSS_BUFFER_MAX) {
-                        len *= 2;
+                if (pw && next)
+                        r = getpwent_r(pw, *buf, *len, &pw_res);
+                else if (pw && name)
+                        r = getpwnam_r(name, pw, *buf, *len, &pw_res);
+                else if (pw)
+                        r = getpwuid_r(id, pw, *buf, *len, &pw_res);
+                else if (next)
+                        r = getgrent_r(gr, *buf, *len, &gr_res);
+                else if (name)
+                        r = getgrnam_r(name, gr, *buf, *len, &gr_res);
+                else
+                        r = getgrgid_r(id, gr, *buf, *len, &gr_res);
+                if (r == ERANGE && *len < NSS_BUFFER_MAX) {
+                        char *b = realloc(*buf, *len * 2);
+                        if (!b)
+                                return -ENOMEM;
+                        *buf = b;
+                        *len *= 2;
                         continue;
                 }
-                if (r != 0)
-                        return -r;
-                if (!res)
+                if (r == ENOENT || (r == 0 && !pw_res && !gr_res))
                         return -ENOENT;
-                ret->name = strdup(pw.pw_name);
-                if (!ret->name)
-                        return -ENOMEM;
-                ret->uid = pw.pw_uid;
-                ret->gid = pw.pw_gid;
-                return 0;
+                return -r;
         }
 }
 
-/* getgrnam_r (name) or getgrgid_r (!name), growing the buffer on ERANGE. 0 with the gid in *ret
- * and, if ret_members is not NULL, a NULL-terminated copy of the member names; -ENOENT when there
- * is no such group, or another negative errno. */
+/* getpwnam_r (name) or getpwuid_r (!name). 0 with *ret filled, -ENOENT when there is no such
+ * user, or another negative errno. */
+static int lookup_user(const char *name, uid_t uid, User *ret) {
+        _cleanup_free_ char *buf = NULL;
+        struct passwd pw;
+        size_t len = 0;
+        int r;
+
+        r = nss_get(&pw, NULL, name, uid, false, &buf, &len);
+        if (r < 0)
+                return r;
+        ret->name = strdup(pw.pw_name);
+        if (!ret->name)
+                return -ENOMEM;
+        ret->uid = pw.pw_uid;
+        ret->gid = pw.pw_gid;
+        return 0;
+}
+
+/* getgrnam_r (name) or getgrgid_r (!name). 0 with the gid in *ret and, if ret_members is not
+ * NULL, a NULL-terminated copy of the member names; -ENOENT when there is no such group, or
+ * another negative errno. */
 static int lookup_group(const char *name, gid_t gid, gid_t *ret, char ***ret_members) {
         _cleanup_free_ char *buf = NULL;
-        size_t len = NSS_BUFFER_START;
+        struct group gr;
+        size_t len = 0;
+        int r;
 
-        for (;;) {
-                struct group gr, *res = NULL;
-                int r;
+        r = nss_get(NULL, &gr, name, gid, false, &buf, &len);
+        if (r < 0)
+                return r;
+        if (ret_members) {
+                size_t n = 0;
+                char **m;
 
-                free(buf);
-                buf = malloc(len);
-                if (!buf)
+                while (gr.gr_mem && gr.gr_mem[n])
+                        n++;
+                m = calloc(n + 1, sizeof(char *));
+                if (!m)
                         return -ENOMEM;
-                r = name ? getgrnam_r(name, &gr, buf, len, &res)
-                         : getgrgid_r(gid, &gr, buf, len, &res);
-                if (r == ERANGE && len < NSS_BUFFER_MAX) {
-                        len *= 2;
-                        continue;
-                }
-                if (r != 0)
-                        return -r;
-                if (!res)
-                        return -ENOENT;
-                if (ret_members) {
-                        size_t n = 0;
-                        char **m;
-
-                        while (gr.gr_mem && gr.gr_mem[n])
-                                n++;
-                        m = calloc(n + 1, sizeof(char *));
-                        if (!m)
+                for (size_t i = 0; i < n; i++) {
+                        m[i] = strdup(gr.gr_mem[i]);
+                        if (!m[i]) {
+                                for (size_t k = 0; k < i; k++)
+                                        free(m[k]);
+                                free(m);
                                 return -ENOMEM;
-                        for (size_t i = 0; i < n; i++) {
-                                m[i] = strdup(gr.gr_mem[i]);
-                                if (!m[i]) {
-                                        for (size_t k = 0; k < i; k++)
-                                                free(m[k]);
-                                        free(m);
-                                        return -ENOMEM;
-                                }
                         }
-                        *ret_members = m;
                 }
-                *ret = gr.gr_gid;
-                return 0;
+                *ret_members = m;
         }
+        *ret = gr.gr_gid;
+        return 0;
 }
 
 static void strv_free(char **v) {
@@ -295,54 +313,41 @@ static int check_user_by(const Roles *r, const char *name, uid_t uid, char *why,
  * mixed with other lookups: the list is collected first, then checked. */
 static int enumerate_users(User **ret, size_t *ret_n) {
         _cleanup_free_ char *buf = NULL;
-        size_t len = NSS_BUFFER_START, n = 0;
+        size_t len = 0, n = 0;
         User *users = NULL;
         int r = 0;
 
-        buf = malloc(len);
-        if (!buf)
-                return -ENOMEM;
         setpwent();
         while (n < ENUMERATE_MAX) {
-                struct passwd pw, *res = NULL;
+                struct passwd pw;
                 User *u;
 
-                r = getpwent_r(&pw, buf, len, &res);
-                if (r == ERANGE && len < NSS_BUFFER_MAX) {
-                        char *b = realloc(buf, len * 2);
-                        if (!b) {
-                                r = ENOMEM;
-                                break;
-                        }
-                        buf = b;
-                        len *= 2;
-                        continue;
-                }
-                if (r == ENOENT || (r == 0 && !res)) {
+                r = nss_get(&pw, NULL, NULL, 0, true, &buf, &len);
+                if (r == -ENOENT) {
                         r = 0;
                         break;
                 }
-                if (r != 0)
+                if (r < 0)
                         break;
                 u = reallocarray(users, n + 1, sizeof(User));
                 if (!u) {
-                        r = ENOMEM;
+                        r = -ENOMEM;
                         break;
                 }
                 users = u;
                 users[n] = (User){.name = strdup(pw.pw_name), .uid = pw.pw_uid, .gid = pw.pw_gid};
                 if (!users[n].name) {
-                        r = ENOMEM;
+                        r = -ENOMEM;
                         break;
                 }
                 n++;
         }
         endpwent();
-        if (r != 0) {
+        if (r < 0) {
                 for (size_t i = 0; i < n; i++)
                         user_done(&users[i]);
                 free(users);
-                return -r;
+                return r;
         }
         *ret = users;
         *ret_n = n;
@@ -451,6 +456,17 @@ int roles_resolve(const Policy *p, Roles **ret, char *why, size_t why_len) {
         return 0;
 }
 
+/* The role bits a member of group gid has. */
+static unsigned gid_mask(const Roles *r, gid_t gid) {
+        unsigned mask = 0;
+
+        if (has(r->agents.gids, r->agents.n_gids, gid))
+                mask |= ROLE_AGENT;
+        if (has(r->consoles.gids, r->consoles.n_gids, gid))
+                mask |= ROLE_CONSOLE;
+        return mask;
+}
+
 /* The role bits uid has by its own id and its group database entries (not the peer's gid). */
 static unsigned uid_mask(const Roles *r, uid_t uid) {
         _cleanup_free_ gid_t *groups = NULL;
@@ -465,12 +481,8 @@ static unsigned uid_mask(const Roles *r, uid_t uid) {
         if (lookup_user(NULL, uid, &u) < 0)
                 return mask;
         if (user_groups(u.name, u.gid, &groups, &n) >= 0)
-                for (size_t i = 0; i < n; i++) {
-                        if (has(r->agents.gids, r->agents.n_gids, groups[i]))
-                                mask |= ROLE_AGENT;
-                        if (has(r->consoles.gids, r->consoles.n_gids, groups[i]))
-                                mask |= ROLE_CONSOLE;
-                }
+                for (size_t i = 0; i < n; i++)
+                        mask |= gid_mask(r, groups[i]);
         user_done(&u);
         return mask;
 }
@@ -498,10 +510,7 @@ RoleKind roles_classify(Roles *r, uid_t uid, gid_t gid) {
                                 r->n_cache++;
                 }
         }
-        if (has(r->agents.gids, r->agents.n_gids, gid))
-                mask |= ROLE_AGENT;
-        if (has(r->consoles.gids, r->consoles.n_gids, gid))
-                mask |= ROLE_CONSOLE;
+        mask |= gid_mask(r, gid);
 
         /* Both roles at once: the two sets were disjoint at start, so something changed or the
          * peer carries a gid it was not given at login. Neither role is safe to grant. */
@@ -512,37 +521,20 @@ RoleKind roles_classify(Roles *r, uid_t uid, gid_t gid) {
 
 int roles_check_uid_range(uid_t first, uid_t last, char *why, size_t why_len) {
         _cleanup_free_ char *buf = NULL;
-        size_t len = NSS_BUFFER_START;
-        int r = 0;
+        size_t len = 0;
+        int r;
 
         if (why && why_len > 0)
                 why[0] = '\0';
         if (first == 0 || first > last || last == (uid_t)-1)
                 return -EINVAL;
-        buf = malloc(len);
-        if (!buf)
-                return -ENOMEM;
 
         setpwent();
         for (;;) {
-                struct passwd pw, *res = NULL;
+                struct passwd pw;
 
-                r = getpwent_r(&pw, buf, len, &res);
-                if (r == ERANGE && len < NSS_BUFFER_MAX) {
-                        char *b = realloc(buf, len * 2);
-                        if (!b) {
-                                r = ENOMEM;
-                                break;
-                        }
-                        buf = b;
-                        len *= 2;
-                        continue;
-                }
-                if (r == ENOENT || (r == 0 && !res)) {
-                        r = 0;
-                        break;
-                }
-                if (r != 0)
+                r = nss_get(&pw, NULL, NULL, 0, true, &buf, &len);
+                if (r < 0)
                         break;
                 if ((pw.pw_uid >= first && pw.pw_uid <= last) ||
                     (pw.pw_gid >= first && pw.pw_gid <= last)) {
@@ -551,49 +543,37 @@ int roles_check_uid_range(uid_t first, uid_t last, char *why, size_t why_len) {
                             ") is inside the ephemeral range %" PRIu32 "..%" PRIu32,
                             pw.pw_name, (uint32_t)pw.pw_uid, (uint32_t)pw.pw_gid, (uint32_t)first,
                             (uint32_t)last);
-                        r = EEXIST;
+                        r = -EEXIST;
                         break;
                 }
         }
         endpwent();
-        if (r != 0) {
-                if (r != EEXIST)
-                        say(why, why_len, "cannot enumerate users: %s", strerror(r));
-                return -r;
+        if (r != -ENOENT) {
+                if (r != -EEXIST)
+                        say(why, why_len, "cannot enumerate users: %s", strerror(-r));
+                return r;
         }
 
         setgrent();
         for (;;) {
-                struct group gr, *res = NULL;
+                struct group gr;
 
-                r = getgrent_r(&gr, buf, len, &res);
-                if (r == ERANGE && len < NSS_BUFFER_MAX) {
-                        char *b = realloc(buf, len * 2);
-                        if (!b) {
-                                r = ENOMEM;
-                                break;
-                        }
-                        buf = b;
-                        len *= 2;
-                        continue;
-                }
-                if (r == ENOENT || (r == 0 && !res)) {
-                        r = 0;
-                        break;
-                }
-                if (r != 0)
+                r = nss_get(NULL, &gr, NULL, 0, true, &buf, &len);
+                if (r < 0)
                         break;
                 if (gr.gr_gid >= first && gr.gr_gid <= last) {
                         say(why, why_len,
                             "group '%s' (gid %" PRIu32 ") is inside the ephemeral range %" PRIu32
                             "..%" PRIu32,
                             gr.gr_name, (uint32_t)gr.gr_gid, (uint32_t)first, (uint32_t)last);
-                        r = EEXIST;
+                        r = -EEXIST;
                         break;
                 }
         }
         endgrent();
-        if (r != 0 && r != EEXIST)
-                say(why, why_len, "cannot enumerate groups: %s", strerror(r));
-        return -r;
+        if (r == -ENOENT)
+                return 0;
+        if (r != -EEXIST)
+                say(why, why_len, "cannot enumerate groups: %s", strerror(-r));
+        return r;
 }
