@@ -267,7 +267,7 @@ static int check_step_inputs(const RawStep *raw, int i, PlanStep *out, PlanError
 
 /* Whether two steps ask the same question of the same budget account. */
 static bool same_question(const PlanStep *a, const PlanStep *b) {
-        if (a->budget_account != b->budget_account ||
+        if (memcmp(a->budget_account, b->budget_account, PLAN_ACCOUNT_SIZE) != 0 ||
             strcmp(a->manifest->name, b->manifest->name) != 0 ||
             strcmp(a->manifest->version, b->manifest->version) != 0 ||
             a->n_bindings != b->n_bindings)
@@ -282,7 +282,7 @@ static bool same_question(const PlanStep *a, const PlanStep *b) {
 /* Guard 6: each new question costs one answer from its account; 0, -EINVAL or a callback's. */
 static int check_budget(Plan *p, const PlanCallbacks *cb, PlanError *e) {
         struct {
-                const void *account;
+                const uint8_t *account;
                 unsigned used;
         } accounts[PLAN_STEPS_MAX] = {};
         size_t n_accounts = 0;
@@ -295,11 +295,9 @@ static int check_budget(Plan *p, const PlanCallbacks *cb, PlanError *e) {
                 int r;
 
                 r = cb->budget_query(cb->userdata, s, &b);
-                if (r < 0)
+                if (r != 0)
                         return callback_errno(r);
-                if (!b.account)
-                        return -EIO;
-                s->budget_account = b.account;
+                memcpy(s->budget_account, b.account, PLAN_ACCOUNT_SIZE);
                 s->charged = false;
                 if (b.answered)
                         continue;
@@ -310,10 +308,10 @@ static int check_budget(Plan *p, const PlanCallbacks *cb, PlanError *e) {
                         continue;
 
                 for (a = 0; a < n_accounts; a++)
-                        if (accounts[a].account == b.account)
+                        if (memcmp(accounts[a].account, s->budget_account, PLAN_ACCOUNT_SIZE) == 0)
                                 break;
                 if (a == n_accounts) {
-                        accounts[a].account = b.account;
+                        accounts[a].account = s->budget_account;
                         accounts[a].used = 0;
                         n_accounts++;
                 }

@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "manifest.h"
@@ -13,6 +14,7 @@
 #define PLAN_INPUTS_MAX       MANIFEST_INPUTS_MAX                /* bindings in one step */
 #define PLAN_PLACEHOLDER_MAX  32                                 /* bytes of a placeholder's name */
 #define PLAN_PLACEHOLDERS_MAX (PLAN_STEPS_MAX * PLAN_INPUTS_MAX) /* distinct ones in a plan */
+#define PLAN_ACCOUNT_SIZE     32 /* bytes of a budget account's identity: a SHA-256 */
 /* The longest plan_tuple_format() output, without its NUL: four "input=placeholder" and commas. */
 #define PLAN_TUPLE_STRING_MAX                                                                      \
         (PLAN_INPUTS_MAX * (32 + 1 + PLAN_PLACEHOLDER_MAX) + PLAN_INPUTS_MAX - 1)
@@ -89,7 +91,7 @@ typedef struct PlanStep {
         /* Budget: whether this step costs one answer (a question not answered before and not
          * already asked by an earlier step of this plan), and the account it is charged to. */
         bool charged;
-        const void *budget_account;
+        uint8_t budget_account[PLAN_ACCOUNT_SIZE];
 } PlanStep;
 
 typedef struct Plan {
@@ -102,11 +104,13 @@ typedef struct Plan {
 
 /* What the budget says about one step's question (PlanCallbacks.budget_query). */
 typedef struct PlanBudget {
-        /* The budget the answer would be charged to: the file content's. Steps whose accounts
-         * are equal (as pointers) share one budget, whichever handle they name. Not NULL. */
-        const void *account;
-        unsigned remaining; /* new answers the account still allows */
-        bool answered;      /* this question was answered before: it costs nothing */
+        /* The budget the answer would be charged to: the file content's SHA-256. Steps whose
+         * accounts are equal (bytewise) share one budget, whichever handle they name. */
+        uint8_t account[PLAN_ACCOUNT_SIZE];
+        /* New answers the account still allows to this step's handle (its grant's limit less
+         * what the content used): two grants of one content may allow different numbers. */
+        unsigned remaining;
+        bool answered; /* this question was answered before: it costs nothing */
 } PlanBudget;
 
 /*

@@ -81,7 +81,8 @@ static int budget_query(void *userdata, const PlanStep *step, PlanBudget *ret) {
         c->budget_calls++;
         if (plan_tuple_format(step, tuple, sizeof(tuple)) != 0)
                 abort();
-        ret->account = h;
+        memset(ret->account, 0, sizeof(ret->account));
+        ret->account[0] = (uint8_t)(h - handles + 1);
         ret->remaining = h->remaining;
         /* Answered before: the protocol-1 question on h-report. */
         ret->answered = h == &handles[0] && strcmp(step->manifest->name, "pdf.blank-page") == 0;
@@ -110,7 +111,7 @@ static void check_plan(const Plan *p) {
         for (size_t i = 0; i < p->n_steps; i++) {
                 const PlanStep *s = &p->steps[i];
 
-                if (!s->handle || !s->manifest || !s->plugin || !s->budget_account ||
+                if (!s->handle || !s->manifest || !s->plugin || s->budget_account[0] == 0 ||
                     s->n_bindings != (s->manifest->protocol >= 2 ? s->manifest->n_inputs : 0))
                         abort();
                 for (size_t k = 0; k < s->n_bindings; k++) {

@@ -16,34 +16,29 @@
 
 /*
  * The world every case runs against. Handles: h-report and h-report-copy are grants of the same
- * content (account A, 3 answers left), h-notes has 1 left (B), h-spent none (C), h-bob is
- * granted to another agent. Answered before: pdf.blank-page on A, pdf.contains needle=email on C.
+ * content (account A) with 3 answers left, h-report-tight a third grant of it with 1 left;
+ * h-notes has 1 left (B), h-spent none (C), h-bob is granted to another agent. Answered before:
+ * pdf.blank-page on A, pdf.contains needle=email on C.
  */
-typedef struct Account {
-        const char *name;
-        unsigned remaining;
-} Account;
-
-static Account accounts[] = {{"A", 3}, {"B", 1}, {"C", 0}, {"D", 5}};
-
 typedef struct Handle {
         const char *id;
         uid_t agent;
-        Account *account;
+        char account; /* the first byte of the account's identity, the others 0 */
+        unsigned remaining;
 } Handle;
 
 static Handle handles[] = {
-        {"h-report", AGENT_UID, &accounts[0]}, {"h-report-copy", AGENT_UID, &accounts[0]},
-        {"h-notes", AGENT_UID, &accounts[1]},  {"h-spent", AGENT_UID, &accounts[2]},
-        {"h-bob", OTHER_UID, &accounts[3]},
+        {"h-report", AGENT_UID, 'A', 3},       {"h-report-copy", AGENT_UID, 'A', 3},
+        {"h-report-tight", AGENT_UID, 'A', 1}, {"h-notes", AGENT_UID, 'B', 1},
+        {"h-spent", AGENT_UID, 'C', 0},        {"h-bob", OTHER_UID, 'D', 5},
 };
 
 static const struct {
-        const Account *account;
+        char account;
         const char *plugin, *tuple;
 } answered[] = {
-        {&accounts[0], "pdf.blank-page", ""},
-        {&accounts[2], "pdf.contains", "needle=email"},
+        {'A', "pdf.blank-page", ""},
+        {'C', "pdf.contains", "needle=email"},
 };
 
 static const char *const manifest_texts[] = {
@@ -117,8 +112,9 @@ static int budget_query(void *userdata, const PlanStep *step, PlanBudget *ret) {
         trace_add(t, "b", step->handle_id);
         if (t->fail_budget)
                 return t->fail_budget;
-        ret->account = h->account;
-        ret->remaining = h->account->remaining;
+        memset(ret->account, 0, sizeof(ret->account));
+        ret->account[0] = (uint8_t)h->account;
+        ret->remaining = h->remaining;
         ret->answered = false;
         for (size_t i = 0; i < ELEMENTSOF(answered); i++)
                 if (answered[i].account == h->account &&
@@ -240,7 +236,7 @@ static void check_invariants(int r, const Plan *p, const PlanError *e) {
                 const PlanStep *s = &p->steps[i];
                 ck_assert_ptr_nonnull(s->handle);
                 ck_assert_ptr_nonnull(s->manifest);
-                ck_assert_ptr_nonnull(s->budget_account);
+                ck_assert_uint_ne(s->budget_account[0], 0);
                 ck_assert_uint_eq(s->n_bindings,
                                   s->manifest->protocol >= 2 ? s->manifest->n_inputs : 0);
                 for (size_t k = 0; k + 1 < s->n_bindings; k++)
@@ -521,15 +517,15 @@ START_TEST(test_plan_contents) {
         ck_assert_int_eq(plan_tuple_format(&p->steps[0], tuple, sizeof(tuple)), 0);
         ck_assert_str_eq(tuple, "recipient=boss,sender=me");
         ck_assert(p->steps[0].charged);
-        ck_assert_ptr_eq(p->steps[0].budget_account, &accounts[0]);
+        ck_assert_uint_eq(p->steps[0].budget_account[0], 'A');
 
-        ck_assert_ptr_eq(p->steps[1].handle, &handles[2]);
+        ck_assert_ptr_eq(p->steps[1].handle, &handles[3]);
         ck_assert_str_eq(p->steps[1].bindings[0].input, "needle");
         ck_assert(p->steps[1].charged);
 
         ck_assert_uint_eq(p->steps[2].n_bindings, 0);
         ck_assert(!p->steps[2].charged); /* answered before on the same content */
-        ck_assert_ptr_eq(p->steps[2].budget_account, &accounts[0]);
+        ck_assert_uint_eq(p->steps[2].budget_account[0], 'A');
 
         ck_assert_uint_eq(p->n_placeholders, 2);
         ck_assert_str_eq(p->placeholders[0], "boss");
