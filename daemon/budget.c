@@ -15,16 +15,18 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "escape.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "manifest.h"
 #include "sigstore-util.h"
 #include "store.h"
 
-#define BUDGET_FORMAT 1
-#define HEX_SIZE      (BUDGET_DIGEST_SIZE * 2)
-#define FILE_SUFFIX   ".json"
-#define FILE_NAME_LEN (HEX_SIZE + sizeof(FILE_SUFFIX) - 1)
+#define BUDGET_FORMAT  1
+#define MIN_SIZE(a, b) ((a) < (b) ? (a) : (b))
+#define HEX_SIZE       (BUDGET_DIGEST_SIZE * 2)
+#define FILE_SUFFIX    ".json"
+#define FILE_NAME_LEN  (HEX_SIZE + sizeof(FILE_SUFFIX) - 1)
 
 /* A key's canonical bytes: plugin NUL version NUL (input NUL placeholder NUL)*. Names never hold
  * a NUL, so two keys are equal exactly when their bytes are. */
@@ -603,11 +605,15 @@ static int load_one(BudgetStore *s, const char *name, BudgetError *err) {
         Budget *b = NULL;
         int r;
 
-        if (!budget_file_name(name, d))
+        if (!budget_file_name(name, d)) {
+                /* The name goes to the log: escaped, and cut short. */
+                _cleanup_free_ char *shown = escape_bytes(name, MIN_SIZE(strlen(name), 80));
+
                 return fail(err, -EINVAL,
-                            BUDGET_DIR "/%.80s: not a budget file (refusing to start with an "
+                            BUDGET_DIR "/%s: not a budget file (refusing to start with an "
                                        "unknown file among the budgets)",
-                            name);
+                            shown ? shown : "?");
+        }
         fd = openat(s->dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
                 return fail(err, negative_errno(), BUDGET_DIR "/%s: %m", name);
@@ -761,6 +767,19 @@ int budget_lookup(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], cons
                 return 0;
         *ret = (BudgetEntry){.outcome = a->outcome, .time_usec = a->time_usec};
         return 1;
+}
+
+int budget_charged(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key) {
+        char bytes[KEY_BYTES_MAX];
+        uint64_t hash;
+        size_t len;
+        Budget *b;
+        int r;
+
+        r = key_prepare(s, digest, key, &b, bytes, &len, &hash);
+        if (r < 0)
+                return r;
+        return b && budget_find(b, bytes, len, hash) ? 1 : 0;
 }
 
 int budget_reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,

@@ -151,6 +151,14 @@ int budget_lookup(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], cons
                   BudgetEntry *ret);
 
 /*
+ * Whether asking key on digest again costs nothing: 1 when the key holds a slot (answered, or
+ * reserved by a run in flight or by a lockd that stopped mid-run), 0 when asking it would take a
+ * new slot, -EINVAL for bad arguments. For Submit's budget guard (with budget_left()), before any
+ * reservation. Never touches the disk.
+ */
+int budget_charged(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key);
+
+/*
  * Takes a slot for key on digest before a run, limit (1..BUDGET_LIMIT_MAX) being the budget of the
  * handle asking. 0 when the key had a slot already (free: answered, reserved by another run, or
  * left reserved by a lockd that stopped mid-run) or a new one was taken and persisted; -EDQUOT

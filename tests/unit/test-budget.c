@@ -371,9 +371,13 @@ START_TEST(test_in_flight) {
         k2 = key_of("1.0.0", "needle=email");
         k3 = key_of("1.0.0", "needle=name");
 
+        ck_assert_int_eq(budget_charged(s, d, &k1), 0);
         ck_assert_int_eq(budget_reserve(s, d, &k1, 2), 0);
+        ck_assert_int_eq(budget_charged(s, d, &k1), 1); /* in flight: asking again is free */
         ck_assert_int_eq(budget_reserve(s, d, &k2, 2), 0);
         ck_assert_int_eq(budget_reserve(s, d, &k3, 2), -EDQUOT);
+        ck_assert_int_eq(budget_charged(s, d, &k3), 0);
+        ck_assert_int_eq(budget_charged(s, NULL, &k3), -EINVAL);
         ck_assert_int_eq(budget_left(s, d, 2), 0);
         ck_assert_int_eq(budget_release(s, d, &k1), 0); /* k1's run failed transiently */
         ck_assert_int_eq(budget_reserve(s, d, &k3, 2), 0);
@@ -494,6 +498,7 @@ START_TEST(test_persistence) {
         ck_assert_uint_eq(answers[2].in_flight, 0);
 
         /* The stale reservation: a new run takes it for free and fills it. */
+        ck_assert_int_eq(budget_charged(s, d, &c), 1);
         ck_assert_int_eq(budget_reserve(s, d, &c, 3), 0);
         ck_assert_int_eq(budget_commit(s, d, &c, BUDGET_OUTCOME_ONE), 0);
         s = budget_close(s);
@@ -746,6 +751,13 @@ START_TEST(test_refusals) {
         ck_assert_int_eq(budget_open(t.fd, &s, &err), -EFBIG);
         ck_assert_ptr_nonnull(strstr(err.message, name));
         ck_assert_int_eq(unlinkat(bfd, name, 0), 0);
+
+        /* An unknown name is shown escaped in the message. */
+        write_at(bfd, "evil\n\x1b[2J", "x", 1);
+        ck_assert_int_eq(budget_open(t.fd, &s, &err), -EINVAL);
+        ck_assert_msg(strstr(err.message, "evil\\n\\x1b[2J") && !strchr(err.message, '\x1b'), "%s",
+                      err.message);
+        ck_assert_int_eq(unlinkat(bfd, "evil\n\x1b[2J", 0), 0);
 
         /* budgets/ itself must be a directory. */
         bfd = safe_close(bfd);
