@@ -830,7 +830,6 @@ int budget_reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
                 if (size > BUDGET_LIMIT_MAX)
                         size = BUDGET_LIMIT_MAX;
                 grown = reallocarray(b->answers, size, sizeof(Answer));
-
                 if (!grown) {
                         budget_free(nb);
                         return -ENOMEM;
