@@ -66,12 +66,16 @@ static int callback_errno(int r) {
         return r == -EINVAL || r >= 0 ? -EIO : r;
 }
 
-/* Whether s (len bytes) is 1..PLAN_NAME_MAX bytes of printable ASCII, optionally without space. */
-static bool printable_name(const char *s, size_t len, bool space_ok) {
+/*
+ * Whether s (len bytes) is 1..PLAN_NAME_MAX bytes of printable ASCII without space: what a plugin
+ * name, a handle id or an input key may be. Nothing wider is needed, and a name of this shape is
+ * safe to hand to a callback, to compare, and to send back in an error as a field.
+ */
+static bool printable_name(const char *s, size_t len) {
         if (len == 0 || len > PLAN_NAME_MAX)
                 return false;
         for (size_t i = 0; i < len; i++)
-                if (s[i] < (space_ok ? 0x20 : 0x21) || s[i] > 0x7e)
+                if (s[i] < 0x21 || s[i] > 0x7e)
                         return false;
         return true;
 }
@@ -117,13 +121,13 @@ static int check_step_shape(json_t *step, int i, PlanStep *out, RawStep *raw, Pl
         }
 
         s = json_cstring(plugin, &plugin_len);
-        if (!s || !printable_name(s, plugin_len, false))
+        if (!s || !printable_name(s, plugin_len))
                 return fail(e, E_PLAN_INVALID_REQUEST, i, "plugin",
                             "plugin must be a string of 1 to 128 printable ASCII bytes");
         memcpy(out->plugin_name, s, plugin_len + 1);
 
         s = json_cstring(handle, &len);
-        if (!s || !printable_name(s, len, false))
+        if (!s || !printable_name(s, len))
                 return fail(e, E_PLAN_INVALID_REQUEST, i, "handle",
                             "handle must be a string of 1 to 128 printable ASCII bytes");
         memcpy(out->handle_id, s, len + 1);
@@ -145,7 +149,7 @@ static int check_step_shape(json_t *step, int i, PlanStep *out, RawStep *raw, Pl
 
                 /* Cannot overflow: the object was checked to have at most PLAN_INPUTS_MAX. */
                 if (raw->n_bindings >= PLAN_INPUTS_MAX || strlen(key) != key_len ||
-                    !printable_name(key, key_len, false))
+                    !printable_name(key, key_len))
                         return fail(e, E_PLAN_INVALID_REQUEST, i, "inputs",
                                     "an input key must be 1 to 128 printable ASCII bytes");
                 binding = json_cstring(v, &binding_len);
