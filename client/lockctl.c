@@ -26,6 +26,11 @@ static void usage(FILE *f) {
               "                      add a marketplace to lockd\n"
               "  marketplace list    lockd's marketplaces\n"
               "  marketplace remove NAME\n"
+              "  grant FILE --agent USER [--label LABEL] [--budget N] [--ttl DURATION]\n"
+              "                [--auto]\n"
+              "                      grant a snapshot of FILE to an agent; prints the handle\n"
+              "  revoke HANDLE       take a granted handle away\n"
+              "  handles             the handles granted, with their agent, budget and expiry\n"
               "  status              the running lockd at a glance\n"
               "  audit verify [--state-dir DIR | FILE]\n"
               "                      check the hash chain of lockd's audit log\n"
@@ -39,8 +44,8 @@ static void usage(FILE *f) {
               "  --version           print the version\n"
               "\n"
               "Commands that talk to lockd use --socket PATH, else $LOCKD_CONSOLE_SOCKET, else\n"
-              "/run/lockd/console.sock; status and the list, install, run and add commands take\n"
-              "--json.\n",
+              "/run/lockd/console.sock; status, grant, handles and the list, install, run and add\n"
+              "commands take --json.\n",
               f);
 }
 
@@ -63,6 +68,12 @@ int main(int argc, char **argv) {
         }
         if (strcmp(argv[1], "status") == 0)
                 return verb_status(argc - 2, argv + 2);
+        if (strcmp(argv[1], "grant") == 0)
+                return verb_grant(argc - 2, argv + 2);
+        if (strcmp(argv[1], "revoke") == 0)
+                return verb_revoke(argc - 2, argv + 2);
+        if (strcmp(argv[1], "handles") == 0)
+                return verb_handles(argc - 2, argv + 2);
         if (strcmp(argv[1], "audit") == 0)
                 return verb_audit(argc - 2, argv + 2);
         if (strcmp(argv[1], "plugin") == 0)

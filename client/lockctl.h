@@ -10,3 +10,6 @@ int verb_plugin(int argc, char **argv);
 int verb_release(int argc, char **argv);
 int verb_marketplace(int argc, char **argv);
 int verb_audit(int argc, char **argv);
+int verb_grant(int argc, char **argv);
+int verb_revoke(int argc, char **argv);
+int verb_handles(int argc, char **argv);

@@ -11,6 +11,7 @@
 
 #include "catalog.h"
 #include "config.h"
+#include "console-handles.h"
 #include "console-plugins.h"
 #include "console.h"
 #include "escape.h"
@@ -306,6 +307,11 @@ int console_register(Manager *m) {
                                    console_plugin_methods);
         if (r >= 0)
                 r = methods_append(agent_methods, ELEMENTSOF(agent_methods), agent_plugin_methods);
+        if (r >= 0)
+                r = methods_append(console_methods, ELEMENTSOF(console_methods),
+                                   console_handle_methods);
+        if (r >= 0)
+                r = methods_append(agent_methods, ELEMENTSOF(agent_methods), agent_handle_methods);
         if (r < 0)
                 return r;
         r = varlink_server_add_interface(m->varlink, &console_interface);

@@ -9,18 +9,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "caps.h"
 #include "config.h"
 #include "catalog.h"
+#include "console-handles.h"
 #include "console-plugins.h"
 #include "console.h"
 #include "fd-util.h"
+#include "handles.h"
 #include "log-ids.h"
 #include "log.h"
 #include "macro.h"
@@ -40,6 +44,7 @@
 #define VARLINK_STALL_USEC   (30ULL * 1000000)
 #define VARLINK_PENDING      16
 #define RUN_QUEUE_PER_WORKER 64
+#define NOFILE_WANTED        ((rlim_t)8192)
 
 bool manager_allow_unsigned(const Manager *m) {
         return m->policy->allow_unsigned;
@@ -436,6 +441,22 @@ int manager_start(Manager *m) {
         if (m->runtime_fd < 0)
                 return log_error_errno(m->runtime_fd, NULL, "runtime directory %s: %s",
                                        p->runtime_directory, strerror(-m->runtime_fd));
+        /* Nothing is granted, revoked or run before the log that records it is open. */
+        r = audit_open(m->state_fd, &m->audit);
+        if (r < 0)
+                return log_error_errno(r, NULL, "audit log %s/%s/%s: %s", p->state_directory,
+                                       AUDIT_DIR, AUDIT_FILE,
+                                       r == -EBUSY ? "held by another process" : strerror(-r));
+        r = handles_new(m->event, console_handle_expired, m, &m->handles);
+        if (r < 0)
+                return log_error_errno(r, NULL, "handles: %s", strerror(-r));
+        /* Each handle holds a memfd: HANDLES_MAX of them beside the connections and the runs
+         * need more than the 1024 fds a service gets by default. Children close all but theirs. */
+        struct rlimit nofile;
+        if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < NOFILE_WANTED) {
+                nofile.rlim_cur = nofile.rlim_max < NOFILE_WANTED ? nofile.rlim_max : NOFILE_WANTED;
+                (void)setrlimit(RLIMIT_NOFILE, &nofile);
+        }
 
         r = setup_marketplaces(m);
         if (r < 0)
@@ -535,6 +556,9 @@ Manager *manager_free(Manager *m) {
         m->scope = scope_manager_free(m->scope);
         m->catalog = catalog_free(m->catalog);
         m->marketplaces = marketplaces_free(m->marketplaces);
+        /* Handles before the log: an expiry in between would have nowhere to be recorded. */
+        m->handles = handles_free(m->handles);
+        m->audit = audit_close(m->audit);
         for (size_t i = 0; i < 2; i++)
                 if (m->bound_paths[i]) {
                         /* Sockets lockd bound itself go with it; activated ones are systemd's. */

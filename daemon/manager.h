@@ -15,6 +15,8 @@ typedef struct Catalog Catalog;
 typedef struct Marketplaces Marketplaces;
 typedef struct ScopeManager ScopeManager;
 typedef struct RunPool RunPool;
+typedef struct Audit Audit;
+typedef struct Handles Handles;
 
 typedef struct Manager {
         sd_event *event;
@@ -27,6 +29,8 @@ typedef struct Manager {
         Marketplaces *marketplaces;
         ScopeManager *scope; /* NULL with scope.backend none */
         RunPool *runs;
+        Audit *audit;     /* the hash-chained audit log in the state directory */
+        Handles *handles; /* granted files, in memory only: a restart drops them */
         VarlinkServer *varlink;
         uint64_t start_usec; /* CLOCK_MONOTONIC */
         uint64_t runs_total;

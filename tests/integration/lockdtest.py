@@ -28,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 AGENT_UID = 61001
 STRANGER_UID = 61002
 CONSOLE_UID = 61003
+AGENT2_UID = 61004  # a second agent: handles of one are invisible to the other
 # The test daemons' ephemeral uids: a range of their own, so plugins of other runs are not ours.
 EPHEMERAL_FIRST = 810000
 EPHEMERAL_LAST = 810999
@@ -233,7 +234,7 @@ def policy_text(d, extra=""):
     bus = BUS
     return f"""security_level: 2
 agents:
-  users: [{AGENT_UID}]
+  users: [{AGENT_UID}, {AGENT2_UID}]
 consoles:
   users: [0, {CONSOLE_UID}]
 sockets:

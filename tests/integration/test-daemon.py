@@ -3,6 +3,7 @@
 scopes (limits, OOM, timeout), SIGTERM with runs in flight, SIGHUP with a bad policy, many
 connections and hostile messages. TAP on stdout. Run through tests/integration/with-systemd."""
 
+import hashlib
 import json
 import os
 import re
@@ -14,7 +15,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lockdtest import (AGENT_UID, CONSOLE_UID, ISSUER, PATTERN, PLUGINS_SRC, STRANGER_UID,  # noqa: E402
+from lockdtest import (AGENT2_UID, AGENT_UID, CONSOLE_UID, ISSUER, PATTERN, PLUGINS_SRC, STRANGER_UID,  # noqa: E402
                        Daemon, Failed, Signer, Tap, Varlink, call, call_as, check, plugin_processes,
                        policy_text, require_environment, systemctl, tempdir, unit_properties,
                        units, wait_for)
@@ -594,6 +595,194 @@ def test_socket_unit(w):
         systemctl("daemon-reload")
 
 
+# ---------------------------------------------------------------------------------------------
+# Handles
+
+
+def grant_file(w, name, content):
+    path = os.path.join(w.dir, name)
+    with open(path, "wb") as f:
+        f.write(content)
+    return path
+
+
+def grant(d, path, *args, check_rc=0):
+    r = d.lockctl("grant", path, *args, "--json", check_rc=check_rc)
+    return json.loads(r.stdout) if check_rc == 0 else r
+
+
+def agent_handles(d, uid=AGENT_UID):
+    r = call_as(uid, d.agent, "io.lockd.Agent.ListHandles")
+    check("parameters" in r, f"agent ListHandles: {r}")
+    return {h["handle"]: h for h in r["parameters"]["handles"]}
+
+
+def console_handles(d):
+    r = d.console_call("io.lockd.Console.ListHandles")
+    return {h["handle"]: h for h in r["parameters"]["handles"]}
+
+
+def test_grant_agent_view(w):
+    """a granted file shows in its agent's ListHandles with id, label, budget left and expiry only"""
+    content = b"secret report\n"
+    g = grant(w.d, grant_file(w, "report.txt", content), "--agent", str(AGENT_UID), "--label",
+              "Q3 report", "--budget", "5")
+    check(re.fullmatch(r"h-[0-9a-f]{32}", g["handle"]), f"handle id: {g}")
+    check(g["sha256"] == hashlib.sha256(content).hexdigest() and g["bytes"] == len(content),
+          f"grant reply: {g}")
+    check("expires_usec" not in g, f"no ttl, yet an expiry: {g}")
+    mine = agent_handles(w.d)
+    check(g["handle"] in mine, f"agent does not see {g['handle']}: {mine}")
+    h = mine[g["handle"]]
+    check(set(h) <= {"handle", "label", "budget_left", "expires_usec"}, f"agent sees too much: {h}")
+    check(h["label"] == "Q3 report" and h["budget_left"] == 5, f"agent's view: {h}")
+    raw = json.dumps(call_as(AGENT_UID, w.d.agent, "io.lockd.Agent.ListHandles"))
+    check(g["sha256"] not in raw and "report.txt" not in raw, f"digest or path leaked: {raw}")
+    c = console_handles(w.d)[g["handle"]]
+    check(c["agent_uid"] == AGENT_UID and c["sha256"] == g["sha256"] and c["budget"] == 5 and
+          c["bytes"] == len(content) and c["auto"] is False, f"console's view: {c}")
+    r = w.d.lockctl("handles", check_rc=0)
+    check(g["handle"] in r.stdout and "Q3 report" in r.stdout, f"lockctl handles: {r.stdout}")
+
+
+def test_grant_snapshot(w):
+    """the handle keeps the bytes of the grant: a later change of the file changes nothing"""
+    path = grant_file(w, "changing.txt", b"before")
+    g = grant(w.d, path, "--agent", str(AGENT_UID), "--auto")
+    with open(path, "wb") as f:
+        f.write(b"after, and longer")
+    c = console_handles(w.d)[g["handle"]]
+    check(c["sha256"] == hashlib.sha256(b"before").hexdigest() and c["bytes"] == 6 and
+          c["auto"] is True, f"{c}")
+
+
+def test_grant_other_agent(w):
+    """another agent sees none of an agent's handles, and the agent sees none of the other's"""
+    g1 = grant(w.d, grant_file(w, "one.txt", b"1"), "--agent", str(AGENT_UID))
+    g2 = grant(w.d, grant_file(w, "two.txt", b"2"), "--agent", str(AGENT2_UID))
+    a1, a2 = agent_handles(w.d, AGENT_UID), agent_handles(w.d, AGENT2_UID)
+    check(g1["handle"] in a1 and g2["handle"] not in a1, f"agent 1: {a1}")
+    check(g2["handle"] in a2 and g1["handle"] not in a2, f"agent 2: {a2}")
+
+
+def test_revoke(w):
+    """revoke takes a handle away at once; a second revoke and a bogus id are UnknownHandle"""
+    g = grant(w.d, grant_file(w, "revoked.txt", b"x"), "--agent", str(AGENT_UID))
+    check(g["handle"] in agent_handles(w.d), "not granted")
+    w.d.lockctl("revoke", g["handle"], check_rc=0)
+    check(g["handle"] not in agent_handles(w.d), "still visible after revoke")
+    check(g["handle"] not in console_handles(w.d), "still listed after revoke")
+    r = w.d.lockctl("revoke", g["handle"], check_rc=1)
+    check("no handle" in r.stderr, f"second revoke: {r.stderr}")
+    for bogus in ("h-" + "0" * 32, "h-nope", "../../etc/passwd"):
+        r = w.d.console_call("io.lockd.Console.Revoke", {"handle": bogus})
+        check(r.get("error") == "io.lockd.Console.UnknownHandle", f"Revoke {bogus}: {r}")
+
+
+def test_grant_ttl(w):
+    """a handle granted with --ttl 1s is gone a moment later, removed by lockd's timer"""
+    g = grant(w.d, grant_file(w, "brief.txt", b"x"), "--agent", str(AGENT_UID), "--ttl", "1s")
+    check(g.get("expires_usec", 0) > time.time() * 1e6, f"expiry: {g}")
+    h = agent_handles(w.d).get(g["handle"])
+    check(h and h.get("expires_usec") == g["expires_usec"], f"agent's view: {h}")
+    # Nobody asks for it: only the timer can write the expire record.
+    audit = os.path.join(w.d.dir, "state", "audit", "audit.jsonl")
+    wait_for(lambda: any(r["event"] == "expire" and r.get("handle") == g["handle"]
+                         for r in read_audit(audit)), timeout=5, what="the expire record")
+    check(g["handle"] not in agent_handles(w.d), "still visible after its expiry")
+    for ttl in ("0s", "1x", "-5", "1.5h", "367d", ""):
+        r = w.d.lockctl("grant", grant_file(w, "x.txt", b"x"), "--agent", str(AGENT_UID),
+                        "--ttl", ttl, check_rc=2)
+
+
+def test_grant_not_agent(w):
+    """a grant to a console, a stranger, root or an unknown user is NotAnAgent"""
+    path = grant_file(w, "nope.txt", b"x")
+    for who in (str(CONSOLE_UID), str(STRANGER_UID), "root", "0", "no-such-user-lockd", "061001"):
+        r = w.d.lockctl("grant", path, "--agent", who, check_rc=1)
+        check("is not an agent" in r.stderr, f"--agent {who}: {r.stderr}")
+    with open(path, "rb") as f:
+        r = w.d.console_call("io.lockd.Console.Grant", {"file_fd": 0, "agent": "root"},
+                             fds=[f.fileno()])
+    check(r.get("error") == "io.lockd.Console.NotAnAgent", f"{r}")
+
+
+def test_grant_refused(w):
+    """bad labels, budgets and files are refused, and nothing is granted"""
+    before = set(console_handles(w.d))
+    path = grant_file(w, "refused.txt", b"x")
+    for label in ("a\nb", "\u202eexe.txt", "x" * 65, "\x1b[31m"):
+        with open(path, "rb") as f:
+            r = w.d.console_call("io.lockd.Console.Grant",
+                                 {"file_fd": 0, "agent": str(AGENT_UID), "label": label},
+                                 fds=[f.fileno()])
+        check(r.get("error") in ("io.lockd.Console.InvalidRequest",
+                                 "org.varlink.service.InvalidParameter"), f"label {label!r}: {r}")
+    r = w.d.lockctl("grant", os.path.join(w.dir), "--agent", str(AGENT_UID), check_rc=2)
+    check("not a regular file" in r.stderr, f"a directory: {r.stderr}")
+    fifo = os.path.join(w.dir, "fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    w.d.lockctl("grant", fifo, "--agent", str(AGENT_UID), check_rc=2)
+    r = w.d.console_call("io.lockd.Console.Grant", {"file_fd": 0, "agent": str(AGENT_UID)})
+    check(r.get("error") == "io.lockd.Console.InvalidRequest", f"no fd: {r}")
+    r = call_as(AGENT_UID, w.d.agent, "io.lockd.Console.Grant", {"file_fd": 0, "agent": "x"})
+    check(r.get("error") == "io.lockd.Console.PermissionDenied", f"agent → Grant: {r}")
+    check(set(console_handles(w.d)) == before, "a refused grant left a handle")
+
+
+def test_grant_limits(w):
+    """max_handle_bytes bounds a grant; the budget defaults to and is capped by the policy"""
+    d = tempdir()
+    text = policy_text(d).replace("limits:\n", "limits:\n  max_handle_bytes: 1KiB\n"
+                                               "  max_plugins_per_handle: 3\n")
+    daemon = Daemon(d, policy=text).start()
+    try:
+        small = grant_file(w, "small.txt", b"x" * 1024)
+        big = grant_file(w, "big.txt", b"x" * 1025)
+        g = grant(daemon, small, "--agent", str(AGENT_UID))
+        check(console_handles(daemon)[g["handle"]]["budget"] == 3, "budget default")
+        r = grant(daemon, big, "--agent", str(AGENT_UID), check_rc=1)
+        check("max_handle_bytes" in r.stderr, f"big file: {r.stderr}")
+        r = grant(daemon, small, "--agent", str(AGENT_UID), "--budget", "4", check_rc=1)
+        check("max_plugins_per_handle" in r.stderr, f"budget 4: {r.stderr}")
+        check(len(console_handles(daemon)) == 1, "a refused grant left a handle")
+        # Handles live in memory only: a restart drops them.
+        daemon.stop()
+        daemon.start()
+        check(console_handles(daemon) == {}, "a handle survived a restart")
+    finally:
+        daemon.stop()
+
+
+def read_audit(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def test_handles_audit(w):
+    """grant and revoke leave audit records without path or content, and the chain verifies"""
+    content = b"audited content"
+    path = grant_file(w, "audited-secret-name.txt", content)
+    g = grant(w.d, path, "--agent", str(AGENT_UID), "--label", "audited", "--ttl", "2h")
+    w.d.lockctl("revoke", g["handle"], check_rc=0)
+    audit = os.path.join(w.d.dir, "state", "audit", "audit.jsonl")
+    recs = [r for r in read_audit(audit) if r.get("handle") == g["handle"]]
+    check([r["event"] for r in recs] == ["grant", "revoke"], f"records: {recs}")
+    for r in recs:
+        for k, v in (("agent_uid", AGENT_UID), ("handle_sha256", g["sha256"]),
+                     ("label", "audited"), ("auto", False), ("peer_uid", 0),
+                     ("expires_usec", g["expires_usec"])):
+            check(r.get(k) == v, f"{r['event']}: {k} is {r.get(k)!r}, want {v!r}")
+        check(isinstance(r.get("budget"), int), f"budget: {r}")
+    with open(audit) as f:
+        text = f.read()
+    check("audited-secret-name" not in text and "audited content" not in text,
+          "the path or the content reached the audit log")
+    r = w.d.lockctl("audit", "verify", "--state-dir", os.path.join(w.d.dir, "state"), check_rc=0)
+    check(r.stdout.startswith("ok: "), f"audit verify: {r.stdout}{r.stderr}")
+
+
 def main():
     require_environment()
     tap = Tap()
@@ -607,7 +796,9 @@ def main():
                   test_sighup_bad_policy, test_many_connections, test_oversize, test_truncated,
                   test_non_json, test_wrong_type, test_unknown_method, test_agent_fds,
                   test_sigterm_runs_in_flight, test_sigkill_mid_run, test_stale_scope_killed,
-                  test_socket_activate, test_socket_unit):
+                  test_socket_activate, test_socket_unit, test_grant_agent_view,
+                  test_grant_snapshot, test_grant_other_agent, test_revoke, test_grant_ttl,
+                  test_grant_not_agent, test_grant_refused, test_grant_limits, test_handles_audit):
             tap.run(t, w)
     finally:
         w.d.stop()

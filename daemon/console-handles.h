@@ -1,0 +1,15 @@
+/* The Varlink methods for handles: io.lockd.Console's Grant, Revoke and ListHandles, and
+ * io.lockd.Agent's ListHandles. Every handler takes the Manager as userdata. */
+#pragma once
+
+#include "handles.h"
+#include "varlink.h"
+
+/* The console's handle methods, terminated by an entry with name NULL. */
+extern const VarlinkMethod console_handle_methods[];
+/* The agent's ListHandles, terminated likewise. */
+extern const VarlinkMethod agent_handle_methods[];
+
+/* The HandleExpiredFn lockd gives handles_new() (userdata: the Manager): writes the audit record
+ * of a handle that expired. */
+void console_handle_expired(const Handle *h, void *userdata);

@@ -1,0 +1,399 @@
+/* Handles: granted files as sealed memfd snapshots with their SHA-256, kept in lockd's memory and
+ * removed when revoked or expired. */
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/sha.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "handles.h"
+#include "macro.h"
+
+/* How late the expiry timer may fire: a handle lives at most this long past its expiry on the
+ * timer alone; every lookup removes it on time. */
+#define EXPIRY_ACCURACY_USEC (100ULL * 1000)
+#define HASH_CHUNK           ((size_t)64 * 1024)
+#define ID_TRIES             8
+
+struct Handles {
+        Handle **items; /* grant order */
+        size_t n;
+        sd_event *event;
+        sd_event_source *timer;
+        HandleExpiredFn on_expired;
+        void *userdata;
+};
+
+uint64_t handles_now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static Handle *handle_free(Handle *h) {
+        if (!h)
+                return NULL;
+        safe_close(h->memfd);
+        free(h->label);
+        free(h);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(Handle *, handle_free)
+
+/* Decodes one strict UTF-8 sequence at s (n bytes left): its length, or 0 when invalid. */
+static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *ret) {
+        uint32_t cp, min;
+        size_t len;
+
+        if (s[0] < 0x80) {
+                *ret = s[0];
+                return 1;
+        }
+        if ((s[0] & 0xe0) == 0xc0)
+                len = 2, cp = s[0] & 0x1f, min = 0x80;
+        else if ((s[0] & 0xf0) == 0xe0)
+                len = 3, cp = s[0] & 0x0f, min = 0x800;
+        else if ((s[0] & 0xf8) == 0xf0)
+                len = 4, cp = s[0] & 0x07, min = 0x10000;
+        else
+                return 0;
+        if (n < len)
+                return 0;
+        for (size_t k = 1; k < len; k++) {
+                if ((s[k] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[k] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        *ret = cp;
+        return len;
+}
+
+/* Code points that would change how a label looks on the console, or hide what it says. */
+static bool codepoint_refused(uint32_t cp) {
+        return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
+               cp == 0x200f || cp == 0x2028 || cp == 0x2029 || (cp >= 0x202a && cp <= 0x202e) ||
+               (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
+}
+
+bool handle_label_valid(const char *s, size_t len) {
+        const unsigned char *u = (const unsigned char *)s;
+
+        if (!s || len == 0 || len > HANDLE_LABEL_MAX)
+                return false;
+        for (size_t i = 0; i < len;) {
+                uint32_t cp;
+                size_t n = utf8_next(u + i, len - i, &cp);
+
+                if (n == 0 || codepoint_refused(cp))
+                        return false;
+                i += n;
+        }
+        return true;
+}
+
+bool handle_id_valid(const char *s) {
+        if (!s || strlen(s) != HANDLE_ID_LEN || strncmp(s, HANDLE_ID_PREFIX, 2) != 0)
+                return false;
+        for (size_t i = 2; i < HANDLE_ID_LEN; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+/* Finds the handle with id, expired or not: its index, or -1. */
+static ssize_t find(const Handles *hs, const char *id) {
+        if (!id)
+                return -1;
+        for (size_t i = 0; i < hs->n; i++)
+                if (strcmp(hs->items[i]->id, id) == 0)
+                        return (ssize_t)i;
+        return -1;
+}
+
+static void remove_at(Handles *hs, size_t i) {
+        handle_free(hs->items[i]);
+        memmove(hs->items + i, hs->items + i + 1, (hs->n - i - 1) * sizeof(*hs->items));
+        hs->n--;
+}
+
+/* Arms the timer for the earliest expiry, or turns it off when nothing expires. */
+static void rearm(Handles *hs) {
+        uint64_t next = 0;
+
+        if (!hs->timer)
+                return;
+        for (size_t i = 0; i < hs->n; i++)
+                if (hs->items[i]->expires_usec != 0 &&
+                    (next == 0 || hs->items[i]->expires_usec < next))
+                        next = hs->items[i]->expires_usec;
+        if (next == 0) {
+                (void)sd_event_source_set_enabled(hs->timer, SD_EVENT_OFF);
+                return;
+        }
+        (void)sd_event_source_set_time(hs->timer, next);
+        (void)sd_event_source_set_enabled(hs->timer, SD_EVENT_ONESHOT);
+}
+
+size_t handles_expire(Handles *hs, uint64_t now_usec) {
+        size_t removed = 0;
+
+        for (size_t i = 0; i < hs->n;) {
+                const Handle *h = hs->items[i];
+
+                if (h->expires_usec != 0 && h->expires_usec <= now_usec) {
+                        if (hs->on_expired)
+                                hs->on_expired(h, hs->userdata);
+                        remove_at(hs, i);
+                        removed++;
+                } else
+                        i++;
+        }
+        if (removed > 0)
+                rearm(hs);
+        return removed;
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Handles *hs = userdata;
+
+        /* The loop's time may lag the clock a little: the clock decides. */
+        (void)handles_expire(hs, handles_now_usec());
+        rearm(hs);
+        return 0;
+}
+
+int handles_new(sd_event *e, HandleExpiredFn on_expired, void *userdata, Handles **ret) {
+        _cleanup_(handles_freep) Handles *hs = NULL;
+        int r;
+
+        hs = calloc(1, sizeof(*hs));
+        if (!hs)
+                return -ENOMEM;
+        hs->on_expired = on_expired;
+        hs->userdata = userdata;
+        hs->items = calloc(HANDLES_MAX, sizeof(*hs->items));
+        if (!hs->items)
+                return -ENOMEM;
+        if (e) {
+                hs->event = sd_event_ref(e);
+                r = sd_event_add_time(e, &hs->timer, CLOCK_REALTIME, UINT64_MAX,
+                                      EXPIRY_ACCURACY_USEC, on_timer, hs);
+                if (r < 0)
+                        return r;
+                (void)sd_event_source_set_enabled(hs->timer, SD_EVENT_OFF);
+        }
+        *ret = TAKE_PTR(hs);
+        return 0;
+}
+
+Handles *handles_free(Handles *hs) {
+        if (!hs)
+                return NULL;
+        for (size_t i = 0; i < hs->n; i++)
+                handle_free(hs->items[i]);
+        free(hs->items);
+        sd_event_source_disable_unref(hs->timer);
+        sd_event_unref(hs->event);
+        free(hs);
+        return NULL;
+}
+
+/*
+ * The SHA-256 of the memfd's bytes, read through pread() in chunks (a handle may be as large as
+ * the policy allows, gigabytes). The low-level functions on purpose, as sigstore_sha256() in
+ * sigstore-util.c: an EVP digest would initialise OpenSSL 3's provider machinery and cost lockd
+ * 2 MiB of resident memory. The digest into d, its hex into out. 0 or a negative errno (-EIO when
+ * the size changed, which the seals make impossible).
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static int hash_fd(int fd, uint64_t size, uint8_t d[SHA256_DIGEST_LENGTH],
+                   char out[HANDLE_SHA256_HEX + 1]) {
+        static const char hex[] = "0123456789abcdef";
+        _cleanup_free_ uint8_t *buf = malloc(HASH_CHUNK);
+        uint64_t off = 0;
+        SHA256_CTX ctx;
+
+        if (!buf)
+                return -ENOMEM;
+        SHA256_Init(&ctx);
+        while (off < size) {
+                size_t want = size - off < HASH_CHUNK ? (size_t)(size - off) : HASH_CHUNK;
+                ssize_t n = pread(fd, buf, want, (off_t)off);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        return -EIO;
+                SHA256_Update(&ctx, buf, (size_t)n);
+                off += (uint64_t)n;
+        }
+        SHA256_Final(d, &ctx);
+        for (size_t i = 0; i < SHA256_DIGEST_LENGTH; i++) {
+                out[2 * i] = hex[d[i] >> 4];
+                out[2 * i + 1] = hex[d[i] & 15];
+        }
+        out[HANDLE_SHA256_HEX] = 0;
+        return 0;
+}
+#pragma GCC diagnostic pop
+
+/* A fresh id no live handle has. 128 bits from the kernel's CSPRNG: an agent cannot guess
+ * another's handle, and ids never repeat in practice; the check below makes sure. */
+static int new_id(const Handles *hs, char out[HANDLE_ID_LEN + 1]) {
+        static const char hex[] = "0123456789abcdef";
+
+        for (int tries = 0; tries < ID_TRIES; tries++) {
+                uint8_t rnd[HANDLE_ID_RANDOM];
+                size_t got = 0;
+
+                while (got < sizeof(rnd)) {
+                        ssize_t n = getrandom(rnd + got, sizeof(rnd) - got, 0);
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n < 0)
+                                return negative_errno();
+                        got += (size_t)n;
+                }
+                memcpy(out, HANDLE_ID_PREFIX, 2);
+                for (size_t i = 0; i < sizeof(rnd); i++) {
+                        out[2 + 2 * i] = hex[rnd[i] >> 4];
+                        out[2 + 2 * i + 1] = hex[rnd[i] & 15];
+                }
+                out[HANDLE_ID_LEN] = 0;
+                if (find(hs, out) < 0)
+                        return 0;
+        }
+        return -EIO;
+}
+
+int handles_grant(Handles *hs, const HandleSpec *spec, const Handle **ret) {
+        _cleanup_(handle_freep) Handle *h = NULL;
+        uint64_t now = handles_now_usec();
+        struct stat st;
+        int flags, r;
+
+        if (!hs || !spec || spec->fd < 0 || spec->budget == 0 || spec->max_bytes == 0)
+                return -EINVAL;
+        if (spec->label && !handle_label_valid(spec->label, strlen(spec->label)))
+                return -EINVAL;
+        if (spec->expires_usec != 0 && spec->expires_usec <= now)
+                return -EINVAL;
+        /* The fd comes from a peer: only a regular file open for reading is snapshotted (a FIFO
+         * or a device could block or never end). */
+        if (fstat(spec->fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        flags = fcntl(spec->fd, F_GETFL);
+        if (flags < 0)
+                return negative_errno();
+        if ((flags & O_ACCMODE) == O_WRONLY || (flags & O_PATH))
+                return -EINVAL;
+
+        (void)handles_expire(hs, now);
+        if (hs->n >= HANDLES_MAX)
+                return -ENOSPC;
+        if (handles_n_agent(hs, spec->agent) >= HANDLES_PER_AGENT_MAX)
+                return -EDQUOT;
+
+        h = calloc(1, sizeof(*h));
+        if (!h)
+                return -ENOMEM;
+        h->memfd = -1;
+        if (spec->label) {
+                h->label = strdup(spec->label);
+                if (!h->label)
+                        return -ENOMEM;
+        }
+        if (lseek(spec->fd, 0, SEEK_SET) < 0)
+                return negative_errno();
+        /* From here on the bytes are lockd's own: a later change of the file changes nothing. */
+        h->memfd = memfd_snapshot(spec->fd, "lockd-handle", spec->max_bytes, false);
+        if (h->memfd < 0)
+                return h->memfd;
+        if (fstat(h->memfd, &st) < 0)
+                return negative_errno();
+        h->bytes = (uint64_t)st.st_size;
+        r = hash_fd(h->memfd, h->bytes, h->digest, h->sha256);
+        if (r < 0)
+                return r;
+        r = new_id(hs, h->id);
+        if (r < 0)
+                return r;
+        h->agent = spec->agent;
+        h->expires_usec = spec->expires_usec;
+        h->budget = spec->budget;
+        h->auto_run = spec->auto_run;
+        h->granted_usec = now;
+
+        hs->items[hs->n++] = h;
+        rearm(hs);
+        *ret = TAKE_PTR(h);
+        return 0;
+}
+
+const Handle *handles_get(Handles *hs, const char *id) {
+        ssize_t i;
+
+        if (!hs || !handle_id_valid(id))
+                return NULL;
+        (void)handles_expire(hs, handles_now_usec());
+        i = find(hs, id);
+        return i < 0 ? NULL : hs->items[i];
+}
+
+const Handle *handles_get_for_agent(Handles *hs, const char *id, uid_t agent) {
+        const Handle *h = handles_get(hs, id);
+
+        return h && h->agent == agent ? h : NULL;
+}
+
+int handles_revoke(Handles *hs, const char *id) {
+        ssize_t i;
+
+        if (!hs || !handle_id_valid(id))
+                return -ENOENT;
+        i = find(hs, id);
+        if (i < 0)
+                return -ENOENT;
+        remove_at(hs, (size_t)i);
+        rearm(hs);
+        return 0;
+}
+
+size_t handles_n(Handles *hs) {
+        if (!hs)
+                return 0;
+        (void)handles_expire(hs, handles_now_usec());
+        return hs->n;
+}
+
+const Handle *handles_at(const Handles *hs, size_t i) {
+        return hs && i < hs->n ? hs->items[i] : NULL;
+}
+
+size_t handles_n_agent(const Handles *hs, uid_t agent) {
+        size_t n = 0;
+
+        for (size_t i = 0; hs && i < hs->n; i++)
+                if (hs->items[i]->agent == agent)
+                        n++;
+        return n;
+}
+
+int handle_open_for_run(const Handle *h) {
+        if (!h || h->memfd < 0)
+                return -EBADF;
+        return fd_reopen_readonly(h->memfd);
+}

@@ -1,0 +1,111 @@
+/* Handles: immutable snapshots of files a human granted to an agent, each in a sealed memfd with
+ * its SHA-256, an unguessable id, a label, an expiry and a budget. In memory only. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#define HANDLES_MAX           1024 /* handles alive at once, all agents */
+#define HANDLES_PER_AGENT_MAX 256  /* handles alive at once for one agent uid */
+#define HANDLE_ID_PREFIX      "h-"
+#define HANDLE_ID_RANDOM      16 /* bytes of getrandom() in an id: 128 bits */
+#define HANDLE_ID_LEN         (2 + 2 * HANDLE_ID_RANDOM) /* "h-" + 32 lowercase hex digits */
+#define HANDLE_LABEL_MAX      64                         /* bytes */
+#define HANDLE_SHA256_HEX     64
+
+typedef struct Handle {
+        char id[HANDLE_ID_LEN + 1];
+        int memfd;          /* sealed immutable (MEMFD_SEALS_IMMUTABLE), never executable */
+        uint64_t bytes;     /* the snapshot's size */
+        uint8_t digest[32]; /* SHA-256 of the snapshot: the budget's key */
+        char sha256[HANDLE_SHA256_HEX + 1]; /* the same in lowercase hex */
+        char *label;                        /* NULL for none */
+        uid_t agent;                        /* the one agent uid it is granted to */
+        uint64_t expires_usec;              /* CLOCK_REALTIME; 0 for never */
+        uint32_t budget;                    /* distinct answers the content may give */
+        bool auto_run;                      /* protocol-1 questions run without approval */
+        uint64_t granted_usec;              /* CLOCK_REALTIME */
+} Handle;
+
+typedef struct Handles Handles;
+
+/* What a grant asks for. fd is read from its start (it is not closed; its offset moves). */
+typedef struct HandleSpec {
+        int fd;
+        uint64_t max_bytes; /* the policy's limits.max_handle_bytes */
+        const char *label;  /* NULL for none; else handle_label_valid() */
+        uid_t agent;
+        uint64_t expires_usec; /* CLOCK_REALTIME; 0 for never */
+        uint32_t budget;       /* >= 1; the caller applies the policy's cap */
+        bool auto_run;
+} HandleSpec;
+
+/* Called for each handle that expires, just before it is freed (borrowed). */
+typedef void (*HandleExpiredFn)(const Handle *h, void *userdata);
+
+/*
+ * A new, empty set. With e, a CLOCK_REALTIME timer on e removes each handle when its expiry
+ * passes (calling on_expired, which may be NULL); without one, expired handles go only on lookup,
+ * listing and handles_expire(). 0 or -ENOMEM.
+ */
+int handles_new(sd_event *e, HandleExpiredFn on_expired, void *userdata, Handles **ret);
+/* Frees every handle (closing its memfd) and the timer; NULL-safe; returns NULL. */
+Handles *handles_free(Handles *hs);
+static inline void handles_freep(Handles **hs) {
+        if (*hs)
+                handles_free(*hs);
+}
+
+/* CLOCK_REALTIME in microseconds. */
+uint64_t handles_now_usec(void);
+
+/*
+ * Whether s (len bytes) may be a label: 1..HANDLE_LABEL_MAX bytes of valid UTF-8 (no overlong
+ * form, no surrogate, nothing past U+10FFFF) holding no control character (C0, DEL, C1), no line
+ * or paragraph separator, no byte order mark and no bidirectional mark, override or isolate
+ * (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069): a label is shown to the human when
+ * approving, and must look like what it is.
+ */
+bool handle_label_valid(const char *s, size_t len);
+/* Whether s has the form of a handle id: "h-" and 32 lowercase hex digits, nothing else. */
+bool handle_id_valid(const char *s);
+
+/*
+ * Snapshots spec->fd (from offset 0) into a sealed, non-executable memfd, hashes it and adds a
+ * handle with a fresh random id. 0 with *ret (owned by hs; valid until it is revoked, expires or
+ * hs is freed), or a negative errno with *ret untouched: -EINVAL bad spec (label, budget 0, a
+ * past expiry, fd not a readable regular file), -EFBIG larger than max_bytes, -ENOSPC
+ * HANDLES_MAX reached, -EDQUOT HANDLES_PER_AGENT_MAX reached for that agent, -ENOMEM, I/O errnos.
+ */
+int handles_grant(Handles *hs, const HandleSpec *spec, const Handle **ret);
+
+/*
+ * The live handle with id, or NULL (expired handles are removed first). _for_agent() returns
+ * NULL too for a handle granted to another uid, so an agent cannot tell "not yours" from "none".
+ */
+const Handle *handles_get(Handles *hs, const char *id);
+const Handle *handles_get_for_agent(Handles *hs, const char *id, uid_t agent);
+
+/* Removes and frees the handle with id. 0, or -ENOENT. Runs that hold a reopened fd keep it. */
+int handles_revoke(Handles *hs, const char *id);
+
+/* Removes every handle whose expiry is at or before now_usec (calling on_expired). The count. */
+size_t handles_expire(Handles *hs, uint64_t now_usec);
+
+/*
+ * The live handles in grant order, after removing the expired: handles_n() then
+ * handles_at(hs, 0..n-1). handles_at() is NULL out of range.
+ */
+size_t handles_n(Handles *hs);
+const Handle *handles_at(const Handles *hs, size_t i);
+/* The live handles of one agent uid (expired ones count until removed). */
+size_t handles_n_agent(const Handles *hs, uid_t agent);
+
+/*
+ * A new read-only open of the handle's snapshot for one run: its own offset at 0, O_CLOEXEC,
+ * no write through it (the seals forbid any other way). The fd, or a negative errno.
+ */
+int handle_open_for_run(const Handle *h);
