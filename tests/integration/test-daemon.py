@@ -783,6 +783,39 @@ def test_handles_audit(w):
     check(r.stdout.startswith("ok: "), f"audit verify: {r.stdout}{r.stderr}")
 
 
+def test_grant_symlink_and_cap(w):
+    """a symlink is granted as its target; an agent's 257th handle is TooManyHandles"""
+    target = grant_file(w, "target.txt", b"through a link")
+    link = os.path.join(w.dir, "link.txt")
+    if not os.path.lexists(link):
+        os.symlink(target, link)
+    g = grant(w.d, link, "--agent", str(AGENT2_UID))
+    check(g["sha256"] == hashlib.sha256(b"through a link").hexdigest(), f"{g}")
+    w.d.lockctl("revoke", g["handle"], check_rc=0)
+    ids = []
+    try:
+        with open(target, "rb") as f:
+            for i in range(len(agent_handles(w.d, AGENT2_UID)), 257):
+                r = w.d.console_call("io.lockd.Console.Grant",
+                                     {"file_fd": 0, "agent": str(AGENT2_UID)}, fds=[f.fileno()])
+                if i < 256:
+                    check("parameters" in r and "handle" in r["parameters"], f"grant {i}: {r}")
+                    ids.append(r["parameters"]["handle"])
+                else:
+                    check(r.get("error") == "io.lockd.Console.TooManyHandles" and
+                          r["parameters"]["limit"] == 256, f"grant 257: {r}")
+        r = w.d.lockctl("grant", target, "--agent", str(AGENT2_UID), check_rc=1)
+        check("too many handles" in r.stderr, f"lockctl: {r.stderr}")
+        # Another agent's grants are not held back by this one's cap.
+        g = grant(w.d, target, "--agent", str(AGENT_UID))
+        ids.append(g["handle"])
+    finally:
+        for h in ids:
+            w.d.console_call("io.lockd.Console.Revoke", {"handle": h})
+    check(agent_handles(w.d, AGENT2_UID) == {} or
+          not set(agent_handles(w.d, AGENT2_UID)) & set(ids), "revoked handles remain")
+
+
 def main():
     require_environment()
     tap = Tap()
@@ -798,7 +831,8 @@ def main():
                   test_sigterm_runs_in_flight, test_sigkill_mid_run, test_stale_scope_killed,
                   test_socket_activate, test_socket_unit, test_grant_agent_view,
                   test_grant_snapshot, test_grant_other_agent, test_revoke, test_grant_ttl,
-                  test_grant_not_agent, test_grant_refused, test_grant_limits, test_handles_audit):
+                  test_grant_not_agent, test_grant_refused, test_grant_limits, test_handles_audit,
+                  test_grant_symlink_and_cap):
             tap.run(t, w)
     finally:
         w.d.stop()
