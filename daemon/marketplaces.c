@@ -55,7 +55,7 @@ static bool printable_ascii(const char *s) {
 
 int marketplace_spec_check(const char *name, const char *issuer, const char *identity,
                            const char **ret_reason) {
-        const char *reason = NULL;
+        const char *reason = NULL, *why;
         size_t n_warnings;
 
         if (!marketplace_name_valid(name))
@@ -67,6 +67,9 @@ int marketplace_spec_check(const char *name, const char *issuer, const char *ide
         else if (!identity || identity[0] == 0 || strlen(identity) > MARKETPLACE_IDENTITY_MAX ||
                  !printable_ascii(identity))
                 reason = "the identity pattern is empty, too long or not printable ASCII";
+        /* Before anything compiles it: some patterns make regcomp() itself exhaust memory. */
+        else if (identity_pattern_check(identity, &why) < 0)
+                reason = why;
         else if (identity_pattern_lint(identity, NULL, 0, &n_warnings) < 0)
                 reason = "the identity pattern is not a valid extended regular expression";
         if (reason) {

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <regex.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,9 +82,14 @@ static bool is_quantifier(char c) {
         return c != '\0' && strchr("*+?{", c);
 }
 
-/* Given p[i] == '[', the index just past the bracket expression's closing ']' (or of the NUL
- * if it has none; regcomp refuses such a pattern). */
-static size_t bracket_end(const char *p, size_t i) {
+/*
+ * Given p[i] == '[', the index of the bracket expression's closing ']', or of the NUL if it has
+ * none (regcomp refuses such a pattern; identity_pattern_check() refuses it first). This reads a
+ * bracket expression as glibc does: a ']' first (after an optional '^') is literal, "[:", "[."
+ * and "[=" open a class, a collating element or an equivalence class that runs to ":]", ".]" or
+ * "=]", and a backslash is an ordinary character.
+ */
+static size_t bracket_close(const char *p, size_t i) {
         i++;
         if (p[i] == '^')
                 i++;
@@ -102,7 +108,314 @@ static size_t bracket_end(const char *p, size_t i) {
                 }
                 i++;
         }
+        return i;
+}
+
+/* Given p[i] == '[', the index just past the bracket expression (see bracket_close()). */
+static size_t bracket_end(const char *p, size_t i) {
+        i = bracket_close(p, i);
         return p[i] == ']' ? i + 1 : i;
+}
+
+/*
+ * The bounds of identity_pattern_check(). glibc's regcomp() builds the parse tree by copying the
+ * repeated tree for every repetition operator ("x+" becomes "xx*", "x{3}" becomes "xxx",
+ * "x{0,3}" becomes "(x(x(x)?)?)?"), then a node array and the epsilon closure of every node, so
+ * "a++++...", "((a{99}){99}){99}" or a chain of nested repetitions grows exponentially and runs
+ * out of memory (or takes seconds) before regcomp() returns. Within a fixed size the epsilon
+ * closures still grow with the square of a run of parts that may match nothing ("(.?){255}"),
+ * and regexec() slows down with the number of optional copies (".{0,255}.{0,255}..."), so the
+ * copies are kept few. A back-reference makes regexec() backtrack. The bounds:
+ * - IDENTITY_PATTERN_MAX bytes;
+ * - one repetition operator per atom ("a++" and "a*{2}" are refused, POSIX leaves them
+ *   undefined; "(a+)+" is two atoms, each repeated once);
+ * - groups nested at most IDENTITY_DEPTH_MAX deep (glibc's parser recurses once per group);
+ * - intervals {m}, {m,} and {m,n} with m <= n <= IDENTITY_INTERVAL_MAX ("{,n}" is a GNU
+ *   extension and refused);
+ * - the product of the copies ('+' makes 2, {m} and {m,n} make max(n, 1), {m,} makes m + 1)
+ *   along any nesting path at most IDENTITY_NESTING_MAX ("((a{4}){4}){4}" makes 64); the next
+ *   bound implies this one (a path of n copies copies its innermost atom n - 1 times), which is
+ *   checked first to say what is wrong with "((a{99}){99}){99}";
+ * - the parts that repetition operators add by copying, each part (a character, a bracket
+ *   expression, an anchor, a '|', a group, an operator) counted once per copy and nested
+ *   copies multiplied out, at most IDENTITY_COPIES_MAX in the whole pattern: "a{255}" adds 254,
+ *   "(ab){3}" adds 2 * 3 (the group is a part), "(a{2}){3}" adds 1 + 2 * 4;
+ * - no back-reference (\1 to \9).
+ *
+ * Measured with glibc 2.36 (Debian 12, x86-64): regcomp() of "^(pattern)$" with REG_EXTENDED,
+ * as identity_match() does, under RLIMIT_AS of 256 MiB, then regexec() on 4 KiB subjects, in the
+ * C and C.UTF-8 locales. Refused now:
+ *   "a" and 24 '+'            REG_ESPACE after 0.5 s (the 256 MiB spent);
+ *   "((a{99}){99}){99}"       0.5 s and 204 MiB (RLIMIT_AS just holds it);
+ *   "(a{0,255}){255}"         REG_ESPACE after 6.2 s;
+ *   "(.{0,2}){0,255}"         REG_ESPACE after 3.1 s, though it copies out only about 1000
+ *                             parts: hence the copies bound of 256 and not more;
+ *   ".{0,255}" 16 times       regcomp() 0.16 s and 32 MiB, then regexec() 15 to 23 s and 230 MiB;
+ *   "^(a*)*(a*)*\1\2$"        regexec() 2 s on 81 bytes, growing about with the fifth power.
+ * The worst patterns admitted, each filled up to 1024 bytes ("(|){127}(|)(|)...",
+ * "((.?){7}){9}()()...", "(.{0,2}){63}.?.?...", ".{0,255}.?.?...", "a{255}()()...", ".*" or
+ * "()" 512 times, 512 alternatives, nesting 16 deep, ...): regcomp() at most 0.06 s and 27 MiB,
+ * regexec() at most 0.16 s and a 32 MiB peak (the same on a 64 KiB subject); a 1024-byte
+ * literal takes 0.5 MiB. C.UTF-8 stays within these figures (a bracket expression costs twice
+ * as much there).
+ */
+#define IDENTITY_DEPTH_MAX    16
+#define IDENTITY_INTERVAL_MAX 255
+#define IDENTITY_NESTING_MAX  256
+#define IDENTITY_COPIES_MAX   256
+#define IDENTITY_ANCHORS_MAX  32
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x)  STRINGIFY_(x)
+
+/* An open group of identity_pattern_check(): what it holds so far. */
+typedef struct CheckLevel {
+        uint64_t parts;        /* each part counted once per copy */
+        uint64_t anchors;      /* each '^' and '$' counted once per copy */
+        uint64_t nesting;      /* the largest product of copies along a path inside the group */
+        unsigned branch_empty; /* the ways the branch being read matches "", at most 2 */
+        unsigned group_empty;  /* the ways the branches read before it do, at most 2 */
+        unsigned before_atom;  /* branch_empty before the last atom */
+} CheckLevel;
+
+/* a + b for counts of ways that only need to tell 0, 1 and more apart. */
+static unsigned ways_add(unsigned a, unsigned b) {
+        return a + b > 2 ? 2 : a + b;
+}
+
+/*
+ * The copies glibc makes of the atom before the repetition operator at p[*i] ('*', '+', '?' or
+ * '{'), with *i moved to the operator's last byte and *ret_optional whether the operator allows
+ * no copy at all; 0 when the interval is not one identity_pattern_check() accepts. Digits are
+ * read with a cap, so no count overflows.
+ */
+static uint64_t repeat_copies(const char *p, size_t *i, bool *ret_optional) {
+        uint64_t m = 0, n;
+        size_t j = *i + 1;
+        bool open = false;
+
+        switch (p[*i]) {
+        case '*':
+        case '?':
+                *ret_optional = true;
+                return 1;
+        case '+':
+                *ret_optional = false;
+                return 2;
+        default:
+                break;
+        }
+        if (p[j] < '0' || p[j] > '9')
+                return 0;
+        for (; p[j] >= '0' && p[j] <= '9'; j++)
+                if (m <= IDENTITY_INTERVAL_MAX)
+                        m = m * 10 + (uint64_t)(p[j] - '0');
+        n = m;
+        if (p[j] == ',') {
+                j++;
+                if (p[j] == '}')
+                        open = true;
+                else if (p[j] < '0' || p[j] > '9')
+                        return 0;
+                else
+                        for (n = 0; p[j] >= '0' && p[j] <= '9'; j++)
+                                if (n <= IDENTITY_INTERVAL_MAX)
+                                        n = n * 10 + (uint64_t)(p[j] - '0');
+        }
+        if (p[j] != '}' || m > IDENTITY_INTERVAL_MAX || n > IDENTITY_INTERVAL_MAX || n < m)
+                return 0;
+        *i = j;
+        *ret_optional = m == 0;
+        if (open)
+                return m + 1;
+        return n > 0 ? n : 1;
+}
+
+int identity_pattern_check(const char *pattern, const char **ret_reason) {
+        CheckLevel level[IDENTITY_DEPTH_MAX + 1] = {};
+        uint64_t atom_parts = 0, atom_nesting = 0, atom_anchors = 0, added = 0, anchors = 0;
+        enum { LAST_NONE, LAST_ATOM, LAST_REPEATED } last = LAST_NONE;
+        const char *reason = NULL;
+        bool atom_empty = false;
+        size_t depth = 0;
+
+        level[0].branch_empty = 1;
+        if (!pattern)
+                reason = "the identity pattern is missing";
+        else if (strnlen(pattern, IDENTITY_PATTERN_MAX + 1) > IDENTITY_PATTERN_MAX)
+                reason = "the identity pattern is longer than " STRINGIFY(
+                        IDENTITY_PATTERN_MAX) " bytes";
+
+        /* Every count below stays under IDENTITY_PATTERN_MAX * (IDENTITY_COPIES_MAX + 1) parts
+         * times IDENTITY_INTERVAL_MAX + 1 copies: no overflow. */
+        for (size_t i = 0; !reason && pattern[i] != '\0'; i++) {
+                bool atom = false, optional;
+                uint64_t copies;
+
+                switch (pattern[i]) {
+                case '\\':
+                        i++;
+                        if (pattern[i] == '\0')
+                                reason = "the identity pattern ends in a lone backslash";
+                        else if (pattern[i] >= '1' && pattern[i] <= '9')
+                                /* regexec() backtracks over every way the group can match. */
+                                reason = "the identity pattern has a back-reference (\\1 to \\9)";
+                        else if (strchr("bB<>`'", pattern[i]))
+                                /* regcomp() takes exponential time on "\b\b\b...". */
+                                reason = "the identity pattern has a GNU anchor (\\b, \\B, "
+                                         "\\<, \\>, \\` or \\')";
+                        else
+                                atom = true;
+                        break;
+                case '[':
+                        i = bracket_close(pattern, i);
+                        if (pattern[i] == '\0')
+                                reason = "the identity pattern has an unterminated bracket "
+                                         "expression";
+                        atom = true;
+                        break;
+                case '(':
+                        if (depth == IDENTITY_DEPTH_MAX) {
+                                reason = "the identity pattern nests groups more than " STRINGIFY(
+                                        IDENTITY_DEPTH_MAX) " deep";
+                                break;
+                        }
+                        level[++depth] = (CheckLevel){.branch_empty = 1};
+                        last = LAST_NONE;
+                        break;
+                case ')':
+                        if (depth == 0) {
+                                /* glibc takes it as a literal; it would unbalance ^(...)$. */
+                                reason = "the identity pattern has a ')' that closes no '('";
+                                break;
+                        }
+                        atom_parts = level[depth].parts + 1;
+                        atom_nesting = level[depth].nesting > 0 ? level[depth].nesting : 1;
+                        if (ways_add(level[depth].group_empty, level[depth].branch_empty) > 1) {
+                                /* regcomp() is exponential on "(a||)(a||)...", "(()|)...". */
+                                reason = "the identity pattern has a group that can match the "
+                                         "empty string in more than one way (such as '(a||)')";
+                                break;
+                        }
+                        atom_empty = level[depth].group_empty + level[depth].branch_empty > 0;
+                        atom_anchors = level[depth].anchors;
+                        depth--;
+                        level[depth].anchors += atom_anchors;
+                        level[depth].before_atom = level[depth].branch_empty;
+                        /* The group matches "" in at most one way: the product is at most 1. */
+                        level[depth].branch_empty = atom_empty ? level[depth].branch_empty : 0;
+                        level[depth].parts += atom_parts;
+                        if (atom_nesting > level[depth].nesting)
+                                level[depth].nesting = atom_nesting;
+                        last = LAST_ATOM;
+                        break;
+                case '|':
+                        level[depth].group_empty =
+                                ways_add(level[depth].group_empty, level[depth].branch_empty);
+                        level[depth].branch_empty = 1;
+                        level[depth].parts++;
+                        last = LAST_NONE;
+                        break;
+                case '^':
+                case '$':
+                        /* glibc reads a '*' after an anchor as a literal: refused below. An
+                         * anchor matches the empty string. regcomp() grows with the cube of a
+                         * run of anchors ("^^^..."). */
+                        level[depth].parts++;
+                        level[depth].anchors++;
+                        if (++anchors > IDENTITY_ANCHORS_MAX)
+                                reason = "the identity pattern has more than " STRINGIFY(
+                                        IDENTITY_ANCHORS_MAX) " anchors ('^' and '$')";
+                        last = LAST_NONE;
+                        break;
+                case '*':
+                case '+':
+                case '?':
+                case '{':
+                        if (last == LAST_NONE) {
+                                reason = "the identity pattern has a repetition operator with "
+                                         "nothing to repeat";
+                                break;
+                        }
+                        if (last == LAST_REPEATED) {
+                                reason = "the identity pattern has two repetition operators in a "
+                                         "row (such as 'a++' or 'a*{2}')";
+                                break;
+                        }
+                        if (atom_empty) {
+                                /* regcomp() takes exponential time on "(a*)*(a*)*..." and cubic
+                                 * memory on "()?()?...", and the repetition adds nothing. */
+                                reason = "the identity pattern repeats a group that can match the "
+                                         "empty string (such as '(a*)*' or '(a|)?')";
+                                break;
+                        }
+                        copies = repeat_copies(pattern, &i, &optional);
+                        if (copies == 0) {
+                                reason = "the identity pattern has an interval other than {m}, "
+                                         "{m,} or {m,n} with m <= n <= " STRINGIFY(
+                                                 IDENTITY_INTERVAL_MAX);
+                                break;
+                        }
+                        atom_nesting *= copies;
+                        if (atom_nesting > IDENTITY_NESTING_MAX) {
+                                reason = "the identity pattern nests repetitions whose counts "
+                                         "multiply past " STRINGIFY(IDENTITY_NESTING_MAX);
+                                break;
+                        }
+                        /* The copies of the atom beyond the first; the operator is the
+                         * pattern's own part. */
+                        added += atom_parts * (copies - 1);
+                        if (added > IDENTITY_COPIES_MAX) {
+                                reason =
+                                        "the identity pattern has repetitions that copy out "
+                                        "more than " STRINGIFY(IDENTITY_COPIES_MAX) " parts in all";
+                                break;
+                        }
+                        anchors += atom_anchors * (copies - 1);
+                        if (anchors > IDENTITY_ANCHORS_MAX) {
+                                reason = "the identity pattern has more than " STRINGIFY(
+                                        IDENTITY_ANCHORS_MAX) " anchors ('^' and '$')";
+                                break;
+                        }
+                        level[depth].parts += 1 + atom_parts * (copies - 1);
+                        level[depth].anchors += atom_anchors * (copies - 1);
+                        if (optional)
+                                level[depth].branch_empty = level[depth].before_atom;
+                        atom_parts *= copies;
+                        if (atom_nesting > level[depth].nesting)
+                                level[depth].nesting = atom_nesting;
+                        last = LAST_REPEATED;
+                        break;
+                default:
+                        atom = true;
+                        break;
+                }
+                if (atom) {
+                        atom_parts = 1;
+                        atom_nesting = 1;
+                        atom_empty = false;
+                        atom_anchors = 0;
+                        level[depth].before_atom = level[depth].branch_empty;
+                        level[depth].branch_empty = 0;
+                        level[depth].parts++;
+                        if (level[depth].nesting == 0)
+                                level[depth].nesting = 1;
+                        last = LAST_ATOM;
+                }
+        }
+        if (!reason && depth > 0)
+                reason = "the identity pattern has a '(' that is never closed";
+        /* identity_match() wraps the pattern in a group. */
+        if (!reason && ways_add(level[0].group_empty, level[0].branch_empty) > 1)
+                reason = "the identity pattern can match the empty string in more than one way "
+                         "(such as 'a||')";
+
+        if (reason) {
+                if (ret_reason)
+                        *ret_reason = reason;
+                return -EINVAL;
+        }
+        return 0;
 }
 
 /*
@@ -287,6 +600,9 @@ int identity_pattern_lint(const char *pattern, IdentityWarning *warnings, size_t
 
         if (!pattern || !n_warnings)
                 return -EINVAL;
+        /* Before anything compiles it: regcomp() itself is the denial of service. */
+        if (identity_pattern_check(pattern, NULL) < 0)
+                return -EINVAL;
         if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
                 return -EINVAL;
         regfree(&re);
@@ -312,7 +628,7 @@ bool identity_match(const char *pattern, const char *san) {
         char *wrapped;
         bool ok;
 
-        if (!pattern || !san)
+        if (!pattern || !san || identity_pattern_check(pattern, NULL) < 0)
                 return false;
         /* The pattern alone must be valid and balanced, so that ^(...)$ wraps all of it. */
         if (scan_tokens(pattern, NULL) < 0 || regcomp(&raw, pattern, REG_EXTENDED) != 0)

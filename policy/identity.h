@@ -22,10 +22,24 @@ typedef struct IdentityWarning {
 /* "W_IDENTITY_UNESCAPED_DOT", …; "W_IDENTITY_UNKNOWN" for a value out of range. */
 const char *identity_warning_name(IdentityWarningCode code);
 
+/* The longest identity pattern, in bytes. */
+#define IDENTITY_PATTERN_MAX 1024
+
+/*
+ * Whether regcomp() may be handed pattern: at most IDENTITY_PATTERN_MAX bytes, one repetition
+ * operator per atom, groups nested at most 16 deep, intervals {m}, {m,} and {m,n} up to 255, a
+ * product of repetition counts along any nesting path of at most 1000, at most 4096 parts once
+ * every repetition is copied out, no back-reference, balanced parentheses and closed bracket
+ * expressions (identity.c says why, and what glibc does within these bounds). 0, or -EINVAL with
+ * *ret_reason (if non-NULL) a static sentence saying what is wrong. A pattern it accepts may
+ * still be an invalid ERE. Pure: no I/O, no logging, no regcomp().
+ */
+int identity_pattern_check(const char *pattern, const char **ret_reason);
+
 /*
  * Lints pattern, a POSIX extended regular expression meant for the SANs of a marketplace's
- * signing certificates. Returns -EINVAL if pattern is NULL or not a valid ERE (regcomp with
- * REG_EXTENDED, or a ')' that closes no '(', which POSIX leaves undefined), otherwise 0 with the
+ * signing certificates. Returns -EINVAL if pattern is NULL, refused by identity_pattern_check()
+ * (before it is compiled) or not a valid ERE (regcomp with REG_EXTENDED), otherwise 0 with the
  * first max warnings, in pattern order within each rule, in warnings[] and their total number
  * (which may exceed max) in *n_warnings. Pure: no I/O, no logging.
  */
@@ -35,6 +49,7 @@ int identity_pattern_lint(const char *pattern, IdentityWarning *warnings, size_t
 /*
  * Whether pattern matches all of san: the pattern is compiled as ^(pattern)$ with REG_EXTENDED
  * and the match must span san from its first to its last byte, so a pattern never matches a
- * substring. False for a NULL argument, an invalid or unbalanced pattern, or no match.
+ * substring. False for a NULL argument, a pattern identity_pattern_check() refuses
+ * (never compiled), an invalid pattern, or no match.
  */
 bool identity_match(const char *pattern, const char *san);

@@ -598,131 +598,19 @@ static int parse_marketplace_issuer(Ctx *c, void *data) {
         return 0;
 }
 
-#define IDENTITY_COST_MAX  4096 /* regcomp() parse-tree nodes a pattern may grow into */
-#define IDENTITY_DEPTH_MAX 16
-
-/*
- * Whether regcomp() can compile pattern in bounded memory. glibc expands every repetition by
- * copying the repeated tree ("x+" is "xx*", "x{3}" is "xxx"), so "a++++++..." or
- * "((a{99}){99}){99}" grows exponentially and exhausts memory before regcomp() returns. This
- * estimates the expanded size and refuses it past IDENTITY_COST_MAX, and refuses adjacent
- * repetition operators outright (POSIX leaves their meaning undefined) and groups nested deeper
- * than IDENTITY_DEPTH_MAX. Brackets count as one atom; the estimate is an upper bound for the
- * patterns a SAN needs. Returns NULL when fine, or what is wrong.
- */
-static const char *identity_too_complex(const char *pattern) {
-        uint64_t outer[IDENTITY_DEPTH_MAX], cur = 0, last = 0;
-        size_t depth = 0;
-        bool after_repeat = false;
-
-        for (const char *p = pattern; *p; p++) {
-                uint64_t factor = 0;
-
-                switch (*p) {
-                case '\\':
-                        if (p[1])
-                                p++;
-                        last = 1;
-                        cur += 1;
-                        after_repeat = false;
-                        break;
-                case '[':
-                        /* To the closing ']': one at the very start (or after '^') is literal. */
-                        p++;
-                        if (*p == '^')
-                                p++;
-                        if (*p == ']')
-                                p++;
-                        while (*p && *p != ']') {
-                                if (*p == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
-                                        const char *end = strchr(p + 2, p[1]);
-                                        if (!end || end[1] != ']')
-                                                return "an unterminated bracket expression";
-                                        p = end + 2;
-                                } else
-                                        p++;
-                        }
-                        if (!*p)
-                                return "an unterminated bracket expression";
-                        last = 1;
-                        cur += 1;
-                        after_repeat = false;
-                        break;
-                case '(':
-                        if (depth == IDENTITY_DEPTH_MAX)
-                                return "groups nested too deeply";
-                        outer[depth++] = cur;
-                        cur = 0;
-                        after_repeat = false;
-                        break;
-                case ')':
-                        if (depth == 0)
-                                return "an unbalanced ')'";
-                        last = cur + 1;
-                        cur = outer[--depth] + last;
-                        after_repeat = false;
-                        break;
-                case '*':
-                case '?':
-                        factor = 1;
-                        break;
-                case '+':
-                        factor = 2;
-                        break;
-                case '{': {
-                        char *end;
-                        unsigned long lo = strtoul(p + 1, &end, 10), hi = lo;
-
-                        if (end == p + 1)
-                                return "an interval without a count";
-                        if (*end == ',') {
-                                const char *q = end + 1;
-                                hi = *q == '}' ? lo + 1 : strtoul(q, &end, 10);
-                                if (*q == '}')
-                                        end = (char *)q;
-                        }
-                        if (*end != '}' || lo > 255 || hi > 255)
-                                return "an interval other than {m}, {m,} or {m,n} up to 255";
-                        factor = (hi > lo ? hi : lo) + 1;
-                        p = end;
-                        break;
-                }
-                default:
-                        last = 1;
-                        cur += 1;
-                        after_repeat = false;
-                        break;
-                }
-                if (factor > 0) {
-                        if (after_repeat)
-                                return "adjacent repetition operators";
-                        cur += last * factor;
-                        last *= factor;
-                        after_repeat = true;
-                }
-                if (cur > IDENTITY_COST_MAX || last > IDENTITY_COST_MAX)
-                        return "repetitions that would expand too far";
-                for (size_t i = 0; i < depth; i++)
-                        if (outer[i] + cur > IDENTITY_COST_MAX)
-                                return "repetitions that would expand too far";
-        }
-        return NULL;
-}
-
 static int parse_marketplace_identity(Ctx *c, void *data) {
         PolicyMarketplace *m = data;
         _cleanup_free_ char *v = NULL;
+        const char *why;
         size_t n_warnings;
         int r;
-
-        const char *why;
 
         r = reader_string(c, POLICY_IDENTITY_MAX, &v);
         if (r < 0)
                 return r;
-        why = identity_too_complex(v);
-        if (why)
-                return fail(c, E_POLICY_VALUE, "the regular expression has %s", why);
+        /* Before regcomp() sees it: some patterns make regcomp() itself exhaust memory. */
+        if (identity_pattern_check(v, &why) < 0)
+                return fail(c, E_POLICY_VALUE, "%s", why);
         /* The same compile (REG_EXTENDED) the verifier uses; the lint's warnings are lockctl's. */
         r = identity_pattern_lint(v, NULL, 0, &n_warnings);
         if (r == -EINVAL)

@@ -1,7 +1,14 @@
-/* Unit tests of identity patterns: each lint rule, and a match that never takes a substring. */
+/*
+ * Unit tests of identity patterns: each lint rule, a match that never takes a substring, and the
+ * bounds that keep hostile patterns away from regcomp().
+ */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "identity.h"
 #include "check-run.h"
@@ -183,6 +190,266 @@ START_TEST(test_invalid) {
 }
 END_TEST
 
+/* p passes identity_pattern_check(), and the reason is left alone. */
+static void expect_admitted(const char *p) {
+        const char *why = "untouched";
+
+        ck_assert_msg(identity_pattern_check(p, &why) == 0, "'%.80s' refused: %s", p, why);
+        ck_assert_str_eq(why, "untouched");
+}
+
+/* p fails identity_pattern_check() with a reason that contains what. */
+static void expect_refused(const char *p, const char *what) {
+        const char *why = NULL;
+
+        ck_assert_msg(identity_pattern_check(p, &why) == -EINVAL, "'%.80s' admitted", p);
+        ck_assert_ptr_nonnull(why);
+        ck_assert_msg(strstr(why, what), "'%.80s': '%s' does not say '%s'", p, why, what);
+        ck_assert_int_eq(identity_pattern_check(p, NULL), -EINVAL);
+}
+
+/* unit n times into buf (of size size), after prefix. */
+static const char *repeat(char *buf, size_t size, const char *prefix, const char *unit, size_t n) {
+        size_t len = strlen(prefix);
+
+        ck_assert_uint_lt(len + n * strlen(unit), size);
+        memcpy(buf, prefix, len + 1);
+        for (size_t i = 0; i < n; i++, len += strlen(unit))
+                memcpy(buf + len, unit, strlen(unit) + 1);
+        return buf;
+}
+
+/* "(((a)))" with n groups around atom, each followed by op. */
+static const char *nest(char *buf, size_t size, const char *atom, const char *op, size_t n) {
+        size_t len = 0;
+
+        ck_assert_uint_lt(n * (1 + strlen(op)) + strlen(atom), size);
+        for (size_t i = 0; i < n; i++)
+                buf[len++] = '(';
+        memcpy(buf + len, atom, strlen(atom));
+        len += strlen(atom);
+        for (size_t i = 0; i < n; i++) {
+                buf[len++] = ')';
+                memcpy(buf + len, op, strlen(op));
+                len += strlen(op);
+        }
+        buf[len] = '\0';
+        return buf;
+}
+
+START_TEST(test_check_ordinary) {
+        expect_admitted(GOOD);
+        expect_admitted(GOOD "v[0-9]+\\.[0-9]+\\.[0-9]+(-rc[0-9]{1,3})?$");
+        expect_admitted("^https://github\\.com/acme/x/\\.github/workflows/[a-z-]+\\.ya?ml@"
+                        "refs/(heads/main|tags/v[0-9.]+)$");
+        expect_admitted("^https://github\\.com/acme/x/.*@[0-9a-f]{40}$");
+        expect_admitted("^alice@example\\.org$");
+        expect_admitted("^a[].]b[^]x]c[[:alpha:][.-.][=e=]]*$");
+        expect_admitted("\\.\\{\\}a}b]\\w+");
+        expect_admitted("^https://a\\.example/x$|^https://b\\.example/y$");
+        expect_admitted("");
+        expect_admitted("()");
+        expect_admitted("(a|b)*(c(d)?)+");
+        expect_admitted("a{0}b{1,}c{2,5}");
+        /* Each rule of the lint still runs on what the check admits. */
+        ck_assert_uint_eq(lint(GOOD "v[0-9]{1,3}"), 0);
+        ck_assert(identity_match(GOOD "v[0-9]{1,3}",
+                                 "https://github.com/acme/lockfile-plugins/.github/workflows/"
+                                 "release.yml@refs/tags/v123"));
+}
+END_TEST
+
+START_TEST(test_check_bounds) {
+        char buf[2048];
+
+        /* Length. */
+        memset(buf, 'a', 1024);
+        buf[1024] = '\0';
+        expect_admitted(buf);
+        ck_assert_uint_eq(lint(buf), 1);
+        buf[1024] = 'a';
+        buf[1025] = '\0';
+        expect_refused(buf, "longer than 1024 bytes");
+        ck_assert_int_eq(identity_pattern_check(NULL, NULL), -EINVAL);
+
+        /* One repetition operator per atom. */
+        expect_refused("a++", "two repetition operators in a row");
+        expect_refused("a*{2}", "two repetition operators in a row");
+        expect_refused("a?*", "two repetition operators in a row");
+        expect_refused("(a){2}{2}", "two repetition operators in a row");
+        expect_admitted("(a+)+");
+        expect_refused("*a", "nothing to repeat");
+        expect_refused("(+a)", "nothing to repeat");
+        expect_refused("a|{2}", "nothing to repeat");
+        /* glibc reads "^*" as an anchor and a literal '*': refused all the same. */
+        expect_refused("^*a", "nothing to repeat");
+        expect_refused("a$?", "nothing to repeat");
+
+        /* Repeating what may match nothing: regcomp() is exponential on "(a*)*(a*)*...". */
+        expect_refused("(a*)*", "can match the empty string");
+        expect_refused("()?", "can match the empty string");
+        expect_refused("(a|)+", "can match the empty string");
+        expect_refused("(|a){2}", "can match the empty string");
+        expect_refused("((a)?b?)*", "can match the empty string");
+        expect_refused("(^)*", "can match the empty string");
+        expect_refused("(()|)", "in more than one way");
+        expect_refused("(a||)", "in more than one way");
+        expect_refused("(a?|b?)", "in more than one way");
+        expect_refused("((a|)(b|)|)", "in more than one way");
+        expect_refused("a||", "in more than one way");
+        expect_admitted("a||b");
+        expect_admitted("(a|)(b|)");
+        expect_admitted("(a?b)*");
+        expect_admitted("(a|b?c)*");
+        expect_admitted("(a)?");
+        expect_admitted("(a*)");
+
+        /* Anchors: GNU ones refused, '^' and '$' counted with their copies. */
+        expect_refused("a\\b", "GNU anchor");
+        expect_refused("\\<a\\>", "GNU anchor");
+        expect_refused("\\`a\\'", "GNU anchor");
+        expect_refused("a\\B", "GNU anchor");
+        expect_admitted(repeat(buf, sizeof(buf), "", "^a$|", 16));
+        expect_refused(repeat(buf, sizeof(buf), "", "^a$|", 17), "more than 32 anchors");
+        expect_admitted("(^a){32}");
+        expect_refused("(^a){33}", "more than 32 anchors");
+
+        /* Intervals. */
+        expect_admitted("a{255}");
+        expect_admitted("a{0,255}");
+        expect_admitted("a{255,255}");
+        expect_admitted("a{254,}");
+        expect_refused("a{256}", "interval");
+        expect_refused("a{256,}", "interval");
+        expect_refused("a{0,256}", "interval");
+        expect_refused("a{99999999999999999999}", "interval");
+        expect_refused("a{2,1}", "interval");
+        expect_refused("a{,3}", "interval");
+        expect_refused("a{", "interval");
+        expect_refused("a{1", "interval");
+        expect_refused("a{x}", "interval");
+        expect_refused("a{1,x}", "interval");
+
+        /* Nesting depth. */
+        expect_admitted(nest(buf, sizeof(buf), "a", "", 16));
+        expect_refused(nest(buf, sizeof(buf), "a", "", 17), "more than 16 deep");
+        expect_admitted(nest(buf, sizeof(buf), "a", "?b", 16));
+
+        /* Products along a nesting path: '+' copies twice. */
+        expect_admitted("((a{4}){4}){4}");
+        expect_refused("(a{2}){129}", "multiply past 256");
+        expect_refused("(a{255}){2}", "multiply past 256");
+        expect_refused("((a{10}){10}){10}", "multiply past 256");
+        expect_refused("(((a{4}){4}){4}){5}", "multiply past 256");
+        /* Two paths, each of 64. */
+        expect_admitted("((a{4}){4}){4}b((c{4}){4}){4}");
+        expect_admitted(nest(buf, sizeof(buf), "a", "+", 6));
+
+        /* The parts copied out in all: "(a)+" adds 2, "((a)+)+" 2 + 6, and so on. */
+        expect_refused(nest(buf, sizeof(buf), "a", "+", 7), "more than 256 parts");
+        expect_admitted("a{255}b{3}");
+        expect_refused("a{255}b{4}", "more than 256 parts");
+        expect_admitted(".{0,255}.{0,3}");
+        expect_refused(".{0,255}.{0,4}", "more than 256 parts");
+        expect_admitted("(a|b){65}");
+        expect_refused("(a|b){66}", "more than 256 parts");
+        expect_refused("(ab){0,255}", "more than 256 parts");
+        expect_refused("(a{16}){16}", "more than 256 parts");
+        expect_refused(repeat(buf, sizeof(buf), "", "a{64}", 5), "more than 256 parts");
+        /* Operators copy nothing: 512 of them are fine. */
+        expect_admitted(repeat(buf, sizeof(buf), "", ".?", 512));
+
+        /* Back-references, brackets, parentheses, escapes. */
+        expect_refused("(a)\\1", "back-reference");
+        expect_refused("(a)(b)(c)(d)(e)(f)(g)(h)(i)\\9", "back-reference");
+        expect_admitted("a\\0");
+        expect_refused("[a", "unterminated bracket");
+        expect_refused("[]", "unterminated bracket");
+        expect_refused("[[:alpha:]", "unterminated bracket");
+        expect_refused("a)", "closes no '('");
+        expect_refused("(a", "never closed");
+        expect_refused("a\\", "lone backslash");
+        /* A quantifier inside a bracket expression is a character. */
+        expect_admitted("[*+?{]");
+        expect_admitted("a[+]+");
+}
+END_TEST
+
+/*
+ * Patterns that make glibc's regcomp() exhaust memory or take seconds (or regexec() backtrack):
+ * each is refused by the check, by the lint and by the match, each in its own forked test under
+ * alarm(2). RLIMIT_AS keeps a regression from taking the machine's memory with it.
+ */
+static const char *hostile(int i, char *buf, size_t size) {
+        switch (i) {
+        case 0:
+                return repeat(buf, size, "a", "+", 1000);
+        case 1:
+                return "((a{99}){99}){99}";
+        case 2:
+                return "^https://github\\.com/(((acme{99}){99}){99}){99}/$";
+        case 3:
+                return nest(buf, size, "a", "+", 16);
+        case 4:
+                return nest(buf, size, "a{2}", "{2}", 16);
+        case 5:
+                return nest(buf, size, "a", "*", 40);
+        case 6:
+                return "(a{0,255}){255}";
+        case 7:
+                /* regcomp() is quick, but regexec() takes seconds on a long SAN. */
+                return repeat(buf, size, "", ".{0,255}", 16);
+        case 8:
+                return repeat(buf, size, "", "a{255}{255}", 8);
+        case 9:
+                return "(a*)*\\1";
+        case 10:
+                return "x{32767}";
+        case 11:
+                return "(((a{10}){10}){10}){10}";
+        case 12:
+                /* regcomp() takes exponential time, about doubling per "(a*)*". */
+                return repeat(buf, size, "", "(a*)*", 40);
+        case 13:
+                /* regcomp() takes memory in the cube of the number of "()?". */
+                return repeat(buf, size, "", "()?", 300);
+        case 14:
+                return repeat(buf, size, "", "\\b", 100);
+        case 15:
+                return repeat(buf, size, "", "^$", 512);
+        case 16:
+                /* regcomp() takes 0.8 s and 400 MiB on 64 of these, twice the time per 8 more. */
+                return repeat(buf, size, "", "(a|||)", 100);
+        default:
+                return NULL;
+        }
+}
+
+#define N_HOSTILE 17
+
+START_TEST(test_hostile) {
+        static char san[4097];
+        const struct rlimit as = {1024ul << 20, 1024ul << 20};
+        IdentityWarning ws[4];
+        const char *p, *why = NULL;
+        char buf[2048];
+        size_t n = 0;
+
+        ck_assert_int_eq(setrlimit(RLIMIT_AS, &as), 0);
+        alarm(2);
+        p = hostile(_i, buf, sizeof(buf));
+        ck_assert_ptr_nonnull(p);
+        memset(san, 'a', sizeof(san) - 1);
+
+        ck_assert_msg(identity_pattern_check(p, &why) == -EINVAL, "'%.60s' admitted", p);
+        ck_assert_ptr_nonnull(why);
+        ck_assert_int_eq(identity_pattern_lint(p, ws, 4, &n), -EINVAL);
+        ck_assert(!identity_match(p, san));
+        ck_assert(!identity_match(p, "aa"));
+        alarm(0);
+}
+END_TEST
+
 START_TEST(test_match_anchored) {
         const char *san = "https://github.com/acme/x/.github/workflows/release.yml@refs/tags/v1";
 
@@ -221,6 +488,11 @@ int main(void) {
         tcase_add_test(tc, test_truncated_list);
         tcase_add_test(tc, test_invalid);
         tcase_add_test(tc, test_match_anchored);
+        tcase_add_test(tc, test_check_ordinary);
+        tcase_add_test(tc, test_check_bounds);
+        tcase_add_loop_test(tc, test_hostile, 0, N_HOSTILE);
         suite_add_tcase(s, tc);
+        /* test_hostile's alarm() and RLIMIT_AS must end a forked test, not the runner. */
+        setenv("CK_FORK", "yes", 1);
         return check_run(s);
 }

@@ -216,6 +216,14 @@ START_TEST(test_marketplaces_bad_inputs) {
                               "accepted pattern '%s'", bad_patterns[i]);
                 ck_assert_ptr_nonnull(strstr(reason, "pattern"));
         }
+        /* One that would make regcomp() exhaust memory: refused with why, never compiled. */
+        reason = NULL;
+        ck_assert_int_eq(add(ms, "acme", ISSUER, "^((a{99}){99}){99}$", true, NULL, &reason),
+                         -EINVAL);
+        ck_assert_ptr_nonnull(strstr(reason, "multiply past"));
+        reason = NULL;
+        ck_assert_int_eq(add(ms, "acme", ISSUER, GOOD "a++", true, NULL, &reason), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(reason, "two repetition operators"));
 
         /* Roots: not JSON of a trusted root, not a regular file, not readable. */
         fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
