@@ -11,6 +11,7 @@
 #include "fd-util.h"
 #include "lockctl-verify.h"
 #include "sigstore-util.h"
+#include "check-run.h"
 
 #define DEFAULT_IDENTITY                                                                           \
         "https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/.github/"  \
@@ -693,9 +694,5 @@ static Suite *sigstore_suite(void) {
 }
 
 int main(void) {
-        SRunner *sr = srunner_create(sigstore_suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(sigstore_suite());
 }
