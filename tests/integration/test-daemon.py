@@ -654,6 +654,13 @@ def test_grant_snapshot(w):
     c = console_handles(w.d)[g["handle"]]
     check(c["sha256"] == hashlib.sha256(b"before").hexdigest() and c["bytes"] == 6 and
           c["auto"] is True, f"{c}")
+    r = w.d.lockctl("grant", path, "--agent", str(AGENT_UID), "--label", "tab\there", check_rc=1)
+    check("invalid request: label" in r.stderr, f"a tab in the label: {r.stderr}")
+    r = w.d.lockctl("grant", path, "--agent", str(AGENT_UID), check_rc=0)
+    lines = r.stdout.splitlines()
+    check(len(lines) == 4 and re.fullmatch(r"handle: h-[0-9a-f]{32}", lines[0]) and
+          lines[1] == "sha256: " + hashlib.sha256(b"after, and longer").hexdigest() and
+          lines[2] == "bytes: 17" and lines[3] == "expires: never", f"lockctl grant: {r.stdout}")
 
 
 def test_grant_other_agent(w):
