@@ -27,12 +27,14 @@ const char *identity_warning_name(IdentityWarningCode code);
 
 /*
  * Whether regcomp() may be handed pattern: at most IDENTITY_PATTERN_MAX bytes, one repetition
- * operator per atom, groups nested at most 16 deep, intervals {m}, {m,} and {m,n} up to 255, a
- * product of repetition counts along any nesting path of at most 1000, at most 4096 parts once
- * every repetition is copied out, no back-reference, balanced parentheses and closed bracket
- * expressions (identity.c says why, and what glibc does within these bounds). 0, or -EINVAL with
- * *ret_reason (if non-NULL) a static sentence saying what is wrong. A pattern it accepts may
- * still be an invalid ERE. Pure: no I/O, no logging, no regcomp().
+ * operator per atom, groups nested at most 16 deep, intervals {m}, {m,} and {m,n} up to 255,
+ * repetition counts multiplying to at most 256 along any nesting path, at most 256 parts copied
+ * out by repetitions in all, at most 4 anchors ('^', '$'), no repetition of a group that can
+ * match the empty string, no group (nor the whole pattern) that can match it in more than one
+ * way, no back-reference, no GNU anchor (\b, \<, ...), balanced parentheses and closed
+ * bracket expressions. identity.c says why, and what glibc does within these bounds. 0, or
+ * -EINVAL with *ret_reason (if non-NULL) a static sentence saying what is wrong. A pattern it
+ * accepts may still be an invalid ERE. Pure: no I/O, no logging, no regcomp().
  */
 int identity_pattern_check(const char *pattern, const char **ret_reason);
 
