@@ -173,7 +173,9 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0)
         # would touch the host's /var/lib/lockd).
         awk '/^\[Service\]/ { s = 1; next } /^\[/ { s = 0 } s && /^[A-Za-z]/' \
                 "$build/lockd.service" >"$work/settings"
-        set --
+        # The build and source trees stay visible wherever they are (a checkout under /tmp or a
+        # home directory would vanish behind PrivateTmp= or ProtectHome=), read-only like the rest.
+        set -- -p "BindReadOnlyPaths=$(cd "$LOCKD_UNITS_PLUGINS_SRC/../.." && pwd) $(cd "$(dirname "$lockctl")/.." && pwd)"
         while IFS= read -r line; do
                 case $line in
                 Type=* | NotifyAccess=* | ExecStart=* | ExecReload=* | Restart=* | \
@@ -191,7 +193,7 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0)
                         printf '%s\n' "$status" | grep -q '^NoNewPrivs:[[:space:]]*1$' &&
                         printf '%s\n' "$status" | grep -q '^Seccomp:[[:space:]]*2$'
         }
-        ok "a service with the unit's $(($# / 2)) settings gets their bounding set, no_new_privs, seccomp" \
+        ok "a service with the unit's $(($# / 2 - 1)) settings gets their bounding set, no_new_privs, seccomp" \
                 sandboxed "$@"
 
         # Plugins live where the sandbox can read them: not under /tmp or /var/tmp (PrivateTmp=).
@@ -259,7 +261,8 @@ if [ -n "$e2e" ]; then
         mkdir -p "$u/lockd.service.d" "$u/lockd-console.socket.d"
         cp "$build/lockd.service" "$src/lockd.socket" "$src/lockd-console.socket" \
                 "$src/lockd-plugins.slice" "$u/"
-        # What a user manager needs changed: the built binary and a policy of the test's; the
+        # What a user manager needs changed: the built binary (and its build tree, which
+        # PrivateTmp= or ProtectHome= would hide where the checkout is) and a policy of the test's; the
         # manager's bus lives in /run/user (ProtectHome=yes hides it); State/RuntimeDirectory=
         # would be resolved under the home directory; the host has no lockd-console group.
         cat >"$u/lockd.service.d/test.conf" <<CONF
@@ -270,6 +273,7 @@ ProtectHome=no
 StateDirectory=
 RuntimeDirectory=
 ReadWritePaths=$t/state /run/lockd
+BindReadOnlyPaths=$(cd "$(dirname "$e2e")/.." && pwd)
 CONF
         printf '[Socket]\nSocketGroup=\n' >"$u/lockd-console.socket.d/test.conf"
         systemctl --user daemon-reload
