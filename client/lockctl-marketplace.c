@@ -19,9 +19,16 @@ static int usage_lint(void) {
 /* Prints why pattern is not a valid ERE on stderr: regcomp's reason, or the unmatched ')'. */
 static void print_invalid(const char *pattern) {
         char reason[256] = "unmatched ')'";
+        const char *why = NULL;
         regex_t re;
         int r;
 
+        /* A pattern the check refuses is never compiled here either: regcomp() could take the
+         * machine's memory for it. */
+        if (identity_pattern_check(pattern, &why) < 0) {
+                fprintf(stderr, "error: invalid regular expression: %s\n", why);
+                return;
+        }
         r = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
         if (r != 0)
                 regerror(r, &re, reason, sizeof(reason));

@@ -4,12 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "identity.h"
 #include "sigstore.h"
 
 /* Returns true only if pattern_regex matches all of san: the pattern is wrapped as ^(...)$ and the
  * match must also span the string, so a pattern never matches a substring. */
 bool sigstore_identity_match(const char *pattern_regex, const char *san) {
         if (!pattern_regex || !san || strlen(pattern_regex) > 4096)
+                return false;
+        /* Never compile a pattern the complexity check refuses (regcomp() blow-ups). */
+        if (identity_pattern_check(pattern_regex, NULL) < 0)
                 return false;
         size_t n = strlen(pattern_regex) + 5;
         char *wrapped = malloc(n);
