@@ -6,7 +6,6 @@
 #include <check.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +17,9 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "store.h"
+#include "test-release.h"
 #include "verifier.h"
 
-#define ISSUER   "https://token.actions.githubusercontent.com"
-#define WORKFLOW "https://github.com/acme/lockfile-plugins/.github/workflows/release.yml@"
-#define PATTERN                                                                                    \
-        "^https://github\\.com/acme/lockfile-plugins/\\.github/workflows/release\\.yml@refs/tags/" \
-        ".*"
 #define NAME  "text.is-utf8"
 #define NAME2 "pdf.has-text"
 #define Q1    "Is the file valid UTF-8?"
@@ -37,51 +32,11 @@ static const MarketplaceEntry *acme, *other;
 /* The same marketplace parsed in process, for release_verify_fds(). */
 static Marketplace acme_local;
 
-__attribute__((format(printf, 1, 2))) static void sh(const char *fmt, ...) {
-        char cmd[4096];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof(cmd), fmt, ap);
-        va_end(ap);
-        ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
-}
-
-/* Makes top/<tag>/: a manifest for name, version and question and the static test binary, signed
- * from the tag ref (ref NULL: the release's own tag), or left unsigned. */
-static void make_release(const char *tag, const char *name, const char *version,
-                         const char *question, const char *ref, bool sign) {
-        char own_ref[128];
-
-        snprintf(own_ref, sizeof(own_ref), "refs/tags/%s/v%s", name, version);
-        if (!ref)
-                ref = own_ref;
-        sh("mkdir -p %s/%s && cp %s %s/%s/plugin", top, tag, getenv("LOCKD_PLUGIN_BIN"), top, tag);
-        sh("printf '%%s\\n' 'name = \"%s\"' 'version = \"%s\"' 'protocol = 1' "
-           "'question = \"%s\"' 'one = \"it is\"' 'zero = \"it is not\"' "
-           "'accepts = [\"text/plain\"]' 'limits = { cpu_s = 5, memory = \"128MiB\", timeout_s = "
-           "10 }' > %s/%s/plugin.toml",
-           name, version, question, top, tag);
-        if (sign)
-                sh("%s sign %s/root --identity '" WORKFLOW "%s' --issuer " ISSUER
-                   " --ref '%s' %s/%s/plugin.toml %s/%s/plugin >/dev/null",
-                   getenv("LOCKD_SIGN"), top, ref, ref, top, tag, top, tag);
-}
-
-static int open_in(const char *tag, const char *file) {
-        char path[512];
-        int fd;
-
-        snprintf(path, sizeof(path), "%s/%s/%s", top, tag, file);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        return fd;
-}
-
 static void fds_open(const char *tag, ReleaseFds *fds) {
-        fds->manifest = open_in(tag, RELEASE_MANIFEST_FILE);
-        fds->binary = open_in(tag, RELEASE_BINARY_FILE);
-        fds->manifest_bundle = open_in(tag, RELEASE_MANIFEST_BUNDLE_FILE);
-        fds->binary_bundle = open_in(tag, RELEASE_BINARY_BUNDLE_FILE);
+        fds->manifest = release_open(top, tag, RELEASE_MANIFEST_FILE);
+        fds->binary = release_open(top, tag, RELEASE_BINARY_FILE);
+        fds->manifest_bundle = release_open(top, tag, RELEASE_MANIFEST_BUNDLE_FILE);
+        fds->binary_bundle = release_open(top, tag, RELEASE_BINARY_BUNDLE_FILE);
         ck_assert_int_ge(fds->manifest, 0);
         ck_assert_int_ge(fds->binary, 0);
 }
@@ -180,7 +135,7 @@ START_TEST(test_catalog_install_update_reload) {
         ck_assert_int_eq(catalog_load(statefd, NULL, NULL, &c), 0);
         ck_assert_uint_eq(catalog_n(c), 0);
 
-        make_release("v1.0.0", NAME, "1.0.0", Q1, NULL, true);
+        release_make(top, "v1.0.0", NAME, "1.0.0", Q1, NULL, true);
         install_ok(c, acme, "v1.0.0", NULL);
         p = catalog_find(c, NAME);
         ck_assert_ptr_nonnull(p);
@@ -191,7 +146,7 @@ START_TEST(test_catalog_install_update_reload) {
         ck_assert_int_ge(p->sandbox->binary_fd, 0);
 
         /* A newer version with the same question: accepted, the old one leaves the store. */
-        make_release("v1.1.0", NAME, "1.1.0", Q1, NULL, true);
+        release_make(top, "v1.1.0", NAME, "1.1.0", Q1, NULL, true);
         ck_assert_int_eq(install(c, acme, "v1.1.0", NULL, &res), 0);
         ck_assert_str_eq(res.replaced, "1.0.0");
         ck_assert_str_eq(res.plugin->release->manifest->version, "1.1.0");
@@ -200,7 +155,7 @@ START_TEST(test_catalog_install_update_reload) {
         ck_assert_str_eq(version, "1.1.0");
 
         /* A downgrade and the same version again: refused, nothing changes. */
-        make_release("v1.0.5", NAME, "1.0.5", Q1, NULL, true);
+        release_make(top, "v1.0.5", NAME, "1.0.5", Q1, NULL, true);
         ck_assert_int_eq(install(c, acme, "v1.0.5", NULL, &res), -EPERM);
         ck_assert_int_eq(res.status, CATALOG_UPDATE_REFUSED);
         ck_assert_int_eq(res.verdict, UPDATE_REFUSED_NOT_NEWER);
@@ -211,14 +166,14 @@ START_TEST(test_catalog_install_update_reload) {
         catalog_install_result_done(&res);
 
         /* A new question without a new major version: refused outright. */
-        make_release("v1.2.0", NAME, "1.2.0", Q2, NULL, true);
+        release_make(top, "v1.2.0", NAME, "1.2.0", Q2, NULL, true);
         ck_assert_int_eq(install(c, acme, "v1.2.0", NAME, &res), -EPERM);
         ck_assert_int_eq(res.status, CATALOG_UPDATE_REFUSED);
         ck_assert_int_eq(res.verdict, UPDATE_REFUSED_MEANING);
         catalog_install_result_done(&res);
 
         /* A new major version changing the question: only with the typed name. */
-        make_release("v2.0.0", NAME, "2.0.0", Q2, NULL, true);
+        release_make(top, "v2.0.0", NAME, "2.0.0", Q2, NULL, true);
         ck_assert_int_eq(install(c, acme, "v2.0.0", NULL, &res), -EPERM);
         ck_assert_int_eq(res.status, CATALOG_NEEDS_TYPED_NAME);
         ck_assert_ptr_nonnull(res.manifest);
@@ -236,7 +191,7 @@ START_TEST(test_catalog_install_update_reload) {
         ck_assert_str_eq(catalog_find(c, NAME)->release->manifest->question, Q2);
 
         /* A second plugin: the catalog stays sorted by name. */
-        make_release("other-1", NAME2, "0.1.0", "Does the PDF have a text layer?", NULL, true);
+        release_make(top, "other-1", NAME2, "0.1.0", "Does the PDF have a text layer?", NULL, true);
         install_ok(c, acme, "other-1", NULL);
         ck_assert_uint_eq(catalog_n(c), 2);
         ck_assert_str_eq(catalog_get(c, 0)->release->manifest->name, NAME2);
@@ -277,14 +232,14 @@ START_TEST(test_catalog_refusals) {
         ck_assert_int_eq(catalog_load(statefd, NULL, NULL, &c), 0);
 
         /* Signed for another version's tag. */
-        make_release("wrongtag", NAME, "1.0.0", Q1, "refs/tags/" NAME "/v1.0.1", true);
+        release_make(top, "wrongtag", NAME, "1.0.0", Q1, "refs/tags/" NAME "/v1.0.1", true);
         ck_assert_int_lt(install(c, acme, "wrongtag", NULL, &res), 0);
         ck_assert_int_eq(res.status, CATALOG_VERIFICATION_FAILED);
         ck_assert_int_eq(res.release_error.code, RELEASE_E_TAG);
         catalog_install_result_done(&res);
 
         /* A pipe is not a release file. */
-        make_release("good", NAME, "1.0.0", Q1, NULL, true);
+        release_make(top, "good", NAME, "1.0.0", Q1, NULL, true);
         fds_open("good", &fds);
         ck_assert_int_eq(pipe2(pipefd, O_CLOEXEC), 0);
         int saved = fds.binary;
@@ -337,14 +292,14 @@ START_TEST(test_catalog_index) {
         uint8_t wrong[32] = {1};
 
         ck_assert_int_eq(catalog_load(statefd, NULL, NULL, &c), 0);
-        make_release("good", NAME, "1.0.0", Q1, NULL, true);
+        release_make(top, "good", NAME, "1.0.0", Q1, NULL, true);
         fds_open("good", &fds);
         ck_assert_int_eq(release_verify_fds(&acme_local, &fds, &rel, &err), 0);
 
         /* Listed with another binary digest: refused. */
         make_index(NAME, "1.0.0", rel->manifest_sha256, wrong);
-        idx[0] = open_in("index", "index.json");
-        idx[1] = open_in("index", "index.json.sigstore.json");
+        idx[0] = release_open(top, "index", "index.json");
+        idx[1] = release_open(top, "index", "index.json.sigstore.json");
         ck_assert_int_lt(catalog_install(c, statefd, acme, &fds, idx, NULL, &res), 0);
         ck_assert_int_eq(res.status, CATALOG_VERIFICATION_FAILED);
         ck_assert_int_eq(res.release_error.code, RELEASE_E_INDEX_MISMATCH);
@@ -354,8 +309,8 @@ START_TEST(test_catalog_index) {
 
         /* Listed as it is: installed. */
         make_index(NAME, "1.0.0", rel->manifest_sha256, rel->binary_sha256);
-        idx[0] = open_in("index", "index.json");
-        idx[1] = open_in("index", "index.json.sigstore.json");
+        idx[0] = release_open(top, "index", "index.json");
+        idx[1] = release_open(top, "index", "index.json.sigstore.json");
         ck_assert_int_eq(catalog_install(c, statefd, acme, &fds, idx, NULL, &res), 0);
         catalog_install_result_done(&res);
         close(idx[0]);
@@ -381,7 +336,7 @@ START_TEST(test_catalog_tampered_skipped) {
         int skipped = 0;
 
         ck_assert_int_eq(catalog_load(statefd, NULL, NULL, &c), 0);
-        make_release("good", NAME, "1.0.0", Q1, NULL, true);
+        release_make(top, "good", NAME, "1.0.0", Q1, NULL, true);
         install_ok(c, acme, "good", NULL);
 
         sh("chmod u+w %s/state/plugins/" NAME "/1.0.0/plugin && printf x >> "
@@ -420,7 +375,7 @@ START_TEST(test_catalog_unsigned_and_origins) {
         const CatalogPlugin *p;
 
         ck_assert_int_eq(catalog_load(statefd, NULL, NULL, &c), 0);
-        make_release("unsigned", NAME, "1.0.0", Q1, NULL, false);
+        release_make(top, "unsigned", NAME, "1.0.0", Q1, NULL, false);
         install_ok(c, NULL, "unsigned", NULL);
         p = catalog_find(c, NAME);
         ck_assert(!p->signed_);
@@ -435,21 +390,21 @@ START_TEST(test_catalog_unsigned_and_origins) {
 
         /* Unsigned to signed, and one marketplace to another, take the typed name even when the
          * question stays. */
-        make_release("signed", NAME, "1.0.1", Q1, NULL, true);
+        release_make(top, "signed", NAME, "1.0.1", Q1, NULL, true);
         ck_assert_int_eq(install(c, acme, "signed", NULL, &res), -EPERM);
         ck_assert_int_eq(res.status, CATALOG_NEEDS_TYPED_NAME);
         catalog_install_result_done(&res);
         install_ok(c, acme, "signed", NAME);
         ck_assert_str_eq(catalog_find(c, NAME)->marketplace, "acme");
 
-        make_release("moved", NAME, "1.0.2", Q1, NULL, true);
+        release_make(top, "moved", NAME, "1.0.2", Q1, NULL, true);
         ck_assert_int_eq(install(c, other, "moved", NULL, &res), -EPERM);
         ck_assert_int_eq(res.status, CATALOG_NEEDS_TYPED_NAME);
         catalog_install_result_done(&res);
         install_ok(c, other, "moved", NAME);
         ck_assert_str_eq(catalog_find(c, NAME)->marketplace, "other");
 
-        make_release("back", NAME, "1.0.3", Q1, NULL, false);
+        release_make(top, "back", NAME, "1.0.3", Q1, NULL, false);
         ck_assert_int_eq(install(c, NULL, "back", NULL, &res), -EPERM);
         ck_assert_int_eq(res.status, CATALOG_NEEDS_TYPED_NAME);
         catalog_install_result_done(&res);
@@ -472,7 +427,7 @@ START_TEST(test_catalog_refcount) {
         int seals;
 
         ck_assert_int_eq(catalog_load(statefd, NULL, NULL, &c), 0);
-        make_release("good", NAME, "1.0.0", Q1, NULL, true);
+        release_make(top, "good", NAME, "1.0.0", Q1, NULL, true);
         install_ok(c, acme, "good", NULL);
         held = catalog_plugin_ref(catalog_find(c, NAME));
 

@@ -6,11 +6,9 @@
  */
 #include <check.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -26,6 +24,7 @@
 #include "manager.h"
 #include "policy.h"
 #include "roles.h"
+#include "test-server.h"
 
 #define AGENT       61001
 #define OTHER_AGENT 61004
@@ -36,57 +35,19 @@
 static char top[] = "/tmp/lockd-test-console-handles-XXXXXX";
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
-typedef struct Server {
-        Manager manager;
-        int stop_fd;
-        pthread_t thread;
-} Server;
-
-static Server server;
-
-static int on_accept(VarlinkConn *c, void *userdata) {
-        varlink_conn_set_roles(c, ROLE_MASK_CONSOLE | ROLE_MASK_AGENT);
-        return 0;
-}
-
-static int on_stop(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        return sd_event_exit(sd_event_source_get_event(s), 0);
-}
-
-static const VarlinkInterface console_iface = {
-        .name = "io.lockd.Console",
-        .description = "interface io.lockd.Console\n",
-        .methods = console_handle_methods,
-        .role_mask = ROLE_MASK_CONSOLE,
-};
-static const VarlinkInterface agent_iface = {
-        .name = "io.lockd.Agent",
-        .description = "interface io.lockd.Agent\n",
-        .methods = agent_handle_methods,
-        .role_mask = ROLE_MASK_AGENT,
-};
-
-static void *serve(void *arg) {
-        Server *s = arg;
-
-        sd_event_loop(s->manager.event);
-        return NULL;
-}
+static TestServer server;
 
 static void setup(void) {
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
         PolicyDiag diag = {};
         char path[512], why[256] = "";
         Manager *m = &server.manager;
-        VarlinkServer *vs;
-        int fd;
 
         ck_assert_ptr_nonnull(mkdtemp(top));
         ck_assert_int_eq(chmod(top, 0755), 0);
         snprintf(path, sizeof(path), "%s/state", top);
         ck_assert_int_eq(mkdir(path, 0700), 0);
 
-        server = (Server){};
+        server = (TestServer){};
         ck_assert_int_eq(policy_parse(POLICY_TEXT, strlen(POLICY_TEXT), &m->policy, &diag), 0);
         ck_assert_msg(roles_resolve(m->policy, &m->roles, why, sizeof(why)) == 0, "%s", why);
         m->state_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -94,44 +55,22 @@ static void setup(void) {
         ck_assert_int_eq(audit_open(m->state_fd, &m->audit), 0);
         ck_assert_int_ge(sd_event_new(&m->event), 0);
         ck_assert_int_eq(handles_new(m->event, console_handle_expired, m, &m->handles), 0);
-        ck_assert_int_eq(varlink_server_new(m->event, &(VarlinkLimits){}, "lockd", "lockd", "test",
-                                            "https://example.invalid", &vs),
-                         0);
-        m->varlink = vs;
-        ck_assert_int_eq(varlink_server_add_interface(vs, &console_iface), 0);
-        ck_assert_int_eq(varlink_server_add_interface(vs, &agent_iface), 0);
-
+        /* Mode 0666: a test connects as an agent uid. */
         snprintf(sock_path, sizeof(sock_path), "%s/sock", top);
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-        ck_assert_int_eq(chmod(sock_path, 0666), 0);
-        ck_assert_int_eq(listen(fd, 8), 0);
-        ck_assert_int_eq(varlink_server_listen_fd(vs, fd, true, on_accept, NULL, m), 0);
-
-        server.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        ck_assert_int_ge(server.stop_fd, 0);
-        ck_assert_int_ge(sd_event_add_io(m->event, NULL, server.stop_fd, EPOLLIN, on_stop, NULL),
-                         0);
-        ck_assert_int_eq(pthread_create(&server.thread, NULL, serve, &server), 0);
+        test_server_start(&server, console_handle_methods, agent_handle_methods, sock_path, 0666);
 }
 
 static void teardown(void) {
         Manager *m = &server.manager;
         char cmd[256];
-        uint64_t one = 1;
 
-        ck_assert_int_eq(write(server.stop_fd, &one, sizeof(one)), (ssize_t)sizeof(one));
-        ck_assert_int_eq(pthread_join(server.thread, NULL), 0);
-        varlink_server_free(m->varlink);
+        test_server_stop(&server);
         handles_free(m->handles);
         audit_close(m->audit);
         sd_event_unref(m->event);
         roles_free(m->roles);
         policy_free(m->policy);
         safe_close(m->state_fd);
-        safe_close(server.stop_fd);
         snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
         ck_assert_int_eq(system(cmd), 0);
         strcpy(top, "/tmp/lockd-test-console-handles-XXXXXX");

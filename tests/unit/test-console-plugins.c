@@ -5,12 +5,9 @@
  */
 #include <check.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -23,13 +20,10 @@
 #include "macro.h"
 #include "manager.h"
 #include "marketplaces.h"
+#include "test-release.h"
+#include "test-server.h"
 #include "verifier.h"
 
-#define ISSUER   "https://token.actions.githubusercontent.com"
-#define WORKFLOW "https://github.com/acme/lockfile-plugins/.github/workflows/release.yml@"
-#define PATTERN                                                                                    \
-        "^https://github\\.com/acme/lockfile-plugins/\\.github/workflows/release\\.yml@refs/tags/" \
-        ".*"
 #define SLOPPY "^https://github.com/acme/.*"
 #define NAME   "text.is-utf8"
 #define Q1     "Is the file valid UTF-8?"
@@ -44,89 +38,18 @@ bool manager_allow_unsigned(const Manager *m) {
         return allow_unsigned;
 }
 
-typedef struct Server {
-        Manager manager;
-        int stop_fd;
-        pthread_t thread;
-} Server;
-
-static Server server;
-
-__attribute__((format(printf, 1, 2))) static void sh(const char *fmt, ...) {
-        char cmd[4096];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof(cmd), fmt, ap);
-        va_end(ap);
-        ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
-}
-
-static int on_accept(VarlinkConn *c, void *userdata) {
-        varlink_conn_set_roles(c, ROLE_MASK_CONSOLE | ROLE_MASK_AGENT);
-        return 0;
-}
-
-static int on_stop(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        return sd_event_exit(sd_event_source_get_event(s), 0);
-}
-
-static const VarlinkInterface console_iface = {
-        .name = "io.lockd.Console",
-        .description = "interface io.lockd.Console\n",
-        .methods = console_plugin_methods,
-        .role_mask = ROLE_MASK_CONSOLE,
-};
-static const VarlinkInterface agent_iface = {
-        .name = "io.lockd.Agent",
-        .description = "interface io.lockd.Agent\n",
-        .methods = agent_plugin_methods,
-        .role_mask = ROLE_MASK_AGENT,
-};
-
-/* The server thread: everything of the Manager is touched here only, until it is joined. */
-static void *serve(void *arg) {
-        Server *s = arg;
-
-        sd_event_loop(s->manager.event);
-        return NULL;
-}
-
-static void make_release(const char *tag, const char *name, const char *version,
-                         const char *question, const char *ref, bool sign) {
-        char own_ref[128];
-
-        snprintf(own_ref, sizeof(own_ref), "refs/tags/%s/v%s", name, version);
-        if (!ref)
-                ref = own_ref;
-        sh("mkdir -p %s/%s && cp %s %s/%s/plugin", top, tag, getenv("LOCKD_PLUGIN_BIN"), top, tag);
-        sh("printf '%%s\\n' 'name = \"%s\"' 'version = \"%s\"' 'protocol = 1' "
-           "'question = \"%s\"' 'one = \"it is\"' 'zero = \"it is not\"' "
-           "'accepts = [\"text/plain\"]' 'limits = { cpu_s = 5, memory = \"128MiB\", timeout_s = "
-           "10 }' > %s/%s/plugin.toml",
-           name, version, question, top, tag);
-        if (sign)
-                sh("%s sign %s/root --identity '" WORKFLOW "%s' --issuer " ISSUER
-                   " --ref '%s' %s/%s/plugin.toml %s/%s/plugin >/dev/null",
-                   getenv("LOCKD_SIGN"), top, ref, ref, top, tag, top, tag);
-}
+static TestServer server;
 
 static int open_in(const char *dir, const char *file) {
-        char path[512];
-        int fd;
+        int fd = release_open(top, dir, file);
 
-        snprintf(path, sizeof(path), "%s/%s/%s", top, dir, file);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        ck_assert_msg(fd >= 0, "%s", path);
+        ck_assert_msg(fd >= 0, "%s/%s/%s", top, dir, file);
         return fd;
 }
 
 static void setup(void) {
         MarketplaceSpec spec = {"acme", ISSUER, PATTERN, NULL};
         char path[512], root[512];
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        VarlinkServer *vs;
-        int fd;
 
         ck_assert_ptr_nonnull(mkdtemp(top));
         ck_assert_int_eq(verifier_set_helper_path(getenv("LOCKD_VERIFY")), 0);
@@ -136,7 +59,7 @@ static void setup(void) {
         snprintf(path, sizeof(path), "%s/state", top);
         ck_assert_int_eq(mkdir(path, 0700), 0);
 
-        server = (Server){};
+        server = (TestServer){};
         server.manager.state_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ck_assert_int_ge(server.manager.state_fd, 0);
         ck_assert_int_eq(catalog_load(server.manager.state_fd, NULL, NULL, &server.manager.catalog),
@@ -147,41 +70,16 @@ static void setup(void) {
         allow_unsigned = false;
 
         ck_assert_int_ge(sd_event_new(&server.manager.event), 0);
-        ck_assert_int_eq(varlink_server_new(server.manager.event, &(VarlinkLimits){}, "lockd",
-                                            "lockd", "test", "https://example.invalid", &vs),
-                         0);
-        server.manager.varlink = vs;
-        ck_assert_int_eq(varlink_server_add_interface(vs, &console_iface), 0);
-        ck_assert_int_eq(varlink_server_add_interface(vs, &agent_iface), 0);
-
         snprintf(sock_path, sizeof(sock_path), "%s/sock", top);
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-        ck_assert_int_eq(listen(fd, 8), 0);
-        ck_assert_int_eq(varlink_server_listen_fd(vs, fd, true, on_accept, NULL, &server.manager),
-                         0);
-
-        server.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        ck_assert_int_ge(server.stop_fd, 0);
-        ck_assert_int_ge(
-                sd_event_add_io(server.manager.event, NULL, server.stop_fd, EPOLLIN, on_stop, NULL),
-                0);
-        ck_assert_int_eq(pthread_create(&server.thread, NULL, serve, &server), 0);
+        test_server_start(&server, console_plugin_methods, agent_plugin_methods, sock_path, 0);
 }
 
 static void teardown(void) {
-        uint64_t one = 1;
-
-        ck_assert_int_eq(write(server.stop_fd, &one, sizeof(one)), (ssize_t)sizeof(one));
-        ck_assert_int_eq(pthread_join(server.thread, NULL), 0);
-        varlink_server_free(server.manager.varlink);
+        test_server_stop(&server);
         sd_event_unref(server.manager.event);
         catalog_free(server.manager.catalog);
         marketplaces_free(server.manager.marketplaces);
         safe_close(server.manager.state_fd);
-        safe_close(server.stop_fd);
         sh("rm -rf %s", top);
         strcpy(top, "/tmp/lockd-test-console-plugins-XXXXXX");
 }
@@ -242,7 +140,7 @@ START_TEST(test_console_install_update_remove) {
         ck_assert_uint_eq(json_array_size(json_object_get(answer, "plugins")), 0);
         json_decref(answer);
 
-        make_release("v1", NAME, "1.0.0", Q1, NULL, true);
+        release_make(top, "v1", NAME, "1.0.0", Q1, NULL, true);
         release_fds("v1", fds);
         expect(c, "io.lockd.Console.InstallPlugin", signed_params(NULL), fds, 4, "", &answer);
         json_t *p = json_object_get(answer, "plugin");
@@ -267,7 +165,7 @@ START_TEST(test_console_install_update_remove) {
         close_fds(fds, 4);
 
         /* A new question: the typed name, and only the right one. */
-        make_release("v2", NAME, "2.0.0", Q2, NULL, true);
+        release_make(top, "v2", NAME, "2.0.0", Q2, NULL, true);
         release_fds("v2", fds);
         expect(c, "io.lockd.Console.InstallPlugin", signed_params(NULL), fds, 4,
                "io.lockd.Console.UpdateNeedsTypedName", &answer);
@@ -312,7 +210,7 @@ START_TEST(test_console_install_refusals) {
         int fds[5], pipefd[2];
 
         ck_assert_int_eq(varlink_client_connect(sock_path, &c), 0);
-        make_release("good", NAME, "1.0.0", Q1, NULL, true);
+        release_make(top, "good", NAME, "1.0.0", Q1, NULL, true);
         release_fds("good", fds);
 
         /* fd indexes past what came, a fd used twice, an index out of the typed range. */
@@ -361,7 +259,7 @@ START_TEST(test_console_install_refusals) {
         close_fds(fds, 5);
 
         /* Signed for another tag. */
-        make_release("wrongtag", NAME, "1.0.0", Q1, "refs/tags/" NAME "/v1.0.1", true);
+        release_make(top, "wrongtag", NAME, "1.0.0", Q1, "refs/tags/" NAME "/v1.0.1", true);
         release_fds("wrongtag", fds);
         expect(c, "io.lockd.Console.InstallPlugin", signed_params(NULL), fds, 4,
                "io.lockd.Console.VerificationFailed", &answer);
@@ -371,7 +269,7 @@ START_TEST(test_console_install_refusals) {
         close_fds(fds, 4);
 
         /* Unsigned: per the policy's allow_unsigned. */
-        make_release("unsigned", NAME, "1.0.0", Q1, NULL, false);
+        release_make(top, "unsigned", NAME, "1.0.0", Q1, NULL, false);
         fds[0] = open_in("unsigned", "plugin.toml");
         fds[1] = open_in("unsigned", "plugin");
         params = json_pack("{s:i, s:i}", "manifest_fd", 0, "binary_fd", 1);
