@@ -17,6 +17,21 @@ typedef struct Mark {
         unsigned line, column;
 } Mark;
 
+/* The keys checked against each other (policy.c's check_policy()), to say where each was written.
+ */
+typedef enum KeyMark {
+        MARK_NONE, /* a key checked against no other: nothing is kept */
+        MARK_UID_FIRST,
+        MARK_UID_LAST,
+        MARK_PER_UID,
+        MARK_TOTAL,
+        MARK_IDLE,
+        MARK_ABSOLUTE,
+        MARK_AGENT_PATH,
+        MARK_CONSOLE_PATH,
+        _MARK_MAX,
+} KeyMark;
+
 typedef struct Ctx {
         yaml_parser_t *parser;
         yaml_event_t *event; /* the current event, owned */
@@ -25,15 +40,17 @@ typedef struct Ctx {
         PolicyDiag *diag;
         Policy *policy;
         bool is_default; /* parsing the compiled-in default: principals get no place */
-        bool in_agents;  /* parsing agents: (root may not be one) */
         char path[POLICY_KEY_PATH_MAX]; /* the dotted key being parsed, for messages */
+        const void *field_arg;          /* the arg of the Field whose value is being parsed */
         /* Where the keys that are checked against each other were written in the user's file. */
-        Mark uid_first, uid_last, per_uid, total, idle, absolute, agent_path, console_path;
+        Mark marks[_MARK_MAX];
 } Ctx;
 
+/* A key of a mapping; reader_mapping() sets c->field_arg to arg before calling parse. */
 typedef struct Field {
         const char *key;
         int (*parse)(Ctx *c, void *data);
+        const void *arg; /* what parse needs besides the value, or NULL */
 } Field;
 
 /* How YAML 1.1 would resolve a scalar: lockd reads a plain scalar as what it looks like. */

@@ -374,8 +374,10 @@ int reader_mapping(Ctx *c, const Field *fields, size_t n_fields, void *data) {
 
                 old = path_push(c, fields[i].key);
                 r = next(c);
-                if (r >= 0)
+                if (r >= 0) {
+                        c->field_arg = fields[i].arg;
                         r = fields[i].parse(c, data);
+                }
                 if (r < 0)
                         return r;
                 path_pop(c, old);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,93 @@
 #define POLICY_MARKETPLACE_NAME_MAX 64
 #define POLICY_UID_FIRST_MIN        1000 /* below are system users (SYS_UID_MAX is 999) */
 #define POLICY_UID_LAST_MAX         (UINT32_C(0x7fffffff) - 1)
+
+/*
+ * offsetof(type, member) for a Field's arg, refused at compile time unless member is a ctype:
+ * the parsers below write through the offset as that type.
+ */
+#define MEMBER_OF(type, member, ctype)                                                             \
+        (offsetof(type, member) + 0 * sizeof(&((type *)NULL)->member == (ctype *)NULL))
+
+/* A nested mapping (Field.arg of parse_section()): its fields and its struct in the parent's. */
+typedef struct Section {
+        const Field *fields;
+        size_t n_fields;
+        size_t offset;
+} Section;
+
+#define SECTION_AT(f, type, member, ctype)                                                         \
+        (&(const Section){(f), ELEMENTSOF(f), MEMBER_OF(type, member, ctype)})
+/* A nested mapping whose keys fill the parent's struct itself. */
+#define SECTION_FLAT(f) (&(const Section){(f), ELEMENTSOF(f), 0})
+
+static int parse_section(Ctx *c, void *data) {
+        const Section *s = c->field_arg;
+
+        return reader_mapping(c, s->fields, s->n_fields, (char *)data + s->offset);
+}
+
+/* A number key (Field.arg of parse_number()): how it is written, its bounds and its place. */
+typedef enum NumberKind {
+        NUMBER_U32,      /* reader_uint() into a uint32_t; max is at most UINT32_MAX */
+        NUMBER_SIZE,     /* reader_size() into a uint64_t */
+        NUMBER_DURATION, /* reader_duration() into a uint64_t */
+} NumberKind;
+
+typedef struct Number {
+        NumberKind kind;
+        uint64_t min, max;
+        size_t offset;
+        KeyMark mark; /* where c keeps the place it was written, or MARK_NONE */
+} Number;
+
+/* hi, refused at compile time above UINT32_MAX: parse_number() stores a NUMBER_U32 as uint32_t. */
+#define U32_MAX_OF(hi) ((hi) + 0 * sizeof(char[(hi) <= UINT32_MAX ? 1 : -1]))
+#define U32_AT(lo, hi, type, member, m)                                                            \
+        (&(const Number){NUMBER_U32, (lo), U32_MAX_OF(hi), MEMBER_OF(type, member, uint32_t), (m)})
+#define SIZE_AT(lo, hi, type, member)                                                              \
+        (&(const Number){NUMBER_SIZE, (lo), (hi), MEMBER_OF(type, member, uint64_t), MARK_NONE})
+#define DURATION_AT(lo, hi, type, member, m)                                                       \
+        (&(const Number){NUMBER_DURATION, (lo), (hi), MEMBER_OF(type, member, uint64_t), (m)})
+
+/* Reads the number c->field_arg describes into its member of data; untouched on failure. */
+static int parse_number(Ctx *c, void *data) {
+        const Number *n = c->field_arg;
+        void *dst = (char *)data + n->offset;
+        Mark m = reader_here(c);
+        uint64_t v;
+        int r;
+
+        switch (n->kind) {
+        case NUMBER_U32:
+                r = reader_uint(c, n->min, n->max, &v);
+                if (r >= 0)
+                        *(uint32_t *)dst = (uint32_t)v; /* v <= max <= UINT32_MAX */
+                break;
+        case NUMBER_SIZE:
+                r = reader_size(c, n->min, n->max, dst);
+                break;
+        case NUMBER_DURATION:
+                r = reader_duration(c, n->min, n->max, dst);
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (r < 0)
+                return r;
+        if (n->mark != MARK_NONE)
+                c->marks[n->mark] = m;
+        return 0;
+}
+
+/* An absolute path of at most POLICY_PATH_MAX bytes (Field.arg: its char * member's offset). */
+static int parse_path(Ctx *c, void *data) {
+        const size_t *offset = c->field_arg;
+
+        return reader_path(c, POLICY_PATH_MAX, (char **)((char *)data + *offset));
+}
+
+#define PATH_AT(type, member) (&(const size_t){MEMBER_OF(type, member, char *)})
 
 bool policy_principal_name_valid(const char *name) {
         size_t n;
@@ -128,7 +216,7 @@ static int parse_role_item(Ctx *c, void *data, size_t index) {
 
         if (l->n >= POLICY_PRINCIPALS_MAX)
                 return fail(c, E_POLICY_RANGE, "more than %d entries", POLICY_PRINCIPALS_MAX);
-        r = get_principal(c, l->is_group, c->in_agents, &p);
+        r = get_principal(c, l->is_group, role == &c->policy->agents, &p);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < role->n_principals; i++)
@@ -147,43 +235,28 @@ static int parse_role_item(Ctx *c, void *data, size_t index) {
         return 0;
 }
 
-static int parse_role_list(Ctx *c, PolicyRole *role, bool is_group) {
-        RoleList l = {.role = role, .is_group = is_group};
+/*
+ * users or groups (Field.arg: whether groups): the list replaces those of the layer below.
+ * Something other than a list is refused by reader_sequence(), at the same place and with the
+ * same message; what was dropped by then goes with the policy the failure discards.
+ */
+static int parse_role_list(Ctx *c, void *data) {
+        RoleList l = {.role = data, .is_group = *(const bool *)c->field_arg};
 
-        if (c->event->type != YAML_SEQUENCE_START_EVENT)
-                return fail(c, E_POLICY_TYPE, "expected a list, found %s",
-                            reader_event_kind(c->event));
-        role_drop(role, is_group);
+        role_drop(l.role, l.is_group);
         return reader_sequence(c, parse_role_item, &l);
 }
 
-static int parse_role_users(Ctx *c, void *data) {
-        return parse_role_list(c, data, false);
-}
-
-static int parse_role_groups(Ctx *c, void *data) {
-        return parse_role_list(c, data, true);
-}
-
 static const Field role_fields[] = {
-        {"users", parse_role_users},
-        {"groups", parse_role_groups},
+        {"users", parse_role_list, &(const bool){false}},
+        {"groups", parse_role_list, &(const bool){true}},
 };
 
-static int parse_agents(Ctx *c, void *data) {
-        Policy *p = data;
-        int r;
-
-        c->in_agents = true;
-        r = reader_mapping(c, role_fields, ELEMENTSOF(role_fields), &p->agents);
-        c->in_agents = false;
-        return r;
-}
-
-static int parse_consoles(Ctx *c, void *data) {
-        Policy *p = data;
-
-        return reader_mapping(c, role_fields, ELEMENTSOF(role_fields), &p->consoles);
+static void role_done(PolicyRole *role) {
+        for (size_t i = 0; i < role->n_principals; i++)
+                principal_done(&role->principals[i]);
+        free(role->principals);
+        *role = (PolicyRole){};
 }
 
 /*
@@ -238,46 +311,25 @@ static int parse_socket_path(Ctx *c, void *data) {
         r = reader_path(c, POLICY_SOCKET_PATH_MAX, &s->path);
         if (r < 0)
                 return r;
-        if (s == &c->policy->agent_socket)
-                c->agent_path = m;
-        else
-                c->console_path = m;
+        c->marks[s == &c->policy->agent_socket ? MARK_AGENT_PATH : MARK_CONSOLE_PATH] = m;
         return 0;
 }
 
 static const Field socket_fields[] = {
-        {"path", parse_socket_path},
-        {"mode", parse_socket_mode},
-        {"group", parse_socket_group},
+        {"path", parse_socket_path, NULL},
+        {"mode", parse_socket_mode, NULL},
+        {"group", parse_socket_group, NULL},
 };
-
-static int parse_socket_agent(Ctx *c, void *data) {
-        Policy *p = data;
-        return reader_mapping(c, socket_fields, ELEMENTSOF(socket_fields), &p->agent_socket);
-}
-
-static int parse_socket_console(Ctx *c, void *data) {
-        Policy *p = data;
-        return reader_mapping(c, socket_fields, ELEMENTSOF(socket_fields), &p->console_socket);
-}
 
 static const Field sockets_fields[] = {
-        {"agent", parse_socket_agent},
-        {"console", parse_socket_console},
+        {"agent", parse_section, SECTION_AT(socket_fields, Policy, agent_socket, PolicySocket)},
+        {"console", parse_section, SECTION_AT(socket_fields, Policy, console_socket, PolicySocket)},
 };
 
-static int parse_sockets(Ctx *c, void *data) {
-        return reader_mapping(c, sockets_fields, ELEMENTSOF(sockets_fields), data);
-}
-
-static int parse_state_directory(Ctx *c, void *data) {
-        Policy *p = data;
-        return reader_path(c, POLICY_PATH_MAX, &p->state_directory);
-}
-
-static int parse_runtime_directory(Ctx *c, void *data) {
-        Policy *p = data;
-        return reader_path(c, POLICY_PATH_MAX, &p->runtime_directory);
+static void socket_done(PolicySocket *s) {
+        free(s->path);
+        principal_done(&s->group);
+        *s = (PolicySocket){};
 }
 
 static int parse_security_level(Ctx *c, void *data) {
@@ -297,140 +349,35 @@ static int parse_allow_unsigned(Ctx *c, void *data) {
         return reader_bool(c, &p->allow_unsigned);
 }
 
-static int parse_uid_first(Ctx *c, void *data) {
-        Policy *p = data;
-        uint64_t v;
-        Mark m = reader_here(c);
-        int r;
-
-        r = reader_uint(c, POLICY_UID_FIRST_MIN, POLICY_UID_LAST_MAX, &v);
-        if (r < 0)
-                return r;
-        p->ephemeral_uid_first = (uint32_t)v;
-        c->uid_first = m;
-        return 0;
-}
-
-static int parse_uid_last(Ctx *c, void *data) {
-        Policy *p = data;
-        uint64_t v;
-        Mark m = reader_here(c);
-        int r;
-
-        r = reader_uint(c, POLICY_UID_FIRST_MIN, POLICY_UID_LAST_MAX, &v);
-        if (r < 0)
-                return r;
-        p->ephemeral_uid_last = (uint32_t)v;
-        c->uid_last = m;
-        return 0;
-}
-
 static const Field uid_fields[] = {
-        {"first", parse_uid_first},
-        {"last", parse_uid_last},
+        {"first", parse_number,
+         U32_AT(POLICY_UID_FIRST_MIN, POLICY_UID_LAST_MAX, Policy, ephemeral_uid_first,
+                MARK_UID_FIRST)},
+        {"last", parse_number,
+         U32_AT(POLICY_UID_FIRST_MIN, POLICY_UID_LAST_MAX, Policy, ephemeral_uid_last,
+                MARK_UID_LAST)},
 };
-
-static int parse_ephemeral_uids(Ctx *c, void *data) {
-        return reader_mapping(c, uid_fields, ELEMENTSOF(uid_fields), data);
-}
-
-#define LIMIT_U32(field, lo, hi)                                                                   \
-        static int parse_limit_##field(Ctx *c, void *data) {                                       \
-                PolicyLimits *l = data;                                                            \
-                uint64_t v;                                                                        \
-                int r = reader_uint(c, lo, hi, &v);                                                \
-                if (r < 0)                                                                         \
-                        return r;                                                                  \
-                l->field = (uint32_t)v;                                                            \
-                return 0;                                                                          \
-        }
-
-LIMIT_U32(max_plugins_per_handle, 1, 64)
-LIMIT_U32(concurrent_runs, 1, 256)
-LIMIT_U32(pending_tickets_per_agent, 1, 1024)
-
-static int parse_limit_connections_per_uid(Ctx *c, void *data) {
-        PolicyLimits *l = data;
-        Mark m = reader_here(c);
-        uint64_t v;
-        int r;
-
-        r = reader_uint(c, 1, 1024, &v);
-        if (r < 0)
-                return r;
-        l->connections_per_uid = (uint32_t)v;
-        c->per_uid = m;
-        return 0;
-}
-
-static int parse_limit_connections_total(Ctx *c, void *data) {
-        PolicyLimits *l = data;
-        Mark m = reader_here(c);
-        uint64_t v;
-        int r;
-
-        r = reader_uint(c, 1, 65536, &v);
-        if (r < 0)
-                return r;
-        l->connections_total = (uint32_t)v;
-        c->total = m;
-        return 0;
-}
-
-static int parse_limit_message_bytes(Ctx *c, void *data) {
-        PolicyLimits *l = data;
-        return reader_size(c, 4 * KiB, 16 * MiB, &l->message_bytes);
-}
-
-static int parse_limit_max_handle_bytes(Ctx *c, void *data) {
-        PolicyLimits *l = data;
-        return reader_size(c, KiB, 4 * (uint64_t)GiB, &l->max_handle_bytes);
-}
-
-static int parse_limit_idle(Ctx *c, void *data) {
-        PolicyLimits *l = data;
-        Mark m = reader_here(c);
-        int r;
-
-        r = reader_duration(c, 1, 30 * DAY_SEC, &l->session_idle_timeout_sec);
-        if (r >= 0)
-                c->idle = m;
-        return r;
-}
-
-static int parse_limit_absolute(Ctx *c, void *data) {
-        PolicyLimits *l = data;
-        Mark m = reader_here(c);
-        int r;
-
-        r = reader_duration(c, 1, 30 * DAY_SEC, &l->session_absolute_timeout_sec);
-        if (r >= 0)
-                c->absolute = m;
-        return r;
-}
-
-static int parse_limit_ticket_timeout(Ctx *c, void *data) {
-        PolicyLimits *l = data;
-        return reader_duration(c, 1, 30 * DAY_SEC, &l->ticket_timeout_sec);
-}
 
 static const Field limits_fields[] = {
-        {"max_plugins_per_handle", parse_limit_max_plugins_per_handle},
-        {"concurrent_runs", parse_limit_concurrent_runs},
-        {"pending_tickets_per_agent", parse_limit_pending_tickets_per_agent},
-        {"connections_per_uid", parse_limit_connections_per_uid},
-        {"connections_total", parse_limit_connections_total},
-        {"message_bytes", parse_limit_message_bytes},
-        {"session_idle_timeout", parse_limit_idle},
-        {"session_absolute_timeout", parse_limit_absolute},
-        {"max_handle_bytes", parse_limit_max_handle_bytes},
-        {"ticket_timeout", parse_limit_ticket_timeout},
+        {"max_plugins_per_handle", parse_number,
+         U32_AT(1, 64, PolicyLimits, max_plugins_per_handle, MARK_NONE)},
+        {"concurrent_runs", parse_number, U32_AT(1, 256, PolicyLimits, concurrent_runs, MARK_NONE)},
+        {"pending_tickets_per_agent", parse_number,
+         U32_AT(1, 1024, PolicyLimits, pending_tickets_per_agent, MARK_NONE)},
+        {"connections_per_uid", parse_number,
+         U32_AT(1, 1024, PolicyLimits, connections_per_uid, MARK_PER_UID)},
+        {"connections_total", parse_number,
+         U32_AT(1, 65536, PolicyLimits, connections_total, MARK_TOTAL)},
+        {"message_bytes", parse_number, SIZE_AT(4 * KiB, 16 * MiB, PolicyLimits, message_bytes)},
+        {"session_idle_timeout", parse_number,
+         DURATION_AT(1, 30 * DAY_SEC, PolicyLimits, session_idle_timeout_sec, MARK_IDLE)},
+        {"session_absolute_timeout", parse_number,
+         DURATION_AT(1, 30 * DAY_SEC, PolicyLimits, session_absolute_timeout_sec, MARK_ABSOLUTE)},
+        {"max_handle_bytes", parse_number,
+         SIZE_AT(KiB, 4 * (uint64_t)GiB, PolicyLimits, max_handle_bytes)},
+        {"ticket_timeout", parse_number,
+         DURATION_AT(1, 30 * DAY_SEC, PolicyLimits, ticket_timeout_sec, MARK_NONE)},
 };
-
-static int parse_limits(Ctx *c, void *data) {
-        Policy *p = data;
-        return reader_mapping(c, limits_fields, ELEMENTSOF(limits_fields), &p->limits);
-}
 
 static int parse_scope_backend(Ctx *c, void *data) {
         PolicyScope *s = data;
@@ -543,16 +490,11 @@ static int parse_scope_cpu_quota(Ctx *c, void *data) {
 }
 
 static const Field scope_fields[] = {
-        {"backend", parse_scope_backend},
-        {"bus", parse_scope_bus},
-        {"slice", parse_scope_slice},
-        {"cpu_quota", parse_scope_cpu_quota},
+        {"backend", parse_scope_backend, NULL},
+        {"bus", parse_scope_bus, NULL},
+        {"slice", parse_scope_slice, NULL},
+        {"cpu_quota", parse_scope_cpu_quota, NULL},
 };
-
-static int parse_scope(Ctx *c, void *data) {
-        Policy *p = data;
-        return reader_mapping(c, scope_fields, ELEMENTSOF(scope_fields), &p->scope);
-}
 
 static int parse_marketplace_name(Ctx *c, void *data) {
         PolicyMarketplace *m = data;
@@ -622,16 +564,11 @@ static int parse_marketplace_identity(Ctx *c, void *data) {
         return 0;
 }
 
-static int parse_marketplace_trusted_root(Ctx *c, void *data) {
-        PolicyMarketplace *m = data;
-        return reader_path(c, POLICY_PATH_MAX, &m->trusted_root);
-}
-
 static const Field marketplace_fields[] = {
-        {"name", parse_marketplace_name},
-        {"issuer", parse_marketplace_issuer},
-        {"identity", parse_marketplace_identity},
-        {"trusted_root", parse_marketplace_trusted_root},
+        {"name", parse_marketplace_name, NULL},
+        {"issuer", parse_marketplace_issuer, NULL},
+        {"identity", parse_marketplace_identity, NULL},
+        {"trusted_root", parse_path, PATH_AT(PolicyMarketplace, trusted_root)},
 };
 
 static void marketplace_done(PolicyMarketplace *m) {
@@ -687,28 +624,24 @@ static void marketplaces_clear(Policy *p) {
         p->n_marketplaces = 0;
 }
 
+/* The list replaces the layer's below; something else fails as in parse_role_list(). */
 static int parse_marketplaces(Ctx *c, void *data) {
-        Policy *p = data;
-
-        if (c->event->type != YAML_SEQUENCE_START_EVENT)
-                return fail(c, E_POLICY_TYPE, "expected a list, found %s",
-                            reader_event_kind(c->event));
-        marketplaces_clear(p);
-        return reader_sequence(c, parse_marketplace, p);
+        marketplaces_clear(data);
+        return reader_sequence(c, parse_marketplace, data);
 }
 
 static const Field root_fields[] = {
-        {"security_level", parse_security_level},
-        {"agents", parse_agents},
-        {"consoles", parse_consoles},
-        {"sockets", parse_sockets},
-        {"state_directory", parse_state_directory},
-        {"runtime_directory", parse_runtime_directory},
-        {"ephemeral_uids", parse_ephemeral_uids},
-        {"limits", parse_limits},
-        {"scope", parse_scope},
-        {"marketplaces", parse_marketplaces},
-        {"allow_unsigned", parse_allow_unsigned},
+        {"security_level", parse_security_level, NULL},
+        {"agents", parse_section, SECTION_AT(role_fields, Policy, agents, PolicyRole)},
+        {"consoles", parse_section, SECTION_AT(role_fields, Policy, consoles, PolicyRole)},
+        {"sockets", parse_section, SECTION_FLAT(sockets_fields)},
+        {"state_directory", parse_path, PATH_AT(Policy, state_directory)},
+        {"runtime_directory", parse_path, PATH_AT(Policy, runtime_directory)},
+        {"ephemeral_uids", parse_section, SECTION_FLAT(uid_fields)},
+        {"limits", parse_section, SECTION_AT(limits_fields, Policy, limits, PolicyLimits)},
+        {"scope", parse_section, SECTION_AT(scope_fields, Policy, scope, PolicyScope)},
+        {"marketplaces", parse_marketplaces, NULL},
+        {"allow_unsigned", parse_allow_unsigned, NULL},
 };
 
 /* The rules between keys, checked once the default and the file are both applied. */
@@ -717,30 +650,33 @@ static int check_policy(Ctx *c) {
         const PolicyLimits *l = &p->limits;
 
         if (p->ephemeral_uid_first > p->ephemeral_uid_last)
-                return reader_fail_pair(c, E_POLICY_RANGE, c->uid_first, c->uid_last,
-                                        "ephemeral_uids: first (%" PRIu32
-                                        ") is above last (%" PRIu32 ")",
-                                        p->ephemeral_uid_first, p->ephemeral_uid_last);
+                return reader_fail_pair(
+                        c, E_POLICY_RANGE, c->marks[MARK_UID_FIRST], c->marks[MARK_UID_LAST],
+                        "ephemeral_uids: first (%" PRIu32 ") is above last (%" PRIu32 ")",
+                        p->ephemeral_uid_first, p->ephemeral_uid_last);
         if (p->ephemeral_uid_last - p->ephemeral_uid_first >= POLICY_EPHEMERAL_UIDS_MAX)
-                return reader_fail_pair(c, E_POLICY_RANGE, c->uid_first, c->uid_last,
-                                        "ephemeral_uids: more than %" PRIu32 " uids",
-                                        POLICY_EPHEMERAL_UIDS_MAX);
+                return reader_fail_pair(
+                        c, E_POLICY_RANGE, c->marks[MARK_UID_FIRST], c->marks[MARK_UID_LAST],
+                        "ephemeral_uids: more than %" PRIu32 " uids", POLICY_EPHEMERAL_UIDS_MAX);
         /* 65535 is (uint16_t)-1, which some interfaces still read as "no uid". */
         if (p->ephemeral_uid_first <= 65535 && p->ephemeral_uid_last >= 65535)
-                return reader_fail_pair(c, E_POLICY_RANGE, c->uid_first, c->uid_last,
+                return reader_fail_pair(c, E_POLICY_RANGE, c->marks[MARK_UID_FIRST],
+                                        c->marks[MARK_UID_LAST],
                                         "ephemeral_uids: the range must not contain 65535");
         if (l->connections_total < l->connections_per_uid)
-                return reader_fail_pair(c, E_POLICY_RANGE, c->per_uid, c->total,
+                return reader_fail_pair(c, E_POLICY_RANGE, c->marks[MARK_PER_UID],
+                                        c->marks[MARK_TOTAL],
                                         "limits: connections_total (%" PRIu32
                                         ") is below connections_per_uid (%" PRIu32 ")",
                                         l->connections_total, l->connections_per_uid);
         if (l->session_absolute_timeout_sec < l->session_idle_timeout_sec)
-                return reader_fail_pair(c, E_POLICY_RANGE, c->idle, c->absolute,
+                return reader_fail_pair(c, E_POLICY_RANGE, c->marks[MARK_IDLE],
+                                        c->marks[MARK_ABSOLUTE],
                                         "limits: session_absolute_timeout is shorter than "
                                         "session_idle_timeout");
         if (strcmp(p->agent_socket.path, p->console_socket.path) == 0)
                 return reader_fail_pair(
-                        c, E_POLICY_VALUE, c->agent_path, c->console_path,
+                        c, E_POLICY_VALUE, c->marks[MARK_AGENT_PATH], c->marks[MARK_CONSOLE_PATH],
                         "sockets: the agent and console sockets have the same path");
 
         /* The same user or group, by name or by number, in both roles. NSS is the daemon's
@@ -788,8 +724,7 @@ static int parse_layers(const char *buf, size_t len, bool with_file, Policy **re
 
         if (with_file) {
                 /* Only places in the file are reported: forget where the default said what. */
-                c.uid_first = c.uid_last = c.per_uid = c.total = (Mark){};
-                c.idle = c.absolute = c.agent_path = c.console_path = (Mark){};
+                memset(c.marks, 0, sizeof(c.marks));
                 c.buf = buf;
                 c.len = len;
                 c.is_default = false;
@@ -835,16 +770,10 @@ int policy_default(Policy **ret) {
 Policy *policy_free(Policy *p) {
         if (!p)
                 return NULL;
-        for (size_t i = 0; i < p->agents.n_principals; i++)
-                principal_done(&p->agents.principals[i]);
-        free(p->agents.principals);
-        for (size_t i = 0; i < p->consoles.n_principals; i++)
-                principal_done(&p->consoles.principals[i]);
-        free(p->consoles.principals);
-        free(p->agent_socket.path);
-        principal_done(&p->agent_socket.group);
-        free(p->console_socket.path);
-        principal_done(&p->console_socket.group);
+        role_done(&p->agents);
+        role_done(&p->consoles);
+        socket_done(&p->agent_socket);
+        socket_done(&p->console_socket);
         free(p->state_directory);
         free(p->runtime_directory);
         free(p->scope.bus_address);
