@@ -31,6 +31,8 @@ static void usage(FILE *f) {
               "                      grant a snapshot of FILE to an agent; prints the handle\n"
               "  revoke HANDLE       take a granted handle away\n"
               "  handles             the handles granted, with their agent, budget and expiry\n"
+              "  tickets             the agents' tickets: each step's plugin, question and handle\n"
+              "  deny TICKET         deny a pending ticket\n"
               "  status              the running lockd at a glance\n"
               "  audit verify [--state-dir DIR | FILE]\n"
               "                      check the hash chain of lockd's audit log\n"
@@ -74,6 +76,10 @@ int main(int argc, char **argv) {
                 return verb_revoke(argc - 2, argv + 2);
         if (strcmp(argv[1], "handles") == 0)
                 return verb_handles(argc - 2, argv + 2);
+        if (strcmp(argv[1], "tickets") == 0)
+                return verb_tickets(argc - 2, argv + 2);
+        if (strcmp(argv[1], "deny") == 0)
+                return verb_deny(argc - 2, argv + 2);
         if (strcmp(argv[1], "audit") == 0)
                 return verb_audit(argc - 2, argv + 2);
         if (strcmp(argv[1], "plugin") == 0)

@@ -13,3 +13,5 @@ int verb_audit(int argc, char **argv);
 int verb_grant(int argc, char **argv);
 int verb_revoke(int argc, char **argv);
 int verb_handles(int argc, char **argv);
+int verb_tickets(int argc, char **argv);
+int verb_deny(int argc, char **argv);

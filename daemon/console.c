@@ -13,6 +13,7 @@
 #include "config.h"
 #include "console-handles.h"
 #include "console-plugins.h"
+#include "console-tickets.h"
 #include "console.h"
 #include "escape.h"
 #include "fd-util.h"
@@ -312,6 +313,11 @@ int console_register(Manager *m) {
                                    console_handle_methods);
         if (r >= 0)
                 r = methods_append(agent_methods, ELEMENTSOF(agent_methods), agent_handle_methods);
+        if (r >= 0)
+                r = methods_append(console_methods, ELEMENTSOF(console_methods),
+                                   console_ticket_methods);
+        if (r >= 0)
+                r = methods_append(agent_methods, ELEMENTSOF(agent_methods), agent_ticket_methods);
         if (r < 0)
                 return r;
         r = varlink_server_add_interface(m->varlink, &console_interface);

@@ -17,11 +17,13 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "budget.h"
 #include "caps.h"
 #include "config.h"
 #include "catalog.h"
 #include "console-handles.h"
 #include "console-plugins.h"
+#include "console-tickets.h"
 #include "console.h"
 #include "fd-util.h"
 #include "handles.h"
@@ -36,6 +38,7 @@
 #include "sandbox.h"
 #include "scope.h"
 #include "sockets.h"
+#include "tickets.h"
 
 #define LISTEN_BACKLOG       SOMAXCONN
 #define SCOPE_WAIT_USEC      (10ULL * 1000000)
@@ -450,6 +453,19 @@ int manager_start(Manager *m) {
         r = handles_new(m->event, console_handle_expired, m, &m->handles);
         if (r < 0)
                 return log_error_errno(r, NULL, "handles: %s", strerror(-r));
+        {
+                BudgetError berr = {};
+
+                /* A budget that does not load is never reset silently: lockd does not start. */
+                r = budget_open(m->state_fd, &m->budget, &berr);
+                if (r < 0)
+                        return log_error_errno(r, NULL, "budgets: %s",
+                                               berr.message[0] ? berr.message : strerror(-r));
+        }
+        r = tickets_new(m->event, TICKETS_MAX, console_ticket_changed, console_ticket_release_plan,
+                        m, &m->tickets);
+        if (r < 0)
+                return log_error_errno(r, NULL, "tickets: %s", strerror(-r));
         /* Each handle holds a memfd: HANDLES_MAX of them beside the connections and the runs
          * need more than the 1024 fds a service gets by default. Children close all but theirs. */
         struct rlimit nofile;
@@ -551,6 +567,10 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         m->stopping = true;
         m->varlink = varlink_server_free(m->varlink);
+        /* Tickets hold plugin references: they go before the catalog. */
+        console_tickets_done(m);
+        m->tickets = tickets_free(m->tickets);
+        m->budget = budget_close(m->budget);
         /* Runs first (they use the scopes and the catalog's sandboxes), then what they used. */
         m->runs = run_pool_free(m->runs);
         m->scope = scope_manager_free(m->scope);

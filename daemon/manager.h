@@ -17,6 +17,9 @@ typedef struct ScopeManager ScopeManager;
 typedef struct RunPool RunPool;
 typedef struct Audit Audit;
 typedef struct Handles Handles;
+typedef struct Tickets Tickets;
+typedef struct TicketWatch TicketWatch;
+typedef struct BudgetStore BudgetStore;
 
 typedef struct Manager {
         sd_event *event;
@@ -31,6 +34,9 @@ typedef struct Manager {
         RunPool *runs;
         Audit *audit;     /* the hash-chained audit log in the state directory */
         Handles *handles; /* granted files, in memory only: a restart drops them */
+        BudgetStore *budget;         /* per-content budgets and answers, under the state dir */
+        Tickets *tickets;            /* agents' plans, in memory only */
+        TicketWatch *ticket_watches; /* Wait and WatchTickets calls following tickets */
         VarlinkServer *varlink;
         uint64_t start_usec; /* CLOCK_MONOTONIC */
         uint64_t runs_total;

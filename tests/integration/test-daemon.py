@@ -823,6 +823,216 @@ def test_grant_symlink_and_cap(w):
           not set(agent_handles(w.d, AGENT2_UID)) & set(ids), "revoked handles remain")
 
 
+# ---------------------------------------------------------------------------------------------
+# Tickets
+
+
+def submit(d, steps, uid=AGENT_UID):
+    return call_as(uid, d.agent, "io.lockd.Agent.Submit", {"steps": steps})
+
+
+def stream_as(uid, path, method, params):
+    """A call with "more" from another uid: a process printing one JSON line per answer until
+    one without continues. Its stdout is read with next_reply()."""
+    prog = ("import json,socket,sys\n"
+            "s=socket.socket(socket.AF_UNIX);s.settimeout(30);s.connect(sys.argv[1])\n"
+            "s.sendall(json.dumps({'method':sys.argv[2],'parameters':json.loads(sys.argv[3]),"
+            "'more':True}).encode()+b'\\0')\n"
+            "b=b''\n"
+            "while True:\n"
+            "  while b'\\0' not in b:\n"
+            "    c=s.recv(65536)\n"
+            "    if not c: sys.exit(0)\n"
+            "    b+=c\n"
+            "  m,b=b.split(b'\\0',1)\n"
+            "  print(m.decode(),flush=True)\n"
+            "  if not json.loads(m).get('continues'): sys.exit(0)\n")
+    return subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                             sys.executable, "-c", prog, path, method, json.dumps(params)],
+                            stdout=subprocess.PIPE, text=True)
+
+
+def next_reply(proc):
+    line = proc.stdout.readline()
+    check(line, "the stream ended early")
+    return json.loads(line)
+
+
+def ticket_world(w):
+    """Both test plugins installed, a handle for each agent."""
+    one, inputs = w.install("good-one"), w.install("good-inputs")
+    h1 = grant(w.d, grant_file(w, "asked.txt", b"ask me"), "--agent", str(AGENT_UID),
+               "--label", "asked file")["handle"]
+    h2 = grant(w.d, grant_file(w, "others.txt", b"not yours"), "--agent",
+               str(AGENT2_UID))["handle"]
+    return one, inputs, h1, h2
+
+
+def test_submit_plan_errors(w):
+    """every refusal of a plan reaches the agent through lockd, with its step and input only"""
+    one, inputs, h1, h2 = ticket_world(w)
+    good = {"plugin": inputs, "handle": h1, "inputs": {"needle": "${email}"}}
+    cases = [
+        ([{"plugin": one, "handle": h2}], "UnknownHandle", {"step": 0}),
+        ([{"plugin": one, "handle": h1}, {"plugin": one, "handle": "h-" + "0" * 32}],
+         "UnknownHandle", {"step": 1}),
+        # The handle guard comes before the plugin guard, over every step.
+        ([{"plugin": "test.absent", "handle": h1}, {"plugin": one, "handle": h2}],
+         "UnknownHandle", {"step": 1}),
+        ([{"plugin": "test.absent", "handle": h1}], "UnknownPlugin", {"step": 0}),
+        ([{"plugin": inputs, "handle": h1, "inputs": {"needle": "sekrit-guess"}}],
+         "LiteralInput", {"step": 0, "input": "needle"}),
+        ([{"plugin": inputs, "handle": h1, "inputs": {"needle": "${Email}"}}],
+         "BadPlaceholder", {"step": 0, "input": "needle"}),
+        ([{"plugin": inputs, "handle": h1, "inputs": {"needle": "${a} "}}],
+         "BadPlaceholder", {"step": 0, "input": "needle"}),
+        ([{"plugin": one, "handle": h1, "inputs": {"needle": "${a}"}}],
+         "UnknownInput", {"step": 0, "input": "needle"}),
+        ([good, {"plugin": inputs, "handle": h1, "inputs": {"needle": "${a}", "other": "${b}"}}],
+         "UnknownInput", {"step": 1, "input": "other"}),
+        ([{"plugin": inputs, "handle": h1}], "MissingInput", {"step": 0, "input": "needle"}),
+        ([], "InvalidRequest", None),
+        ([{"plugin": one, "handle": h1, "extra": 1}], "InvalidRequest", None),
+    ]
+    for steps, error, params in cases:
+        r = submit(w.d, steps)
+        check(r.get("error") == "io.lockd.Agent." + error, f"{steps}: {r}")
+        if params is not None:
+            check(r.get("parameters") == params, f"{steps}: {r}")
+        check("sekrit-guess" not in json.dumps(r), f"a literal was sent back: {r}")
+    r = submit(w.d, [good, {"plugin": one, "handle": h1}])
+    check(re.fullmatch(r"t-[0-9a-f]{32}", r.get("parameters", {}).get("ticket", "")) and
+          r["parameters"]["state"] == "pending", f"a good plan: {r}")
+    w.d.console_call("io.lockd.Console.Deny", {"ticket": r["parameters"]["ticket"]})
+
+
+def test_ticket_wait_deny(w):
+    """Wait streams pending then denied with every step's outcome; the console sees the plan"""
+    one, inputs, h1, _ = ticket_world(w)
+    r = submit(w.d, [{"plugin": inputs, "handle": h1, "inputs": {"test.good-inputs.needle":
+                                                                  "${email}"}},
+                     {"plugin": one, "handle": h1}])
+    t = r["parameters"]["ticket"]
+    g = w.d.console_call("io.lockd.Console.GetTicket", {"ticket": t})["parameters"]["ticket"]
+    check(g["agent_uid"] == AGENT_UID and g["state"] == "pending" and
+          g["placeholders"] == ["email"] and len(g["steps"]) == 2, f"GetTicket: {g}")
+    s0 = g["steps"][0]
+    check(s0["plugin"] == inputs and s0["label"] == "asked file" and s0["handle"] == h1 and
+          s0["inputs"] == {"needle": "email"} and s0["question"].startswith("Does the file") and
+          s0["one"] and s0["zero"] and g["steps"][1]["inputs"] == {}, f"steps: {g['steps']}")
+    other = call_as(AGENT2_UID, w.d.agent, "io.lockd.Agent.Wait", {"ticket": t})
+    check(other.get("error") == "io.lockd.Agent.UnknownTicket", f"another agent's Wait: {other}")
+    p = stream_as(AGENT_UID, w.d.agent, "io.lockd.Agent.Wait", {"ticket": t})
+    try:
+        first = next_reply(p)
+        check(first.get("continues") is True and first["parameters"] ==
+              {"state": "pending", "outcomes": []}, f"first answer: {first}")
+        r = w.d.lockctl("deny", t, check_rc=0)
+        last = next_reply(p)
+        check(not last.get("continues") and last["parameters"]["state"] == "denied" and
+              last["parameters"]["outcomes"] ==
+              [{"step": 0, "result": None, "error": "denied"},
+               {"step": 1, "result": None, "error": "denied"}], f"last answer: {last}")
+        p.wait(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    r = w.d.lockctl("deny", t, check_rc=1)
+    check("not pending" in r.stderr, f"a second deny: {r.stderr}")
+    r = w.d.lockctl("deny", "t-" + "0" * 32, check_rc=1)
+    check("no ticket" in r.stderr, f"deny of a missing ticket: {r.stderr}")
+    audit = os.path.join(w.d.dir, "state", "audit", "audit.jsonl")
+    recs = [x for x in read_audit(audit) if x.get("ticket") == t]
+    check([x["event"] for x in recs] == ["submit", "deny"] and recs[0]["steps"] == 2 and
+          recs[0]["agent_uid"] == AGENT_UID and recs[0]["peer_pid"] > 0 and
+          recs[1]["peer_uid"] == 0, f"audit: {recs}")
+
+
+def test_ticket_cancel(w):
+    """an agent cancels its own pending ticket, not another's; a final ticket stays final"""
+    one, _, h1, _ = ticket_world(w)
+    t = submit(w.d, [{"plugin": one, "handle": h1}])["parameters"]["ticket"]
+    r = call_as(AGENT2_UID, w.d.agent, "io.lockd.Agent.Cancel", {"ticket": t})
+    check(r.get("error") == "io.lockd.Agent.UnknownTicket", f"another agent's Cancel: {r}")
+    r = call_as(AGENT_UID, w.d.agent, "io.lockd.Agent.Cancel", {"ticket": t})
+    check("error" not in r, f"Cancel: {r}")
+    r = call_as(AGENT_UID, w.d.agent, "io.lockd.Agent.Wait", {"ticket": t})
+    check(r["parameters"] == {"state": "cancelled", "outcomes": [
+        {"step": 0, "result": None, "error": "cancelled"}]}, f"Wait after Cancel: {r}")
+    r = call_as(AGENT_UID, w.d.agent, "io.lockd.Agent.Cancel", {"ticket": t})
+    check(r.get("error") == "io.lockd.Agent.TicketNotPending" and
+          r["parameters"]["state"] == "cancelled", f"second Cancel: {r}")
+    r = w.d.console_call("io.lockd.Console.Deny", {"ticket": t})
+    check(r.get("error") == "io.lockd.Console.TicketNotPending", f"Deny after Cancel: {r}")
+
+
+def test_watch_tickets(w):
+    """WatchTickets answers at once, then with each new ticket as the agent submits it"""
+    one, _, h1, _ = ticket_world(w)
+    v = Varlink(w.d.console)
+    try:
+        first = v.call("io.lockd.Console.WatchTickets", {}, more=True)
+        check(first.get("continues") is True and first.get("parameters", {}) == {},
+              f"first answer: {first}")
+        t = submit(w.d, [{"plugin": one, "handle": h1}])["parameters"]["ticket"]
+        m = v.read_message()
+        check(m.get("continues") is True and m["parameters"]["ticket"]["ticket"] == t and
+              m["parameters"]["ticket"]["state"] == "pending", f"the new ticket: {m}")
+        w.d.console_call("io.lockd.Console.Deny", {"ticket": t})
+        m = v.read_message()
+        check(m["parameters"]["ticket"]["state"] == "denied", f"the denial: {m}")
+    finally:
+        v.close()
+    r = w.d.lockctl("tickets", "--json", check_rc=0)
+    listed = {x["ticket"]: x for x in json.loads(r.stdout)["tickets"]}
+    check(listed.get(t, {}).get("state") == "denied", f"lockctl tickets --json: {r.stdout}")
+    r = w.d.lockctl("tickets", check_rc=0)
+    check(t in r.stdout and "denied" in r.stdout and one in r.stdout, f"lockctl tickets: {r.stdout}")
+
+
+def test_tickets_cap_and_expiry(w):
+    """a lockd with two pending tickets per agent and a 2 s timeout: TooManyTickets, then the
+    timer expires the tickets, streams that to Wait, records it, and frees the slots"""
+    policy = policy_text(os.path.join(w.dir, "d-tickets")).replace(
+        "limits:\n", "limits:\n  pending_tickets_per_agent: 2\n  ticket_timeout: 2s\n")
+    os.makedirs(os.path.join(w.dir, "d-tickets"), exist_ok=True)
+    d = Daemon(os.path.join(w.dir, "d-tickets"), policy=policy)
+    d.start()
+    try:
+        d.lockctl("marketplace", "add", "local", "--issuer", ISSUER, "--identity", PATTERN,
+                  "--trusted-root", w.signer.root, check_rc=0)
+        d.lockctl("plugin", "install", w.release("good-one"), "--marketplace", "local",
+                  check_rc=0)
+        h = grant(d, grant_file(w, "capped.txt", b"c"), "--agent", str(AGENT_UID))["handle"]
+        steps = [{"plugin": "test.good-one", "handle": h}]
+        ids = [submit(d, steps)["parameters"]["ticket"] for _ in range(2)]
+        p = stream_as(AGENT_UID, d.agent, "io.lockd.Agent.Wait", {"ticket": ids[0]})
+        try:
+            check(next_reply(p)["parameters"]["state"] == "pending", "first answer")
+            r = submit(d, steps)
+            check(r.get("error") == "io.lockd.Agent.TooManyTickets" and
+                  r["parameters"] == {"limit": 2}, f"third pending ticket: {r}")
+            # Nobody asks: only the timer can expire it.
+            last = next_reply(p)
+            check(not last.get("continues") and last["parameters"] == {
+                "state": "expired", "outcomes": [{"step": 0, "result": None,
+                                                  "error": "expired"}]}, f"expiry: {last}")
+            p.wait(timeout=10)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        audit = os.path.join(d.dir, "state", "audit", "audit.jsonl")
+        wait_for(lambda: {x.get("ticket") for x in read_audit(audit)
+                          if x["event"] == "expire"} >= set(ids), timeout=5,
+                 what="the expire records")
+        r = submit(d, steps)
+        check(r.get("parameters", {}).get("state") == "pending", f"after the expiry: {r}")
+    finally:
+        d.stop()
+
+
 def main():
     require_environment()
     tap = Tap()
@@ -839,7 +1049,8 @@ def main():
                   test_socket_activate, test_socket_unit, test_grant_agent_view,
                   test_grant_snapshot, test_grant_other_agent, test_revoke, test_grant_ttl,
                   test_grant_not_agent, test_grant_refused, test_grant_limits, test_handles_audit,
-                  test_grant_symlink_and_cap):
+                  test_grant_symlink_and_cap, test_submit_plan_errors, test_ticket_wait_deny,
+                  test_ticket_cancel, test_watch_tickets, test_tickets_cap_and_expiry):
             tap.run(t, w)
     finally:
         w.d.stop()

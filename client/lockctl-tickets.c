@@ -1,0 +1,147 @@
+/* lockctl tickets and deny: the agents' plans as the console sees them, and the human's no. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "lockctl-console.h"
+#include "lockctl.h"
+#include "macro.h"
+
+static int usage_deny(void) {
+        fputs("usage: lockctl deny TICKET\n", stderr);
+        return LOCKCTL_EXIT_USAGE;
+}
+
+/* A CLOCK_REALTIME time in microseconds as local time. */
+static void print_time(FILE *f, long long usec) {
+        char buf[64];
+        struct tm tm;
+        time_t t = (time_t)(usec / 1000000);
+
+        if (usec <= 0 || !localtime_r(&t, &tm) ||
+            strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S %Z", &tm) == 0) {
+                fprintf(f, "@%lld", usec / 1000000);
+                return;
+        }
+        fputs(buf, f);
+}
+
+/*
+ * Prints the message for an error of the ticket methods, or leaves it to console_print_error()
+ * for the others. Every string from lockd is escaped. Returns the exit code.
+ */
+static int print_ticket_error(const char *what, const char *error, json_t *params) {
+        if (strcmp(error, CONSOLE_INTERFACE ".UnknownTicket") == 0) {
+                fprintf(stderr, "lockctl: %s refused: no ticket ", what);
+                console_fputs_escaped(console_json_string(params, "ticket"), stderr);
+                fputs(" (never submitted, or forgotten)\n", stderr);
+                return LOCKCTL_EXIT_FAIL;
+        }
+        if (strcmp(error, CONSOLE_INTERFACE ".TicketNotPending") == 0) {
+                fprintf(stderr, "lockctl: %s refused: ticket ", what);
+                console_fputs_escaped(console_json_string(params, "ticket"), stderr);
+                fputs(" is not pending (", stderr);
+                console_fputs_escaped(console_json_string(params, "state"), stderr);
+                fputs(")\n", stderr);
+                return LOCKCTL_EXIT_FAIL;
+        }
+        return console_print_error(what, error, params);
+}
+
+static int ticket_call(const char *what, const char *method, json_t *params, json_t **ret) {
+        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
+        _cleanup_(json_decrefp) json_t *reply = NULL;
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = console_connect(&c);
+        if (r != 0)
+                return r;
+        r = console_call_raw(c, what, method, params, NULL, 0, &reply, &error);
+        if (r != 0)
+                return r;
+        if (error)
+                return print_ticket_error(what, error, reply);
+        *ret = TAKE_PTR(reply);
+        return 0;
+}
+
+/* One ticket: a header line, then each step's plugin, handle label, question and answers. */
+static void print_ticket(const json_t *t) {
+        json_t *steps = json_object_get(t, "steps"), *s;
+        size_t i;
+
+        console_fputs_escaped(console_json_string(t, "ticket"), stdout);
+        fputs("  ", stdout);
+        console_fputs_escaped(console_json_string(t, "state"), stdout);
+        printf("  agent %lld  submitted ", console_json_integer(t, "agent_uid", -1));
+        print_time(stdout, console_json_integer(t, "created_usec", 0));
+        fputs("  expires ", stdout);
+        print_time(stdout, console_json_integer(t, "expires_usec", 0));
+        putchar('\n');
+        json_array_foreach(steps, i, s) {
+                json_t *inputs = json_object_get(s, "inputs"), *v;
+                const char *k;
+
+                printf("  step %zu: ", i);
+                console_fputs_escaped(console_json_string(s, "plugin"), stdout);
+                putchar(' ');
+                console_fputs_escaped(console_json_string(s, "version"), stdout);
+                fputs(" on ", stdout);
+                console_fputs_escaped(console_json_string(s, "handle"), stdout);
+                fputs(" (", stdout);
+                console_fputs_escaped(console_json_string(s, "label"), stdout);
+                fputs(")\n    question: ", stdout);
+                console_fputs_escaped(console_json_string(s, "question"), stdout);
+                fputs("\n    1: ", stdout);
+                console_fputs_escaped(console_json_string(s, "one"), stdout);
+                fputs("\n    0: ", stdout);
+                console_fputs_escaped(console_json_string(s, "zero"), stdout);
+                putchar('\n');
+                json_object_foreach(inputs, k, v) {
+                        fputs("    input ", stdout);
+                        console_fputs_escaped(k, stdout);
+                        fputs(" = ${", stdout);
+                        console_fputs_escaped(json_string_value(v), stdout);
+                        fputs("}\n", stdout);
+                }
+        }
+}
+
+/* tickets [--json]: every ticket lockd keeps, pending and recent final ones. */
+int verb_tickets(int argc, char **argv) {
+        _cleanup_(json_decrefp) json_t *reply = NULL;
+        bool json = false;
+        json_t *list, *t;
+        size_t i;
+        int r;
+
+        r = console_parse_json_only(argc, argv, "usage: lockctl tickets [--json]", &json);
+        if (r != 0)
+                return r;
+        r = ticket_call("tickets", "ListTickets", NULL, &reply);
+        if (r != 0)
+                return r;
+        if (json)
+                return console_print_json(reply);
+        list = json_object_get(reply, "tickets");
+        if (!json_is_array(list) || json_array_size(list) == 0)
+                puts("no tickets");
+        json_array_foreach(list, i, t) print_ticket(t);
+        return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
+
+/* deny TICKET: every step of a pending ticket ends as denied. */
+int verb_deny(int argc, char **argv) {
+        _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
+
+        if (argc != 1 || argv[0][0] == 0 || argv[0][0] == '-')
+                return usage_deny();
+        params = json_pack("{s:s}", "ticket", argv[0]);
+        if (!params) {
+                fprintf(stderr, "lockctl: the ticket must be UTF-8\n");
+                return LOCKCTL_EXIT_USAGE;
+        }
+        return ticket_call("deny", "Deny", params, &reply);
+}

@@ -1,0 +1,122 @@
+/* Tickets: agents' validated plans waiting for the console, with their state, expiry and per-step
+ * outcomes. In memory only, on lockd's loop. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "plan.h"
+
+#define TICKETS_MAX      4096 /* tickets kept at once, all agents, any state */
+#define TICKET_ID_PREFIX "t-"
+#define TICKET_ID_RANDOM 16                         /* bytes of getrandom() in an id: 128 bits */
+#define TICKET_ID_LEN    (2 + 2 * TICKET_ID_RANDOM) /* "t-" + 32 lowercase hex digits */
+#define TICKET_LABEL_MAX 64                         /* bytes of a step's handle label copy */
+
+typedef enum TicketState {
+        TICKET_PENDING,   /* waiting for the console */
+        TICKET_DENIED,    /* the console said no: final */
+        TICKET_CANCELLED, /* the agent took it back: final */
+        TICKET_EXPIRED,   /* nobody answered in time: final */
+        _TICKET_STATE_MAX,
+} TicketState;
+
+/* One step's outcome: result 0 or 1 with error NULL, or result -1 with error one of the
+ * interface's static words ("denied", "cancelled", "expired", ...); both unset while open. */
+typedef struct TicketOutcome {
+        bool set;
+        int result;        /* 0, 1, or -1 for none */
+        const char *error; /* static; NULL with a result */
+} TicketOutcome;
+
+typedef struct Ticket {
+        char id[TICKET_ID_LEN + 1];
+        uid_t agent;
+        Plan *plan; /* owned; given back through TicketPlanReleaseFn when the ticket is freed */
+        /* Each step's handle label as it was at the submit (NULL for none): a handle revoked
+         * later must not change what the human is shown. */
+        char *labels[PLAN_STEPS_MAX];
+        TicketState state;
+        uint64_t created_usec; /* CLOCK_REALTIME */
+        uint64_t expires_usec; /* CLOCK_REALTIME: the state turns expired then, if still pending */
+        uint64_t changed_usec; /* CLOCK_REALTIME of the last state change */
+        TicketOutcome outcomes[PLAN_STEPS_MAX];
+} Ticket;
+
+typedef struct Tickets Tickets;
+
+/* Called after every announced new ticket and every state change, including expiry (borrowed;
+ * it must not add, change or remove tickets). */
+typedef void (*TicketChangedFn)(const Ticket *t, void *userdata);
+/* Called with each ticket's plan when the ticket is freed, to drop what the plan borrowed; the
+ * plan itself is freed after it returns. May be NULL. */
+typedef void (*TicketPlanReleaseFn)(Plan *plan, void *userdata);
+
+/* "pending", "denied", "cancelled", "expired"; NULL out of range. */
+const char *ticket_state_name(TicketState s);
+/* Whether no further change can come. */
+bool ticket_state_final(TicketState s);
+/* Whether s has the form of a ticket id: "t-" and 32 lowercase hex digits, nothing else. */
+bool ticket_id_valid(const char *s);
+
+/*
+ * A new, empty set keeping at most max tickets (1..TICKETS_MAX). With e, a CLOCK_REALTIME timer
+ * on e expires pending tickets; without one only tickets_expire() does. 0 or -EINVAL, -ENOMEM.
+ */
+int tickets_new(sd_event *e, size_t max, TicketChangedFn on_changed,
+                TicketPlanReleaseFn release_plan, void *userdata, Tickets **ret);
+/* Frees every ticket (releasing its plan) and the timer, announcing nothing. NULL-safe. */
+Tickets *tickets_free(Tickets *ts);
+static inline void tickets_freep(Tickets **ts) {
+        if (*ts)
+                tickets_free(*ts);
+}
+
+/* CLOCK_REALTIME in microseconds. */
+uint64_t tickets_now_usec(void);
+
+/*
+ * Adds a pending ticket with a fresh random id for agent's validated plan, expiring timeout_usec
+ * (> 0) from now. labels (NULL, or plan->n_steps entries, each NULL or at most TICKET_LABEL_MAX
+ * bytes) are copied. Caps, checked in this order: -EDQUOT when agent has max_pending_per_agent
+ * pending tickets already; -ENOSPC when the set is full and holds no final ticket to make room
+ * (the oldest final one is dropped otherwise). 0 with the plan taken and *ret (owned by ts); or a
+ * negative errno (-EINVAL, -ENOMEM too) with plan and *ret untouched.
+ *
+ * The ticket is not announced: the caller calls tickets_announce() once it is recorded (the
+ * audit comes first), or tickets_remove() when it cannot be.
+ */
+int tickets_submit(Tickets *ts, uid_t agent, Plan *plan, const char *const *labels,
+                   uint64_t timeout_usec, unsigned max_pending_per_agent, const Ticket **ret);
+/* Calls on_changed for a ticket tickets_submit() added. */
+void tickets_announce(Tickets *ts, const Ticket *t);
+/* Drops a ticket without announcing it (its plan released). 0 or -ENOENT. */
+int tickets_remove(Tickets *ts, const char *id);
+
+/*
+ * The ticket with id, or NULL (pending tickets past their expiry are expired first). The
+ * _for_agent() form returns NULL as well for another agent's ticket, so an agent cannot tell
+ * "not yours" from "none".
+ */
+const Ticket *tickets_get(Tickets *ts, const char *id);
+const Ticket *tickets_get_for_agent(Tickets *ts, const char *id, uid_t agent);
+
+/*
+ * Ends a pending ticket in state (TICKET_DENIED or TICKET_CANCELLED): every step's outcome becomes
+ * that error ("denied", "cancelled"), then on_changed runs. 0; -ENOENT no such ticket; -EBUSY the
+ * ticket is not pending (nothing changes); -EINVAL another state.
+ */
+int tickets_finish(Tickets *ts, const char *id, TicketState state);
+
+/* Expires every pending ticket whose expiry is at or before now_usec (outcomes "expired",
+ * on_changed for each). The count. */
+size_t tickets_expire(Tickets *ts, uint64_t now_usec);
+
+/* The tickets in submit order (after expiring): tickets_n() then tickets_at(ts, 0..n-1). */
+size_t tickets_n(Tickets *ts);
+const Ticket *tickets_at(const Tickets *ts, size_t i);
+/* The pending tickets of one agent. */
+size_t tickets_n_pending(const Tickets *ts, uid_t agent);

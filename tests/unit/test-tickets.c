@@ -1,0 +1,247 @@
+/* Tests for daemon/tickets: ids, the state machine (pending to denied, cancelled or expired, and
+ * nothing after), the caps per agent and overall, expiry on lookup and by the loop's timer, and
+ * the announcements and plan releases the caller relies on. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check-run.h"
+#include "macro.h"
+#include "tickets.h"
+
+#define SEC 1000000ULL
+
+/* What the callbacks saw. */
+typedef struct Seen {
+        unsigned changed, released;
+        TicketState last;
+        char last_id[TICKET_ID_LEN + 1];
+} Seen;
+
+static void on_changed(const Ticket *t, void *userdata) {
+        Seen *s = userdata;
+
+        s->changed++;
+        s->last = t->state;
+        memcpy(s->last_id, t->id, sizeof(s->last_id));
+}
+
+static void on_release(Plan *plan, void *userdata) {
+        Seen *s = userdata;
+
+        ck_assert_ptr_nonnull(plan);
+        s->released++;
+}
+
+/* A plan of n steps: the tickets module never looks inside one but for its step count. */
+static Plan *plan_of(size_t n) {
+        Plan *p = calloc(1, sizeof(*p));
+
+        ck_assert_ptr_nonnull(p);
+        p->n_steps = n;
+        return p;
+}
+
+START_TEST(test_ids_and_names) {
+        _cleanup_(tickets_freep) Tickets *ts = NULL;
+        const Ticket *a = NULL, *b = NULL;
+
+        ck_assert_int_eq(tickets_new(NULL, 8, NULL, NULL, NULL, &ts), 0);
+        ck_assert_int_eq(tickets_submit(ts, 61001, plan_of(1), NULL, 60 * SEC, 4, &a), 0);
+        ck_assert_int_eq(tickets_submit(ts, 61001, plan_of(1), NULL, 60 * SEC, 4, &b), 0);
+        ck_assert(ticket_id_valid(a->id));
+        ck_assert(ticket_id_valid(b->id));
+        ck_assert_str_ne(a->id, b->id);
+        ck_assert(!ticket_id_valid("t-0123"));
+        ck_assert(!ticket_id_valid("h-0123456789abcdef0123456789abcdef"));
+        ck_assert(!ticket_id_valid("t-0123456789ABCDEF0123456789abcdef"));
+        ck_assert(!ticket_id_valid(NULL));
+        ck_assert_str_eq(ticket_state_name(TICKET_PENDING), "pending");
+        ck_assert_str_eq(ticket_state_name(TICKET_EXPIRED), "expired");
+        ck_assert_ptr_null(ticket_state_name(_TICKET_STATE_MAX));
+        ck_assert(!ticket_state_final(TICKET_PENDING));
+        ck_assert(ticket_state_final(TICKET_DENIED));
+        ck_assert_int_eq(tickets_new(NULL, 0, NULL, NULL, NULL, &(Tickets *){NULL}), -EINVAL);
+        ck_assert_int_eq(tickets_new(NULL, TICKETS_MAX + 1, NULL, NULL, NULL, &(Tickets *){NULL}),
+                         -EINVAL);
+}
+END_TEST
+
+START_TEST(test_state_machine) {
+        _cleanup_(tickets_freep) Tickets *ts = NULL;
+        Seen seen = {};
+        const Ticket *t = NULL, *u = NULL;
+        const char *labels[2] = {"Q3 report", NULL};
+
+        ck_assert_int_eq(tickets_new(NULL, 8, on_changed, on_release, &seen, &ts), 0);
+        ck_assert_int_eq(tickets_submit(ts, 61001, plan_of(2), labels, 60 * SEC, 4, &t), 0);
+        /* Not announced until the caller says so (the audit record comes first). */
+        ck_assert_uint_eq(seen.changed, 0);
+        tickets_announce(ts, t);
+        ck_assert_uint_eq(seen.changed, 1);
+        ck_assert_int_eq(seen.last, TICKET_PENDING);
+        ck_assert_str_eq(t->labels[0], "Q3 report");
+        ck_assert_ptr_ne(t->labels[0], labels[0]);
+        ck_assert_ptr_null(t->labels[1]);
+        ck_assert(!t->outcomes[0].set && !t->outcomes[1].set);
+
+        /* Another agent cannot see it; the same NULL as for a missing id. */
+        ck_assert_ptr_eq(tickets_get_for_agent(ts, t->id, 61001), t);
+        ck_assert_ptr_null(tickets_get_for_agent(ts, t->id, 61004));
+        ck_assert_ptr_null(tickets_get_for_agent(ts, "t-00000000000000000000000000000000", 61001));
+
+        ck_assert_int_eq(tickets_finish(ts, t->id, TICKET_EXPIRED), -EINVAL);
+        ck_assert_int_eq(tickets_finish(ts, t->id, TICKET_DENIED), 0);
+        ck_assert_int_eq(t->state, TICKET_DENIED);
+        ck_assert_uint_eq(seen.changed, 2);
+        ck_assert_str_eq(seen.last_id, t->id);
+        for (size_t i = 0; i < 2; i++) {
+                ck_assert(t->outcomes[i].set);
+                ck_assert_int_eq(t->outcomes[i].result, -1);
+                ck_assert_str_eq(t->outcomes[i].error, "denied");
+        }
+        /* A final state is final. */
+        ck_assert_int_eq(tickets_finish(ts, t->id, TICKET_CANCELLED), -EBUSY);
+        ck_assert_int_eq(tickets_finish(ts, t->id, TICKET_DENIED), -EBUSY);
+        ck_assert_int_eq(t->state, TICKET_DENIED);
+        ck_assert_uint_eq(seen.changed, 2);
+
+        ck_assert_int_eq(tickets_submit(ts, 61001, plan_of(1), NULL, 60 * SEC, 4, &u), 0);
+        ck_assert_int_eq(tickets_finish(ts, u->id, TICKET_CANCELLED), 0);
+        ck_assert_str_eq(u->outcomes[0].error, "cancelled");
+        ck_assert_int_eq(tickets_finish(ts, "t-nope", TICKET_DENIED), -ENOENT);
+
+        /* Removal releases the plan and announces nothing. */
+        ck_assert_int_eq(tickets_remove(ts, u->id), 0);
+        ck_assert_uint_eq(seen.released, 1);
+        ck_assert_int_eq(tickets_remove(ts, "t-nope"), -ENOENT);
+        ck_assert_uint_eq(tickets_n(ts), 1);
+        ts = tickets_free(ts);
+        ck_assert_uint_eq(seen.released, 2);
+        ck_assert_uint_eq(seen.changed, 3);
+}
+END_TEST
+
+START_TEST(test_refused_submits) {
+        _cleanup_(tickets_freep) Tickets *ts = NULL;
+        const Ticket *t = NULL;
+        Plan *p = plan_of(1);
+        char long_label[TICKET_LABEL_MAX + 2];
+        const char *labels[1] = {long_label};
+
+        memset(long_label, 'x', sizeof(long_label) - 1);
+        long_label[sizeof(long_label) - 1] = 0;
+        ck_assert_int_eq(tickets_new(NULL, 8, NULL, NULL, NULL, &ts), 0);
+        ck_assert_int_eq(tickets_submit(ts, 61001, NULL, NULL, SEC, 4, &t), -EINVAL);
+        ck_assert_int_eq(tickets_submit(ts, 61001, p, NULL, 0, 4, &t), -EINVAL);
+        ck_assert_int_eq(tickets_submit(ts, 61001, p, labels, SEC, 4, &t), -EINVAL);
+        p->n_steps = 0;
+        ck_assert_int_eq(tickets_submit(ts, 61001, p, NULL, SEC, 4, &t), -EINVAL);
+        p->n_steps = PLAN_STEPS_MAX + 1;
+        ck_assert_int_eq(tickets_submit(ts, 61001, p, NULL, SEC, 4, &t), -EINVAL);
+        ck_assert_ptr_null(t);
+        ck_assert_uint_eq(tickets_n(ts), 0);
+        plan_free(p);
+}
+END_TEST
+
+START_TEST(test_caps) {
+        _cleanup_(tickets_freep) Tickets *ts = NULL;
+        Seen seen = {};
+        const Ticket *t[4] = {};
+        const Ticket *x = NULL;
+        Plan *p = plan_of(1);
+
+        ck_assert_int_eq(tickets_new(NULL, 4, NULL, on_release, &seen, &ts), 0);
+        /* Two pending per agent. */
+        ck_assert_int_eq(tickets_submit(ts, 61001, plan_of(1), NULL, 60 * SEC, 2, &t[0]), 0);
+        ck_assert_int_eq(tickets_submit(ts, 61001, plan_of(1), NULL, 60 * SEC, 2, &t[1]), 0);
+        ck_assert_int_eq(tickets_submit(ts, 61001, p, NULL, 60 * SEC, 2, &x), -EDQUOT);
+        ck_assert_uint_eq(tickets_n_pending(ts, 61001), 2);
+        /* Another agent is not held back by this one's cap. */
+        ck_assert_int_eq(tickets_submit(ts, 61004, plan_of(1), NULL, 60 * SEC, 2, &t[2]), 0);
+        ck_assert_int_eq(tickets_submit(ts, 61004, plan_of(1), NULL, 60 * SEC, 2, &t[3]), 0);
+        /* The set is full of pending tickets: nothing to make room with. */
+        ck_assert_int_eq(tickets_submit(ts, 61005, p, NULL, 60 * SEC, 2, &x), -ENOSPC);
+        ck_assert_ptr_null(x);
+        /* A final ticket frees its agent's slot, and the oldest final one makes room. */
+        ck_assert_int_eq(tickets_finish(ts, t[1]->id, TICKET_DENIED), 0);
+        ck_assert_uint_eq(tickets_n_pending(ts, 61001), 1);
+        ck_assert_int_eq(tickets_submit(ts, 61005, p, NULL, 60 * SEC, 2, &x), 0);
+        ck_assert_uint_eq(seen.released, 1);
+        ck_assert_uint_eq(tickets_n(ts), 4);
+        ck_assert_ptr_eq(tickets_at(ts, 3), x);
+        ck_assert_ptr_null(tickets_at(ts, 4));
+}
+END_TEST
+
+START_TEST(test_expiry_on_lookup) {
+        _cleanup_(tickets_freep) Tickets *ts = NULL;
+        Seen seen = {};
+        const Ticket *t = NULL;
+        char id[TICKET_ID_LEN + 1];
+
+        ck_assert_int_eq(tickets_new(NULL, 8, on_changed, NULL, &seen, &ts), 0);
+        ck_assert_int_eq(tickets_submit(ts, 61001, plan_of(3), NULL, 60 * SEC, 1, &t), 0);
+        memcpy(id, t->id, sizeof(id));
+        ck_assert_uint_eq(tickets_expire(ts, t->created_usec + 59 * SEC), 0);
+        ck_assert_uint_eq(tickets_expire(ts, t->expires_usec), 1);
+        ck_assert_int_eq(t->state, TICKET_EXPIRED);
+        ck_assert_uint_eq(seen.changed, 1);
+        for (size_t i = 0; i < 3; i++)
+                ck_assert_str_eq(t->outcomes[i].error, "expired");
+        ck_assert_uint_eq(tickets_expire(ts, t->expires_usec + SEC), 0);
+        /* Kept, final, and its agent may submit again. */
+        ck_assert_ptr_eq(tickets_get(ts, id), t);
+        ck_assert_int_eq(tickets_finish(ts, id, TICKET_CANCELLED), -EBUSY);
+        ck_assert_uint_eq(tickets_n_pending(ts, 61001), 0);
+}
+END_TEST
+
+static int on_quit(sd_event_source *s, uint64_t usec, void *userdata) {
+        return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+START_TEST(test_expiry_timer) {
+        _cleanup_(tickets_freep) Tickets *ts = NULL;
+        sd_event *e = NULL;
+        Seen seen = {};
+        const Ticket *t = NULL, *later = NULL;
+
+        ck_assert_int_ge(sd_event_new(&e), 0);
+        ck_assert_int_eq(tickets_new(e, 8, on_changed, NULL, &seen, &ts), 0);
+        ck_assert_int_eq(tickets_submit(ts, 61001, plan_of(1), NULL, 200 * 1000, 4, &t), 0);
+        ck_assert_int_eq(tickets_submit(ts, 61001, plan_of(1), NULL, 60 * SEC, 4, &later), 0);
+        /* Nobody looks: only the timer can expire it. */
+        ck_assert_int_ge(
+                sd_event_add_time_relative(e, NULL, CLOCK_MONOTONIC, 800 * 1000, 0, on_quit, NULL),
+                0);
+        ck_assert_int_ge(sd_event_loop(e), 0);
+        ck_assert_int_eq(t->state, TICKET_EXPIRED);
+        ck_assert_int_eq(later->state, TICKET_PENDING);
+        ck_assert_uint_eq(seen.changed, 1);
+        ck_assert_str_eq(seen.last_id, t->id);
+        ts = tickets_free(ts);
+        sd_event_unref(e);
+}
+END_TEST
+
+static Suite *tickets_suite(void) {
+        Suite *s = suite_create("tickets");
+        TCase *tc = tcase_create("core");
+
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, test_ids_and_names);
+        tcase_add_test(tc, test_state_machine);
+        tcase_add_test(tc, test_refused_submits);
+        tcase_add_test(tc, test_caps);
+        tcase_add_test(tc, test_expiry_on_lookup);
+        tcase_add_test(tc, test_expiry_timer);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        return check_run(tickets_suite());
+}
