@@ -904,6 +904,18 @@ def test_submit_plan_errors(w):
     check(re.fullmatch(r"t-[0-9a-f]{32}", r.get("parameters", {}).get("ticket", "")) and
           r["parameters"]["state"] == "pending", f"a good plan: {r}")
     w.d.console_call("io.lockd.Console.Deny", {"ticket": r["parameters"]["ticket"]})
+    # A budget of one answer: the same question twice costs one, a second question is refused.
+    h3 = grant(w.d, grant_file(w, "budget-one.txt", b"one answer only"), "--agent",
+               str(AGENT_UID), "--budget", "1")["handle"]
+    r = submit(w.d, [{"plugin": one, "handle": h3}, good | {"handle": h3}])
+    check(r.get("error") == "io.lockd.Agent.BudgetExhausted" and r["parameters"] == {"step": 1},
+          f"two questions on a budget of one: {r}")
+    r = submit(w.d, [{"plugin": one, "handle": h3}, {"plugin": one, "handle": h3}])
+    check(r.get("parameters", {}).get("state") == "pending", f"one question twice: {r}")
+    g = w.d.console_call("io.lockd.Console.GetTicket", {"ticket": r["parameters"]["ticket"]})
+    check([x["charged"] for x in g["parameters"]["ticket"]["steps"]] == [True, False],
+          f"charged steps: {g}")
+    w.d.console_call("io.lockd.Console.Deny", {"ticket": r["parameters"]["ticket"]})
 
 
 def test_ticket_wait_deny(w):
