@@ -22,7 +22,9 @@
 /* Longer than any id, so a malformed one is an UnknownTicket like any other. */
 #define TICKET_PARAM_MAX 128
 
-/* A call that follows tickets: an agent's Wait on one ticket, or a console's WatchTickets. */
+/* A call that follows tickets: an agent's Wait on one ticket, or a console's WatchTickets. Their
+ * number needs no cap of its own: each is a call without its final answer, and the Varlink server
+ * bounds those per connection, connections per uid and connections in total. */
 typedef struct TicketWatch {
         Manager *manager;
         VarlinkCall *call;

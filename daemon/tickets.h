@@ -10,7 +10,11 @@
 
 #include "plan.h"
 
-#define TICKETS_MAX      4096 /* tickets kept at once, all agents, any state */
+/* Tickets kept at once, all agents, any state. A ticket with its plan takes about 12 KiB, so
+ * the set stays under 50 MiB however agents churn; pending ones are also bounded per agent by the
+ * policy. Final tickets are kept for Wait and the console until room is needed: an agent that
+ * churns tickets may push the oldest final ones (its own or others') out early. */
+#define TICKETS_MAX      4096
 #define TICKET_ID_PREFIX "t-"
 #define TICKET_ID_RANDOM 16                         /* bytes of getrandom() in an id: 128 bits */
 #define TICKET_ID_LEN    (2 + 2 * TICKET_ID_RANDOM) /* "t-" + 32 lowercase hex digits */
