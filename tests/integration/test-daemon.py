@@ -1003,6 +1003,35 @@ def test_watch_tickets(w):
     check(t in r.stdout and "denied" in r.stdout and one in r.stdout, f"lockctl tickets: {r.stdout}")
 
 
+def test_ticket_followers_gone(w):
+    """a Wait and a WatchTickets whose peers went away are dropped; later changes reach the rest"""
+    one, _, h1, _ = ticket_world(w)
+    t = submit(w.d, [{"plugin": one, "handle": h1}])["parameters"]["ticket"]
+    p = stream_as(AGENT_UID, w.d.agent, "io.lockd.Agent.Wait", {"ticket": t})
+    gone, kept = Varlink(w.d.console), Varlink(w.d.console)
+    try:
+        check(next_reply(p)["parameters"]["state"] == "pending", "Wait's first answer")
+        for v in (gone, kept):
+            check(v.call("io.lockd.Console.WatchTickets", {}, more=True).get("continues"),
+                  "WatchTickets' first answer")
+        p.kill()
+        p.wait()
+        gone.close()
+        time.sleep(0.2)
+        r = w.d.console_call("io.lockd.Console.Deny", {"ticket": t})
+        check("error" not in r, f"Deny: {r}")
+        m = kept.read_message()
+        check(m["parameters"]["ticket"]["ticket"] == t and
+              m["parameters"]["ticket"]["state"] == "denied", f"the watch left: {m}")
+        r = w.d.console_call("io.lockd.Console.Status")
+        check("parameters" in r, f"lockd after its followers left: {r}")
+    finally:
+        kept.close()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def test_tickets_cap_and_expiry(w):
     """a lockd with two pending tickets per agent and a 2 s timeout: TooManyTickets, then the
     timer expires the tickets, streams that to Wait, records it, and frees the slots"""
@@ -1062,7 +1091,8 @@ def main():
                   test_grant_snapshot, test_grant_other_agent, test_revoke, test_grant_ttl,
                   test_grant_not_agent, test_grant_refused, test_grant_limits, test_handles_audit,
                   test_grant_symlink_and_cap, test_submit_plan_errors, test_ticket_wait_deny,
-                  test_ticket_cancel, test_watch_tickets, test_tickets_cap_and_expiry):
+                  test_ticket_cancel, test_watch_tickets, test_ticket_followers_gone,
+                  test_tickets_cap_and_expiry):
             tap.run(t, w)
     finally:
         w.d.stop()
