@@ -343,7 +343,7 @@ def wait_for(pred, timeout=10, what="condition"):
 
 
 def plugin_processes(first=EPHEMERAL_FIRST, last=EPHEMERAL_LAST):
-    """Pids running as an ephemeral uid: a plugin that outlived its run."""
+    """Pids running (not zombies) as an ephemeral uid: a plugin that outlived its run."""
     pids = []
     for p in os.listdir("/proc"):
         if not p.isdigit():
@@ -352,6 +352,15 @@ def plugin_processes(first=EPHEMERAL_FIRST, last=EPHEMERAL_LAST):
             st = os.stat(f"/proc/{p}")
         except FileNotFoundError:
             continue
-        if first <= st.st_uid <= last:
+        if not first <= st.st_uid <= last:
+            continue
+        # A zombie runs nothing: a plugin killed after lockd died waits there for whoever adopted
+        # it to reap it, which is no plugin left running.
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, IndexError):
+            continue
+        if state != "Z":
             pids.append(int(p))
     return pids
