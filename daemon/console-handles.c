@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "budget.h"
 #include "console-handles.h"
 #include "log-ids.h"
 #include "log.h"
@@ -305,8 +306,14 @@ static int method_agent_list_handles(VarlinkCall *call, json_t *params, void *us
 
                 if ((long)h->agent != uid)
                         continue;
-                o = json_pack("{s:s, s:s?, s:I}", "handle", h->id, "label", h->label, "budget_left",
-                              (json_int_t)h->budget);
+                /* What is left of the content's budget: a re-grant of the same bytes does not
+                 * reset it (budgets are per SHA-256, persisted). */
+                int left =
+                        m->budget ? budget_left(m->budget, h->digest, h->budget) : (int)h->budget;
+                if (left < 0)
+                        return left;
+                o = json_pack("{s:s, s:s?, s:i}", "handle", h->id, "label", h->label, "budget_left",
+                              left);
                 if (!o || json_array_append_new(list, o) < 0)
                         return -ENOMEM;
                 if (h->expires_usec &&
