@@ -144,6 +144,17 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
                 child_fail(status, SPAWN_STAGE_CLONE, r);
 
         /*
+         * Dies with lockd from the start: if lockd is killed while we wait for our scope, EOF on
+         * the go pipe may never come (children of other runs hold copies of its write end until
+         * their own execve). Set again after the uid change, which clears it.
+         */
+        r = SYS2(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL);
+        if (r < 0)
+                child_fail(status, SPAWN_STAGE_PDEATHSIG, r);
+        if (SYS0(__NR_getppid) != a->parent)
+                child_fail(status, SPAWN_STAGE_PDEATHSIG, -ESRCH);
+
+        /*
          * Wait until the parent has put us into our scope (or given up: then EOF, and we end). Our
          * copy of the write end goes first, or EOF could never come.
          */
