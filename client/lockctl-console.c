@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -283,6 +284,23 @@ int console_parse_json_only(int argc, char **argv, const char *usage, bool *ret_
         }
         *ret_json = json;
         return LOCKCTL_EXIT_OK;
+}
+
+void console_print_time(FILE *f, long long usec) {
+        char buf[64];
+        struct tm tm;
+        time_t t;
+
+        if (usec <= 0) {
+                fputs("never", f);
+                return;
+        }
+        t = (time_t)(usec / 1000000);
+        if (!localtime_r(&t, &tm) || strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S %Z", &tm) == 0) {
+                fprintf(f, "@%lld", usec / 1000000);
+                return;
+        }
+        fputs(buf, f);
 }
 
 int console_print_json(const json_t *params) {

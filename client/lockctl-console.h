@@ -66,6 +66,10 @@ int console_call_once(const char *what, const char *method, json_t *params, cons
  */
 int console_parse_json_only(int argc, char **argv, const char *usage, bool *ret_json);
 
+/* Prints a CLOCK_REALTIME time in microseconds (from lockd) as local "YYYY-MM-DD HH:MM:SS ZONE",
+ * "never" for a missing or non-positive one, "@SECONDS" when it cannot be formatted. */
+void console_print_time(FILE *f, long long usec);
+
 /* Prints params as indented JSON on stdout, non-ASCII escaped (--json). Returns an exit code. */
 int console_print_json(const json_t *params);
 

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "lockctl-console.h"
 #include "lockctl.h"
@@ -25,11 +24,6 @@ static int usage_grant(void) {
 
 static int usage_revoke(void) {
         fprintf(stderr, "usage: lockctl [--socket PATH] revoke HANDLE\n");
-        return LOCKCTL_EXIT_USAGE;
-}
-
-static int usage_handles(void) {
-        fprintf(stderr, "usage: lockctl [--socket PATH] handles [--json]\n");
         return LOCKCTL_EXIT_USAGE;
 }
 
@@ -73,25 +67,6 @@ static int parse_duration(const char *s, long long *ret) {
                 return -EINVAL;
         *ret = (long long)(v * mult);
         return 0;
-}
-
-/* Prints a CLOCK_REALTIME microsecond time as local "YYYY-MM-DD HH:MM:SS ZONE", or "never"
- * for a missing or non-positive one. */
-static void print_time(FILE *f, long long usec) {
-        char buf[64];
-        struct tm tm;
-        time_t t;
-
-        if (usec <= 0) {
-                fputs("never", f);
-                return;
-        }
-        t = (time_t)(usec / 1000000);
-        if (!localtime_r(&t, &tm) || strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S %Z", &tm) == 0) {
-                fprintf(f, "@%lld", usec / 1000000);
-                return;
-        }
-        fputs(buf, f);
 }
 
 /*
@@ -234,7 +209,7 @@ int verb_grant(int argc, char **argv) {
         fputs("\nsha256: ", stdout);
         console_fputs_escaped(console_json_string(reply, "sha256"), stdout);
         printf("\nbytes: %lld\nexpires: ", console_json_integer(reply, "bytes", -1));
-        print_time(stdout, console_json_integer(reply, "expires_usec", 0));
+        console_print_time(stdout, console_json_integer(reply, "expires_usec", 0));
         putchar('\n');
         return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
 }
@@ -261,14 +236,10 @@ int verb_handles(int argc, char **argv) {
         size_t i;
         int r;
 
-        for (int k = 0; k < argc; k++) {
-                if (strcmp(argv[k], "--json") == 0)
-                        json = true;
-                else {
-                        fprintf(stderr, "lockctl: unknown argument '%s'\n", argv[k]);
-                        return usage_handles();
-                }
-        }
+        r = console_parse_json_only(argc, argv, "usage: lockctl [--socket PATH] handles [--json]",
+                                    &json);
+        if (r != LOCKCTL_EXIT_OK)
+                return r;
         r = handle_call("handles", "ListHandles", NULL, NULL, 0, &reply);
         if (r != 0)
                 return r;
@@ -285,7 +256,7 @@ int verb_handles(int argc, char **argv) {
                        console_json_integer(h, "agent_uid", -1),
                        console_json_integer(h, "budget", -1), console_json_integer(h, "bytes", -1),
                        json_is_true(json_object_get(h, "auto")) ? "  auto" : "");
-                print_time(stdout, console_json_integer(h, "expires_usec", 0));
+                console_print_time(stdout, console_json_integer(h, "expires_usec", 0));
                 fputs("\n    label: ", stdout);
                 console_fputs_escaped(console_json_string(h, "label"), stdout);
                 fputs("\n    sha256: ", stdout);

@@ -2,7 +2,6 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "lockctl-console.h"
 #include "lockctl.h"
@@ -11,20 +10,6 @@
 static int usage_deny(void) {
         fputs("usage: lockctl deny TICKET\n", stderr);
         return LOCKCTL_EXIT_USAGE;
-}
-
-/* A CLOCK_REALTIME time in microseconds as local time. */
-static void print_time(FILE *f, long long usec) {
-        char buf[64];
-        struct tm tm;
-        time_t t = (time_t)(usec / 1000000);
-
-        if (usec <= 0 || !localtime_r(&t, &tm) ||
-            strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S %Z", &tm) == 0) {
-                fprintf(f, "@%lld", usec / 1000000);
-                return;
-        }
-        fputs(buf, f);
 }
 
 /*
@@ -76,9 +61,9 @@ static void print_ticket(const json_t *t) {
         fputs("  ", stdout);
         console_fputs_escaped(console_json_string(t, "state"), stdout);
         printf("  agent %lld  submitted ", console_json_integer(t, "agent_uid", -1));
-        print_time(stdout, console_json_integer(t, "created_usec", 0));
+        console_print_time(stdout, console_json_integer(t, "created_usec", 0));
         fputs("  expires ", stdout);
-        print_time(stdout, console_json_integer(t, "expires_usec", 0));
+        console_print_time(stdout, console_json_integer(t, "expires_usec", 0));
         putchar('\n');
         json_array_foreach(steps, i, s) {
                 json_t *inputs = json_object_get(s, "inputs"), *v;
