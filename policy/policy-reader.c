@@ -161,6 +161,7 @@ static Mark offset_mark(const Ctx *c, size_t off) {
  */
 static int next(Ctx *c) {
         yaml_event_t *e = c->event;
+        const yaml_char_t *anchor = NULL, *tag = NULL;
 
         yaml_event_delete(e);
         if (!yaml_parser_parse(c->parser, e)) {
@@ -185,26 +186,24 @@ static int next(Ctx *c) {
                         return fail(c, E_POLICY_UNSUPPORTED, "directives are not supported");
                 break;
         case YAML_SCALAR_EVENT:
-                if (e->data.scalar.anchor)
-                        return fail(c, E_POLICY_UNSUPPORTED, "anchors are not supported");
-                if (e->data.scalar.tag)
-                        return fail(c, E_POLICY_UNSUPPORTED, "tags are not supported");
+                anchor = e->data.scalar.anchor;
+                tag = e->data.scalar.tag;
                 break;
         case YAML_SEQUENCE_START_EVENT:
-                if (e->data.sequence_start.anchor)
-                        return fail(c, E_POLICY_UNSUPPORTED, "anchors are not supported");
-                if (e->data.sequence_start.tag)
-                        return fail(c, E_POLICY_UNSUPPORTED, "tags are not supported");
+                anchor = e->data.sequence_start.anchor;
+                tag = e->data.sequence_start.tag;
                 break;
         case YAML_MAPPING_START_EVENT:
-                if (e->data.mapping_start.anchor)
-                        return fail(c, E_POLICY_UNSUPPORTED, "anchors are not supported");
-                if (e->data.mapping_start.tag)
-                        return fail(c, E_POLICY_UNSUPPORTED, "tags are not supported");
+                anchor = e->data.mapping_start.anchor;
+                tag = e->data.mapping_start.tag;
                 break;
         default:
                 break;
         }
+        if (anchor)
+                return fail(c, E_POLICY_UNSUPPORTED, "anchors are not supported");
+        if (tag)
+                return fail(c, E_POLICY_UNSUPPORTED, "tags are not supported");
         return 0;
 }
 
