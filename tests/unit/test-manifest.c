@@ -1,7 +1,6 @@
 /* Unit tests of policy/manifest and policy/toml: every case under tests/data/manifest, escapes,
  * structs. */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +10,7 @@
 #include "macro.h"
 #include "manifest.h"
 #include "toml.h"
-
-static const char *data_dir(void) {
-        const char *d = getenv("LOCKD_TEST_DATA");
-        return d ? d : "tests/data";
-}
+#include "data-cases.h"
 
 /* Reads a whole file into a new buffer; returns its size or -errno. */
 static ssize_t read_file(const char *path, char **ret) {
@@ -96,24 +91,7 @@ static int run_case(const char *kind, const char *name) {
 }
 
 static unsigned run_dir(const char *kind, unsigned *ret_failed) {
-        char path[4096];
-        unsigned count = 0, failed = 0;
-        DIR *dir;
-        struct dirent *de;
-
-        snprintf(path, sizeof(path), "%s/manifest/%s", data_dir(), kind);
-        dir = opendir(path);
-        ck_assert_msg(dir, "cannot open %s (set LOCKD_TEST_DATA)", path);
-        while ((de = readdir(dir))) {
-                if (de->d_name[0] == '.')
-                        continue;
-                count++;
-                if (run_case(kind, de->d_name) < 0)
-                        failed++;
-        }
-        closedir(dir);
-        *ret_failed = failed;
-        return count;
+        return data_cases_run("manifest", kind, run_case, ret_failed);
 }
 
 START_TEST(test_data_valid) {

@@ -1,6 +1,5 @@
 /* Unit tests of policy/plan: every case under tests/data/plan, the guard order, the callbacks. */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include "macro.h"
 #include "manifest.h"
 #include "plan.h"
+#include "data-cases.h"
 
 #define AGENT_UID 1000
 #define OTHER_UID 1001
@@ -147,11 +147,6 @@ static PlanCallbacks callbacks(Trace *t) {
         };
 }
 
-static const char *data_dir(void) {
-        const char *d = getenv("LOCKD_TEST_DATA");
-        return d ? d : "tests/data";
-}
-
 /* Loads a JSON document as the Varlink layer would hand it over, but any value and with NULs. */
 static json_t *load_json(const char *path) {
         json_error_t err;
@@ -286,24 +281,7 @@ static int run_case(const char *kind, const char *name) {
 }
 
 static unsigned run_dir(const char *kind, unsigned *ret_failed) {
-        char path[4096];
-        unsigned count = 0, failed = 0;
-        DIR *dir;
-        struct dirent *de;
-
-        snprintf(path, sizeof(path), "%s/plan/%s", data_dir(), kind);
-        dir = opendir(path);
-        ck_assert_msg(dir, "cannot open %s (set LOCKD_TEST_DATA)", path);
-        while ((de = readdir(dir))) {
-                if (de->d_name[0] == '.')
-                        continue;
-                count++;
-                if (run_case(kind, de->d_name) < 0)
-                        failed++;
-        }
-        closedir(dir);
-        *ret_failed = failed;
-        return count;
+        return data_cases_run("plan", kind, run_case, ret_failed);
 }
 
 START_TEST(test_data_valid) {
