@@ -2,7 +2,6 @@
  * removed when revoked or expired. */
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -12,12 +11,12 @@
 
 #include "fd-util.h"
 #include "handles.h"
+#include "sigstore-util.h"
 #include "macro.h"
 
 /* How late the expiry timer may fire: a handle lives at most this long past its expiry on the
  * timer alone; every lookup removes it on time. */
 #define EXPIRY_ACCURACY_USEC (100ULL * 1000)
-#define HASH_CHUNK           ((size_t)64 * 1024)
 #define ID_TRIES             8
 
 struct Handles {
@@ -206,48 +205,6 @@ Handles *handles_free(Handles *hs) {
         return NULL;
 }
 
-/*
- * The SHA-256 of the memfd's bytes, read through pread() in chunks (a handle may be as large as
- * the policy allows, gigabytes). The low-level functions on purpose, as sigstore_sha256() in
- * sigstore-util.c: an EVP digest would initialise OpenSSL 3's provider machinery and cost lockd
- * 2 MiB of resident memory. The digest into d, its hex into out. 0 or a negative errno (-EIO when
- * the size changed, which the seals make impossible).
- */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static int hash_fd(int fd, uint64_t size, uint8_t d[SHA256_DIGEST_LENGTH],
-                   char out[HANDLE_SHA256_HEX + 1]) {
-        static const char hex[] = "0123456789abcdef";
-        _cleanup_free_ uint8_t *buf = malloc(HASH_CHUNK);
-        uint64_t off = 0;
-        SHA256_CTX ctx;
-
-        if (!buf)
-                return -ENOMEM;
-        SHA256_Init(&ctx);
-        while (off < size) {
-                size_t want = size - off < HASH_CHUNK ? (size_t)(size - off) : HASH_CHUNK;
-                ssize_t n = pread(fd, buf, want, (off_t)off);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        return -EIO;
-                SHA256_Update(&ctx, buf, (size_t)n);
-                off += (uint64_t)n;
-        }
-        SHA256_Final(d, &ctx);
-        for (size_t i = 0; i < SHA256_DIGEST_LENGTH; i++) {
-                out[2 * i] = hex[d[i] >> 4];
-                out[2 * i + 1] = hex[d[i] & 15];
-        }
-        out[HANDLE_SHA256_HEX] = 0;
-        return 0;
-}
-#pragma GCC diagnostic pop
-
 /* A fresh id no live handle has. 128 bits from the kernel's CSPRNG: an agent cannot guess
  * another's handle, and ids never repeat in practice; the check below makes sure. */
 static int new_id(const Handles *hs, char out[HANDLE_ID_LEN + 1]) {
@@ -325,9 +282,10 @@ int handles_grant(Handles *hs, const HandleSpec *spec, const Handle **ret) {
         if (fstat(h->memfd, &st) < 0)
                 return negative_errno();
         h->bytes = (uint64_t)st.st_size;
-        r = hash_fd(h->memfd, h->bytes, h->digest, h->sha256);
+        r = sigstore_sha256_fd(h->memfd, h->digest);
         if (r < 0)
                 return r;
+        sigstore_hex_encode(h->digest, sizeof(h->digest), h->sha256);
         r = new_id(hs, h->id);
         if (r < 0)
                 return r;

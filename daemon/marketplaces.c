@@ -117,7 +117,7 @@ static int entry_new(const char *name, const char *issuer, const char *identity,
         e->marketplace.identity_pattern = strdup(identity);
         if (!e->marketplace.name || !e->marketplace.issuer || !e->marketplace.identity_pattern)
                 return -ENOMEM;
-        r = verifier_fd_sha256(*root_fd, e->trusted_root_digest);
+        r = sigstore_sha256_fd(*root_fd, e->trusted_root_digest);
         if (r < 0)
                 return r;
         r = verifier_check_root(*root_fd, e->trusted_root_digest, &err);

@@ -1,10 +1,15 @@
 /* Codecs, times and signature helpers shared by the parts of the Sigstore verifier. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <openssl/ec.h>
 #include <openssl/sha.h>
 
+#include "macro.h"
 #include "sigstore-util.h"
 
 static int b64_value(char c) {
@@ -175,6 +180,37 @@ void sigstore_sha256(const uint8_t *data, size_t len, uint8_t out[32]) {
         SHA256_Init(&ctx);
         SHA256_Update(&ctx, data, len);
         SHA256_Final(out, &ctx);
+}
+
+int sigstore_sha256_fd(int fd, uint8_t out[32]) {
+        _cleanup_free_ uint8_t *buf = malloc(SHA256_FD_CHUNK);
+        struct stat st;
+        uint64_t size, off = 0;
+        SHA256_CTX ctx;
+
+        if (!buf)
+                return -ENOMEM;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode) || st.st_size < 0)
+                return -EBADFD;
+        size = (uint64_t)st.st_size;
+        SHA256_Init(&ctx);
+        while (off < size) {
+                size_t want = size - off < SHA256_FD_CHUNK ? (size_t)(size - off) : SHA256_FD_CHUNK;
+                ssize_t n = pread(fd, buf, want, (off_t)off);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        return -EIO; /* shrank while read: a sealed memfd cannot */
+                SHA256_Update(&ctx, buf, (size_t)n);
+                off += (uint64_t)n;
+        }
+        SHA256_Final(out, &ctx);
+        return 0;
 }
 #pragma GCC diagnostic pop
 

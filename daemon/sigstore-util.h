@@ -121,6 +121,14 @@ int sigstore_parse_rfc3339(const char *s, int64_t *ret);
 /* A proto3 JSON int64: a decimal string or a JSON integer, non-negative. */
 int sigstore_json_uint64(json_t *v, uint64_t *ret);
 void sigstore_sha256(const uint8_t *data, size_t len, uint8_t out[32]);
+#define SHA256_FD_CHUNK ((size_t)64 * 1024)
+/*
+ * The SHA-256 of everything in the regular file or memfd fd (from offset 0, through pread() in
+ * chunks, so neither a mapping nor the heap ever holds it whole), with the same low-level
+ * functions as sigstore_sha256(): no OpenSSL 3 provider starts. 0, -EBADFD not a regular file,
+ * -EIO it shrank while read, or another negative errno.
+ */
+int sigstore_sha256_fd(int fd, uint8_t out[32]);
 /* Verifies sig over msg with key: ECDSA/RSA over SHA-256 (or SHA-384/512 for P-384/P-521), Ed25519
  * plain. */
 int sigstore_verify_sig(EVP_PKEY *key, const uint8_t *msg, size_t msg_len, const uint8_t *sig,

@@ -113,26 +113,6 @@ static uint64_t now_usec(void) {
         return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
 }
 
-int verifier_fd_sha256(int fd, uint8_t out[32]) {
-        struct stat st;
-        void *p;
-
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode) || st.st_size < 0)
-                return -EBADFD;
-        if (st.st_size == 0) {
-                sigstore_sha256((const uint8_t *)"", 0, out);
-                return 0;
-        }
-        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED)
-                return negative_errno();
-        sigstore_sha256(p, (size_t)st.st_size, out);
-        munmap(p, (size_t)st.st_size);
-        return 0;
-}
-
 /* Fills err with RELEASE_E_VERIFIER: the helper, not the release, failed. Returns -EPROTO. */
 __attribute__((format(printf, 2, 3))) static int helper_failed(ReleaseError *err, const char *fmt,
                                                                ...) {
@@ -481,7 +461,7 @@ int verifier_verify_release(const MarketplaceEntry *m, const ReleaseFds *sealed,
         }
         if (index_fds) {
                 req.flags |= VERIFIER_FLAG_INDEX;
-                r = verifier_fd_sha256(index_fds[0], index_sha256);
+                r = sigstore_sha256_fd(index_fds[0], index_sha256);
                 if (r < 0)
                         return helper_failed(err, "digest of the index: %s", strerror(-r));
         }

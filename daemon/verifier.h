@@ -105,10 +105,6 @@ int verifier_set_helper_path(const char *path);
 /* Replaces the timeout (tests; 0 restores VERIFIER_TIMEOUT_USEC). */
 void verifier_set_timeout_usec(uint64_t usec);
 
-/* The SHA-256 of everything in the memfd (or regular file) fd, read through a mapping so none of
- * it stays on lockd's heap. 0 or a negative errno. */
-int verifier_fd_sha256(int fd, uint8_t out[32]);
-
 /*
  * Has the helper check that root_fd (a sealed memfd of a trusted_root.json, whose SHA-256 lockd
  * computed as root_sha256) parses as a Sigstore trusted root. 0 yes; -EINVAL no (err says why);

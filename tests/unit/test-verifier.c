@@ -21,6 +21,7 @@
 #include "macro.h"
 #include "store.h"
 #include "verifier.h"
+#include "sigstore-util.h"
 
 #define ISSUER   "https://token.actions.githubusercontent.com"
 #define WORKFLOW "https://github.com/acme/lockfile-plugins/.github/workflows/release.yml@"
@@ -334,7 +335,7 @@ START_TEST(test_verifier_root_refused) {
         mfd = release_snapshot_fd(fd, MARKETPLACE_ROOT_MAX, "trusted_root.json", NULL);
         close(fd);
         ck_assert_int_ge(mfd, 0);
-        ck_assert_int_eq(verifier_fd_sha256(mfd, digest), 0);
+        ck_assert_int_eq(sigstore_sha256_fd(mfd, digest), 0);
         ck_assert_int_eq(verifier_check_root(mfd, digest, &err), -EINVAL);
         ck_assert_int_ne(err.code, RELEASE_E_VERIFIER);
 
