@@ -97,7 +97,8 @@ static int verb_plugin_lint(int argc, char **argv) {
  */
 static int build_inputs(const Manifest *m, char **values, size_t n_values, char **ret) {
         const char *given[MANIFEST_INPUTS_MAX] = {};
-        _cleanup_(json_decrefp) json_t *obj = NULL;
+        size_t bad = 0;
+        int r;
 
         for (size_t i = 0; i < n_values; i++) {
                 char *eq = strchr(values[i], '=');
@@ -120,29 +121,19 @@ static int build_inputs(const Manifest *m, char **values, size_t n_values, char 
                         fprintf(stderr, "lockctl: input '%s' given twice\n", values[i]);
                         return -EINVAL;
                 }
-                if (input_value_check(in, eq + 1, strlen(eq + 1)) < 0) {
-                        /* Never echo the value: it may be a secret the human typed. */
-                        fprintf(stderr,
-                                "lockctl: input_invalid: the value of '%s' is not a valid "
-                                "%s of at most %u bytes\n",
-                                in->name, input_kind_name(in->kind), in->max_bytes);
-                        return -EINVAL;
-                }
                 given[k] = eq + 1;
         }
-        obj = json_object();
-        if (!obj)
-                return -ENOMEM;
-        for (size_t k = 0; k < m->n_inputs; k++) {
-                if (!given[k]) {
-                        fprintf(stderr, "lockctl: missing --input %s=VALUE\n", m->inputs[k].name);
-                        return -EINVAL;
-                }
-                if (json_object_set_new(obj, m->inputs[k].name, json_string(given[k])) < 0)
-                        return -ENOMEM;
-        }
-        *ret = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
-        return *ret ? 0 : -ENOMEM;
+        r = inputs_canonical_json(m, given, ret, &bad);
+        if (r == -ENOENT)
+                fprintf(stderr, "lockctl: missing --input %s=VALUE\n", m->inputs[bad].name);
+        else if (r == -EINVAL)
+                /* Never echo the value: it may be a secret the human typed. */
+                fprintf(stderr,
+                        "lockctl: input_invalid: the value of '%s' is not a valid %s of at most %u "
+                        "bytes\n",
+                        m->inputs[bad].name, input_kind_name(m->inputs[bad].kind),
+                        m->inputs[bad].max_bytes);
+        return r;
 }
 
 static void print_result(const RunResult *res) {

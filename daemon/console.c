@@ -132,39 +132,32 @@ finish:
 }
 
 /*
- * Builds the canonical JSON of fd 6 from the human's values: every declared input present,
- * nothing else, each value fitting its kind and max_bytes. 0, or -EINVAL with *ret_bad naming the
- * input (never the value).
+ * Builds the canonical JSON of fd 6 from the human's values (a string map, already checked by the
+ * Varlink layer): nothing undeclared, then inputs_canonical_json(). 0, or -ENOENT / -EINVAL with
+ * *ret_bad naming the input (never the value).
  */
 static int build_inputs(const Manifest *mf, json_t *given, char **ret, size_t *ret_len,
                         const char **ret_bad) {
-        _cleanup_(json_decrefp) json_t *obj = json_object();
+        const char *values[MANIFEST_INPUTS_MAX] = {};
         const char *key;
+        size_t bad = 0;
         json_t *v;
+        int r;
 
-        if (!obj)
-                return -ENOMEM;
         json_object_foreach(given, key, v) {
-                if (!manifest_find_input(mf, key)) {
+                const ManifestInput *in = manifest_find_input(mf, key);
+
+                if (!in) {
                         *ret_bad = key;
                         return -ENOENT;
                 }
+                values[in - mf->inputs] = json_string_value(v);
         }
-        for (size_t i = 0; i < mf->n_inputs; i++) {
-                const ManifestInput *in = &mf->inputs[i];
-                json_t *val = given ? json_object_get(given, in->name) : NULL;
-
-                *ret_bad = in->name;
-                if (!val)
-                        return -ENOENT;
-                if (input_value_check(in, json_string_value(val), json_string_length(val)) < 0)
-                        return -EINVAL;
-                if (json_object_set(obj, in->name, val) < 0)
-                        return -ENOMEM;
-        }
-        *ret = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
-        if (!*ret)
-                return -ENOMEM;
+        r = inputs_canonical_json(mf, values, ret, &bad);
+        if (r == -ENOENT || r == -EINVAL)
+                *ret_bad = mf->inputs[bad].name;
+        if (r < 0)
+                return r;
         *ret_len = strlen(*ret);
         return 0;
 }

@@ -1,10 +1,12 @@
 /* Human-typed input values: the check of a value against the input it is bound to. */
 #include <errno.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "inputs.h"
+#include "macro.h"
 
 int utf8_valid(const char *buf, size_t len) {
         const uint8_t *s = (const uint8_t *)buf;
@@ -94,4 +96,32 @@ int input_value_check(const ManifestInput *in, const char *value, size_t len) {
                 return 0;
         }
         return -EINVAL;
+}
+
+int inputs_canonical_json(const Manifest *m, const char *const values[MANIFEST_INPUTS_MAX],
+                          char **ret, size_t *ret_bad) {
+        json_t *obj;
+        char *out;
+
+        for (size_t k = 0; k < m->n_inputs; k++) {
+                *ret_bad = k;
+                if (!values[k])
+                        return -ENOENT;
+                if (input_value_check(&m->inputs[k], values[k], strlen(values[k])) < 0)
+                        return -EINVAL;
+        }
+        obj = json_object();
+        if (!obj)
+                return -ENOMEM;
+        for (size_t k = 0; k < m->n_inputs; k++)
+                if (json_object_set_new(obj, m->inputs[k].name, json_string(values[k])) < 0) {
+                        json_decref(obj);
+                        return -ENOMEM;
+                }
+        out = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+        json_decref(obj);
+        if (!out)
+                return -ENOMEM;
+        *ret = out;
+        return 0;
 }

@@ -13,5 +13,15 @@
  */
 int input_value_check(const ManifestInput *in, const char *value, size_t len);
 
+/*
+ * The canonical JSON of fd 6 (the contract's Runtime row): one object mapping every input m
+ * declares to its value, keys sorted, compact, non-ASCII escaped. values[k] (NUL-terminated) is
+ * the value of m->inputs[k]. 0 with a new string in *ret; -ENOENT with *ret_bad = k when values[k]
+ * is missing, -EINVAL with *ret_bad = k when it does not fit input_value_check(), in declaration
+ * order; -ENOMEM. A value goes nowhere but into *ret.
+ */
+int inputs_canonical_json(const Manifest *m, const char *const values[MANIFEST_INPUTS_MAX],
+                          char **ret, size_t *ret_bad);
+
 /* Whether buf holds valid UTF-8 (no overlongs, surrogates or code points past U+10FFFF). */
 int utf8_valid(const char *buf, size_t len);
