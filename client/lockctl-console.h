@@ -49,6 +49,13 @@ int console_call_raw(VarlinkClient *c, const char *what, const char *method, jso
 int console_print_error(const char *what, const char *error, json_t *params);
 
 /*
+ * Prints the message for an error of the ticket methods (UnknownTicket, TicketNotPending), or
+ * leaves it to console_print_error() for the others. Every string from lockd is escaped. Returns
+ * the exit code.
+ */
+int console_print_ticket_error(const char *what, const char *error, json_t *params);
+
+/*
  * console_call_raw() that turns an error answer into console_print_error()'s message and exit
  * code. 0 with *ret_params on success; an exit code otherwise, *ret_params untouched.
  */

@@ -12,11 +12,7 @@ static int usage_deny(void) {
         return LOCKCTL_EXIT_USAGE;
 }
 
-/*
- * Prints the message for an error of the ticket methods, or leaves it to console_print_error()
- * for the others. Every string from lockd is escaped. Returns the exit code.
- */
-static int print_ticket_error(const char *what, const char *error, json_t *params) {
+int console_print_ticket_error(const char *what, const char *error, json_t *params) {
         if (strcmp(error, CONSOLE_INTERFACE ".UnknownTicket") == 0) {
                 fprintf(stderr, "lockctl: %s refused: no ticket ", what);
                 console_fputs_escaped(console_json_string(params, "ticket"), stderr);
@@ -47,7 +43,7 @@ static int ticket_call(const char *what, const char *method, json_t *params, jso
         if (r != 0)
                 return r;
         if (error)
-                return print_ticket_error(what, error, reply);
+                return console_print_ticket_error(what, error, reply);
         *ret = TAKE_PTR(reply);
         return 0;
 }

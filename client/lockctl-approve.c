@@ -1,0 +1,558 @@
+/* lockctl approve, results and session end: the human's yes with typed values, the runs as the
+ * human sees them, and the end of the human's input session. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "escape.h"
+#include "fd-util.h"
+#include "lockctl-approve.h"
+#include "lockctl-console.h"
+#include "lockctl-tty.h"
+#include "lockctl.h"
+#include "macro.h"
+#include "plan.h"
+#include "seal.h"
+#include "secmem.h"
+#include "sigstore-util.h"
+
+/* The longest y/N answer read; anything longer is no "y". */
+#define CONFIRM_BYTES_MAX 16
+
+int approve_print_error(const char *what, const char *error, json_t *params) {
+        _cleanup_free_ char *a = NULL;
+        const char *p = console_json_string(params, "placeholder");
+
+        if (strcmp(error, CONSOLE_INTERFACE ".MissingValue") == 0 ||
+            strcmp(error, CONSOLE_INTERFACE ".ValueNotSealed") == 0) {
+                a = p ? escape_bytes(p, strlen(p)) : strdup("?");
+                if (strcmp(error, CONSOLE_INTERFACE ".MissingValue") == 0)
+                        fprintf(stderr,
+                                "lockctl: %s refused: no value for ${%s}, and this input session "
+                                "holds none (the session may have ended meanwhile: approve "
+                                "again)\n",
+                                what, a ? a : "?");
+                else
+                        fprintf(stderr,
+                                "lockctl: %s refused: the value for ${%s} did not open with the "
+                                "ticket's key (sealed to another ticket or key)\n",
+                                what, a ? a : "?");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        if (strcmp(error, CONSOLE_INTERFACE ".ResultsRefused") == 0) {
+                fprintf(stderr,
+                        "lockctl: %s refused: results are shown only at security level 3; this "
+                        "lockd runs at level %lld (security_level in lockd.yaml)\n",
+                        what, console_json_integer(params, "security_level", -1));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        return console_print_ticket_error(what, error, params);
+}
+
+/* One call on a fresh connection; an error answer is printed. 0 with *ret, or an exit code. */
+static int ticket_call(const char *what, const char *method, json_t *params, json_t **ret) {
+        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
+        _cleanup_(json_decrefp) json_t *reply = NULL;
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = console_connect(&c);
+        if (r != 0)
+                return r;
+        r = console_call_raw(c, what, method, params, NULL, 0, &reply, &error);
+        if (r != 0)
+                return r;
+        if (error)
+                return approve_print_error(what, error, reply);
+        *ret = TAKE_PTR(reply);
+        return 0;
+}
+
+/* A ticket id as the human typed it: something lockd could have made, checked before sending. */
+static int ticket_arg(const char *usage, int argc, char **argv, int i) {
+        if (i >= argc || argv[i][0] == 0 || argv[i][0] == '-' ||
+            strlen(argv[i]) > SEAL_TICKET_ID_MAX) {
+                fprintf(stderr, "%s\n", usage);
+                return LOCKCTL_EXIT_USAGE;
+        }
+        for (const char *s = argv[i]; *s; s++)
+                if (*s <= ' ' || *s > '~') {
+                        fprintf(stderr, "lockctl: a ticket id is printable ASCII\n");
+                        return LOCKCTL_EXIT_USAGE;
+                }
+        return 0;
+}
+
+/* A placeholder name lockd sent: [a-z0-9_]{1,32}, as seal_value() and the prompt require. */
+static bool placeholder_valid(const char *s) {
+        size_t n = s ? strlen(s) : 0;
+
+        if (n == 0 || n > SEAL_NAME_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+                        return false;
+        return true;
+}
+
+static bool string_in(const json_t *array, const char *s) {
+        json_t *v;
+        size_t i;
+
+        json_array_foreach(array, i, v) if (json_is_string(v) &&
+                                            strcmp(json_string_value(v), s) == 0) return true;
+        return false;
+}
+
+/* Prints each step as the human decides on it: what runs, what it asks, on which file, with
+ * which placeholders, and whether it spends the file's budget. Every string is escaped. */
+static void print_steps(const json_t *t) {
+        json_t *steps = json_object_get(t, "steps"), *s;
+        size_t i;
+
+        fputs("ticket ", stdout);
+        console_fputs_escaped(console_json_string(t, "ticket"), stdout);
+        printf(" from agent uid %lld, submitted ", console_json_integer(t, "agent_uid", -1));
+        console_print_time(stdout, console_json_integer(t, "created_usec", 0));
+        fputs(", expires ", stdout);
+        console_print_time(stdout, console_json_integer(t, "expires_usec", 0));
+        putchar('\n');
+        json_array_foreach(steps, i, s) {
+                json_t *inputs = json_object_get(s, "inputs"), *v;
+                const char *k, *label = console_json_string(s, "label");
+
+                printf("\nstep %zu: ", i);
+                console_fputs_escaped(console_json_string(s, "plugin"), stdout);
+                fputs(" version ", stdout);
+                console_fputs_escaped(console_json_string(s, "version"), stdout);
+                fputs("\n  question: ", stdout);
+                console_fputs_escaped(console_json_string(s, "question"), stdout);
+                fputs("\n  1 means:  ", stdout);
+                console_fputs_escaped(console_json_string(s, "one"), stdout);
+                fputs("\n  0 means:  ", stdout);
+                console_fputs_escaped(console_json_string(s, "zero"), stdout);
+                fputs("\n  file:     ", stdout);
+                if (label) {
+                        console_fputs_escaped(label, stdout);
+                        fputs(" (", stdout);
+                        console_fputs_escaped(console_json_string(s, "handle"), stdout);
+                        putchar(')');
+                } else
+                        console_fputs_escaped(console_json_string(s, "handle"), stdout);
+                json_object_foreach(inputs, k, v) {
+                        fputs("\n  input:    ", stdout);
+                        console_fputs_escaped(k, stdout);
+                        fputs("=${", stdout);
+                        console_fputs_escaped(json_string_value(v), stdout);
+                        putchar('}');
+                }
+                fputs(json_is_true(json_object_get(s, "charged"))
+                              ? "\n  budget:   costs one answer of the file's budget\n"
+                              : "\n  budget:   costs nothing (asked before: the answer is known)\n",
+                      stdout);
+        }
+}
+
+/*
+ * The placeholders to type: those of the ticket its input session does not hold, each checked
+ * (lockd sends names; a terminal prompt is made of them). 0 with *ret (a new array), or an exit
+ * code after printing why.
+ */
+static int needed_placeholders(const json_t *t, json_t **ret) {
+        json_t *phs = json_object_get(t, "placeholders"),
+               *holds = json_object_get(t, "session_holds");
+        _cleanup_(json_decrefp) json_t *need = json_array();
+        json_t *v;
+        size_t i;
+
+        if (!need)
+                return LOCKCTL_EXIT_FAIL;
+        if (!json_is_array(phs) || json_array_size(phs) > PLAN_PLACEHOLDERS_MAX ||
+            (holds && !json_is_array(holds))) {
+                fprintf(stderr, "lockctl: approve failed: lockd sent a malformed ticket\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        json_array_foreach(phs, i, v) {
+                if (!placeholder_valid(json_string_value(v))) {
+                        fprintf(stderr, "lockctl: approve failed: lockd sent an invalid "
+                                        "placeholder name\n");
+                        return LOCKCTL_EXIT_FAIL;
+                }
+                if (!string_in(holds, json_string_value(v)) && json_array_append(need, v) < 0)
+                        return LOCKCTL_EXIT_FAIL;
+        }
+        if (json_array_size(phs) > 0) {
+                fputs("\nvalues:", stdout);
+                json_array_foreach(phs, i, v)
+                        printf(" ${%s} (%s)", json_string_value(v),
+                               string_in(need, json_string_value(v)) ? "typed now"
+                                                                     : "from this input session");
+                putchar('\n');
+        }
+        *ret = TAKE_PTR(need);
+        return 0;
+}
+
+/* Asks "Approve? [y/N]" on the terminal; true only for y or yes. */
+static bool confirm(void) {
+        _cleanup_free_ char *line = NULL;
+
+        if (console_tty_read_line(NULL, "\nApprove this ticket? [y/N] ", false, CONFIRM_BYTES_MAX,
+                                  &line) < 0)
+                return false;
+        return strcmp(line, "y") == 0 || strcmp(line, "Y") == 0 || strcmp(line, "yes") == 0;
+}
+
+/* The ticket's public key from GetTicket's seal_key: strict base64 of exactly 32 bytes. */
+static int decode_seal_key(const json_t *t, uint8_t out[SEAL_KEY_SIZE]) {
+        const char *k = console_json_string(t, "seal_key");
+        SigstoreBytes b = {};
+        int r;
+
+        if (!k || strlen(k) > 64)
+                return -EBADMSG;
+        r = sigstore_b64_decode(k, strlen(k), &b);
+        if (r < 0)
+                return r;
+        if (b.len != SEAL_KEY_SIZE)
+                r = -EBADMSG;
+        else
+                memcpy(out, b.data, SEAL_KEY_SIZE);
+        free(b.data);
+        return r;
+}
+
+/*
+ * Prompts for the value of placeholder name on the terminal (echo off) and seals it to the
+ * ticket. The value lives only in secure memory, wiped before this returns. 0 with *ret (the
+ * sealed text), or an exit code after printing why; nothing is sent either way.
+ */
+static int read_and_seal(int tty, const uint8_t pub[SEAL_KEY_SIZE], const char *id,
+                         const char *name, char **ret) {
+        _cleanup_secbuf_ SecBuf *v = NULL;
+        _cleanup_free_ char *prompt = NULL;
+        int r;
+
+        if (asprintf(&prompt, "value for ${%s}: ", name) < 0)
+                return LOCKCTL_EXIT_FAIL;
+        r = tty_prompt_secret(tty, prompt, SEAL_VALUE_MAX, &v);
+        if (r == -EOVERFLOW)
+                fprintf(stderr,
+                        "lockctl: the value for ${%s} is longer than %d bytes: refused, nothing "
+                        "was sent\n",
+                        name, SEAL_VALUE_MAX);
+        else if (r == -ENOMSG)
+                fprintf(stderr, "lockctl: an empty value for ${%s} is refused, nothing was sent\n",
+                        name);
+        else if (r == -ENODATA)
+                fprintf(stderr, "lockctl: no value typed for ${%s}, nothing was sent\n", name);
+        else if (r == -ENOMEM)
+                fprintf(stderr,
+                        "lockctl: cannot keep the value for ${%s} in locked memory "
+                        "(RLIMIT_MEMLOCK?), nothing was sent\n",
+                        name);
+        else if (r < 0)
+                fprintf(stderr, "lockctl: cannot read the value for ${%s} on the terminal: %s\n",
+                        name, strerror(-r));
+        if (r < 0)
+                return LOCKCTL_EXIT_FAIL;
+        r = seal_value(pub, id, name, v->data, v->len, ret);
+        if (r < 0) {
+                fprintf(stderr, "lockctl: cannot seal the value for ${%s}: %s\n", name,
+                        r == -EINVAL ? "lockd's ticket key is unusable" : strerror(-r));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        return 0;
+}
+
+int approve_ticket(const char *id, bool yes) {
+        _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL, *need = NULL, *values = NULL,
+                                       *answer = NULL;
+        _cleanup_close_ int tty = -1;
+        uint8_t pub[SEAL_KEY_SIZE];
+        const char *state;
+        json_t *t, *v;
+        size_t i;
+        int r;
+
+        params = json_pack("{s:s}", "ticket", id);
+        if (!params)
+                return LOCKCTL_EXIT_FAIL;
+        r = ticket_call("approve", "GetTicket", params, &reply);
+        if (r != 0)
+                return r;
+        t = json_object_get(reply, "ticket");
+        if (!json_is_object(t) || !console_json_string(t, "ticket") ||
+            strcmp(console_json_string(t, "ticket"), id) != 0) {
+                fprintf(stderr, "lockctl: approve failed: lockd answered with another ticket\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        state = console_json_string(t, "state");
+        if (!state || strcmp(state, "pending") != 0) {
+                fputs("lockctl: approve refused: ticket ", stderr);
+                console_fputs_escaped(id, stderr);
+                fputs(" is not pending (", stderr);
+                console_fputs_escaped(state, stderr);
+                fputs(")\n", stderr);
+                return LOCKCTL_EXIT_FAIL;
+        }
+        print_steps(t);
+        r = needed_placeholders(t, &need);
+        if (r != 0)
+                return r;
+        fflush(stdout);
+
+        if (json_array_size(need) > 0 || !yes)
+                tty = tty_open();
+        if (tty < 0 && json_array_size(need) > 0) {
+                fprintf(stderr, "lockctl: approve needs a terminal to read values for ${%s}\n",
+                        json_string_value(json_array_get(need, 0)));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        if (tty < 0 && !yes) {
+                fprintf(stderr, "lockctl: approve needs a terminal to confirm (--yes approves "
+                                "without asking)\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        if (!yes && !confirm()) {
+                puts("not approved; the ticket stays pending");
+                return LOCKCTL_EXIT_FAIL;
+        }
+
+        if (json_array_size(need) > 0) {
+                if (decode_seal_key(t, pub) < 0) {
+                        fprintf(stderr, "lockctl: approve failed: lockd sent no usable seal key "
+                                        "for a ticket that needs values\n");
+                        return LOCKCTL_EXIT_FAIL;
+                }
+                values = json_object();
+                if (!values)
+                        return LOCKCTL_EXIT_FAIL;
+                json_array_foreach(need, i, v) {
+                        _cleanup_free_ char *sealed = NULL;
+
+                        r = read_and_seal(tty, pub, id, json_string_value(v), &sealed);
+                        if (r != 0)
+                                return r;
+                        if (json_object_set_new(values, json_string_value(v), json_string(sealed)) <
+                            0)
+                                return LOCKCTL_EXIT_FAIL;
+                }
+                if (json_object_set(params, "values", values) < 0)
+                        return LOCKCTL_EXIT_FAIL;
+        }
+        /* A fresh connection: the human may have taken longer than lockd keeps an idle one. */
+        r = ticket_call("approve", "Approve", params, &answer);
+        if (r != 0)
+                return r;
+        fputs("ticket ", stdout);
+        console_fputs_escaped(id, stdout);
+        fputs(": ", stdout);
+        console_fputs_escaped(console_json_string(answer, "state"), stdout);
+        putchar('\n');
+        return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
+
+/* approve TICKET [--yes] */
+int verb_approve(int argc, char **argv) {
+        static const char usage[] = "usage: lockctl approve TICKET [--yes]";
+        const char *id = NULL;
+        bool yes = false;
+        int r;
+
+        for (int i = 0; i < argc; i++) {
+                if (strcmp(argv[i], "--yes") == 0 || strcmp(argv[i], "-y") == 0)
+                        yes = true;
+                else if (!id) {
+                        r = ticket_arg(usage, argc, argv, i);
+                        if (r != 0)
+                                return r;
+                        id = argv[i];
+                } else {
+                        fprintf(stderr, "%s\n", usage);
+                        return LOCKCTL_EXIT_USAGE;
+                }
+        }
+        if (!id) {
+                fprintf(stderr, "%s\n", usage);
+                return LOCKCTL_EXIT_USAGE;
+        }
+        /* The typed values pass through this process: no core file, no ptrace by this uid. */
+        r = secmem_harden_process();
+        if (r < 0) {
+                fprintf(stderr, "lockctl: cannot protect this process's memory: %s\n",
+                        strerror(-r));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        return approve_ticket(id, yes);
+}
+
+/* A measure from lockd: the number with its unit, "-" when lockd sent none. */
+static void print_usec(const char *name, const json_t *s, const char *key) {
+        long long v = console_json_integer(s, key, -1);
+
+        if (v < 0)
+                printf("  %s -", name);
+        else
+                printf("  %s %lld.%03lld ms", name, v / 1000, v % 1000);
+}
+
+/*
+ * The plugin's detail as lockd sent it: lockd escaped it already, so it is printable ASCII. Any
+ * other byte means something went wrong on the way, and is escaped here once more rather than
+ * reaching the terminal.
+ */
+static void print_detail(const char *d) {
+        bool plain = true;
+
+        for (const char *p = d; *p; p++)
+                if (*p < 0x20 || *p > 0x7e)
+                        plain = false;
+        fputs("    ", stdout);
+        if (plain)
+                fputs(d, stdout);
+        else
+                console_fputs_escaped(d, stdout);
+        putchar('\n');
+}
+
+/* Each step's outcome as the human sees it; ticket (may be NULL) names each step's plugin. */
+static void print_results(const json_t *reply, const json_t *ticket) {
+        json_t *steps = json_object_get(reply, "steps"), *s;
+        json_t *tsteps = json_object_get(ticket, "steps");
+        size_t i;
+
+        fputs("ticket ", stdout);
+        console_fputs_escaped(console_json_string(reply, "ticket"), stdout);
+        fputs(": ", stdout);
+        console_fputs_escaped(console_json_string(reply, "state"), stdout);
+        putchar('\n');
+        json_array_foreach(steps, i, s) {
+                long long step = console_json_integer(s, "step", -1), res;
+                json_t *ts = step >= 0 ? json_array_get(tsteps, (size_t)step) : NULL;
+                const char *error = console_json_string(s, "error");
+                const char *detail = console_json_string(s, "detail");
+
+                if (i >= PLAN_STEPS_MAX) {
+                        puts("(lockd sent more steps than a plan can have; not shown)");
+                        break;
+                }
+                printf("\nstep %lld", step);
+                if (ts) {
+                        fputs(": ", stdout);
+                        console_fputs_escaped(console_json_string(ts, "plugin"), stdout);
+                        putchar(' ');
+                        console_fputs_escaped(console_json_string(ts, "version"), stdout);
+                }
+                res = console_json_integer(s, "result", -1);
+                if (res == 0 || res == 1)
+                        printf("\n  outcome: %lld", res);
+                else if (error) {
+                        fputs("\n  outcome: error ", stdout);
+                        console_fputs_escaped(error, stdout);
+                } else
+                        fputs("\n  outcome: none yet", stdout);
+                fputs("\n  cause:   ", stdout);
+                console_fputs_escaped(console_json_string(s, "cause"), stdout);
+                fputs(json_is_true(json_object_get(s, "cached"))
+                              ? " (cached: no run, no answer spent)"
+                              : "",
+                      stdout);
+                fputs("\n  unit:    ", stdout);
+                console_fputs_escaped(console_json_string(s, "unit"), stdout);
+                fputs("\n ", stdout);
+                print_usec("wall", s, "wall_usec");
+                print_usec("cpu", s, "cpu_usec");
+                if (console_json_integer(s, "peak_memory_bytes", -1) >= 0)
+                        printf("  peak memory %lld bytes",
+                               console_json_integer(s, "peak_memory_bytes", -1));
+                if (console_json_integer(s, "stderr_bytes", -1) >= 0)
+                        printf("  stderr %lld bytes", console_json_integer(s, "stderr_bytes", -1));
+                putchar('\n');
+                if (detail) {
+                        puts("  detail, shown here only (never to the agent, the audit or a log):");
+                        print_detail(detail);
+                }
+        }
+}
+
+/* results TICKET [--json] */
+int verb_results(int argc, char **argv) {
+        static const char usage[] = "usage: lockctl results TICKET [--json]";
+        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
+        _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL, *ticket = NULL;
+        _cleanup_free_ char *error = NULL;
+        const char *id = NULL;
+        bool json = false;
+        int r;
+
+        for (int i = 0; i < argc; i++) {
+                if (strcmp(argv[i], "--json") == 0)
+                        json = true;
+                else if (!id) {
+                        r = ticket_arg(usage, argc, argv, i);
+                        if (r != 0)
+                                return r;
+                        id = argv[i];
+                } else {
+                        fprintf(stderr, "%s\n", usage);
+                        return LOCKCTL_EXIT_USAGE;
+                }
+        }
+        if (!id) {
+                fprintf(stderr, "%s\n", usage);
+                return LOCKCTL_EXIT_USAGE;
+        }
+        params = json_pack("{s:s}", "ticket", id);
+        if (!params)
+                return LOCKCTL_EXIT_FAIL;
+        r = console_connect(&c);
+        if (r != 0)
+                return r;
+        r = console_call_raw(c, "results", "Results", params, NULL, 0, &reply, &error);
+        if (r != 0)
+                return r;
+        if (error)
+                return approve_print_error("results", error, reply);
+        if (json)
+                return console_print_json(reply);
+        /* The plugins' names, for the human: from GetTicket, left out when it fails. */
+        r = console_call_raw(c, "results", "GetTicket", params, NULL, 0, &ticket, &error);
+        if (r == 0 && !error)
+                print_results(reply, json_object_get(ticket, "ticket"));
+        else
+                print_results(reply, NULL);
+        return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
+
+/* session end [--json] */
+int verb_session(int argc, char **argv) {
+        static const char usage[] = "usage: lockctl session end [--json]";
+        _cleanup_(json_decrefp) json_t *reply = NULL;
+        bool json = false;
+        long long n;
+        int r;
+
+        if (argc < 1 || strcmp(argv[0], "end") != 0) {
+                fprintf(stderr, "%s\n", usage);
+                return LOCKCTL_EXIT_USAGE;
+        }
+        r = console_parse_json_only(argc - 1, argv + 1, usage, &json);
+        if (r != 0)
+                return r;
+        r = ticket_call("session end", "EndSession", NULL, &reply);
+        if (r != 0)
+                return r;
+        if (json)
+                return console_print_json(reply);
+        n = console_json_integer(reply, "values", -1);
+        if (n < 0) {
+                fprintf(stderr, "lockctl: session end: lockd sent a malformed answer\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        printf("input session ended: %lld value%s wiped\n", n, n == 1 ? "" : "s");
+        return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
