@@ -31,6 +31,10 @@ static void usage(FILE *f) {
               "                      grant a snapshot of FILE to an agent; prints the handle\n"
               "  revoke HANDLE       take a granted handle away\n"
               "  handles             the handles granted, with their agent, budget and expiry\n"
+              "  budget show [HANDLE|SHA256]\n"
+              "                      the answers kept per file content, and its handles\n"
+              "  budget reset HANDLE|SHA256 [--yes]\n"
+              "                      drop a content's answers, so agents may ask anew\n"
               "  tickets             the agents' tickets: each step's plugin, question and handle\n"
               "  deny TICKET         deny a pending ticket\n"
               "  status              the running lockd at a glance\n"
@@ -76,6 +80,8 @@ int main(int argc, char **argv) {
                 return verb_revoke(argc - 2, argv + 2);
         if (strcmp(argv[1], "handles") == 0)
                 return verb_handles(argc - 2, argv + 2);
+        if (strcmp(argv[1], "budget") == 0)
+                return verb_budget(argc - 2, argv + 2);
         if (strcmp(argv[1], "tickets") == 0)
                 return verb_tickets(argc - 2, argv + 2);
         if (strcmp(argv[1], "deny") == 0)

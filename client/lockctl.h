@@ -15,3 +15,4 @@ int verb_revoke(int argc, char **argv);
 int verb_handles(int argc, char **argv);
 int verb_tickets(int argc, char **argv);
 int verb_deny(int argc, char **argv);
+int verb_budget(int argc, char **argv);

@@ -11,6 +11,7 @@
 
 #include "catalog.h"
 #include "config.h"
+#include "console-budget.h"
 #include "console-handles.h"
 #include "console-plugins.h"
 #include "console-tickets.h"
@@ -311,6 +312,9 @@ int console_register(Manager *m) {
                                    console_ticket_methods);
         if (r >= 0)
                 r = methods_append(agent_methods, ELEMENTSOF(agent_methods), agent_ticket_methods);
+        if (r >= 0)
+                r = methods_append(console_methods, ELEMENTSOF(console_methods),
+                                   console_budget_methods);
         if (r < 0)
                 return r;
         r = varlink_server_add_interface(m->varlink, &console_interface);

@@ -21,6 +21,7 @@
 #define LOCKD_MESSAGE_MARKETPLACE_ADDED   "f7c60c6c5ca541b0bd3154d713f26bcc"
 #define LOCKD_MESSAGE_MARKETPLACE_REMOVED "9142738d814a4103bb677f7ae2e0a82f"
 #define LOCKD_MESSAGE_RUN_FINISHED        "fc4197128551412a82dea6ceef12b19a"
+#define LOCKD_MESSAGE_BUDGET_RESET        "8c9e216e7a444c60977a171518bada65"
 
 /* The journal copy of each audit record (daemon/audit.c), one id per AuditEvent. */
 #define LOCKD_MESSAGE_AUDIT_GRANT              "4e761faf3cd44ad49f70ccfa723a868b"

@@ -1079,6 +1079,210 @@ def test_tickets_cap_and_expiry(w):
         d.stop()
 
 
+# ---------------------------------------------------------------------------------------------
+# Budgets
+
+
+def write_budget(state, content, answers):
+    """Seeds budgets/<sha256>.json in a stopped lockd's state directory, in the exact form lockd
+    writes, so a restart loads it: answers are (plugin, version, [(input, placeholder)], outcome,
+    time_usec)."""
+    digest = hashlib.sha256(content).hexdigest()
+    d = os.path.join(state, "budgets")
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    doc = {"answers": [{"inputs": [list(x) for x in pairs], "outcome": outcome, "plugin": plugin,
+                        "time": t, "version": version}
+                       for plugin, version, pairs, outcome, t in answers],
+           "digest": digest, "format": 1}
+    path = os.path.join(d, digest + ".json")
+    with open(path, "w") as f:
+        f.write(json.dumps(doc, separators=(",", ":"), sort_keys=True) + "\n")
+    os.chmod(path, 0o600)
+    return digest
+
+
+def list_budgets(d, **params):
+    r = d.console_call("io.lockd.Console.ListBudgets", params or None)
+    check("parameters" in r, f"ListBudgets {params}: {r}")
+    return r["parameters"]["budgets"]
+
+
+def reset_budget(d, **params):
+    return d.console_call("io.lockd.Console.ResetBudget", params)
+
+
+def lockctl_no_tty(d, *args):
+    """lockctl in a session of its own: no controlling terminal, so /dev/tty cannot be opened."""
+    return subprocess.run([os.environ["LOCKCTL"], "--socket", d.console, *args],
+                          capture_output=True, text=True, timeout=60, start_new_session=True,
+                          stdin=subprocess.DEVNULL)
+
+
+def budget_daemon(w, name):
+    """A lockd of its own, so its budgets are exactly what the test made them."""
+    top = os.path.join(w.dir, name)
+    os.makedirs(top, exist_ok=True)
+    return Daemon(top)
+
+
+def test_budgets_fresh_and_errors(w):
+    """a fresh lockd has no budgets, a TestPlugin run charges none, and ResetBudget refuses
+    every malformed or unknown target by name"""
+    d = budget_daemon(w, "d-budget-fresh")
+    d.start()
+    try:
+        check(list_budgets(d) == [], "a fresh state has budgets")
+        r = d.lockctl("budget", "show", check_rc=0)
+        check(r.stdout == "no budgets\n", f"lockctl budget show: {r.stdout!r}")
+        d.lockctl("marketplace", "add", "local", "--issuer", ISSUER, "--identity", PATTERN,
+                  "--trusted-root", w.signer.root, check_rc=0)
+        d.lockctl("plugin", "install", w.release("good-one"), "--marketplace", "local",
+                  check_rc=0)
+        path = grant_file(w, "budget-fresh.txt", b"never charged")
+        g = grant(d, path, "--agent", str(AGENT_UID))
+        out = json.loads(d.lockctl("plugin", "run", "test.good-one", path, "--json",
+                                   check_rc=0).stdout)
+        check(out.get("result") == 1, f"TestPlugin: {out}")
+        check(list_budgets(d) == [], "a console test run charged a budget")
+        one = {"sha256": g["sha256"], "used": 0, "handles": [g["handle"]], "answers": []}
+        check(list_budgets(d, handle=g["handle"]) == [one], "ListBudgets by handle")
+        check(list_budgets(d, sha256=g["sha256"]) == [one], "ListBudgets by sha256")
+        r = d.lockctl("budget", "show", g["handle"], check_rc=0)
+        check(r.stdout == g["sha256"][:12] + "  used 0  handles: " + g["handle"] +
+              "\n  no answers\n", f"lockctl budget show HANDLE: {r.stdout!r}")
+
+        bad = "io.lockd.Console.InvalidRequest"
+        for params, error in [
+                ({}, bad),
+                ({"handle": g["handle"], "sha256": g["sha256"]}, bad),
+                ({"sha256": g["sha256"].upper()}, bad),
+                ({"sha256": g["sha256"][:-1]}, bad),
+                ({"sha256": g["sha256"] + "0"}, bad),
+                ({"sha256": " " + g["sha256"][1:]}, bad),
+                ({"handle": "h-" + "0" * 32}, "io.lockd.Console.UnknownHandle"),
+                ({"handle": "not a handle"}, "io.lockd.Console.UnknownHandle"),
+                ({"sha256": "0" * 64}, "io.lockd.Console.UnknownBudget"),
+                ({"handle": g["handle"]}, "io.lockd.Console.UnknownBudget")]:
+            r = reset_budget(d, **params)
+            check(r.get("error") == error, f"ResetBudget {params}: {r}")
+            if error.endswith("UnknownHandle"):
+                check(r["parameters"] == {"handle": params["handle"]}, f"{r}")
+            if error.endswith("UnknownBudget"):
+                want = params.get("sha256", g["sha256"])
+                check(r["parameters"] == {"sha256": want}, f"{r}")
+        r = d.console_call("io.lockd.Console.ListBudgets", {"handle": "h-" + "1" * 32,
+                                                            "sha256": g["sha256"]})
+        check(r.get("error") == bad, f"ListBudgets with both: {r}")
+        r = d.console_call("io.lockd.Console.ListBudgets", {"sha256": "x" * 64})
+        check(r.get("error") == bad, f"ListBudgets with a bad digest: {r}")
+
+        r = d.lockctl("budget", "reset", "--yes", g["handle"], check_rc=1)
+        check(r.stderr.count("\n") == 1 and "budget reset refused: the content " +
+              g["sha256"] + " has no budget" in r.stderr, f"reset of no budget: {r.stderr!r}")
+        r = d.lockctl("budget", "reset", "h-" + "0" * 32, "--yes", check_rc=1)
+        check(r.stderr.count("\n") == 1 and "no handle h-" + "0" * 32 in r.stderr,
+              f"reset of an unknown handle: {r.stderr!r}")
+        r = d.lockctl("budget", "reset", check_rc=2)
+        check("usage:" in r.stderr, f"reset without a target: {r.stderr!r}")
+        r = d.lockctl("budget", "show", "a", "b", check_rc=2)
+        check("unknown argument 'b'" in r.stderr, f"show with two targets: {r.stderr!r}")
+        audit = os.path.join(d.dir, "state", "audit", "audit.jsonl")
+        check(not [x for x in read_audit(audit) if x["event"] == "budget_reset"],
+              "a refused reset was audited")
+    finally:
+        d.stop()
+
+
+def test_budget_show_and_reset(w):
+    """a budget on disk survives a restart, is listed with its answers and live handles (names of
+    placeholders only), and a reset drops it: audited, file removed, free again"""
+    d = budget_daemon(w, "d-budget-reset")
+    content = b"budgeted content"
+    t0 = 1780000000000000
+    digest = write_budget(os.path.join(d.dir, "state"), content, [
+        ("test.good-one", "1.0.0", [], "1", t0),
+        ("test.good-inputs", "1.2.0", [("needle", "email"), ("other", "secret_word")],
+         "plugin_error", t0 + 1),
+        ("test.good-inputs", "1.2.0", [("needle", "name")], "0", t0 + 2)])
+    other = write_budget(os.path.join(d.dir, "state"), b"another file", [
+        ("test.good-one", "1.0.0", [], "reserved", t0)])
+    d.start()
+    try:
+        g1 = grant(d, grant_file(w, "budgeted-a.txt", content), "--agent", str(AGENT_UID))
+        g2 = grant(d, grant_file(w, "budgeted-b.txt", content), "--agent", str(AGENT2_UID))
+        check(g1["sha256"] == digest, "the digest of the seeded content")
+        budgets = list_budgets(d)
+        check([b["sha256"] for b in budgets] == sorted([digest, other]), f"{budgets}")
+        b = next(x for x in budgets if x["sha256"] == digest)
+        check(b["used"] == 3 and b["handles"] == [g1["handle"], g2["handle"]], f"{b}")
+        check(b["answers"] == [
+            {"plugin": "test.good-inputs", "version": "1.2.0",
+             "inputs": {"needle": "email", "other": "secret_word"}, "outcome": "plugin_error",
+             "time_usec": t0 + 1, "in_flight": 0},
+            {"plugin": "test.good-inputs", "version": "1.2.0", "inputs": {"needle": "name"},
+             "outcome": "0", "time_usec": t0 + 2, "in_flight": 0},
+            {"plugin": "test.good-one", "version": "1.0.0", "inputs": {}, "outcome": "1",
+             "time_usec": t0, "in_flight": 0}], f"answers: {b['answers']}")
+        o = next(x for x in budgets if x["sha256"] == other)
+        check(o["used"] == 1 and o["handles"] == [] and o["answers"][0]["outcome"] == "reserved",
+              f"a budget without handles: {o}")
+        check(list_budgets(d, handle=g2["handle"]) == [b], "ListBudgets by handle")
+        # The agent's view of the same content: its grant's budget less the answers kept.
+        limit = console_handles(d)[g1["handle"]]["budget"]
+        mine = agent_handles(d)
+        check(mine[g1["handle"]]["budget_left"] == limit - 3, f"agent's budget_left: {mine}")
+
+        r = d.lockctl("budget", "show", digest, check_rc=0)
+        lines = r.stdout.splitlines()
+        check(lines[0] == f"{digest[:12]}  used 3  handles: {g1['handle']} {g2['handle']}",
+              f"header: {r.stdout}")
+        check(re.fullmatch(r"  PLUGIN +VERSION +INPUTS +OUTCOME +TIME", lines[1]), r.stdout)
+        check(re.match(r"  test\.good-inputs +1\.2\.0 +needle=\$\{email\} "
+                       r"other=\$\{secret_word\} +plugin_error +\d{4}-\d\d-\d\d ", lines[2]),
+              f"an answer with two placeholders: {lines[2]!r}")
+        check(re.match(r"  test\.good-inputs +1\.2\.0 +needle=\$\{name\} +0 ", lines[3]) and
+              re.match(r"  test\.good-one +1\.0\.0 +- +1 ", lines[4]) and len(lines) == 5,
+              f"lockctl budget show: {r.stdout}")
+        r = d.lockctl("budget", "show", "--json", check_rc=0)
+        check(json.loads(r.stdout)["budgets"] == budgets, "lockctl budget show --json")
+        r = d.lockctl("budget", "show", check_rc=0)
+        check(r.stdout.count("used ") == 2 and "handles: none" in r.stdout, r.stdout)
+
+        # Without a terminal the human cannot confirm: nothing changes.
+        r = lockctl_no_tty(d, "budget", "reset", g1["handle"])
+        check(r.returncode == 1 and r.stderr.count("\n") == 1 and "--yes" in r.stderr,
+              f"reset without a terminal: {r.returncode} {r.stderr!r}")
+        check(list_budgets(d, sha256=digest)[0]["used"] == 3, "reset without confirmation")
+
+        r = d.lockctl("budget", "reset", g1["handle"], "--yes", check_rc=0)
+        check(r.stdout == "budget reset: 3 answer(s) dropped\n", f"reset: {r.stdout!r}")
+        check(list_budgets(d, sha256=digest) == [
+            {"sha256": digest, "used": 0, "handles": [g1["handle"], g2["handle"]],
+             "answers": []}], "after the reset")
+        check([x["sha256"] for x in list_budgets(d)] == [other], "the other budget stays")
+        check(not os.path.exists(os.path.join(d.dir, "state", "budgets", digest + ".json")),
+              "the budget file is still there")
+        check(agent_handles(d)[g1["handle"]]["budget_left"] == limit, "budget_left after reset")
+        r = reset_budget(d, sha256=digest)
+        check(r.get("error") == "io.lockd.Console.UnknownBudget", f"a second reset: {r}")
+        r = reset_budget(d, sha256=other)
+        check(r.get("parameters") == {"answers": 1}, f"reset by sha256: {r}")
+        check(list_budgets(d) == [], "every budget reset")
+
+        audit = os.path.join(d.dir, "state", "audit", "audit.jsonl")
+        recs = [x for x in read_audit(audit) if x["event"] == "budget_reset"]
+        check(len(recs) == 2, f"reset records: {recs}")
+        check(recs[0]["handle"] == g1["handle"] and recs[0]["handle_sha256"] == digest and
+              recs[0]["answers"] == 3 and recs[0]["in_flight"] == 0 and
+              recs[0]["peer_uid"] == 0 and recs[0]["peer_pid"] > 0, f"record: {recs[0]}")
+        check(recs[1]["handle"] is None and recs[1]["handle_sha256"] == other and
+              recs[1]["answers"] == 1, f"record: {recs[1]}")
+        r = d.lockctl("audit", "verify", "--state-dir", os.path.join(d.dir, "state"), check_rc=0)
+        check(r.stdout.startswith("ok: "), f"audit verify: {r.stdout}{r.stderr}")
+    finally:
+        d.stop()
+
+
 def main():
     require_environment()
     tap = Tap()
@@ -1097,7 +1301,8 @@ def main():
                   test_grant_not_agent, test_grant_refused, test_grant_limits, test_handles_audit,
                   test_grant_symlink_and_cap, test_submit_plan_errors, test_ticket_wait_deny,
                   test_ticket_cancel, test_watch_tickets, test_ticket_followers_gone,
-                  test_tickets_cap_and_expiry):
+                  test_tickets_cap_and_expiry, test_budgets_fresh_and_errors,
+                  test_budget_show_and_reset):
             tap.run(t, w)
     finally:
         w.d.stop()
