@@ -3,7 +3,9 @@
 #include <string.h>
 
 #include "config.h"
+#include "lockctl-approve.h"
 #include "lockctl-console.h"
+#include "lockctl-tui.h"
 #include "lockctl-verify.h"
 #include "lockctl.h"
 
@@ -37,6 +39,12 @@ static void usage(FILE *f) {
               "                      drop a content's answers, so agents may ask anew\n"
               "  tickets             the agents' tickets: each step's plugin, question and handle\n"
               "  deny TICKET         deny a pending ticket\n"
+              "  approve TICKET [--yes]\n"
+              "                      show a pending ticket, ask for its values on the terminal\n"
+              "                      (not echoed) and approve it\n"
+              "  results TICKET      a ticket's outcomes, causes and detail (security level 3)\n"
+              "  session end         wipe the values this input session holds\n"
+              "  console             an interactive view of the tickets as they come\n"
               "  status              the running lockd at a glance\n"
               "  audit verify [--state-dir DIR | FILE]\n"
               "                      check the hash chain of lockd's audit log\n"
@@ -86,6 +94,14 @@ int main(int argc, char **argv) {
                 return verb_tickets(argc - 2, argv + 2);
         if (strcmp(argv[1], "deny") == 0)
                 return verb_deny(argc - 2, argv + 2);
+        if (strcmp(argv[1], "approve") == 0)
+                return verb_approve(argc - 2, argv + 2);
+        if (strcmp(argv[1], "results") == 0)
+                return verb_results(argc - 2, argv + 2);
+        if (strcmp(argv[1], "session") == 0)
+                return verb_session(argc - 2, argv + 2);
+        if (strcmp(argv[1], "console") == 0)
+                return verb_console(argc - 2, argv + 2);
         if (strcmp(argv[1], "audit") == 0)
                 return verb_audit(argc - 2, argv + 2);
         if (strcmp(argv[1], "plugin") == 0)
