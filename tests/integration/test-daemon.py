@@ -6,7 +6,9 @@ connections and hostile messages. TAP on stdout. Run through tests/integration/w
 import hashlib
 import json
 import os
+import pty
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -1118,6 +1120,38 @@ def lockctl_no_tty(d, *args):
                           stdin=subprocess.DEVNULL)
 
 
+def lockctl_pty(d, args, answer):
+    """lockctl on a terminal of its own (a pseudo-terminal as its controlling tty): answers the
+    first prompt ending in "[y/N] " with answer; returns (exit status, everything it wrote)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execv(os.environ["LOCKCTL"], [os.environ["LOCKCTL"], "--socket", d.console, *args])
+        finally:
+            os._exit(127)
+    out, answered = b"", False
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            if not answered and out.endswith(b"[y/N] "):
+                os.write(fd, answer)
+                answered = True
+            ready, _, _ = select.select([fd], [], [], 1)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # EIO: the child closed its side
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        os.close(fd)
+        _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+
 def budget_daemon(w, name):
     """A lockd of its own, so its budgets are exactly what the test made them."""
     top = os.path.join(w.dir, name)
@@ -1254,6 +1288,12 @@ def test_budget_show_and_reset(w):
               f"reset without a terminal: {r.returncode} {r.stderr!r}")
         check(list_budgets(d, sha256=digest)[0]["used"] == 3, "reset without confirmation")
 
+        # On a terminal the human is asked, and anything but y or yes keeps the budget.
+        rc, out = lockctl_pty(d, ["budget", "reset", g1["handle"]], b"n\n")
+        check(rc == 1 and f"The content {digest} holds 3 answer(s)" in out and
+              "budget reset cancelled" in out, f"reset answered n: {rc} {out!r}")
+        check(list_budgets(d, sha256=digest)[0]["used"] == 3, "reset answered n")
+
         r = d.lockctl("budget", "reset", g1["handle"], "--yes", check_rc=0)
         check(r.stdout == "budget reset: 3 answer(s) dropped\n", f"reset: {r.stdout!r}")
         check(list_budgets(d, sha256=digest) == [
@@ -1265,8 +1305,11 @@ def test_budget_show_and_reset(w):
         check(agent_handles(d)[g1["handle"]]["budget_left"] == limit, "budget_left after reset")
         r = reset_budget(d, sha256=digest)
         check(r.get("error") == "io.lockd.Console.UnknownBudget", f"a second reset: {r}")
+        rc, out = lockctl_pty(d, ["budget", "reset", other], b"y\n")
+        check(rc == 0 and out.endswith("budget reset: 1 answer(s) dropped\r\n"),
+              f"reset by sha256 answered y: {rc} {out!r}")
         r = reset_budget(d, sha256=other)
-        check(r.get("parameters") == {"answers": 1}, f"reset by sha256: {r}")
+        check(r.get("error") == "io.lockd.Console.UnknownBudget", f"reset of {other}: {r}")
         check(list_budgets(d) == [], "every budget reset")
 
         audit = os.path.join(d.dir, "state", "audit", "audit.jsonl")
