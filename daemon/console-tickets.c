@@ -1,20 +1,25 @@
 /* The Varlink handlers for tickets: the agent's Submit, Wait and Cancel, the console's
  * ListTickets, GetTicket, WatchTickets and Deny, and the audit records of their changes. */
 #include <errno.h>
+#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ask.h"
 #include "audit.h"
 #include "budget.h"
 #include "catalog.h"
 #include "console-tickets.h"
 #include "handles.h"
+#include "inputs.h"
 #include "log-ids.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
 #include "policy.h"
 #include "release.h"
+#include "seal.h"
+#include "sessions.h"
 
 #define AGENT_ERROR(name)   "io.lockd.Agent." name
 #define CONSOLE_ERROR(name) "io.lockd.Console." name
@@ -29,6 +34,7 @@ typedef struct TicketWatch {
         Manager *manager;
         VarlinkCall *call;
         bool all;                       /* WatchTickets: every ticket */
+        SessionId session;              /* WatchTickets: the console's, for session_holds */
         char ticket[TICKET_ID_LEN + 1]; /* Wait: this one */
         struct TicketWatch *prev, *next;
 } TicketWatch;
@@ -76,9 +82,12 @@ static void watch_cancelled(VarlinkCall *call, void *userdata) {
 /* Follows call (a reference is taken) until its final answer or its peer's end. */
 static int watch_add(Manager *m, VarlinkCall *call, const char *ticket) {
         TicketWatch *w = calloc(1, sizeof(*w));
+        const struct ucred *cred = peer(call);
 
         if (!w)
                 return -ENOMEM;
+        if (!ticket && cred)
+                session_id_of_peer(cred->pid, cred->uid, &w->session);
         w->manager = m;
         w->call = varlink_call_ref(call);
         w->all = !ticket;
@@ -124,16 +133,30 @@ static json_t *wait_reply(const Ticket *t) {
                          outcomes_json(t));
 }
 
+/* The ticket's seal public key in base64, or NULL when nothing may be sealed to it now. */
+static json_t *seal_key_json(const Ticket *t) {
+        uint8_t pub[SEAL_KEY_SIZE];
+        char b64[4 * ((SEAL_KEY_SIZE + 2) / 3) + 1];
+
+        if (!t->seal || t->state != TICKET_PENDING)
+                return json_null();
+        seal_key_public(t->seal, pub);
+        (void)EVP_EncodeBlock((unsigned char *)b64, pub, sizeof(pub));
+        return json_string(b64);
+}
+
 /*
  * The console's view of a ticket: for each step what the human decides on (plugin, its fixed
  * question and the meaning of each answer, the handle and the label it had at the submit, the
- * placeholders bound to each input). Never a value: at this stage none exists in lockd.
+ * placeholders bound to each input), and which placeholders the console's session (sid, NULL for
+ * none) holds already: their names, never a value.
  */
-static json_t *ticket_json(const Ticket *t) {
-        _cleanup_(json_decrefp) json_t *steps = json_array(), *phs = json_array(), *o = NULL;
+static json_t *ticket_json(Manager *m, const Ticket *t, const SessionId *sid) {
+        _cleanup_(json_decrefp) json_t *steps = json_array(), *phs = json_array(),
+                                       *held = json_array(), *o = NULL;
         const Plan *p = t->plan;
 
-        if (!steps || !phs)
+        if (!steps || !phs || !held)
                 return NULL;
         for (size_t i = 0; i < p->n_steps; i++) {
                 const PlanStep *s = &p->steps[i];
@@ -156,13 +179,20 @@ static json_t *ticket_json(const Ticket *t) {
                 if (!e || json_array_append_new(steps, e) < 0)
                         return NULL;
         }
-        for (size_t i = 0; i < p->n_placeholders; i++)
+        for (size_t i = 0; i < p->n_placeholders; i++) {
                 if (json_array_append_new(phs, json_string(p->placeholders[i])) < 0)
                         return NULL;
-        o = json_pack("{s:s, s:I, s:s, s:I, s:I, s:O, s:O, s:o*}", "ticket", t->id, "agent_uid",
-                      (json_int_t)t->agent, "state", ticket_state_name(t->state), "created_usec",
-                      (json_int_t)t->created_usec, "expires_usec", (json_int_t)t->expires_usec,
-                      "steps", steps, "placeholders", phs, "outcomes", outcomes_json(t));
+                if (sid && m->sessions &&
+                    sessions_get(m->sessions, sid, p->placeholders[i], false) &&
+                    json_array_append_new(held, json_string(p->placeholders[i])) < 0)
+                        return NULL;
+        }
+        o = json_pack("{s:s, s:I, s:s, s:I, s:I, s:O, s:O, s:O, s:o*, s:b, s:o*}", "ticket", t->id,
+                      "agent_uid", (json_int_t)t->agent, "state", ticket_state_name(t->state),
+                      "created_usec", (json_int_t)t->created_usec, "expires_usec",
+                      (json_int_t)t->expires_usec, "steps", steps, "placeholders", phs,
+                      "session_holds", held, "seal_key", seal_key_json(t), "auto", t->auto_approved,
+                      "outcomes", outcomes_json(t));
         return TAKE_PTR(o);
 }
 
@@ -202,8 +232,9 @@ void console_ticket_changed(const Ticket *t, void *userdata) {
         for (TicketWatch *w = m->ticket_watches; w; w = next) {
                 next = w->next;
                 if (w->all) {
-                        if (reply_ok(w->call, json_pack("{s:o*}", "ticket", ticket_json(t)), true) <
-                            0)
+                        if (reply_ok(w->call,
+                                     json_pack("{s:o*}", "ticket", ticket_json(m, t, &w->session)),
+                                     true) < 0)
                                 watch_free(w);
                 } else if (strcmp(w->ticket, t->id) == 0) {
                         if (reply_ok(w->call, wait_reply(t), !final) < 0 || final)
@@ -287,6 +318,30 @@ static int reply_plan_error(VarlinkCall *call, const PlanError *e) {
         }
 }
 
+/* The approval's audit record (by NULL: lockd's own, for an auto ticket): who, how many values
+ * were typed and how many replayed from the session. Never a value or a placeholder's binding. */
+static int approve_record(Manager *m, const Ticket *t, const struct ucred *by, size_t typed,
+                          size_t replayed) {
+        _cleanup_(json_decrefp) json_t *f = audit_fields(t);
+        int r;
+
+        if (!f)
+                return -ENOMEM;
+        if (json_object_set_new(f, "auto", json_boolean(!by)) < 0 ||
+            json_object_set_new(f, "values_typed", json_integer((json_int_t)typed)) < 0 ||
+            json_object_set_new(f, "values_replayed", json_integer((json_int_t)replayed)) < 0)
+                return -ENOMEM;
+        if (by && (json_object_set_new(f, "peer_uid", json_integer(by->uid)) < 0 ||
+                   json_object_set_new(f, "peer_pid", json_integer(by->pid)) < 0))
+                return -ENOMEM;
+        r = audit_append(m->audit, AUDIT_APPROVE, f);
+        if (r < 0)
+                log_error_errno(r, LOCKD_MESSAGE_AUDIT_APPROVE,
+                                "ticket %s not approved: its audit record could not be written: %m",
+                                t->id);
+        return r;
+}
+
 static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         const struct ucred *cred = peer(call);
@@ -300,8 +355,10 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_(json_decrefp) json_t *fields = NULL;
         const Ticket *t = NULL;
+        Ticket *mt;
         PlanError e = {};
         const PolicyLimits *lim = &m->policy->limits;
+        bool auto_run = true;
         int r;
 
         if (!cred)
@@ -314,10 +371,14 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
 
         /* The ticket keeps its plugins (a removal must not pull a manifest from under the
          * console's view) and a copy of each label, not the handles: those are looked up again
-         * by id when the ticket runs, so a revocation in between is honoured. */
+         * by id when the ticket runs, so a revocation in between is honoured. A ticket runs
+         * without the console only when every step is a protocol-1 question (no input, so
+         * nothing for the human to type) on a handle the human granted with auto. */
         for (size_t i = 0; i < plan->n_steps; i++) {
                 PlanStep *s = &plan->steps[i];
 
+                auto_run = auto_run && ((const Handle *)s->handle)->auto_run &&
+                           s->manifest->protocol == 1;
                 labels[i] = ((const Handle *)s->handle)->label;
                 s->handle = NULL;
                 s->plugin = catalog_plugin_ref(s->plugin);
@@ -351,8 +412,20 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
                 return reply_error(call, AGENT_ERROR("Unavailable"),
                                    json_pack("{s:s}", "reason", "the audit log cannot be written"));
         }
+        mt = tickets_get_mutable(m->tickets, t->id);
+        mt->agent_pid = cred->pid;
+        if (auto_run)
+                mt->auto_approved = approve_record(m, mt, NULL, 0, 0) >= 0;
         tickets_announce(m->tickets, t);
-        return reply_ok(call, json_pack("{s:s, s:s}", "ticket", t->id, "state", "pending"), false);
+        if (mt->auto_approved) {
+                (void)tickets_start(m->tickets, mt);
+                ask_start(m, mt, NULL);
+        }
+        /* The ticket may be done already (every answer cached): its id stays valid for Wait. */
+        return reply_ok(
+                call,
+                json_pack("{s:s, s:s}", "ticket", t->id, "state", ticket_state_name(t->state)),
+                false);
 }
 
 static int reply_unknown_ticket(VarlinkCall *call, const char *iface_error, const char *id) {
@@ -408,11 +481,15 @@ static int method_list_tickets(VarlinkCall *call, json_t *params, void *userdata
         Manager *m = userdata;
         _cleanup_(json_decrefp) json_t *list = json_array();
         size_t n = tickets_n(m->tickets);
+        const struct ucred *cred = peer(call);
+        SessionId sid;
 
-        if (!list)
-                return -ENOMEM;
+        if (!list || !cred)
+                return list ? 0 : -ENOMEM;
+        session_id_of_peer(cred->pid, cred->uid, &sid);
         for (size_t i = 0; i < n; i++)
-                if (json_array_append_new(list, ticket_json(tickets_at(m->tickets, i))) < 0)
+                if (json_array_append_new(list, ticket_json(m, tickets_at(m->tickets, i), &sid)) <
+                    0)
                         return -ENOMEM;
         return reply_ok(call, json_pack("{s:O}", "tickets", list), false);
 }
@@ -421,10 +498,15 @@ static int method_get_ticket(VarlinkCall *call, json_t *params, void *userdata) 
         Manager *m = userdata;
         const char *id = json_string_value(json_object_get(params, "ticket"));
         const Ticket *t = tickets_get(m->tickets, id);
+        const struct ucred *cred = peer(call);
+        SessionId sid;
 
+        if (!cred)
+                return 0;
         if (!t)
                 return reply_unknown_ticket(call, CONSOLE_ERROR("UnknownTicket"), id);
-        return reply_ok(call, json_pack("{s:o*}", "ticket", ticket_json(t)), false);
+        session_id_of_peer(cred->pid, cred->uid, &sid);
+        return reply_ok(call, json_pack("{s:o*}", "ticket", ticket_json(m, t, &sid)), false);
 }
 
 static int method_watch_tickets(VarlinkCall *call, json_t *params, void *userdata) {
@@ -459,9 +541,259 @@ static int method_deny(VarlinkCall *call, json_t *params, void *userdata) {
         return varlink_call_reply(call, NULL, false);
 }
 
+/* The placeholder's index in the plan, or -1. */
+static ssize_t placeholder_index(const Plan *p, const char *name) {
+        for (size_t k = 0; k < p->n_placeholders; k++)
+                if (strcmp(p->placeholders[k], name) == 0)
+                        return (ssize_t)k;
+        return -1;
+}
+
+/* Whether value fits every input placeholder k is bound to in t: only such a value joins the
+ * session, so a misfit is never replayed. */
+static bool value_fits(const Ticket *t, size_t k, const SecBuf *value) {
+        const Plan *p = t->plan;
+
+        for (size_t i = 0; i < p->n_steps; i++) {
+                const PlanStep *st = &p->steps[i];
+
+                for (size_t b = 0; b < st->n_bindings; b++) {
+                        const ManifestInput *in;
+
+                        if (strcmp(st->bindings[b].placeholder, p->placeholders[k]) != 0)
+                                continue;
+                        in = manifest_find_input(st->manifest, st->bindings[b].input);
+                        if (!in || input_value_check(in, (const char *)value->data, value->len) < 0)
+                                return false;
+                }
+        }
+        return true;
+}
+
+/* A NUL-terminated copy of len bytes in secure memory; a value with a NUL byte inside is refused
+ * (-EINVAL): it could not be passed on whole. */
+static int value_copy(const void *data, size_t len, SecBuf **ret) {
+        SecBuf *b;
+        int r;
+
+        if (memchr(data, 0, len))
+                return -EINVAL;
+        r = secbuf_new(len + 1, &b);
+        if (r < 0)
+                return r;
+        memcpy(b->data, data, len);
+        b->data[len] = 0;
+        b->len = len;
+        *ret = b;
+        return 0;
+}
+
+static void values_free(SecBuf **v, size_t n) {
+        for (size_t k = 0; k < n; k++)
+                v[k] = secbuf_free(v[k]);
+}
+
+/*
+ * Approve: the values come sealed to the ticket's key, or from the console's session. Each is
+ * opened into locked memory, checked, handed to the runs' fd 6 JSON and wiped; the ones that fit
+ * join the session. No value is ever put in a reply, a log line or an audit record; an error
+ * names a placeholder at most.
+ */
+static int method_approve(VarlinkCall *call, json_t *params, void *userdata) {
+        Manager *m = userdata;
+        const char *id = json_string_value(json_object_get(params, "ticket"));
+        json_t *given = json_object_get(params, "values"), *v;
+        const struct ucred *cred = peer(call);
+        SecBuf *vals[PLAN_PLACEHOLDERS_MAX] = {};
+        bool typed[PLAN_PLACEHOLDERS_MAX] = {};
+        size_t n_typed = 0, n_replayed = 0, n = 0;
+        const char *key;
+        SessionId sid;
+        Ticket *t;
+        int r;
+
+        if (!cred)
+                return 0;
+        t = tickets_get_mutable(m->tickets, id);
+        if (!t)
+                return reply_unknown_ticket(call, CONSOLE_ERROR("UnknownTicket"), id);
+        if (t->state != TICKET_PENDING)
+                return reply_error(call, CONSOLE_ERROR("TicketNotPending"),
+                                   json_pack("{s:s, s:s}", "ticket", t->id, "state",
+                                             ticket_state_name(t->state)));
+        if (!m->sessions)
+                return reply_error(call, CONSOLE_ERROR("Unavailable"),
+                                   json_pack("{s:s}", "reason", "lockd is stopping"));
+        if (given && !json_is_object(given))
+                return reply_error(call, CONSOLE_ERROR("InvalidRequest"),
+                                   json_pack("{s:s}", "reason", "values must be an object"));
+        json_object_foreach(given, key, v) {
+                if (!json_is_string(v) || json_string_length(v) > SEAL_TEXT_MAX)
+                        return reply_error(
+                                call, CONSOLE_ERROR("InvalidRequest"),
+                                json_pack("{s:s}", "reason", "each value must be a sealed string"));
+                if (placeholder_index(t->plan, key) < 0)
+                        return reply_error(call, CONSOLE_ERROR("InvalidRequest"),
+                                           json_pack("{s:s}", "reason",
+                                                     "values names a placeholder the ticket does "
+                                                     "not have"));
+        }
+        session_id_of_peer(cred->pid, cred->uid, &sid);
+
+        n = t->plan->n_placeholders;
+        for (size_t k = 0; k < n; k++) {
+                const char *name = t->plan->placeholders[k];
+                const SecBuf *held;
+                SecBuf *opened = NULL;
+
+                v = json_object_get(given, name);
+                if (v) {
+                        r = unseal_value(t->seal, t->id, name, json_string_value(v), &opened);
+                        if (r == -ENOMEM)
+                                goto fail;
+                        if (r >= 0) {
+                                r = value_copy(opened->data, opened->len, &vals[k]);
+                                opened = secbuf_free(opened);
+                                if (r == -ENOMEM)
+                                        goto fail;
+                                /* A value with a NUL inside stays NULL: its steps fail as
+                                 * input_invalid. */
+                        } else {
+                                values_free(vals, n);
+                                return reply_error(call, CONSOLE_ERROR("ValueNotSealed"),
+                                                   json_pack("{s:s}", "placeholder", name));
+                        }
+                        typed[k] = true;
+                        n_typed++;
+                        continue;
+                }
+                held = sessions_get(m->sessions, &sid, name, true);
+                if (!held) {
+                        values_free(vals, n);
+                        return reply_error(call, CONSOLE_ERROR("MissingValue"),
+                                           json_pack("{s:s}", "placeholder", name));
+                }
+                r = value_copy(held->data, held->len, &vals[k]);
+                if (r < 0)
+                        goto fail;
+                n_replayed++;
+        }
+
+        /* No record, no approval: the key and the ticket stay as they were. */
+        r = approve_record(m, t, cred, n_typed, n_replayed);
+        if (r < 0) {
+                values_free(vals, n);
+                return reply_error(call, CONSOLE_ERROR("Unavailable"),
+                                   json_pack("{s:s}", "reason", "the audit log cannot be written"));
+        }
+        for (size_t k = 0; k < n; k++) {
+                SecBuf *copy = NULL;
+
+                if (!typed[k] || !vals[k] || !value_fits(t, k, vals[k]))
+                        continue;
+                if (value_copy(vals[k]->data, vals[k]->len, &copy) < 0)
+                        continue; /* the session only misses a value: the human types it again */
+                if (sessions_put(m->sessions, &sid, t->plan->placeholders[k], copy) > 0) {
+                        _cleanup_(json_decrefp) json_t *f = json_pack(
+                                "{s:I, s:s}", "uid", (json_int_t)sid.uid, "session", sid.name);
+                        if (!f || audit_append(m->audit, AUDIT_SESSION_START, f) < 0)
+                                log_error_errno(-EIO, LOCKD_MESSAGE_AUDIT_SESSION_START,
+                                                "input session of uid %u started; its audit record "
+                                                "could not be written",
+                                                (unsigned)sid.uid);
+                }
+        }
+        (void)tickets_start(m->tickets, t);
+        ask_start(m, t, (const SecBuf *const *)vals);
+        values_free(vals, n);
+        return reply_ok(call, json_pack("{s:s}", "state", ticket_state_name(t->state)), false);
+fail:
+        values_free(vals, n);
+        return -ENOMEM;
+}
+
+/* Results: what the human may see of each step, at security level 3 only. */
+static int method_results(VarlinkCall *call, json_t *params, void *userdata) {
+        Manager *m = userdata;
+        const char *id = json_string_value(json_object_get(params, "ticket"));
+        _cleanup_(json_decrefp) json_t *steps = json_array();
+        const Ticket *t;
+
+        if (!steps)
+                return -ENOMEM;
+        if (m->policy->security_level < 3)
+                return reply_error(call, CONSOLE_ERROR("ResultsRefused"),
+                                   json_pack("{s:I}", "security_level",
+                                             (json_int_t)m->policy->security_level));
+        t = tickets_get(m->tickets, id);
+        if (!t)
+                return reply_unknown_ticket(call, CONSOLE_ERROR("UnknownTicket"), id);
+        for (size_t i = 0; i < t->plan->n_steps; i++) {
+                const TicketOutcome *o = &t->outcomes[i];
+                const TicketRun *tr = &t->runs[i];
+                json_t *e = json_pack(
+                        "{s:I, s:o, s:o, s:o, s:b}", "step", (json_int_t)i, "result",
+                        o->set && o->result >= 0 ? json_integer(o->result) : json_null(), "error",
+                        o->set && o->error ? json_string(o->error) : json_null(), "cause",
+                        o->set ? json_string(tr->cause[0] ? tr->cause : o->error) : json_null(),
+                        "cached", tr->cached);
+
+                if (!e || json_array_append_new(steps, e) < 0)
+                        return -ENOMEM;
+                if (tr->ran &&
+                    (json_object_set_new(e, "unit",
+                                         tr->unit[0] ? json_string(tr->unit) : json_null()) < 0 ||
+                     json_object_set_new(e, "wall_usec", json_integer(tr->wall_usec)) < 0 ||
+                     json_object_set_new(e, "cpu_usec", json_integer(tr->cpu_usec)) < 0 ||
+                     json_object_set_new(e, "peak_memory_bytes",
+                                         json_integer(tr->peak_memory_bytes)) < 0 ||
+                     json_object_set_new(e, "stderr_bytes", json_integer(tr->stderr_bytes)) < 0))
+                        return -ENOMEM;
+                if (tr->detail && json_object_set_new(e, "detail", json_string(tr->detail)) < 0)
+                        return -ENOMEM;
+        }
+        return reply_ok(call,
+                        json_pack("{s:s, s:s, s:O}", "ticket", t->id, "state",
+                                  ticket_state_name(t->state), "steps", steps),
+                        false);
+}
+
+static int method_end_session(VarlinkCall *call, json_t *params, void *userdata) {
+        Manager *m = userdata;
+        const struct ucred *cred = peer(call);
+        SessionId sid;
+        size_t n = 0;
+
+        if (!cred)
+                return 0;
+        session_id_of_peer(cred->pid, cred->uid, &sid);
+        if (m->sessions)
+                n = sessions_end(m->sessions, &sid, SESSION_END_REQUESTED);
+        return reply_ok(call, json_pack("{s:I}", "values", (json_int_t)n), false);
+}
+
+void console_session_ended(const SessionId *id, SessionEnd why, size_t n_values, void *userdata) {
+        Manager *m = userdata;
+        _cleanup_(json_decrefp) json_t *f =
+                json_pack("{s:I, s:s, s:s, s:I}", "uid", (json_int_t)id->uid, "session", id->name,
+                          "reason", session_end_name(why), "value_count", (json_int_t)n_values);
+
+        if (!f || audit_append(m->audit, AUDIT_SESSION_END, f) < 0)
+                log_error_errno(-EIO, LOCKD_MESSAGE_AUDIT_SESSION_END,
+                                "input session of uid %u wiped (%s); its audit record could not "
+                                "be written",
+                                (unsigned)id->uid, session_end_name(why));
+}
+
 static const VarlinkParam params_none[] = {{NULL}};
 static const VarlinkParam params_ticket[] = {
         {"ticket", VARLINK_STRING, true, 1, TICKET_PARAM_MAX},
+        {NULL},
+};
+/* values: at most one per placeholder a plan can have; each checked again in the handler. */
+static const VarlinkParam params_approve[] = {
+        {"ticket", VARLINK_STRING, true, 1, TICKET_PARAM_MAX},
+        {"values", VARLINK_OBJECT, false, 0, 0},
         {NULL},
 };
 /* The steps are the validator's to judge, shape included, so that a bad plan gets its own
@@ -476,6 +808,9 @@ const VarlinkMethod console_ticket_methods[] = {
         {"GetTicket", method_get_ticket, params_ticket, 0},
         {"WatchTickets", method_watch_tickets, params_none, VARLINK_METHOD_MORE},
         {"Deny", method_deny, params_ticket, 0},
+        {"Approve", method_approve, params_approve, 0},
+        {"Results", method_results, params_ticket, 0},
+        {"EndSession", method_end_session, params_none, 0},
         {NULL},
 };
 

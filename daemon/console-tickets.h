@@ -2,6 +2,7 @@
  * ListTickets, GetTicket, WatchTickets and Deny. Every handler takes the Manager as userdata. */
 #pragma once
 
+#include "sessions.h"
 #include "tickets.h"
 #include "varlink.h"
 
@@ -17,5 +18,7 @@ extern const VarlinkMethod agent_ticket_methods[];
 void console_ticket_changed(const Ticket *t, void *userdata);
 /* The TicketPlanReleaseFn lockd gives tickets_new(): drops the plugins a plan holds. */
 void console_ticket_release_plan(Plan *plan, void *userdata);
+/* The SessionEndedFn lockd gives sessions_new(): the audit record of a session's end. */
+void console_session_ended(const SessionId *id, SessionEnd why, size_t n_values, void *userdata);
 /* Drops every Wait and WatchTickets call still followed (at lockd's exit, after the server). */
 void console_tickets_done(Manager *m);

@@ -2,6 +2,8 @@
  * validates a policy and prints the effective one. */
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,15 @@
 #include "secmem.h"
 
 #define DEFAULT_POLICY_PATH "/etc/lockd/lockd.yaml"
+
+/* jansson's free(): the whole block is wiped first (its usable size, which covers what jansson
+ * wrote). */
+static void json_wiping_free(void *p) {
+        if (!p)
+                return;
+        explicit_bzero(p, malloc_usable_size(p));
+        free(p);
+}
 
 static void usage(FILE *f) {
         fputs("usage: lockd [--config FILE]\n"
@@ -106,6 +117,9 @@ int lockd_main(int argc, char **argv) {
         r = secmem_harden_process();
         if (r < 0)
                 return log_error_errno(r, NULL, "cannot make lockd undumpable: %m"), 1;
+        /* jansson holds what lockd parses and builds, fd 6 JSON with a human's values among
+         * it: its memory is wiped when freed, so no value outlives its use in the heap. */
+        json_set_alloc_funcs(malloc, json_wiping_free);
         r = manager_new(pick_policy(config), &m);
         if (r < 0)
                 return 1;

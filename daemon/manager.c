@@ -23,6 +23,7 @@
 #include "catalog.h"
 #include "console-handles.h"
 #include "console-plugins.h"
+#include "ask.h"
 #include "console-tickets.h"
 #include "console.h"
 #include "fd-util.h"
@@ -38,6 +39,7 @@
 #include "sandbox.h"
 #include "scope.h"
 #include "sockets.h"
+#include "sessions.h"
 #include "tickets.h"
 
 #define LISTEN_BACKLOG       SOMAXCONN
@@ -225,7 +227,8 @@ static void notify_status(Manager *m) {
 }
 
 static void maybe_finish_stop(Manager *m) {
-        if (m->stopping && run_pool_n_active(m->runs) == 0 && run_pool_n_queued(m->runs) == 0)
+        if (m->stopping && run_pool_n_active(m->runs) == 0 && run_pool_n_queued(m->runs) == 0 &&
+            ask_backlog(m) == 0)
                 sd_event_exit(m->event, 0);
 }
 
@@ -253,7 +256,11 @@ void manager_stop(Manager *m) {
                    run_pool_n_active(m->runs));
         /* No new connection, no new call: the peers are told by their sockets closing. */
         m->varlink = varlink_server_free(m->varlink);
+        /* Steps not yet running end first (their slots go back), so none starts now. */
+        ask_flush(m);
         run_pool_kill_all(m->runs);
+        /* The typed values go with the stop, not with the process's end. */
+        m->sessions = sessions_free(m->sessions);
         (void)sd_event_add_time_relative(m->event, NULL, CLOCK_MONOTONIC, STOP_GRACE_USEC, 0,
                                          on_stop_timeout, m);
         maybe_finish_stop(m);
@@ -319,6 +326,10 @@ int manager_reload(Manager *m) {
         m->policy = TAKE_PTR(p);
         roles_free(m->roles);
         m->roles = TAKE_PTR(roles);
+        if (m->sessions)
+                sessions_set_timeouts(m->sessions,
+                                      m->policy->limits.session_idle_timeout_sec * 1000000ULL,
+                                      m->policy->limits.session_absolute_timeout_sec * 1000000ULL);
         log_struct(LOG_INFO, LOCKD_MESSAGE_RELOADED, NULL, "policy reloaded from %s",
                    m->policy_path ? m->policy_path : "the compiled-in default");
         notify_status_full(m, true);
@@ -466,6 +477,11 @@ int manager_start(Manager *m) {
                         m, &m->tickets);
         if (r < 0)
                 return log_error_errno(r, NULL, "tickets: %s", strerror(-r));
+        r = sessions_new(m->event, m->policy->limits.session_idle_timeout_sec * 1000000ULL,
+                         m->policy->limits.session_absolute_timeout_sec * 1000000ULL,
+                         console_session_ended, m, &m->sessions);
+        if (r < 0)
+                return log_error_errno(r, NULL, "input sessions: %s", strerror(-r));
         /* Each handle holds a memfd: HANDLES_MAX of them beside the connections and the runs
          * need more than the 1024 fds a service gets by default. Children close all but theirs. */
         struct rlimit nofile;
@@ -567,12 +583,17 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         m->stopping = true;
         m->varlink = varlink_server_free(m->varlink);
-        /* Tickets hold plugin references: they go before the catalog. */
         console_tickets_done(m);
+        /* Runs first (their results go to tickets, budgets and the audit log; they use the
+         * scopes and the catalog's sandboxes), then what they used. */
+        if (m->tickets)
+                ask_flush(m);
+        m->ask = ask_queue_free(m->ask);
+        m->runs = run_pool_free(m->runs);
+        m->sessions = sessions_free(m->sessions);
+        /* Tickets hold plugin references: they go before the catalog. */
         m->tickets = tickets_free(m->tickets);
         m->budget = budget_close(m->budget);
-        /* Runs first (they use the scopes and the catalog's sandboxes), then what they used. */
-        m->runs = run_pool_free(m->runs);
         m->scope = scope_manager_free(m->scope);
         m->catalog = catalog_free(m->catalog);
         m->marketplaces = marketplaces_free(m->marketplaces);

@@ -23,10 +23,9 @@ struct Tickets {
 };
 
 static const char *const state_names[_TICKET_STATE_MAX] = {
-        [TICKET_PENDING] = "pending",
-        [TICKET_DENIED] = "denied",
-        [TICKET_CANCELLED] = "cancelled",
-        [TICKET_EXPIRED] = "expired",
+        [TICKET_PENDING] = "pending",     [TICKET_RUNNING] = "running",
+        [TICKET_DONE] = "done",           [TICKET_DENIED] = "denied",
+        [TICKET_CANCELLED] = "cancelled", [TICKET_EXPIRED] = "expired",
 };
 
 const char *ticket_state_name(TicketState s) {
@@ -36,7 +35,8 @@ const char *ticket_state_name(TicketState s) {
 }
 
 bool ticket_state_final(TicketState s) {
-        return s == TICKET_DENIED || s == TICKET_CANCELLED || s == TICKET_EXPIRED;
+        return s == TICKET_DONE || s == TICKET_DENIED || s == TICKET_CANCELLED ||
+               s == TICKET_EXPIRED;
 }
 
 bool ticket_id_valid(const char *s) {
@@ -61,8 +61,11 @@ static void ticket_free(Tickets *ts, Ticket *t) {
         if (t->plan && ts->release_plan)
                 ts->release_plan(t->plan, ts->userdata);
         plan_free(t->plan);
-        for (size_t i = 0; i < PLAN_STEPS_MAX; i++)
+        for (size_t i = 0; i < PLAN_STEPS_MAX; i++) {
                 free(t->labels[i]);
+                free(t->runs[i].detail);
+        }
+        seal_key_free(t->seal);
         free(t);
 }
 
@@ -101,6 +104,7 @@ static void rearm(Tickets *ts) {
 
 /* Moves a pending ticket to a final state, every step's outcome the state's own word. */
 static void finish(Tickets *ts, Ticket *t, TicketState state) {
+        t->seal = seal_key_free(t->seal);
         t->state = state;
         t->changed_usec = tickets_now_usec();
         for (size_t i = 0; i < t->plan->n_steps; i++)
@@ -180,7 +184,7 @@ size_t tickets_n_pending(const Tickets *ts, uid_t agent) {
         size_t n = 0;
 
         for (size_t i = 0; i < ts->n; i++)
-                if (ts->items[i]->agent == agent && ts->items[i]->state == TICKET_PENDING)
+                if (ts->items[i]->agent == agent && !ticket_state_final(ts->items[i]->state))
                         n++;
         return n;
 }
@@ -249,6 +253,14 @@ int tickets_submit(Tickets *ts, uid_t agent, Plan *plan, const char *const *labe
                         ticket_free(ts, t);
                         return -ENOMEM;
                 }
+        /* A fresh key per ticket: a value sealed for one ticket opens for no other. */
+        if (plan->n_placeholders > 0) {
+                r = seal_key_new(&t->seal);
+                if (r < 0) {
+                        ticket_free(ts, t);
+                        return r;
+                }
+        }
         t->agent = agent;
         t->state = TICKET_PENDING;
         t->created_usec = t->changed_usec = now;
@@ -302,6 +314,44 @@ int tickets_finish(Tickets *ts, const char *id, TicketState state) {
                 return -EBUSY;
         finish(ts, ts->items[i], state);
         rearm(ts);
+        return 0;
+}
+
+Ticket *tickets_get_mutable(Tickets *ts, const char *id) {
+        ssize_t i;
+
+        (void)tickets_expire(ts, tickets_now_usec());
+        i = find(ts, id);
+        return i < 0 ? NULL : ts->items[i];
+}
+
+int tickets_start(Tickets *ts, Ticket *t) {
+        if (t->state != TICKET_PENDING)
+                return -EBUSY;
+        /* The values are in: nothing may be sealed to this ticket again. */
+        t->seal = seal_key_free(t->seal);
+        t->state = TICKET_RUNNING;
+        t->changed_usec = tickets_now_usec();
+        rearm(ts);
+        if (ts->on_changed)
+                ts->on_changed(t, ts->userdata);
+        return 0;
+}
+
+int tickets_set_outcome(Tickets *ts, Ticket *t, size_t step, int result, const char *error) {
+        bool all = true;
+
+        if (t->state != TICKET_RUNNING || step >= t->plan->n_steps || t->outcomes[step].set ||
+            (error ? result != -1 : (result != 0 && result != 1)))
+                return -EINVAL;
+        t->outcomes[step] = (TicketOutcome){.set = true, .result = result, .error = error};
+        for (size_t i = 0; i < t->plan->n_steps; i++)
+                all = all && t->outcomes[i].set;
+        t->changed_usec = tickets_now_usec();
+        if (all)
+                t->state = TICKET_DONE;
+        if (ts->on_changed)
+                ts->on_changed(t, ts->userdata);
         return 0;
 }
 

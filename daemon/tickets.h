@@ -9,6 +9,7 @@
 #include <systemd/sd-event.h>
 
 #include "plan.h"
+#include "seal.h"
 
 /* Tickets kept at once, all agents, any state. A ticket with its plan takes about 12 KiB, so
  * the set stays under 50 MiB however agents churn; pending ones are also bounded per agent by the
@@ -22,6 +23,8 @@
 
 typedef enum TicketState {
         TICKET_PENDING,   /* waiting for the console */
+        TICKET_RUNNING,   /* approved (or auto): steps run, outcomes arrive one by one */
+        TICKET_DONE,      /* every step has its outcome: final */
         TICKET_DENIED,    /* the console said no: final */
         TICKET_CANCELLED, /* the agent took it back: final */
         TICKET_EXPIRED,   /* nobody answered in time: final */
@@ -36,6 +39,16 @@ typedef struct TicketOutcome {
         const char *error; /* static; NULL with a result */
 } TicketOutcome;
 
+/* What the human may see of one step's run (Results, security level 3): never the agent. */
+typedef struct TicketRun {
+        char cause[64]; /* "answer", "cached", "timeout", "exit:3", "input_invalid", ... */
+        bool cached;    /* answered from the budget's cache, nothing ran */
+        bool ran;       /* a plugin ran: the measures below are set */
+        char unit[128]; /* the run's scope ("" without one) */
+        uint64_t wall_usec, cpu_usec, peak_memory_bytes, stderr_bytes;
+        char *detail; /* escaped fd 7 bytes, only kept at security level 3; NULL for none */
+} TicketRun;
+
 typedef struct Ticket {
         char id[TICKET_ID_LEN + 1];
         uid_t agent;
@@ -48,6 +61,12 @@ typedef struct Ticket {
         uint64_t expires_usec; /* CLOCK_REALTIME: the state turns expired then, if still pending */
         uint64_t changed_usec; /* CLOCK_REALTIME of the last state change */
         TicketOutcome outcomes[PLAN_STEPS_MAX];
+        TicketRun runs[PLAN_STEPS_MAX];
+        /* The one-use key the human's values are sealed to: made at the submit for a plan with
+         * placeholders, destroyed (freed) by the approval or any final state. */
+        SealKey *seal;
+        bool auto_approved; /* lockd started it itself: protocol-1 steps on auto handles */
+        pid_t agent_pid;    /* the submitter's pid at accept, for the run records */
 } Ticket;
 
 typedef struct Tickets Tickets;
@@ -115,6 +134,24 @@ const Ticket *tickets_get_for_agent(Tickets *ts, const char *id, uid_t agent);
  */
 int tickets_finish(Tickets *ts, const char *id, TicketState state);
 
+/*
+ * The owner's mutable view of a ticket (tickets_get() with expiry first), for the run engine.
+ */
+Ticket *tickets_get_mutable(Tickets *ts, const char *id);
+
+/*
+ * Moves a pending ticket to running: its seal key is destroyed (the values are in), on_changed
+ * runs. 0; -ENOENT; -EBUSY when not pending.
+ */
+int tickets_start(Tickets *ts, Ticket *t);
+
+/*
+ * Sets step's outcome of a running ticket: result 0 or 1 with error NULL, or result -1 with a
+ * static error word. The last outcome makes the ticket done. on_changed runs either way. 0;
+ * -EINVAL (bad step, or an outcome already set, or not running).
+ */
+int tickets_set_outcome(Tickets *ts, Ticket *t, size_t step, int result, const char *error);
+
 /* Expires every pending ticket whose expiry is at or before now_usec (outcomes "expired",
  * on_changed for each). The count. */
 size_t tickets_expire(Tickets *ts, uint64_t now_usec);
@@ -122,5 +159,6 @@ size_t tickets_expire(Tickets *ts, uint64_t now_usec);
 /* The tickets in submit order (after expiring): tickets_n() then tickets_at(ts, 0..n-1). */
 size_t tickets_n(Tickets *ts);
 const Ticket *tickets_at(const Tickets *ts, size_t i);
-/* The pending tickets of one agent. */
+/* The open tickets of one agent: pending or running. Both count against the per-agent cap, so an
+ * agent cannot hold more runs queued through auto tickets than through approved ones. */
 size_t tickets_n_pending(const Tickets *ts, uid_t agent);

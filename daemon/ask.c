@@ -1,0 +1,442 @@
+/* The runs of an approved ticket, from the cache lookup to the outcome the agent sees. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ask.h"
+#include "audit.h"
+#include "budget.h"
+#include "catalog.h"
+#include "escape.h"
+#include "handles.h"
+#include "inputs.h"
+#include "log-ids.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "policy.h"
+#include "release.h"
+#include "runpool.h"
+
+/* One step on its way through the pool. It holds what the outcome needs after the run, never a
+ * value: those live only in the request's fd 6 JSON, freed with the request. */
+typedef struct StepRun {
+        Manager *manager;
+        char ticket[TICKET_ID_LEN + 1];
+        size_t step;
+        uid_t agent;
+        pid_t agent_pid;
+        CatalogPlugin *plugin; /* a reference: the approved version runs even if removed since */
+        uint8_t digest[BUDGET_DIGEST_SIZE];
+        char sha256[HANDLE_SHA256_HEX + 1];
+        BudgetKey key;
+        RunRequest *req; /* while in the backlog; the pool owns it after submit */
+        struct StepRun *next;
+} StepRun;
+
+/* One agent's waiting steps, in order. */
+typedef struct AgentQueue {
+        uid_t agent;
+        StepRun *head, *tail;
+        struct AgentQueue *next;
+} AgentQueue;
+
+/* The backlog: agents in rotation order, each with its FIFO. A step leaves from the first agent,
+ * which then moves to the end, so every agent gets its turn whatever the others queued. */
+struct AskQueue {
+        AgentQueue *head, *tail;
+        size_t n;
+};
+
+static StepRun *step_run_free(StepRun *s) {
+        if (!s)
+                return NULL;
+        catalog_plugin_unref(s->plugin);
+        run_request_free(s->req);
+        free(s);
+        return NULL;
+}
+
+/* Sets step's outcome and what the human sees of it. */
+static void set_outcome(Manager *m, Ticket *t, size_t step, int result, const char *error,
+                        const char *cause) {
+        snprintf(t->runs[step].cause, sizeof(t->runs[step].cause), "%s", cause);
+        (void)tickets_set_outcome(m->tickets, t, step, result, error);
+}
+
+static int queue_push(Manager *m, StepRun *s) {
+        AskQueue *q = m->ask;
+        AgentQueue *a;
+
+        if (!q) {
+                q = m->ask = calloc(1, sizeof(*q));
+                if (!q)
+                        return -ENOMEM;
+        }
+        for (a = q->head; a; a = a->next)
+                if (a->agent == s->agent)
+                        break;
+        if (!a) {
+                a = calloc(1, sizeof(*a));
+                if (!a)
+                        return -ENOMEM;
+                a->agent = s->agent;
+                if (q->tail)
+                        q->tail->next = a;
+                else
+                        q->head = a;
+                q->tail = a;
+        }
+        s->next = NULL;
+        if (a->tail)
+                a->tail->next = s;
+        else
+                a->head = s;
+        a->tail = s;
+        q->n++;
+        return 0;
+}
+
+/* Takes the first agent's first step and rotates that agent to the end (or drops it, empty). */
+static StepRun *queue_pop(AskQueue *q) {
+        AgentQueue *a = q ? q->head : NULL;
+        StepRun *s;
+
+        if (!a)
+                return NULL;
+        s = a->head;
+        a->head = s->next;
+        if (!a->head)
+                a->tail = NULL;
+        q->head = a->next;
+        if (!q->head)
+                q->tail = NULL;
+        a->next = NULL;
+        if (a->head) {
+                if (q->tail)
+                        q->tail->next = a;
+                else
+                        q->head = a;
+                q->tail = a;
+        } else
+                free(a);
+        q->n--;
+        s->next = NULL;
+        return s;
+}
+
+/* Puts s back at the front: the pool was full, s keeps its place and its agent its turn. */
+static void queue_unpop(AskQueue *q, StepRun *s) {
+        AgentQueue *a;
+
+        for (a = q->head; a; a = a->next)
+                if (a->agent == s->agent)
+                        break;
+        if (a) {
+                /* The agent rotated to the end: bring it back to the front. */
+                AgentQueue **pp = &q->head, *prev = NULL;
+
+                while (*pp != a) {
+                        prev = *pp;
+                        pp = &(*pp)->next;
+                }
+                *pp = a->next;
+                if (q->tail == a)
+                        q->tail = prev;
+                s->next = a->head;
+                a->head = s;
+        } else {
+                a = calloc(1, sizeof(*a));
+                if (!a) {
+                        /* Cannot happen in practice (the pop freed one); fail the step closed. */
+                        abort();
+                }
+                a->agent = s->agent;
+                a->head = a->tail = s;
+        }
+        a->next = q->head;
+        q->head = a;
+        if (!q->tail)
+                q->tail = a;
+        q->n++;
+}
+
+size_t ask_backlog(const Manager *m) {
+        return m->ask ? m->ask->n : 0;
+}
+
+AskQueue *ask_queue_free(AskQueue *q) {
+        StepRun *s;
+
+        while ((s = queue_pop(q)))
+                step_run_free(s);
+        free(q);
+        return NULL;
+}
+
+/* Ends a step that did not run (or whose run tells nothing about the file): its reserved slot
+ * is given back, the agent sees plugin_error, the human the cause. */
+static void fail_unrun(Manager *m, StepRun *s, const char *cause) {
+        Ticket *t = tickets_get_mutable(m->tickets, s->ticket);
+        int r = budget_release(m->budget, s->digest, &s->key);
+
+        if (r < 0)
+                log_error_errno(r, NULL, "ticket %s step %zu: budget release failed: %m", s->ticket,
+                                s->step);
+        if (t)
+                set_outcome(m, t, s->step, -1, "plugin_error", cause);
+}
+
+static void step_done(RunRequest *req, void *userdata);
+
+/* Hands backlog steps to the pool until it is full or the backlog empty. */
+static void drain(Manager *m) {
+        StepRun *s;
+
+        while (!m->stopping && (s = queue_pop(m->ask))) {
+                RunRequest *req = s->req;
+                int r;
+
+                s->req = NULL;
+                req->userdata = s;
+                r = run_pool_submit(m->runs, req);
+                if (r == -EAGAIN) {
+                        s->req = req;
+                        queue_unpop(m->ask, s);
+                        return;
+                }
+                if (r < 0) {
+                        run_request_free(req);
+                        fail_unrun(m, s, r == -ESHUTDOWN ? "not_run:stopping" : "not_run:pool");
+                        step_run_free(s);
+                }
+        }
+}
+
+void ask_flush(Manager *m) {
+        StepRun *s;
+
+        while ((s = queue_pop(m->ask))) {
+                fail_unrun(m, s, "not_run:stopping");
+                step_run_free(s);
+        }
+}
+
+/* The audit record of one run; a failure to write it withholds the answer (fail closed). */
+static int audit_run(Manager *m, const StepRun *s, const RunRequest *req, const char *cause) {
+        const Manifest *mf = s->plugin->release->manifest;
+        const RunResult *res = &req->result;
+        const AuditRun run = {
+                .plugin = mf->name,
+                .version = mf->version,
+                .handle_sha256 = s->sha256,
+                .peer_uid = s->agent,
+                .peer_pid = s->agent_pid,
+                .outcome = res->outcome,
+                .cause = res->outcome == RUN_PLUGIN_ERROR ? cause : NULL,
+                .stderr_bytes = res->stderr_bytes,
+                .cpu_usec = res->cpu_usec,
+                .peak_memory_bytes = res->peak_rss_bytes,
+                .unit = req->scoped ? req->unit : NULL,
+                .ticket = s->ticket,
+                .step = (int64_t)s->step,
+        };
+
+        return audit_append_run(m->audit, &run);
+}
+
+static void step_done(RunRequest *req, void *userdata) {
+        StepRun *s = userdata;
+        Manager *m = s->manager;
+        const RunResult *res = &req->result;
+        Ticket *t = tickets_get_mutable(m->tickets, s->ticket);
+        char cause[64] = "answer";
+        BudgetOutcome bo;
+        int r;
+
+        if (req->error < 0) {
+                fail_unrun(m, s, req->error == -ECANCELED ? "not_run:stopping" : "not_run:pool");
+                goto finish;
+        }
+        if (res->outcome == RUN_PLUGIN_ERROR)
+                run_cause_format(res, cause, sizeof(cause));
+
+        if (t) {
+                TicketRun *tr = &t->runs[s->step];
+
+                tr->ran = true;
+                snprintf(tr->unit, sizeof(tr->unit), "%s", req->scoped ? req->unit : "");
+                tr->wall_usec = res->wall_usec;
+                tr->cpu_usec = res->cpu_usec;
+                tr->peak_memory_bytes = res->peak_rss_bytes;
+                tr->stderr_bytes = res->stderr_bytes;
+                /* The detail is the human's, and kept only where the policy shows it. */
+                if (m->policy->security_level >= 3 && res->detail_len > 0)
+                        tr->detail = escape_bytes(res->detail, res->detail_len);
+        }
+
+        if (res->cause == RUN_CAUSE_SPAWN) {
+                /* lockd could not enter the sandbox: that says nothing about the file, so the
+                 * slot goes back; the run is still recorded. */
+                (void)audit_run(m, s, req, cause);
+                fail_unrun(m, s, cause);
+                goto finish;
+        }
+
+        bo = res->outcome == RUN_ONE    ? BUDGET_OUTCOME_ONE
+             : res->outcome == RUN_ZERO ? BUDGET_OUTCOME_ZERO
+                                        : BUDGET_OUTCOME_PLUGIN_ERROR;
+        r = budget_commit(m->budget, s->digest, &s->key, bo);
+        if (r < 0)
+                /* The slot stays reserved on disk: the answer is charged, and the next ask of
+                 * this question runs again for free. */
+                log_error_errno(r, NULL, "ticket %s step %zu: the answer could not be cached: %m",
+                                s->ticket, s->step);
+
+        r = audit_run(m, s, req, cause);
+        if (r < 0) {
+                log_error_errno(r, LOCKD_MESSAGE_AUDIT_RUN,
+                                "ticket %s step %zu: the run record could not be written, the "
+                                "answer is withheld: %m",
+                                s->ticket, s->step);
+                if (t)
+                        set_outcome(m, t, s->step, -1, "plugin_error", "audit");
+                goto finish;
+        }
+        if (t) {
+                if (res->outcome == RUN_PLUGIN_ERROR)
+                        set_outcome(m, t, s->step, -1, "plugin_error", cause);
+                else
+                        set_outcome(m, t, s->step, res->outcome == RUN_ONE, NULL, cause);
+        }
+finish:
+        run_request_free(req);
+        step_run_free(s);
+        manager_run_finished(m);
+        drain(m);
+}
+
+/* The values of step's declared inputs in manifest order, from the plan's placeholder values. */
+static void step_values(const Plan *p, const PlanStep *st, const Manifest *mf,
+                        const SecBuf *const *values, const char *out[MANIFEST_INPUTS_MAX]) {
+        for (size_t b = 0; b < st->n_bindings; b++) {
+                const ManifestInput *in = manifest_find_input(mf, st->bindings[b].input);
+
+                if (!in)
+                        continue;
+                for (size_t k = 0; k < p->n_placeholders; k++)
+                        if (values && values[k] &&
+                            strcmp(p->placeholders[k], st->bindings[b].placeholder) == 0)
+                                out[in - mf->inputs] = (const char *)values[k]->data;
+        }
+}
+
+/* Starts one step; see ask_start(). */
+static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *values) {
+        const PlanStep *st = &t->plan->steps[i];
+        const CatalogPlugin *plugin = st->plugin;
+        const Manifest *mf = plugin->release->manifest;
+        const char *vals[MANIFEST_INPUTS_MAX] = {};
+        _cleanup_(run_request_freep) RunRequest *req = NULL;
+        const Handle *h;
+        StepRun *s;
+        BudgetEntry e;
+        size_t bad = 0;
+        int r;
+
+        /* The handle as it is now: a revocation or expiry since the submit is the human's no. */
+        h = handles_get_for_agent(m->handles, st->handle_id, t->agent);
+        if (!h) {
+                set_outcome(m, t, i, -1, "denied", "handle_gone");
+                return;
+        }
+        req = run_request_new();
+        if (!req) {
+                set_outcome(m, t, i, -1, "plugin_error", "not_run:memory");
+                return;
+        }
+        if (mf->n_inputs > 0) {
+                step_values(t->plan, st, mf, values, vals);
+                /* The value is checked against each input it is bound to; a misfit is named by
+                 * its input only, never shown. */
+                r = inputs_canonical_json(mf, vals, &req->inputs_json, &bad);
+                if (r == -EINVAL || r == -ENOENT) {
+                        set_outcome(m, t, i, -1, "input_invalid", "input_invalid");
+                        return;
+                }
+                if (r < 0) {
+                        set_outcome(m, t, i, -1, "plugin_error", "not_run:memory");
+                        return;
+                }
+                req->inputs_len = strlen(req->inputs_json);
+        }
+
+        s = calloc(1, sizeof(*s));
+        if (!s) {
+                set_outcome(m, t, i, -1, "plugin_error", "not_run:memory");
+                return;
+        }
+        *s = (StepRun){.manager = m, .step = i, .agent = t->agent, .agent_pid = t->agent_pid};
+        memcpy(s->ticket, t->id, sizeof(s->ticket));
+        memcpy(s->digest, h->digest, sizeof(s->digest));
+        memcpy(s->sha256, h->sha256, sizeof(s->sha256));
+        r = budget_key_init(&s->key, mf->name, mf->version);
+        for (size_t b = 0; r >= 0 && b < st->n_bindings; b++)
+                r = budget_key_add(&s->key, st->bindings[b].input, st->bindings[b].placeholder);
+        if (r < 0) {
+                free(s);
+                set_outcome(m, t, i, -1, "plugin_error", "not_run:key");
+                return;
+        }
+
+        /* The same question again costs nothing and runs nothing. */
+        if (budget_lookup(m->budget, s->digest, &s->key, &e) > 0) {
+                free(s);
+                t->runs[i].cached = true;
+                if (e.outcome == BUDGET_OUTCOME_PLUGIN_ERROR)
+                        set_outcome(m, t, i, -1, "plugin_error", "cached");
+                else
+                        set_outcome(m, t, i, e.outcome == BUDGET_OUTCOME_ONE, NULL, "cached");
+                return;
+        }
+        /* The slot is on disk before the plugin runs: a lockd killed mid-run comes back with it
+         * taken, so no crash gives an agent an answer for free. */
+        r = budget_reserve(m->budget, s->digest, &s->key, h->budget);
+        if (r < 0) {
+                free(s);
+                if (r == -EDQUOT || r == -ENOSPC)
+                        set_outcome(m, t, i, -1, "budget_exhausted", "budget_exhausted");
+                else
+                        set_outcome(m, t, i, -1, "plugin_error", "not_run:budget");
+                return;
+        }
+
+        req->input_fd = handle_open_for_run(h);
+        if (req->input_fd < 0) {
+                budget_release(m->budget, s->digest, &s->key);
+                free(s);
+                set_outcome(m, t, i, -1, "plugin_error", "not_run:handle");
+                return;
+        }
+        s->plugin = catalog_plugin_ref(plugin);
+        req->sandbox = plugin->sandbox;
+        req->fairness_key = t->agent;
+        snprintf(req->unit, sizeof(req->unit), "lockd-run-%" PRIu64 "-%zu.scope", ++m->ask_runs, i);
+        req->done = step_done;
+        s->req = TAKE_PTR(req);
+        if (queue_push(m, s) < 0) {
+                fail_unrun(m, s, "not_run:memory");
+                step_run_free(s);
+        }
+}
+
+void ask_start(Manager *m, Ticket *t, const SecBuf *const *values) {
+        for (size_t i = 0; i < t->plan->n_steps; i++) {
+                /* A step's outcome may end the ticket; it stays (running tickets are never
+                 * dropped, and a done one only when a later submit needs room). */
+                start_step(m, t, i, values);
+        }
+        drain(m);
+}

@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+"""The question flow against a real lockd under a real systemd manager: agents (other uids)
+submit plans, the console approves with values sealed to each ticket's key, sandboxed runs in
+transient scopes answer one bit, budgets and the cache charge, the audit chain records. TAP on
+stdout. Run through tests/integration/with-systemd."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lockdtest import (AGENT2_UID, AGENT_UID, Daemon, Failed, Tap, call, call_as,  # noqa: E402
+                       check, plugin_processes, require_environment, units, wait_for)
+
+# The world of test-daemon.py (signed releases, a marketplace, grants) without a copy of it.
+_spec = importlib.util.spec_from_file_location(
+    "test_daemon", os.path.join(os.path.dirname(os.path.abspath(__file__)), "test-daemon.py"))
+td = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(td)
+
+SEAL = os.environ.get("LOCKD_SEAL", "")
+# A value a human types. It must never appear anywhere but in the plugin's fd 6.
+SECRET = "Zq7-hunter2-typed-only@example.org"
+AGENTS = list(range(62000, 62050))
+
+
+def seal(ticket, name, key, value):
+    r = subprocess.run([SEAL, ticket, name, key], input=value.encode(), capture_output=True,
+                       timeout=10)
+    check(r.returncode == 0, f"lockd-seal: {r.stderr}")
+    return r.stdout.decode().strip()
+
+
+def get_ticket(d, t):
+    r = d.console_call("io.lockd.Console.GetTicket", {"ticket": t})
+    check("parameters" in r, f"GetTicket: {r}")
+    return r["parameters"]["ticket"]
+
+
+def approve(d, t, typed=None):
+    """Approve with the values in typed (placeholder -> plain value), sealed to the ticket."""
+    g = get_ticket(d, t)
+    values = {n: seal(t, n, g["seal_key"], v) for n, v in (typed or {}).items()}
+    return d.console_call("io.lockd.Console.Approve", {"ticket": t, "values": values})
+
+
+def wait_final(d, t, uid=AGENT_UID, timeout=30):
+    """The agent's Wait, repeated until the ticket is final; the last answer."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = call_as(uid, d.agent, "io.lockd.Agent.Wait", {"ticket": t})
+        check("parameters" in r, f"Wait: {r}")
+        if r["parameters"]["state"] in ("done", "denied", "cancelled", "expired"):
+            return r
+        if time.monotonic() > deadline:
+            raise Failed(f"ticket {t} not final: {r}")
+        time.sleep(0.1)
+
+
+def outcomes(r):
+    return [(o["result"], o["error"]) for o in r["parameters"]["outcomes"]]
+
+
+def submit(d, steps, uid=AGENT_UID):
+    r = call_as(uid, d.agent, "io.lockd.Agent.Submit", {"steps": steps})
+    check("parameters" in r, f"Submit: {r}")
+    return r["parameters"]
+
+
+def audit_records(d):
+    return td.read_audit(os.path.join(d.dir, "state", "audit", "audit.jsonl"))
+
+
+def test_auto_runs_and_caches(w):
+    """an auto grant runs protocol-1 questions at once; the same question again is cached, free"""
+    one = w.install("good-one")
+    zero = w.install("good-zero")
+    h = td.grant(w.d, td.grant_file(w, "auto.txt", b"auto content"), "--agent", str(AGENT_UID),
+                 "--auto", "--budget", "2")["handle"]
+    s = submit(w.d, [{"plugin": one, "handle": h}, {"plugin": zero, "handle": h}])
+    check(s["state"] in ("running", "done"), f"auto submit: {s}")
+    r = wait_final(w.d, s["ticket"])
+    check(outcomes(r) == [(1, None), (0, None)], f"outcomes: {r}")
+    runs = [x for x in audit_records(w.d) if x["event"] == "run" and x.get("ticket") ==
+            s["ticket"]]
+    check(len(runs) == 2 and all(x["unit"].startswith("lockd-run-") for x in runs) and
+          {x["outcome"] for x in runs} == {"1", "0"} and runs[0]["peer_uid"] == AGENT_UID,
+          f"run records: {runs}")
+    left = td.agent_handles(w.d)[h]["budget_left"]
+    check(left == 0, f"budget left after two answers: {left}")
+    n_runs = len([x for x in audit_records(w.d) if x["event"] == "run"])
+    s2 = submit(w.d, [{"plugin": zero, "handle": h}, {"plugin": one, "handle": h}])
+    check(s2["state"] == "done", f"a cached ticket is done at once: {s2}")
+    r = wait_final(w.d, s2["ticket"])
+    check(outcomes(r) == [(0, None), (1, None)], f"cached outcomes: {r}")
+    check(len([x for x in audit_records(w.d) if x["event"] == "run"]) == n_runs,
+          "a cache hit ran a plugin")
+    check(td.agent_handles(w.d)[h]["budget_left"] == 0, "a cache hit charged")
+    g = get_ticket(w.d, s2["ticket"])
+    check(g["auto"] is True and g["state"] == "done" and g["seal_key"] is None, f"{g}")
+
+
+def test_approve_sealed_value(w):
+    """a typed value sealed to the ticket answers the question and goes nowhere else"""
+    inputs = w.install("good-inputs")
+    path = td.grant_file(w, "secret-holder.txt", b"prefix " + SECRET.encode() + b" suffix")
+    h = td.grant(w.d, path, "--agent", str(AGENT_UID), "--label", "holder")["handle"]
+    s = submit(w.d, [{"plugin": inputs, "handle": h, "inputs": {"needle": "${email}"}}])
+    check(s["state"] == "pending", f"{s}")
+    g = get_ticket(w.d, s["ticket"])
+    check(g["placeholders"] == ["email"] and g["session_holds"] == [] and
+          len(g["seal_key"]) == 44, f"GetTicket: {g}")
+    # A value sealed to another ticket's key does not open here.
+    other = submit(w.d, [{"plugin": inputs, "handle": h, "inputs": {"needle": "${email}"}}])
+    og = get_ticket(w.d, other["ticket"])
+    r = w.d.console_call("io.lockd.Console.Approve", {
+        "ticket": s["ticket"], "values": {"email": seal(other["ticket"], "email", og["seal_key"],
+                                                        SECRET)}})
+    check(r.get("error") == "io.lockd.Console.ValueNotSealed" and
+          r["parameters"] == {"placeholder": "email"}, f"a value of another ticket: {r}")
+    r = w.d.console_call("io.lockd.Console.Approve", {"ticket": s["ticket"]})
+    check(r.get("error") == "io.lockd.Console.MissingValue", f"no value: {r}")
+    r = approve(w.d, s["ticket"], {"email": SECRET})
+    check(r.get("parameters", {}).get("state") in ("running", "done"), f"Approve: {r}")
+    r2 = wait_final(w.d, s["ticket"])
+    check(outcomes(r2) == [(1, None)], f"outcome: {r2}")
+    check(SECRET not in json.dumps(r2) and SECRET not in json.dumps(r), "the value was echoed")
+    check(get_ticket(w.d, s["ticket"])["seal_key"] is None, "the key outlived the approval")
+    r = approve(w.d, s["ticket"], {})
+    check(r.get("error") == "io.lockd.Console.TicketNotPending", f"a second approval: {r}")
+    # The session replays the value on the other ticket: no value sent, same answer.
+    og = get_ticket(w.d, other["ticket"])
+    check(og["session_holds"] == ["email"], f"session_holds: {og}")
+    r = w.d.console_call("io.lockd.Console.Approve", {"ticket": other["ticket"]})
+    check(r.get("parameters", {}).get("state") in ("running", "done"), f"replay: {r}")
+    check(outcomes(wait_final(w.d, other["ticket"])) == [(1, None)], "replayed value")
+
+
+def test_session_replay_other_file(w):
+    """the session's value answers on a second file without a prompt; EndSession wipes it"""
+    inputs = w.install("good-inputs")
+    h2 = td.grant(w.d, td.grant_file(w, "second.txt", b"no secret in here"), "--agent",
+                  str(AGENT_UID))["handle"]
+    h3 = td.grant(w.d, td.grant_file(w, "third.txt", SECRET.encode()), "--agent",
+                  str(AGENT_UID))["handle"]
+    s = submit(w.d, [{"plugin": inputs, "handle": h2, "inputs": {"needle": "${email}"}},
+                     {"plugin": inputs, "handle": h3, "inputs": {"needle": "${email}"}}])
+    r = w.d.console_call("io.lockd.Console.Approve", {"ticket": s["ticket"]})
+    check("parameters" in r, f"approve from the session: {r}")
+    check(outcomes(wait_final(w.d, s["ticket"])) == [(0, None), (1, None)], "second file")
+    r = w.d.console_call("io.lockd.Console.EndSession")
+    check(r["parameters"]["values"] == 1, f"EndSession: {r}")
+    s = submit(w.d, [{"plugin": inputs, "handle": h2, "inputs": {"needle": "${other}"}}])
+    g = get_ticket(w.d, s["ticket"])
+    check(g["session_holds"] == [], f"after EndSession: {g}")
+    r = w.d.console_call("io.lockd.Console.Approve", {"ticket": s["ticket"]})
+    check(r.get("error") == "io.lockd.Console.MissingValue", f"after EndSession: {r}")
+    w.d.console_call("io.lockd.Console.Deny", {"ticket": s["ticket"]})
+    recs = [x for x in audit_records(w.d) if x["event"].startswith("session_")]
+    check([x["event"] for x in recs] == ["session_start", "session_end"] and
+          recs[0]["uid"] == 0 and recs[1]["reason"] == "requested" and
+          recs[1]["value_count"] == 1, f"session records: {recs}")
+
+
+def test_input_invalid(w):
+    """a value that does not fit its input fails the step as input_invalid and is not kept"""
+    inputs = w.install("good-inputs")
+    h = td.grant(w.d, td.grant_file(w, "long.txt", b"x"), "--agent", str(AGENT_UID))["handle"]
+    w.d.console_call("io.lockd.Console.EndSession")
+    s = submit(w.d, [{"plugin": inputs, "handle": h, "inputs": {"needle": "${toolong}"}}])
+    r = approve(w.d, s["ticket"], {"toolong": "y" * 65})  # max_bytes is 64
+    check("parameters" in r, f"{r}")
+    r = wait_final(w.d, s["ticket"])
+    check(outcomes(r) == [(None, "input_invalid")], f"{r}")
+    s = submit(w.d, [{"plugin": inputs, "handle": h, "inputs": {"needle": "${toolong}"}}])
+    check(get_ticket(w.d, s["ticket"])["session_holds"] == [], "a misfit joined the session")
+    w.d.console_call("io.lockd.Console.Deny", {"ticket": s["ticket"]})
+
+
+def test_results_level(w):
+    """Results are refused at level 2 with the level; at level 3 they carry cause and detail"""
+    r = w.d.console_call("io.lockd.Console.Results", {"ticket": "t-" + "0" * 32})
+    check(r.get("error") == "io.lockd.Console.ResultsRefused" and
+          r["parameters"] == {"security_level": 2}, f"{r}")
+    os.makedirs(os.path.join(w.dir, "level3"), exist_ok=True)
+    d = Daemon(os.path.join(w.dir, "level3"),
+               policy=open(w.d.policy).read().replace("security_level: 2", "security_level: 3")
+               .replace(w.d.dir, os.path.join(w.dir, "level3")))
+    d.start()
+    try:
+        sub = td.World.__new__(td.World)
+        sub.dir, sub.signer, sub.d, sub.releases = w.dir, w.signer, d, w.releases
+        inputs = sub.install("good-inputs")
+        h = td.grant(d, td.grant_file(w, "level3.txt", b"abc " + SECRET.encode()), "--agent",
+                     str(AGENT_UID))["handle"]
+        s = submit(d, [{"plugin": inputs, "handle": h, "inputs": {"needle": "${email}"}}])
+        check("parameters" in approve(d, s["ticket"], {"email": SECRET}), "approve")
+        wait_final(d, s["ticket"])
+        r = d.console_call("io.lockd.Console.Results", {"ticket": s["ticket"]})
+        st = r["parameters"]["steps"][0]
+        check(st["result"] == 1 and st["cause"] == "answer" and st["cached"] is False and
+              st["detail"] == "offset=4" and st["unit"].startswith("lockd-run-") and
+              st["cpu_usec"] >= 0, f"Results: {r}")
+        a = call_as(AGENT_UID, d.agent, "io.lockd.Agent.Wait", {"ticket": s["ticket"]})
+        check("offset" not in json.dumps(a), f"detail reached the agent: {a}")
+        check(not any("offset=" in json.dumps(x) for x in audit_records(d)),
+              "detail in the audit")
+        check("offset=" not in d.read_log(), "detail in the log")
+    finally:
+        d.stop()
+
+
+def test_value_nowhere(w):
+    """the typed value appears in no log, audit record, state file or agent reply"""
+    hits = []
+    for root, _, files in os.walk(w.d.dir):
+        for f in files:
+            p = os.path.join(root, f)
+            if not os.path.isfile(p) or os.path.islink(p):
+                continue
+            with open(p, "rb") as fh:
+                if SECRET.encode() in fh.read():
+                    hits.append(os.path.relpath(p, w.d.dir))
+    check(hits == [], f"the value was found in {hits}")
+    # The journal, where one runs here.
+    j = subprocess.run(["journalctl", "-o", "export", "--no-pager", "-n", "5000"],
+                       capture_output=True, timeout=60)
+    check(SECRET.encode() not in j.stdout, "the value is in the journal")
+    # lockd's memory is not dumpable: no core file can hold the value.
+    with open(f"/proc/{w.d.proc.pid}/status") as f:
+        status = f.read()
+    check("CoreDumping" in status, "status")
+    r = subprocess.run(["grep", "-c", " dd", f"/proc/{w.d.proc.pid}/smaps"], capture_output=True,
+                       text=True)
+    check(int(r.stdout.strip() or 0) > 0, "no mapping is excluded from core dumps")
+
+
+def test_budget_runtime_and_restart(w):
+    """budgets hold across a restart and a re-grant; the cache answers after the restart free"""
+    one, zero = w.install("good-one"), w.install("good-zero")
+    content = b"budget across restarts"
+    h = td.grant(w.d, td.grant_file(w, "b1.txt", content), "--agent", str(AGENT_UID), "--auto",
+                 "--budget", "1")["handle"]
+    s = submit(w.d, [{"plugin": one, "handle": h}])
+    check(outcomes(wait_final(w.d, s["ticket"])) == [(1, None)], "first answer")
+    r = call_as(AGENT_UID, w.d.agent, "io.lockd.Agent.Submit",
+                {"steps": [{"plugin": zero, "handle": h}]})
+    check(r.get("error") == "io.lockd.Agent.BudgetExhausted", f"over budget: {r}")
+    w.d.stop()
+    w.d.start()
+    h = td.grant(w.d, td.grant_file(w, "b1-again.txt", content), "--agent", str(AGENT_UID),
+                 "--auto", "--budget", "1")["handle"]
+    r = call_as(AGENT_UID, w.d.agent, "io.lockd.Agent.Submit",
+                {"steps": [{"plugin": zero, "handle": h}]})
+    check(r.get("error") == "io.lockd.Agent.BudgetExhausted", f"after restart: {r}")
+    s = submit(w.d, [{"plugin": one, "handle": h}])
+    check(s["state"] == "done" and outcomes(wait_final(w.d, s["ticket"])) == [(1, None)],
+          f"the cached answer after the restart: {s}")
+
+
+def test_deny_cancel_expire(w):
+    """a denied, a cancelled and an expired ticket end every step with that word"""
+    one = w.install("good-one")
+    h = td.grant(w.d, td.grant_file(w, "dce.txt", b"dce"), "--agent", str(AGENT_UID))["handle"]
+    s = submit(w.d, [{"plugin": one, "handle": h}])
+    w.d.console_call("io.lockd.Console.Deny", {"ticket": s["ticket"]})
+    check(outcomes(wait_final(w.d, s["ticket"])) == [(None, "denied")], "denied")
+    s = submit(w.d, [{"plugin": one, "handle": h}])
+    call_as(AGENT_UID, w.d.agent, "io.lockd.Agent.Cancel", {"ticket": s["ticket"]})
+    check(outcomes(wait_final(w.d, s["ticket"])) == [(None, "cancelled")], "cancelled")
+    r = approve(w.d, s["ticket"], {})
+    check(r.get("error") == "io.lockd.Console.TicketNotPending", f"approve cancelled: {r}")
+    # Revoked between submit and approval: the step is denied, nothing runs.
+    s = submit(w.d, [{"plugin": one, "handle": h}])
+    w.d.lockctl("revoke", h, check_rc=0)
+    check("parameters" in approve(w.d, s["ticket"], {}), "approve")
+    check(outcomes(wait_final(w.d, s["ticket"])) == [(None, "denied")], "revoked handle")
+
+
+def test_sigkill_mid_run_restart(w):
+    """lockd killed mid-run: after the restart the chain verifies, the slot is kept, no scope"""
+    slow = w.install("slow-answer")
+    content = b"killed mid-run"
+    h = td.grant(w.d, td.grant_file(w, "k.txt", content), "--agent", str(AGENT_UID), "--auto",
+                 "--budget", "1")["handle"]
+    s = submit(w.d, [{"plugin": slow, "handle": h}])
+    check(s["state"] == "running", f"{s}")
+    wait_for(lambda: units() and plugin_processes(), timeout=15, what="the run")
+    w.d.proc.kill()
+    w.d.proc.wait(10)
+    wait_for(lambda: not plugin_processes(), timeout=5, what="the plugin to die with lockd")
+    w.d.start()
+    wait_for(lambda: not units(), what="no scope after the restart")
+    r = w.d.lockctl("audit", "verify", "--state-dir", os.path.join(w.d.dir, "state"), check_rc=0)
+    check(r.stdout.startswith("ok: "), f"audit verify: {r.stdout}{r.stderr}")
+    h = td.grant(w.d, td.grant_file(w, "k2.txt", content), "--agent", str(AGENT_UID), "--auto",
+                 "--budget", "1")["handle"]
+    check(td.agent_handles(w.d)[h]["budget_left"] == 0, "the reserved slot was lost")
+    # The question whose run was cut short runs again, free, and fills its slot.
+    s = submit(w.d, [{"plugin": slow, "handle": h}])
+    check(outcomes(wait_final(w.d, s["ticket"])) == [(1, None)], "the rerun")
+
+
+def many_agents_policy(w, d):
+    users = ", ".join(str(u) for u in AGENTS)
+    return (open(w.d.policy).read().replace(w.d.dir, d)
+            .replace(f"users: [{AGENT_UID}, {AGENT2_UID}]", f"users: [{users}]")
+            .replace("limits:\n", "limits:\n  pending_tickets_per_agent: 32\n"
+                     "  max_plugins_per_handle: 32\n"))
+
+
+def test_many_agents(w):
+    """50 agents x 20 questions at once: every ticket final, every answer right, audit complete"""
+    d_dir = os.path.join(w.dir, "many")
+    os.makedirs(d_dir, exist_ok=True)
+    d = Daemon(d_dir, policy=many_agents_policy(w, d_dir))
+    d.start()
+    try:
+        sub = td.World.__new__(td.World)
+        sub.dir, sub.signer, sub.d, sub.releases = w.dir, w.signer, d, w.releases
+        one = sub.install("good-one")
+        handles = {}
+        for u in AGENTS:
+            handles[u] = []
+            for q in range(20):
+                p = td.grant_file(w, f"many-{u}-{q}.txt", f"{u}:{q}".encode())
+                with open(p, "rb") as f:
+                    r = call(d.console, "io.lockd.Console.Grant",
+                             {"file_fd": 0, "agent": str(u), "auto": True}, fds=[f.fileno()])
+                check("parameters" in r, f"grant: {r}")
+                handles[u].append(r["parameters"]["handle"])
+        # Each agent submits its 20 questions on one connection, all agents at once.
+        prog = ("import json,socket,sys\n"
+                "s=socket.socket(socket.AF_UNIX);s.settimeout(120);s.connect(sys.argv[1])\n"
+                "hs=json.loads(sys.argv[3]);out=[]\n"
+                "def rd(b=[b'']):\n"
+                "  while b'\\0' not in b[0]:\n"
+                "    c=s.recv(65536)\n"
+                "    if not c: raise SystemExit('closed')\n"
+                "    b[0]+=c\n"
+                "  m,b[0]=b[0].split(b'\\0',1);return json.loads(m)\n"
+                "for h in hs:\n"
+                "  s.sendall(json.dumps({'method':'io.lockd.Agent.Submit','parameters':"
+                "{'steps':[{'plugin':sys.argv[2],'handle':h}]}}).encode()+b'\\0')\n"
+                "ts=[rd()['parameters']['ticket'] for h in hs]\n"
+                "for t in ts:\n"
+                "  s.sendall(json.dumps({'method':'io.lockd.Agent.Wait','parameters':"
+                "{'ticket':t},'more':True}).encode()+b'\\0')\n"
+                "  while True:\n"
+                "    m=rd()\n"
+                "    if not m.get('continues'): break\n"
+                "  out.append((t,m['parameters']))\n"
+                "print(json.dumps(out))\n")
+        procs = [subprocess.Popen(["setpriv", f"--reuid={u}", f"--regid={u}", "--clear-groups",
+                                   sys.executable, "-c", prog, d.agent, one,
+                                   json.dumps(handles[u])], stdout=subprocess.PIPE, text=True)
+                 for u in AGENTS]
+        results = []
+        for p in procs:
+            out, _ = p.communicate(timeout=600)
+            check(p.returncode == 0, f"an agent failed: {p.returncode}")
+            results += json.loads(out)
+        check(len(results) == 1000, f"answers: {len(results)}")
+        bad = [r for r in results if r[1]["state"] != "done" or
+               r[1]["outcomes"] != [{"step": 0, "result": 1, "error": None}]]
+        check(not bad, f"{len(bad)} tickets without their answer, e.g. {bad[:2]}")
+        runs = {x["ticket"] for x in audit_records(d) if x["event"] == "run"}
+        check(runs >= {t for t, _ in results}, f"audit has {len(runs)} run records")
+        r = d.lockctl("audit", "verify", "--state-dir", os.path.join(d_dir, "state"), check_rc=0)
+        check(r.stdout.startswith("ok: "), f"audit verify: {r.stdout}")
+        wait_for(lambda: not units(), what="every scope gone")
+    finally:
+        d.stop()
+
+
+def main():
+    require_environment()
+    check(os.access(SEAL, os.X_OK), "LOCKD_SEAL names no tool")
+    tap = Tap()
+    w = td.World()
+    try:
+        for t in (test_auto_runs_and_caches, test_approve_sealed_value,
+                  test_session_replay_other_file, test_input_invalid, test_results_level,
+                  test_deny_cancel_expire, test_budget_runtime_and_restart,
+                  test_sigkill_mid_run_restart, test_many_agents, test_value_nowhere):
+            tap.run(t, w)
+    finally:
+        w.d.stop()
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
