@@ -8,6 +8,7 @@ import json
 import os
 import pty
 import re
+import shlex
 import select
 import signal
 import socket
@@ -1326,6 +1327,321 @@ def test_budget_show_and_reset(w):
         d.stop()
 
 
+def test_budget_charged_by_runs(w):
+    """an --auto protocol-1 question answered through lockd is charged to its content's budget
+    once (a repeat is a cache hit), listed with its outcome, and a reset lets it run and charge
+    anew"""
+    d = budget_daemon(w, "d-budget-runs")
+    d.start()
+    try:
+        d.lockctl("marketplace", "add", "local", "--issuer", ISSUER, "--identity", PATTERN,
+                  "--trusted-root", w.signer.root, check_rc=0)
+        d.lockctl("plugin", "install", w.release("good-one"), "--marketplace", "local",
+                  check_rc=0)
+        g = grant(d, grant_file(w, "budget-runs.txt", b"answered once"), "--agent",
+                  str(AGENT_UID), "--auto")
+        limit = console_handles(d)[g["handle"]]["budget"]
+        steps = [{"plugin": "test.good-one", "handle": g["handle"]}]
+
+        def ask():
+            r = submit(d, steps)
+            check(r.get("parameters", {}).get("state") in ("running", "done"), f"Submit: {r}")
+            t = r["parameters"]["ticket"]
+            return wait_for(lambda: (lambda x: x["parameters"] if x.get("parameters", {}).get(
+                "state") == "done" else None)(call_as(AGENT_UID, d.agent, "io.lockd.Agent.Wait",
+                                                     {"ticket": t})),
+                timeout=30, what="the ticket to be done")
+
+        check(ask()["outcomes"] == [{"step": 0, "result": 1, "error": None}], "first answer")
+        b = list_budgets(d)
+        check(len(b) == 1 and b[0]["sha256"] == g["sha256"] and b[0]["used"] == 1 and
+              b[0]["handles"] == [g["handle"]], f"ListBudgets: {b}")
+        a = b[0]["answers"]
+        check(len(a) == 1 and a[0]["plugin"] == "test.good-one" and a[0]["version"] == "1.0.0" and
+              a[0]["inputs"] == {} and a[0]["outcome"] == "1" and a[0]["in_flight"] == 0 and
+              a[0]["time_usec"] > 0, f"answers: {a}")
+        check(agent_handles(d)[g["handle"]]["budget_left"] == limit - 1, "budget_left")
+        check(ask()["outcomes"] == [{"step": 0, "result": 1, "error": None}], "cache hit")
+        check(list_budgets(d) == b, "a cache hit changed the budget")
+        r = d.lockctl("budget", "show", g["handle"], check_rc=0)
+        check(re.search(r"\n  test\.good-one +1\.0\.0 +- +1 +\d{4}-", r.stdout), r.stdout)
+
+        r = d.lockctl("budget", "reset", g["sha256"], "--yes", check_rc=0)
+        check(r.stdout == "budget reset: 1 answer(s) dropped\n", f"reset: {r.stdout!r}")
+        check(list_budgets(d) == [], "the budget after its reset")
+        check(agent_handles(d)[g["handle"]]["budget_left"] == limit, "budget_left after reset")
+        check(ask()["outcomes"] == [{"step": 0, "result": 1, "error": None}], "after the reset")
+        b2 = list_budgets(d)
+        check(len(b2) == 1 and b2[0]["used"] == 1 and
+              b2[0]["answers"][0]["time_usec"] >= a[0]["time_usec"], f"charged anew: {b2}")
+    finally:
+        d.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# The human's side: lockctl approve, results, session end and console, on a terminal (tmux)
+
+
+class Pane:
+    """lockctl on a terminal of its own: a tmux session (120x40) on a private tmux server, driven
+    with send-keys and read with capture-pane as a human would type and see. When lockctl ends,
+    the pane shows its exit status and whether the terminal's echo is on again."""
+
+    def __init__(self, w, d, name, *args):
+        self.sock = os.path.join(w.dir, "tmux.sock")
+        self.name = name
+        inner = " ".join(shlex.quote(a) for a in [os.environ["LOCKCTL"], "--socket", d.console,
+                                                  *args])
+        # The shell outlives a ^C that ends lockctl (a trapped signal is default again in lockctl).
+        script = (f"trap : INT; {inner}; echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?echo' "
+                  "| sed 's/^/TTY-/'; sleep 600")
+        self.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", "sh", "-c", script)
+
+    def tmux(self, *args):
+        r = subprocess.run(["tmux", "-S", self.sock, *args], capture_output=True, text=True,
+                           timeout=20)
+        check(r.returncode == 0, f"tmux {args[0]}: {r.stderr}")
+        return r.stdout
+
+    def text(self):
+        """The screen and its scrollback."""
+        return self.tmux("capture-pane", "-p", "-J", "-S", "-1000", "-t", self.name)
+
+    def screen(self):
+        """What the screen shows now (the console's alternate screen while it runs)."""
+        return self.tmux("capture-pane", "-p", "-t", self.name)
+
+    def wait(self, s, timeout=20, screen=False):
+        try:
+            return wait_for(lambda: s in (self.screen() if screen else self.text()),
+                            timeout=timeout, what=repr(s))
+        except Failed:
+            raise Failed(f"no {s!r} on the pane:\n{self.text()}")
+
+    def type(self, text, enter=True):
+        self.tmux("send-keys", "-t", self.name, "-l", text)
+        if enter:
+            self.tmux("send-keys", "-t", self.name, "Enter")
+
+    def key(self, *keys):
+        self.tmux("send-keys", "-t", self.name, *keys)
+
+    def close(self):
+        subprocess.run(["tmux", "-S", self.sock, "kill-session", "-t", self.name],
+                       capture_output=True, timeout=20)
+
+
+def ticket_state(d, t):
+    return d.console_call("io.lockd.Console.GetTicket", {"ticket": t})["parameters"]["ticket"]
+
+
+def wait_done(d, t):
+    return wait_for(lambda: (lambda g: g if g["state"] == "done" else None)(ticket_state(d, t)),
+                    timeout=30, what=f"{t} done")
+
+
+def needle_ticket(w, d, content, placeholder="email", name=None):
+    """A ticket asking test.good-inputs whether a newly granted file holds ${placeholder}."""
+    path = grant_file(w, name or f"needle-{time.monotonic_ns()}.txt", content)
+    h = grant(d, path, "--agent", str(AGENT_UID), "--label", "the needle file")["handle"]
+    r = submit(d, [{"plugin": "test.good-inputs", "handle": h,
+                    "inputs": {"needle": "${" + placeholder + "}"}}])
+    check(r.get("parameters", {}).get("state") == "pending", f"submit: {r}")
+    return r["parameters"]["ticket"]
+
+
+# A value the human types: it must never show on the terminal, in lockd's log or its audit.
+TYPED = "Zq7-typed-at-the-prompt"
+
+
+def test_approve_typed_value(w):
+    """lockctl approve shows each step, asks y/N, reads ${email} with echo off and approves; the
+    input session replays it on a second file without a prompt; session end wipes it"""
+    w.install("good-inputs")
+    w.d.lockctl("session", "end", check_rc=0)
+    t1 = needle_ticket(w, w.d, f"to: {TYPED}\n".encode())
+    p = Pane(w, w.d, "approve1", "approve", t1)
+    try:
+        p.wait("Approve this ticket? [y/N]")
+        text = p.text()
+        for s in ("step 0: test.good-inputs version 1.0.0", "question: Does the file contain",
+                  "1 means:", "0 means:", "file:     the needle file (h-", "needle=${email}",
+                  "costs one answer of the file's budget", "${email} (typed now)"):
+            check(s in text, f"{s!r} not shown:\n{text}")
+        p.type("y")
+        p.wait("value for ${email}: ")
+        p.type(TYPED)
+        p.wait("EXIT=")
+        text = p.text()
+        check("EXIT=0" in text and (f"ticket {t1}: running" in text or
+                                    f"ticket {t1}: done" in text), f"approve:\n{text}")
+        check(TYPED not in text, f"the typed value was echoed:\n{text}")
+        check("TTY-echo" in text, f"echo is not back on:\n{text}")
+    finally:
+        p.close()
+    check(wait_done(w.d, t1)["outcomes"] == [{"step": 0, "result": 1, "error": None}],
+          f"{t1}: the typed value did not reach the plugin")
+
+    # The same placeholder on another file: replayed, no prompt; the answer is the file's.
+    t2 = needle_ticket(w, w.d, b"nothing to see\n")
+    p = Pane(w, w.d, "approve2", "approve", t2)
+    try:
+        p.wait("Approve this ticket? [y/N]")
+        check("${email} (from this input session)" in p.text(), f"holds:\n{p.text()}")
+        p.type("y")
+        p.wait("EXIT=")
+        check("value for" not in p.text() and "EXIT=0" in p.text(), f"replay:\n{p.text()}")
+    finally:
+        p.close()
+    check(wait_done(w.d, t2)["outcomes"] == [{"step": 0, "result": 0, "error": None}],
+          f"{t2}: the replayed value")
+
+    r = w.d.lockctl("session", "end", check_rc=0)
+    check(re.fullmatch(r"input session ended: [1-9][0-9]* values? wiped\n", r.stdout),
+          f"session end: {r.stdout}")
+    r = w.d.lockctl("session", "end", check_rc=0)
+    check(r.stdout == "input session ended: 0 values wiped\n", f"second session end: {r.stdout}")
+
+    # Wiped: the next ticket prompts again; ^C at the prompt leaves echo on and sends nothing.
+    t3 = needle_ticket(w, w.d, b"third\n")
+    p = Pane(w, w.d, "approve3", "approve", t3)
+    try:
+        p.wait("Approve this ticket? [y/N]")
+        check("${email} (typed now)" in p.text(), f"after session end:\n{p.text()}")
+        p.type("y")
+        p.wait("value for ${email}: ")
+        p.type("half-typed", enter=False)
+        p.key("C-c")
+        p.wait("EXIT=")
+        check("EXIT=130" in p.text() and "TTY-echo" in p.text() and "half-typed" not in p.text(),
+              f"^C at the prompt:\n{p.text()}")
+    finally:
+        p.close()
+    check(ticket_state(w.d, t3)["state"] == "pending", "an interrupted approve approved")
+
+    # Refusals: a value over 1024 bytes, an empty one, no terminal; each sends nothing.
+    for typed, want in (("x" * 1100, "longer than 1024 bytes: refused, nothing was sent"),
+                        ("", "an empty value for ${email} is refused, nothing was sent")):
+        p = Pane(w, w.d, "approve4", "approve", t3, "--yes")
+        try:
+            p.wait("value for ${email}: ")
+            p.type(typed)
+            p.wait("EXIT=")
+            check("EXIT=1" in p.text() and want in p.text(), f"{want}:\n{p.text()}")
+        finally:
+            p.close()
+    r = lockctl_no_tty(w.d, "approve", t3, "--yes")
+    check(r.returncode == 1 and "approve needs a terminal to read values for ${email}" in r.stderr,
+          f"no terminal: {r.returncode} {r.stderr}")
+    r = lockctl_no_tty(w.d, "approve", t3)
+    check(r.returncode == 1, f"no terminal, no --yes: {r.returncode} {r.stderr}")
+    check(ticket_state(w.d, t3)["state"] == "pending", "a refused approve approved")
+    w.d.lockctl("deny", t3, check_rc=0)
+
+    r = w.d.lockctl("approve", t3, "--yes", check_rc=1)
+    check(f"ticket {t3} is not pending (denied)" in r.stderr, f"approve after deny: {r.stderr}")
+    r = w.d.lockctl("approve", "t-" + "0" * 32, "--yes", check_rc=1)
+    check("no ticket t-" in r.stderr, f"approve of a missing ticket: {r.stderr}")
+    for log in (w.d.read_log(), open(os.path.join(w.d.dir, "state", "audit",
+                                                  "audit.jsonl")).read()):
+        check(TYPED not in log, "the typed value reached lockd's log or audit")
+
+
+def test_approve_without_values(w):
+    """a ticket with no placeholder is approved with --yes and no terminal"""
+    one = w.install("good-one")
+    h = grant(w.d, grant_file(w, "plain.txt", b"plain\n"), "--agent", str(AGENT_UID))["handle"]
+    t = submit(w.d, [{"plugin": one, "handle": h}])["parameters"]["ticket"]
+    r = lockctl_no_tty(w.d, "approve", t, "--yes")
+    check(r.returncode == 0 and re.search(f"ticket {t}: (running|done)", r.stdout),
+          f"approve --yes: {r.returncode} {r.stdout} {r.stderr}")
+    check(wait_done(w.d, t)["outcomes"][0]["result"] in (0, 1), "no outcome")
+
+
+def test_results_refused_level2(w):
+    """lockctl results at security level 2 says why it shows nothing"""
+    one = w.install("good-one")
+    h = grant(w.d, grant_file(w, "results2.txt", b"r\n"), "--agent", str(AGENT_UID))["handle"]
+    t = submit(w.d, [{"plugin": one, "handle": h}])["parameters"]["ticket"]
+    r = w.d.lockctl("results", t, check_rc=1)
+    check(r.stderr.strip() == "lockctl: results refused: results are shown only at security "
+          "level 3; this lockd runs at level 2 (security_level in lockd.yaml)", f"{r.stderr}")
+    w.d.lockctl("deny", t, check_rc=0)
+
+
+def test_results_level3(w):
+    """at security level 3 lockctl results shows each outcome, its cause, the run's unit and
+    measures, and the plugin's detail under "shown here only"; --json as lockd sent it"""
+    top = os.path.join(w.dir, "d-level3")
+    os.makedirs(top, exist_ok=True)
+    d = Daemon(top, policy=policy_text(top).replace("security_level: 2", "security_level: 3"))
+    d.start()
+    try:
+        d.lockctl("marketplace", "add", "local", "--issuer", ISSUER, "--identity", PATTERN,
+                  "--trusted-root", w.signer.root, check_rc=0)
+        d.lockctl("plugin", "install", w.release("good-inputs"), "--marketplace", "local",
+                  check_rc=0)
+        t = needle_ticket(w, d, f"xx {TYPED}\n".encode(), name="level3.txt")
+        p = Pane(w, d, "results3", "approve", t, "--yes")
+        try:
+            p.wait("value for ${email}: ")
+            p.type(TYPED)
+            p.wait("EXIT=0")
+        finally:
+            p.close()
+        wait_done(d, t)
+        r = d.lockctl("results", t, check_rc=0)
+        for s in (f"ticket {t}: done", "step 0: test.good-inputs 1.0.0", "outcome: 1",
+                  "cause:   answer", "unit:    lockd-run-", "wall ", "peak memory",
+                  "detail, shown here only"):
+            check(s in r.stdout, f"{s!r} not in results:\n{r.stdout}")
+        check(TYPED not in r.stdout, f"the value in the results:\n{r.stdout}")
+        j = json.loads(d.lockctl("results", t, "--json", check_rc=0).stdout)
+        check(j["ticket"] == t and j["steps"][0]["result"] == 1 and "detail" in j["steps"][0],
+              f"results --json: {j}")
+    finally:
+        d.stop()
+
+
+def test_console_live(w):
+    """lockctl console lists a new ticket as it comes, denies it with d, approves another with a
+    (the same prompts as lockctl approve), and gives the terminal back on q"""
+    w.install("good-inputs")
+    p = Pane(w, w.d, "console", "console")
+    try:
+        p.wait("lockd console:", screen=True)
+        t1 = needle_ticket(w, w.d, b"deny me\n", placeholder="console_a")
+        p.wait(t1[:12], screen=True)
+        p.type("j" * 200, enter=False)  # the newest ticket is the last line
+        p.key("d")
+        p.wait(f"denied {t1[:12]}", screen=True)
+        line = [x for x in p.screen().splitlines() if x.startswith(t1[:12])]
+        check(line and "denied" in line[0] and "test.good-inputs" in line[0] and
+              f"uid {AGENT_UID}" in line[0], f"the denied line: {line}")
+        check(ticket_state(w.d, t1)["state"] == "denied", "d did not deny")
+
+        t2 = needle_ticket(w, w.d, b"the console value\n", placeholder="console_b")
+        p.wait(t2[:12], screen=True)
+        p.type("j" * 200, enter=False)
+        p.key("a")
+        p.wait("Approve this ticket? [y/N]")
+        check(f"ticket {t2}" in p.text(), f"approve from the console:\n{p.text()}")
+        p.type("y")
+        p.wait("value for ${console_b}: ")
+        p.type("console value")
+        p.wait("(press Enter to return to the console)")
+        check("console value" not in p.text(), f"echoed:\n{p.text()}")
+        p.key("Enter")
+        p.wait("lockd console:", screen=True)
+        wait_done(w.d, t2)
+        p.wait(f"approve {t2[:12]}: done", screen=True)
+        p.key("q")
+        p.wait("EXIT=0")
+        check("TTY-echo" in p.text(), f"the terminal after q:\n{p.text()}")
+    finally:
+        p.close()
+
+
 def main():
     require_environment()
     tap = Tap()
@@ -1344,8 +1660,10 @@ def main():
                   test_grant_not_agent, test_grant_refused, test_grant_limits, test_handles_audit,
                   test_grant_symlink_and_cap, test_submit_plan_errors, test_ticket_wait_deny,
                   test_ticket_cancel, test_watch_tickets, test_ticket_followers_gone,
+                  test_approve_typed_value, test_approve_without_values,
+                  test_results_refused_level2, test_results_level3, test_console_live,
                   test_tickets_cap_and_expiry, test_budgets_fresh_and_errors,
-                  test_budget_show_and_reset):
+                  test_budget_show_and_reset, test_budget_charged_by_runs):
             tap.run(t, w)
     finally:
         w.d.stop()
