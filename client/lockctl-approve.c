@@ -463,7 +463,7 @@ static void print_results(const json_t *reply, const json_t *ticket) {
                       stdout);
                 fputs("\n  unit:    ", stdout);
                 console_fputs_escaped(console_json_string(s, "unit"), stdout);
-                fputs("\n ", stdout);
+                putchar('\n');
                 print_usec("wall", s, "wall_usec");
                 print_usec("cpu", s, "cpu_usec");
                 if (console_json_integer(s, "peak_memory_bytes", -1) >= 0)

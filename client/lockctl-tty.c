@@ -189,7 +189,9 @@ int tty_prompt_secret(int fd, const char *prompt, size_t max, SecBuf **ret) {
         Tty t = {.fd = -1};
         int r;
 
-        r = tty_enter(&t, fd, TTY_NOECHO, NULL, NULL);
+        /* The human's Enter was not echoed: leaving ends the prompt's line for them, also when a
+         * signal interrupts the prompt. */
+        r = tty_enter(&t, fd, TTY_NOECHO, NULL, "\n");
         if (r < 0)
                 return r;
         if (loop_write(fd, prompt, strlen(prompt)) < 0)
@@ -197,7 +199,5 @@ int tty_prompt_secret(int fd, const char *prompt, size_t max, SecBuf **ret) {
         else
                 r = tty_read_secret_line(fd, max, ret);
         tty_leave(&t);
-        /* The human's Enter was not echoed: end the prompt's line for them. */
-        (void)loop_write(fd, "\n", 1);
         return r;
 }
