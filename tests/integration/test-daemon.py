@@ -1328,9 +1328,8 @@ def test_budget_show_and_reset(w):
 
 
 def test_budget_charged_by_runs(w):
-    """an --auto protocol-1 question answered through lockd is charged to its content's budget
-    once (a repeat is a cache hit), listed with its outcome, and a reset lets it run and charge
-    anew"""
+    """an --auto protocol-1 question run through lockd is charged once, listed, reset, charged
+    anew; a reset keeps the slot of a run in flight, whose outcome lands in it afterwards"""
     d = budget_daemon(w, "d-budget-runs")
     d.start()
     try:
