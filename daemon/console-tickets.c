@@ -318,8 +318,8 @@ static int reply_plan_error(VarlinkCall *call, const PlanError *e) {
         }
 }
 
-/* The approval's audit record (by NULL: lockd's own, for an auto ticket): who, how many values
- * were typed and how many replayed from the session. Never a value or a placeholder's binding. */
+/* The approval's audit record: who, how many values were typed and how many replayed from the
+ * session. Never a value or a placeholder's binding. */
 static int approve_record(Manager *m, const Ticket *t, const struct ucred *by, size_t typed,
                           size_t replayed) {
         _cleanup_(json_decrefp) json_t *f = audit_fields(t);
@@ -327,12 +327,10 @@ static int approve_record(Manager *m, const Ticket *t, const struct ucred *by, s
 
         if (!f)
                 return -ENOMEM;
-        if (json_object_set_new(f, "auto", json_boolean(!by)) < 0 ||
-            json_object_set_new(f, "values_typed", json_integer((json_int_t)typed)) < 0 ||
-            json_object_set_new(f, "values_replayed", json_integer((json_int_t)replayed)) < 0)
-                return -ENOMEM;
-        if (by && (json_object_set_new(f, "peer_uid", json_integer(by->uid)) < 0 ||
-                   json_object_set_new(f, "peer_pid", json_integer(by->pid)) < 0))
+        if (json_object_set_new(f, "values_typed", json_integer((json_int_t)typed)) < 0 ||
+            json_object_set_new(f, "values_replayed", json_integer((json_int_t)replayed)) < 0 ||
+            json_object_set_new(f, "peer_uid", json_integer(by->uid)) < 0 ||
+            json_object_set_new(f, "peer_pid", json_integer(by->pid)) < 0)
                 return -ENOMEM;
         r = audit_append(m->audit, AUDIT_APPROVE, f);
         if (r < 0)
@@ -398,9 +396,12 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
         }
         TAKE_PTR(plan);
 
-        /* No record, no ticket: nothing reaches the console that the audit log does not show. */
+        /* No record, no ticket: nothing reaches the console that the audit log does not show.
+         * An auto ticket's one record says so ("auto": true): it is lockd's approval too, so
+         * the record that lets the ticket run is on disk before it runs. */
         fields = audit_fields(t);
-        if (fields && json_object_set_new(fields, "peer_pid", json_integer(cred->pid)) < 0) {
+        if (fields && (json_object_set_new(fields, "peer_pid", json_integer(cred->pid)) < 0 ||
+                       json_object_set_new(fields, "auto", json_boolean(auto_run)) < 0)) {
                 json_decref(fields);
                 fields = NULL;
         }
@@ -414,8 +415,7 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
         }
         mt = tickets_get_mutable(m->tickets, t->id);
         mt->agent_pid = cred->pid;
-        if (auto_run)
-                mt->auto_approved = approve_record(m, mt, NULL, 0, 0) >= 0;
+        mt->auto_approved = auto_run;
         tickets_announce(m->tickets, t);
         if (mt->auto_approved) {
                 (void)tickets_start(m->tickets, mt);

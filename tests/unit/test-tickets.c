@@ -1,6 +1,6 @@
-/* Tests for daemon/tickets: ids, the state machine (pending to denied, cancelled or expired, and
- * nothing after), the caps per agent and overall, expiry on lookup and by the loop's timer, and
- * the announcements and plan releases the caller relies on. */
+/* Tests for daemon/tickets: ids, the state machine (pending to running to done, or to denied,
+ * cancelled or expired, and nothing after), the caps per agent and overall, expiry on lookup and by
+ * the loop's timer, and the announcements and plan releases the caller relies on. */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -123,6 +123,53 @@ START_TEST(test_state_machine) {
 }
 END_TEST
 
+/* Approved: running, outcomes one by one, done with the last; nothing ends it otherwise. */
+START_TEST(test_running_to_done) {
+        _cleanup_(tickets_freep) Tickets *ts = NULL;
+        Seen seen = {};
+        const Ticket *c = NULL;
+        Ticket *t;
+        Plan *p = plan_of(2);
+
+        /* A plan with a placeholder gets a seal key; the start destroys it. */
+        p->n_placeholders = 1;
+        ck_assert_int_eq(tickets_new(NULL, 8, on_changed, NULL, &seen, &ts), 0);
+        ck_assert_int_eq(tickets_submit(ts, 61001, p, NULL, 60 * SEC, 1, &c), 0);
+        t = tickets_get_mutable(ts, c->id);
+        ck_assert_ptr_eq(t, c);
+        ck_assert_ptr_nonnull(t->seal);
+        ck_assert_int_eq(tickets_set_outcome(ts, t, 0, 1, NULL), -EINVAL); /* not running */
+        ck_assert_int_eq(tickets_start(ts, t), 0);
+        ck_assert_ptr_null(t->seal);
+        ck_assert_int_eq(t->state, TICKET_RUNNING);
+        ck_assert(!ticket_state_final(TICKET_RUNNING));
+        ck_assert_int_eq(tickets_start(ts, t), -EBUSY);
+        /* A running ticket counts against the agent's cap like a pending one. */
+        ck_assert_uint_eq(tickets_n_pending(ts, 61001), 1);
+        ck_assert_int_eq(tickets_submit(ts, 61001, plan_of(1), NULL, 60 * SEC, 1, &c), -EDQUOT);
+        /* Neither deny, cancel nor expiry touches it. */
+        ck_assert_int_eq(tickets_finish(ts, t->id, TICKET_DENIED), -EBUSY);
+        ck_assert_uint_eq(tickets_expire(ts, UINT64_MAX), 0);
+        /* Outcomes: a result or an error word, each step once, in range. */
+        ck_assert_int_eq(tickets_set_outcome(ts, t, 2, 1, NULL), -EINVAL);
+        ck_assert_int_eq(tickets_set_outcome(ts, t, 0, 2, NULL), -EINVAL);
+        ck_assert_int_eq(tickets_set_outcome(ts, t, 0, 1, "plugin_error"), -EINVAL);
+        ck_assert_int_eq(tickets_set_outcome(ts, t, 1, -1, "plugin_error"), 0);
+        ck_assert_int_eq(t->state, TICKET_RUNNING);
+        ck_assert_int_eq(tickets_set_outcome(ts, t, 1, 0, NULL), -EINVAL);
+        ck_assert_int_eq(tickets_set_outcome(ts, t, 0, 1, NULL), 0);
+        ck_assert_int_eq(t->state, TICKET_DONE);
+        ck_assert(ticket_state_final(TICKET_DONE));
+        ck_assert_str_eq(ticket_state_name(TICKET_DONE), "done");
+        ck_assert_int_eq(t->outcomes[0].result, 1);
+        ck_assert_str_eq(t->outcomes[1].error, "plugin_error");
+        /* start, two outcomes: three announcements, the last one done. */
+        ck_assert_uint_eq(seen.changed, 3);
+        ck_assert_int_eq(seen.last, TICKET_DONE);
+        ck_assert_uint_eq(tickets_n_pending(ts, 61001), 0);
+}
+END_TEST
+
 START_TEST(test_refused_submits) {
         _cleanup_(tickets_freep) Tickets *ts = NULL;
         const Ticket *t = NULL;
@@ -234,6 +281,7 @@ static Suite *tickets_suite(void) {
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, test_ids_and_names);
         tcase_add_test(tc, test_state_machine);
+        tcase_add_test(tc, test_running_to_done);
         tcase_add_test(tc, test_refused_submits);
         tcase_add_test(tc, test_caps);
         tcase_add_test(tc, test_expiry_on_lookup);
