@@ -594,7 +594,10 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
                     .pidfd = pidfd,
                     .oom_check = p->oom_check,
                     .oom_check_userdata = p->oom_check_userdata};
-        r = collect(&io, start + sb->spec.limits.timeout_s * 1000000ULL, &res, &e, &ru);
+        /* The plugin's time starts at its execve: a wait for a busy manager to create the scope
+         * is lockd's, never charged against the plugin's timeout (the scope's RuntimeMaxUSec
+         * bounds the whole). */
+        r = collect(&io, now_usec() + sb->spec.limits.timeout_s * 1000000ULL, &res, &e, &ru);
         if (r < 0) {
                 siginfo_t si = {};
 

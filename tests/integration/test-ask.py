@@ -365,9 +365,10 @@ def test_many_agents(w):
             check(p.returncode == 0, f"an agent failed: {p.returncode}")
             results += json.loads(out)
         check(len(results) == 1000, f"answers: {len(results)}")
-        bad = [r for r in results if r[1]["state"] != "done" or
-               r[1]["outcomes"] != [{"step": 0, "result": 1, "error": None}]]
-        check(not bad, f"{len(bad)} tickets without their answer, e.g. {bad[:2]}")
+        bad = {t for t, r in results if r["state"] != "done" or
+               r["outcomes"] != [{"step": 0, "result": 1, "error": None}]}
+        causes = [x.get("cause") for x in audit_records(d) if x.get("ticket") in bad]
+        check(not bad, f"{len(bad)} tickets without their answer; causes {causes[:5]}")
         runs = {x["ticket"] for x in audit_records(d) if x["event"] == "run"}
         check(runs >= {t for t, _ in results}, f"audit has {len(runs)} run records")
         r = d.lockctl("audit", "verify", "--state-dir", os.path.join(d_dir, "state"), check_rc=0)
