@@ -102,8 +102,10 @@ static bool string_in(const json_t *array, const char *s) {
         json_t *v;
         size_t i;
 
-        json_array_foreach(array, i, v) if (json_is_string(v) &&
-                                            strcmp(json_string_value(v), s) == 0) return true;
+        json_array_foreach(array, i, v) {
+                if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
+                        return true;
+        }
         return false;
 }
 
@@ -364,7 +366,7 @@ int verb_approve(int argc, char **argv) {
         int r;
 
         for (int i = 0; i < argc; i++) {
-                if (strcmp(argv[i], "--yes") == 0 || strcmp(argv[i], "-y") == 0)
+                if (strcmp(argv[i], "--yes") == 0)
                         yes = true;
                 else if (!id) {
                         r = ticket_arg(usage, argc, argv, i);

@@ -38,10 +38,8 @@ typedef struct Console {
         char status[STATUS_MAX];
 } Console;
 
-static volatile sig_atomic_t resized = 0;
-
-static void on_winch(int sig) {
-        resized = 1;
+/* A resize or a continue after ^Z: the screen is drawn anew (poll() returns EINTR). */
+static void on_redraw(int sig) {
 }
 
 static void set_status(Console *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -182,7 +180,10 @@ static int console_load(Console *c) {
         if (r != 0)
                 return r;
         list = json_object_get(reply, "tickets");
-        json_array_foreach(list, i, t) if (ticket_list_upsert(&c->list, t) < 0) break;
+        json_array_foreach(list, i, t) {
+                if (ticket_list_upsert(&c->list, t) < 0)
+                        break;
+        }
         take_watch(c);
         /* The newest pending ticket is the likeliest to be acted on. */
         for (i = c->list.n; i > 0; i--)
@@ -310,10 +311,8 @@ static int console_loop(Console *c) {
 
                 render(c);
                 r = poll(p, 2, -1);
-                if (r < 0 && errno == EINTR) {
-                        resized = 0;
+                if (r < 0 && errno == EINTR)
                         continue;
-                }
                 if (r < 0)
                         return negative_errno();
                 if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -340,7 +339,7 @@ static int console_loop(Console *c) {
 }
 
 int verb_console(int argc, char **argv) {
-        struct sigaction sa = {.sa_handler = on_winch}, old_winch;
+        struct sigaction sa = {.sa_handler = on_redraw}, old_winch, old_cont;
         Console c = {.tty = -1};
         int r;
 
@@ -363,14 +362,17 @@ int verb_console(int argc, char **argv) {
         }
         r = console_load(&c);
         if (r == 0) {
-                /* No SA_RESTART: a resize interrupts poll() and the screen is drawn anew. */
+                /* No SA_RESTART: a resize or a continue interrupts poll() and the screen is
+                 * drawn anew. */
                 sigemptyset(&sa.sa_mask);
                 sigaction(SIGWINCH, &sa, &old_winch);
+                sigaction(SIGCONT, &sa, &old_cont);
                 r = tty_enter(&c.mode, c.tty, TTY_RAW, SCREEN_ENTER, SCREEN_LEAVE);
                 if (r == 0)
                         r = console_loop(&c);
                 tty_leave(&c.mode);
                 sigaction(SIGWINCH, &old_winch, NULL);
+                sigaction(SIGCONT, &old_cont, NULL);
                 if (r < 0)
                         fprintf(stderr, "lockctl: console: the terminal failed: %s\n",
                                 strerror(-r));
