@@ -460,8 +460,8 @@ static void print_results(const json_t *reply, const json_t *ticket) {
                 fputs("\n  cause:   ", stdout);
                 console_fputs_escaped(console_json_string(s, "cause"), stdout);
                 fputs(json_is_true(json_object_get(s, "cached"))
-                              ? " (cached: no run, no answer spent)"
-                              : "",
+                              ? "\n  cached:  yes (the answer was known: no run, nothing spent)"
+                              : "\n  cached:  no",
                       stdout);
                 fputs("\n  unit:    ", stdout);
                 console_fputs_escaped(console_json_string(s, "unit"), stdout);

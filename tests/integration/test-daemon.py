@@ -1623,10 +1623,19 @@ def test_results_level3(w):
                   "cause:   answer", "unit:    lockd-run-", "wall ", "peak memory",
                   "detail, shown here only"):
             check(s in r.stdout, f"{s!r} not in results:\n{r.stdout}")
-        check(TYPED not in r.stdout, f"the value in the results:\n{r.stdout}")
+        check(TYPED not in r.stdout and "cached:  no" in r.stdout, f"results:\n{r.stdout}")
         j = json.loads(d.lockctl("results", t, "--json", check_rc=0).stdout)
         check(j["ticket"] == t and j["steps"][0]["result"] == 1 and "detail" in j["steps"][0],
               f"results --json: {j}")
+        # The same bytes under another grant, the value from the session: no terminal needed,
+        # and the answer comes from the cache.
+        t2 = needle_ticket(w, d, f"xx {TYPED}\n".encode(), name="level3-again.txt")
+        r = lockctl_no_tty(d, "approve", t2, "--yes")
+        check(r.returncode == 0 and "${email} (from this input session)" in r.stdout,
+              f"replayed approve: {r.returncode} {r.stdout} {r.stderr}")
+        wait_done(d, t2)
+        r = d.lockctl("results", t2, check_rc=0)
+        check("outcome: 1" in r.stdout and "cached:  yes" in r.stdout, f"cached:\n{r.stdout}")
     finally:
         d.stop()
 
