@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "audit.h"
 #include "catalog.h"
 #include "console-plugins.h"
 #include "log.h"
@@ -225,6 +226,20 @@ static int reply_install_failure(VarlinkCall *call, const CatalogInstallResult *
         }
 }
 
+/*
+ * The audit record of a change to what may run or be trusted (fields taken). The change is on
+ * disk already and stands: a record that cannot be written is logged as an error, so the journal
+ * tells the human the chain misses a change to the catalog.
+ */
+static void audit_change(Manager *m, AuditEvent ev, json_t *fields) {
+        _cleanup_(json_decrefp) json_t *f = fields;
+        int r = f ? audit_append(m->audit, ev, f) : -ENOMEM;
+
+        if (r < 0)
+                log_error_errno(r, NULL, "the audit record of a %s could not be written: %m",
+                                audit_event_to_string(ev));
+}
+
 static int method_install_plugin(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         _cleanup_(install_fds_done) InstallFds f = {-1, -1, -1, -1, -1, -1};
@@ -311,6 +326,20 @@ static int method_install_plugin(VarlinkCall *call, json_t *params, void *userda
                    res.plugin->release->manifest->version, marketplace ? marketplace : "unsigned",
                    res.replaced[0] ? ", replacing " : "", res.replaced);
 
+        {
+                char msha[65], bsha[65];
+
+                hex32(res.plugin->release->manifest_sha256, msha);
+                hex32(res.plugin->release->binary_sha256, bsha);
+                audit_change(m, AUDIT_INSTALL,
+                             json_pack("{s:s, s:s, s:s?, s:s, s:s, s:b, s:s?, s:I}", "plugin",
+                                       res.plugin->release->manifest->name, "version",
+                                       res.plugin->release->manifest->version, "marketplace",
+                                       marketplace, "manifest_sha256", msha, "binary_sha256", bsha,
+                                       "signed", res.plugin->signed_, "replaced",
+                                       res.replaced[0] ? res.replaced : NULL, "peer_uid",
+                                       (json_int_t)peer_uid(call)));
+        }
         plugin = plugin_to_json(res.plugin, true);
         if (!plugin) {
                 catalog_install_result_done(&res);
@@ -347,6 +376,9 @@ static int method_remove_plugin(VarlinkCall *call, json_t *params, void *userdat
                    LOG_FIELDS(LOG_FIELD("PLUGIN", name), LOG_FIELD("PLUGIN_VERSION", version),
                               LOG_FIELD_U64("PEER_UID", peer_uid(call))),
                    "plugin %s%s%s removed", name, version ? " " : "", version ? version : "");
+        audit_change(m, AUDIT_REMOVE,
+                     json_pack("{s:s, s:s?, s:I}", "plugin", name, "version", version, "peer_uid",
+                               (json_int_t)peer_uid(call)));
         return varlink_call_reply(call, NULL, false);
 }
 
@@ -431,6 +463,10 @@ static int method_add_marketplace(VarlinkCall *call, json_t *params, void *userd
                               LOG_FIELD_U64("PEER_UID", peer_uid(call))),
                    "marketplace %s added%s", name,
                    warnings && warnings[0] ? " despite lint warnings (forced)" : "");
+        audit_change(m, AUDIT_MARKETPLACE_ADD,
+                     json_pack("{s:s, s:s, s:s, s:b, s:I}", "marketplace", name, "issuer", issuer,
+                               "identity", identity, "forced", warnings && warnings[0] ? 1 : 0,
+                               "peer_uid", (json_int_t)peer_uid(call)));
         w = strv_to_json(warnings);
         marketplace_warnings_free(warnings);
         return reply_ok(call, w ? json_pack("{s:o}", "warnings", w) : NULL);
@@ -457,6 +493,9 @@ static int method_remove_marketplace(VarlinkCall *call, json_t *params, void *us
                    LOG_FIELDS(LOG_FIELD("MARKETPLACE", name),
                               LOG_FIELD_U64("PEER_UID", peer_uid(call))),
                    "marketplace %s removed", name);
+        audit_change(m, AUDIT_MARKETPLACE_REMOVE,
+                     json_pack("{s:s, s:I}", "marketplace", name, "peer_uid",
+                               (json_int_t)peer_uid(call)));
         return varlink_call_reply(call, NULL, false);
 }
 

@@ -214,6 +214,23 @@ def test_results_level(w):
         d.stop()
 
 
+def test_catalog_changes_audited(w):
+    """install, remove and marketplace changes each leave an audit record; the chain verifies"""
+    name = w.install("print-11")
+    w.d.lockctl("plugin", "remove", name, check_rc=0)
+    recs = audit_records(w.d)
+    ins = [x for x in recs if x["event"] == "install" and x["plugin"] == name]
+    rem = [x for x in recs if x["event"] == "remove" and x["plugin"] == name]
+    check(len(ins) == 1 and ins[0]["version"] == "1.0.0" and ins[0]["marketplace"] == "local" and
+          len(ins[0]["binary_sha256"]) == 64 and ins[0]["signed"] is True and
+          ins[0]["peer_uid"] == 0, f"install record: {ins}")
+    check(len(rem) == 1 and rem[0]["peer_uid"] == 0, f"remove record: {rem}")
+    check(any(x["event"] == "marketplace_add" and x["marketplace"] == "local" for x in recs),
+          "no marketplace_add record")
+    r = w.d.lockctl("audit", "verify", "--state-dir", os.path.join(w.d.dir, "state"), check_rc=0)
+    check(r.stdout.startswith("ok: "), f"audit verify: {r.stdout}{r.stderr}")
+
+
 def test_value_nowhere(w):
     """the typed value appears in no log, audit record, state file or agent reply"""
     hits = []
@@ -387,7 +404,8 @@ def main():
         for t in (test_auto_runs_and_caches, test_approve_sealed_value,
                   test_session_replay_other_file, test_input_invalid, test_results_level,
                   test_deny_cancel_expire, test_budget_runtime_and_restart,
-                  test_sigkill_mid_run_restart, test_many_agents, test_value_nowhere):
+                  test_sigkill_mid_run_restart, test_many_agents, test_catalog_changes_audited,
+                  test_value_nowhere):
             tap.run(t, w)
     finally:
         w.d.stop()
