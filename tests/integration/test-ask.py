@@ -214,6 +214,25 @@ def test_results_level(w):
         d.stop()
 
 
+def test_stop_wipes_sessions(w):
+    """lockd's stop wipes the input sessions and records it; after the restart nothing is held"""
+    inputs = w.install("good-inputs")
+    h = td.grant(w.d, td.grant_file(w, "stop.txt", b"stop"), "--agent", str(AGENT_UID))["handle"]
+    s = submit(w.d, [{"plugin": inputs, "handle": h, "inputs": {"needle": "${kept}"}}])
+    check("parameters" in approve(w.d, s["ticket"], {"kept": "stop"}), "approve")
+    wait_final(w.d, s["ticket"])
+    w.d.stop()
+    ends = [x for x in audit_records(w.d) if x["event"] == "session_end"]
+    check(ends and ends[-1]["reason"] == "stop" and ends[-1]["value_count"] >= 1,
+          f"session_end at stop: {ends[-1:]}")
+    check("could not be written" not in w.d.read_log(), "a record was lost at the stop")
+    w.d.start()
+    h = td.grant(w.d, td.grant_file(w, "stop2.txt", b"stop"), "--agent", str(AGENT_UID))["handle"]
+    s = submit(w.d, [{"plugin": inputs, "handle": h, "inputs": {"needle": "${kept}"}}])
+    check(get_ticket(w.d, s["ticket"])["session_holds"] == [], "a value survived the stop")
+    w.d.console_call("io.lockd.Console.Deny", {"ticket": s["ticket"]})
+
+
 def test_catalog_changes_audited(w):
     """install, remove and marketplace changes each leave an audit record; the chain verifies"""
     name = w.install("print-11")
@@ -404,7 +423,8 @@ def main():
         for t in (test_auto_runs_and_caches, test_approve_sealed_value,
                   test_session_replay_other_file, test_input_invalid, test_results_level,
                   test_deny_cancel_expire, test_budget_runtime_and_restart,
-                  test_sigkill_mid_run_restart, test_many_agents, test_catalog_changes_audited,
+                  test_sigkill_mid_run_restart, test_many_agents, test_stop_wipes_sessions,
+                  test_catalog_changes_audited,
                   test_value_nowhere):
             tap.run(t, w)
     finally:
