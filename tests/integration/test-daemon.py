@@ -1422,11 +1422,24 @@ class Pane:
         # The shell outlives a ^C that ends lockctl (a trapped signal is default again in lockctl).
         script = (f"trap : INT; {inner}; echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?echo' "
                   "| sed 's/^/TTY-/'; sleep 600")
-        self.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", "sh", "-c", script)
+        # A server starting while an old one exits can die at once ("server exited
+        # unexpectedly"); the session is asked for again then, once.
+        r = self.run_tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", "sh", "-c",
+                          script)
+        if r.returncode != 0 and "server exited unexpectedly" in r.stderr:
+            time.sleep(0.5)
+            r = self.run_tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", "sh",
+                              "-c", script)
+        check(r.returncode == 0, f"tmux new-session: {r.stderr}")
+
+    def run_tmux(self, *args):
+        # No user configuration, and a terminal type tmux knows whatever CI's environment says.
+        env = dict(os.environ, TERM="xterm-256color")
+        return subprocess.run(["tmux", "-f", "/dev/null", "-S", self.sock, *args],
+                              capture_output=True, text=True, timeout=20, env=env)
 
     def tmux(self, *args):
-        r = subprocess.run(["tmux", "-S", self.sock, *args], capture_output=True, text=True,
-                           timeout=20)
+        r = self.run_tmux(*args)
         check(r.returncode == 0, f"tmux {args[0]}: {r.stderr}")
         return r.stdout
 
