@@ -12,9 +12,19 @@
 #define EXPIRY_ACCURACY_USEC (100ULL * 1000)
 #define ID_TRIES             8
 
+/*
+ * Every lookup by id goes through an open-addressing index (ids are 128 random bits, so their
+ * first 64 are a fine hash), and expiry, the per-agent cap and the timer look only at the open
+ * tickets (a list bounded by agents times the per-agent cap), so no call walks the thousands of
+ * final tickets kept for Wait and the console.
+ */
 struct Tickets {
         Ticket **items; /* submit order */
         size_t n, max;
+        Ticket **index; /* size index_size, a power of two at least twice max; NULL: free */
+        size_t index_size;
+        Ticket *open_head, *open_tail;
+        uint64_t next_expiry; /* the earliest expiry of a pending ticket; 0: none pending */
         sd_event *event;
         sd_event_source *timer;
         TicketChangedFn on_changed;
@@ -69,31 +79,99 @@ static void ticket_free(Tickets *ts, Ticket *t) {
         free(t);
 }
 
-static ssize_t find(const Tickets *ts, const char *id) {
-        if (!id)
-                return -1;
-        for (size_t i = 0; i < ts->n; i++)
-                if (strcmp(ts->items[i]->id, id) == 0)
-                        return (ssize_t)i;
-        return -1;
+/* The hash of a valid id: its first 16 hex digits. */
+static size_t id_hash(const char *id) {
+        uint64_t h = 0;
+
+        for (size_t i = 2; i < 18; i++)
+                h = (h << 4) | (uint64_t)(id[i] <= '9' ? id[i] - '0' : id[i] - 'a' + 10);
+        return (size_t)(h ^ (h >> 29));
+}
+
+/* The index slot holding id, or the free slot where it would go. */
+static size_t index_slot(const Tickets *ts, const char *id) {
+        size_t mask = ts->index_size - 1, i = id_hash(id) & mask;
+
+        while (ts->index[i] && strcmp(ts->index[i]->id, id) != 0)
+                i = (i + 1) & mask;
+        return i;
+}
+
+static Ticket *find(const Tickets *ts, const char *id) {
+        /* Anything but a well-formed id names no ticket; it never reaches the hash. */
+        if (!ticket_id_valid(id))
+                return NULL;
+        return ts->index[index_slot(ts, id)];
+}
+
+/* Removes t from the index, moving later entries of its probe run back (no tombstones). */
+static void index_remove(Tickets *ts, const Ticket *t) {
+        size_t mask = ts->index_size - 1, i = index_slot(ts, t->id), j = i;
+
+        if (!ts->index[i])
+                return;
+        ts->index[i] = NULL;
+        for (;;) {
+                size_t home;
+
+                j = (j + 1) & mask;
+                if (!ts->index[j])
+                        return;
+                home = id_hash(ts->index[j]->id) & mask;
+                /* Entry j may fill the hole at i unless its home lies cyclically in (i, j]. */
+                if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+                        ts->index[i] = ts->index[j];
+                        ts->index[j] = NULL;
+                        i = j;
+                }
+        }
+}
+
+static void open_add(Tickets *ts, Ticket *t) {
+        t->open_prev = ts->open_tail;
+        t->open_next = NULL;
+        if (ts->open_tail)
+                ts->open_tail->open_next = t;
+        else
+                ts->open_head = t;
+        ts->open_tail = t;
+}
+
+static void open_remove(Tickets *ts, Ticket *t) {
+        if (t->open_prev)
+                t->open_prev->open_next = t->open_next;
+        else if (ts->open_head == t)
+                ts->open_head = t->open_next;
+        else
+                return; /* not on the list */
+        if (t->open_next)
+                t->open_next->open_prev = t->open_prev;
+        else
+                ts->open_tail = t->open_prev;
+        t->open_prev = t->open_next = NULL;
 }
 
 static void remove_at(Tickets *ts, size_t i) {
-        ticket_free(ts, ts->items[i]);
+        Ticket *t = ts->items[i];
+
+        index_remove(ts, t);
+        open_remove(ts, t);
+        ticket_free(ts, t);
         memmove(ts->items + i, ts->items + i + 1, (ts->n - i - 1) * sizeof(*ts->items));
         ts->n--;
 }
 
-/* Arms the timer for the earliest pending expiry, or turns it off when nothing is pending. */
+/* Finds the earliest pending expiry and arms the timer for it, or turns it off when nothing is
+ * pending. */
 static void rearm(Tickets *ts) {
         uint64_t next = 0;
 
+        for (const Ticket *t = ts->open_head; t; t = t->open_next)
+                if (t->state == TICKET_PENDING && (next == 0 || t->expires_usec < next))
+                        next = t->expires_usec;
+        ts->next_expiry = next;
         if (!ts->timer)
                 return;
-        for (size_t i = 0; i < ts->n; i++)
-                if (ts->items[i]->state == TICKET_PENDING &&
-                    (next == 0 || ts->items[i]->expires_usec < next))
-                        next = ts->items[i]->expires_usec;
         if (next == 0) {
                 (void)sd_event_source_set_enabled(ts->timer, SD_EVENT_OFF);
                 return;
@@ -105,6 +183,7 @@ static void rearm(Tickets *ts) {
 /* Moves a pending ticket to a final state, every step's outcome the state's own word. */
 static void finish(Tickets *ts, Ticket *t, TicketState state) {
         t->seal = seal_key_free(t->seal);
+        open_remove(ts, t);
         t->state = state;
         t->changed_usec = tickets_now_usec();
         for (size_t i = 0; i < t->plan->n_steps; i++)
@@ -115,11 +194,13 @@ static void finish(Tickets *ts, Ticket *t, TicketState state) {
 }
 
 size_t tickets_expire(Tickets *ts, uint64_t now_usec) {
+        Ticket *next;
         size_t n = 0;
 
-        for (size_t i = 0; i < ts->n; i++) {
-                Ticket *t = ts->items[i];
-
+        if (ts->next_expiry == 0 || now_usec < ts->next_expiry)
+                return 0;
+        for (Ticket *t = ts->open_head; t; t = next) {
+                next = t->open_next;
                 if (t->state == TICKET_PENDING && t->expires_usec <= now_usec) {
                         finish(ts, t, TICKET_EXPIRED);
                         n++;
@@ -156,6 +237,11 @@ int tickets_new(sd_event *e, size_t max, TicketChangedFn on_changed,
         ts->items = calloc(max, sizeof(*ts->items));
         if (!ts->items)
                 return -ENOMEM;
+        for (ts->index_size = 16; ts->index_size < 2 * max; ts->index_size *= 2)
+                ;
+        ts->index = calloc(ts->index_size, sizeof(*ts->index));
+        if (!ts->index)
+                return -ENOMEM;
         if (e) {
                 ts->event = sd_event_ref(e);
                 r = sd_event_add_time(e, &ts->timer, CLOCK_REALTIME, UINT64_MAX,
@@ -174,6 +260,7 @@ Tickets *tickets_free(Tickets *ts) {
         for (size_t i = 0; i < ts->n; i++)
                 ticket_free(ts, ts->items[i]);
         free(ts->items);
+        free(ts->index);
         sd_event_source_disable_unref(ts->timer);
         sd_event_unref(ts->event);
         free(ts);
@@ -183,8 +270,8 @@ Tickets *tickets_free(Tickets *ts) {
 size_t tickets_n_pending(const Tickets *ts, uid_t agent) {
         size_t n = 0;
 
-        for (size_t i = 0; i < ts->n; i++)
-                if (ts->items[i]->agent == agent && !ticket_state_final(ts->items[i]->state))
+        for (const Ticket *t = ts->open_head; t; t = t->open_next)
+                if (t->agent == agent)
                         n++;
         return n;
 }
@@ -208,7 +295,7 @@ static int new_id(const Tickets *ts, char ret[static TICKET_ID_LEN + 1]) {
                         ret[3 + 2 * i] = hex[rnd[i] & 0xf];
                 }
                 ret[TICKET_ID_LEN] = 0;
-                if (find(ts, ret) < 0)
+                if (!find(ts, ret))
                         return 0;
         }
         return -EIO;
@@ -267,7 +354,10 @@ int tickets_submit(Tickets *ts, uid_t agent, Plan *plan, const char *const *labe
         t->expires_usec = now + timeout_usec;
         t->plan = plan;
         ts->items[ts->n++] = t;
-        rearm(ts);
+        ts->index[index_slot(ts, t->id)] = t;
+        open_add(ts, t);
+        if (ts->next_expiry == 0 || t->expires_usec < ts->next_expiry)
+                rearm(ts);
         *ret = t;
         return 0;
 }
@@ -277,22 +367,27 @@ void tickets_announce(Tickets *ts, const Ticket *t) {
                 ts->on_changed(t, ts->userdata);
 }
 
-int tickets_remove(Tickets *ts, const char *id) {
-        ssize_t i = find(ts, id);
+/* The position of t in submit order (only a removal needs it). */
+static size_t position(const Tickets *ts, const Ticket *t) {
+        size_t i = 0;
 
-        if (i < 0)
+        while (ts->items[i] != t)
+                i++;
+        return i;
+}
+
+int tickets_remove(Tickets *ts, const char *id) {
+        Ticket *t = find(ts, id);
+
+        if (!t)
                 return -ENOENT;
-        remove_at(ts, (size_t)i);
+        remove_at(ts, position(ts, t));
         rearm(ts);
         return 0;
 }
 
 const Ticket *tickets_get(Tickets *ts, const char *id) {
-        ssize_t i;
-
-        (void)tickets_expire(ts, tickets_now_usec());
-        i = find(ts, id);
-        return i < 0 ? NULL : ts->items[i];
+        return tickets_get_mutable(ts, id);
 }
 
 const Ticket *tickets_get_for_agent(Tickets *ts, const char *id, uid_t agent) {
@@ -302,27 +397,23 @@ const Ticket *tickets_get_for_agent(Tickets *ts, const char *id, uid_t agent) {
 }
 
 int tickets_finish(Tickets *ts, const char *id, TicketState state) {
-        ssize_t i;
+        Ticket *t;
 
         if (state != TICKET_DENIED && state != TICKET_CANCELLED)
                 return -EINVAL;
-        (void)tickets_expire(ts, tickets_now_usec());
-        i = find(ts, id);
-        if (i < 0)
+        t = tickets_get_mutable(ts, id);
+        if (!t)
                 return -ENOENT;
-        if (ts->items[i]->state != TICKET_PENDING)
+        if (t->state != TICKET_PENDING)
                 return -EBUSY;
-        finish(ts, ts->items[i], state);
+        finish(ts, t, state);
         rearm(ts);
         return 0;
 }
 
 Ticket *tickets_get_mutable(Tickets *ts, const char *id) {
-        ssize_t i;
-
         (void)tickets_expire(ts, tickets_now_usec());
-        i = find(ts, id);
-        return i < 0 ? NULL : ts->items[i];
+        return find(ts, id);
 }
 
 int tickets_start(Tickets *ts, Ticket *t) {
@@ -348,8 +439,10 @@ int tickets_set_outcome(Tickets *ts, Ticket *t, size_t step, int result, const c
         for (size_t i = 0; i < t->plan->n_steps; i++)
                 all = all && t->outcomes[i].set;
         t->changed_usec = tickets_now_usec();
-        if (all)
+        if (all) {
                 t->state = TICKET_DONE;
+                open_remove(ts, t);
+        }
         if (ts->on_changed)
                 ts->on_changed(t, ts->userdata);
         return 0;

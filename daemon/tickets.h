@@ -67,6 +67,8 @@ typedef struct Ticket {
         SealKey *seal;
         bool auto_approved; /* lockd started it itself: protocol-1 steps on auto handles */
         pid_t agent_pid;    /* the submitter's pid at accept, for the run records */
+        /* Private to tickets.c: the list of open (pending or running) tickets. */
+        struct Ticket *open_prev, *open_next;
 } Ticket;
 
 typedef struct Tickets Tickets;

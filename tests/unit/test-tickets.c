@@ -170,6 +170,41 @@ START_TEST(test_running_to_done) {
 }
 END_TEST
 
+/* The id index through churn: the set full of final tickets, the oldest forgotten for each new
+ * one, every live id found, every forgotten one not. */
+START_TEST(test_index_churn) {
+        _cleanup_(tickets_freep) Tickets *ts = NULL;
+        char ids[600][TICKET_ID_LEN + 1];
+        const size_t max = 64;
+
+        ck_assert_int_eq(tickets_new(NULL, max, NULL, NULL, NULL, &ts), 0);
+        for (size_t i = 0; i < 600; i++) {
+                const Ticket *t = NULL;
+
+                ck_assert_int_eq(tickets_submit(ts, 61001 + (uid_t)(i % 3), plan_of(1), NULL,
+                                                60 * SEC, 4, &t),
+                                 0);
+                memcpy(ids[i], t->id, sizeof(ids[i]));
+                /* Every third one stays pending a while; the rest end at once. */
+                if (i % 3 != 0 || i + 3 < 600)
+                        ck_assert_int_eq(tickets_finish(ts, t->id, TICKET_DENIED), 0);
+                for (size_t k = i >= max ? i - max + 1 : 0; k <= i; k++)
+                        ck_assert_ptr_nonnull(tickets_get(ts, ids[k]));
+                if (i >= max)
+                        ck_assert_ptr_null(tickets_get(ts, ids[i - max]));
+        }
+        ck_assert_uint_eq(tickets_n(ts), max);
+        for (size_t i = 600 - max; i < 600; i++) {
+                ck_assert_int_eq(tickets_remove(ts, ids[i]), 0);
+                ck_assert_ptr_null(tickets_get(ts, ids[i]));
+                for (size_t k = i + 1; k < 600; k++)
+                        ck_assert_ptr_nonnull(tickets_get(ts, ids[k]));
+        }
+        ck_assert_uint_eq(tickets_n(ts), 0);
+        ck_assert_uint_eq(tickets_n_pending(ts, 61001), 0);
+}
+END_TEST
+
 START_TEST(test_refused_submits) {
         _cleanup_(tickets_freep) Tickets *ts = NULL;
         const Ticket *t = NULL;
@@ -282,6 +317,7 @@ static Suite *tickets_suite(void) {
         tcase_add_test(tc, test_ids_and_names);
         tcase_add_test(tc, test_state_machine);
         tcase_add_test(tc, test_running_to_done);
+        tcase_add_test(tc, test_index_churn);
         tcase_add_test(tc, test_refused_submits);
         tcase_add_test(tc, test_caps);
         tcase_add_test(tc, test_expiry_on_lookup);
