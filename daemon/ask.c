@@ -285,6 +285,22 @@ static void step_done(RunRequest *req, void *userdata) {
                 goto finish;
         }
 
+        r = audit_run(m, s, req, cause);
+        if (r < 0) {
+                log_error_errno(r, LOCKD_MESSAGE_AUDIT_RUN,
+                                "ticket %s step %zu: the run record could not be written, the "
+                                "answer is withheld: %m",
+                                s->ticket, s->step);
+                if (t)
+                        set_outcome(m, t, s->step, -1, "plugin_error", "audit");
+        } else if (t) {
+                if (res->outcome == RUN_PLUGIN_ERROR)
+                        set_outcome(m, t, s->step, -1, "plugin_error", cause);
+                else
+                        set_outcome(m, t, s->step, res->outcome == RUN_ONE, NULL, cause);
+        }
+        /* The cache learns the answer after the agent did: the slot is charged on disk since
+         * the reservation, so a crash in between costs a rerun (free), never a charge. */
         bo = res->outcome == RUN_ONE    ? BUDGET_OUTCOME_ONE
              : res->outcome == RUN_ZERO ? BUDGET_OUTCOME_ZERO
                                         : BUDGET_OUTCOME_PLUGIN_ERROR;
@@ -294,23 +310,6 @@ static void step_done(RunRequest *req, void *userdata) {
                  * this question runs again for free. */
                 log_error_errno(r, NULL, "ticket %s step %zu: the answer could not be cached: %m",
                                 s->ticket, s->step);
-
-        r = audit_run(m, s, req, cause);
-        if (r < 0) {
-                log_error_errno(r, LOCKD_MESSAGE_AUDIT_RUN,
-                                "ticket %s step %zu: the run record could not be written, the "
-                                "answer is withheld: %m",
-                                s->ticket, s->step);
-                if (t)
-                        set_outcome(m, t, s->step, -1, "plugin_error", "audit");
-                goto finish;
-        }
-        if (t) {
-                if (res->outcome == RUN_PLUGIN_ERROR)
-                        set_outcome(m, t, s->step, -1, "plugin_error", cause);
-                else
-                        set_outcome(m, t, s->step, res->outcome == RUN_ONE, NULL, cause);
-        }
 finish:
         run_request_free(req);
         step_run_free(s);

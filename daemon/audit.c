@@ -86,6 +86,14 @@ static const char *const verify_errors[_AUDIT_VERIFY_MAX] = {
         [AUDIT_VERIFY_ANCHOR] = "bad anchor",
 };
 
+/* A record written but not yet made durable: its journal copy waits for audit_sync(). */
+typedef struct PendingCopy {
+        AuditEvent type;
+        json_t *fields; /* a reference; NULL for none */
+        uint64_t seq;
+        char head[AUDIT_HASH_HEX + 1];
+} PendingCopy;
+
 struct Audit {
         int fd; /* O_RDWR | O_APPEND, flock()ed */
         uint64_t seq;
@@ -94,6 +102,8 @@ struct Audit {
         bool broken;
         AuditSyncFn sync;
         void *sync_userdata;
+        PendingCopy pending[AUDIT_PENDING_MAX];
+        size_t n_pending; /* records written since the last sync */
 };
 
 const char *audit_event_to_string(AuditEvent e) {
@@ -578,6 +588,10 @@ int audit_open(int statefd, Audit **ret) {
 Audit *audit_close(Audit *a) {
         if (!a)
                 return NULL;
+        /* Whatever was written is made durable on the way out, as a clean stop should. */
+        (void)audit_sync(a);
+        for (size_t i = 0; i < a->n_pending; i++)
+                json_decref(a->pending[i].fields);
         safe_close(a->fd);
         free(a);
         return NULL;
@@ -599,7 +613,7 @@ void audit_set_sync_function(Audit *a, AuditSyncFn fn, void *userdata) {
 }
 
 /* The journal copy of the record just written: the same fields, LOCKD_<NAME>. */
-static void journal_copy(const Audit *a, AuditEvent type, json_t *fields) {
+static void journal_copy(uint64_t seq_no, const char *head, AuditEvent type, json_t *fields) {
         const EventInfo *ev = &events[type];
         char keys[AUDIT_FIELDS_MAX][sizeof("LOCKD_") + AUDIT_NAME_MAX];
         char nums[AUDIT_FIELDS_MAX][32];
@@ -609,9 +623,9 @@ static void journal_copy(const Audit *a, AuditEvent type, json_t *fields) {
         const char *key;
         json_t *v;
 
-        lf[i++] = (LogField){.key = "LOCKD_AUDIT_SEQ", .value = log_format_u64(seq, a->seq)};
+        lf[i++] = (LogField){.key = "LOCKD_AUDIT_SEQ", .value = log_format_u64(seq, seq_no)};
         lf[i++] = (LogField){.key = "LOCKD_AUDIT_EVENT", .value = ev->name};
-        lf[i++] = (LogField){.key = "LOCKD_AUDIT_HASH", .value = a->head};
+        lf[i++] = (LogField){.key = "LOCKD_AUDIT_HASH", .value = head};
         json_object_foreach(fields, key, v) {
                 const char *value;
                 size_t k;
@@ -646,7 +660,7 @@ static void journal_copy(const Audit *a, AuditEvent type, json_t *fields) {
                 j++;
         }
         lf[i].key = NULL;
-        log_struct(ev->priority, ev->message_id, lf, "audit record %" PRIu64 " (%s): %s", a->seq,
+        log_struct(ev->priority, ev->message_id, lf, "audit record %" PRIu64 " (%s): %s", seq_no,
                    ev->name, ev->text);
 }
 
@@ -658,7 +672,53 @@ static uint64_t now_usec(void) {
         return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+int audit_sync(Audit *a) {
+        int r;
+
+        if (!a)
+                return -EINVAL;
+        if (a->broken)
+                return -EIO;
+        if (a->n_pending == 0)
+                return 0;
+        /* After a failed fsync() the kernel may have dropped the dirty pages and cleared the
+         * error: nothing says what is on disk, so no record may follow before a reopen. */
+        r = a->sync ? a->sync(a->fd, a->sync_userdata) : fsync(a->fd);
+        if (r < 0) {
+                a->broken = true;
+                return -EIO;
+        }
+        for (size_t i = 0; i < a->n_pending; i++) {
+                PendingCopy *c = &a->pending[i];
+
+                journal_copy(c->seq, c->head, c->type, c->fields);
+                json_decref(c->fields);
+                c->fields = NULL;
+        }
+        a->n_pending = 0;
+        return 0;
+}
+
 int audit_append(Audit *a, AuditEvent type, json_t *fields) {
+        uint64_t seq = a ? a->seq : 0;
+        char head[AUDIT_HASH_HEX + 1];
+        int r;
+
+        if (a)
+                memcpy(head, a->head, sizeof(head));
+        r = audit_append_nosync(a, type, fields);
+        if (r < 0)
+                return r;
+        r = audit_sync(a);
+        if (r < 0) {
+                /* Not durable, so not counted: the log is broken and takes nothing more. */
+                a->seq = seq;
+                memcpy(a->head, head, sizeof(head));
+        }
+        return r;
+}
+
+int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
         _cleanup_(json_decrefp) json_t *rec = NULL;
         _cleanup_free_ char *line = NULL;
         char head[AUDIT_HASH_HEX + 1];
@@ -675,6 +735,12 @@ int audit_append(Audit *a, AuditEvent type, json_t *fields) {
                 return -EIO;
         if (a->seq >= INT64_MAX)
                 return -EOVERFLOW;
+        /* Room for the journal copy: a full list is made durable first. */
+        if (a->n_pending == AUDIT_PENDING_MAX) {
+                r = audit_sync(a);
+                if (r < 0)
+                        return r;
+        }
         if (fields) {
                 if (json_object_size(fields) > AUDIT_FIELDS_MAX)
                         return -EINVAL;
@@ -714,18 +780,12 @@ int audit_append(Audit *a, AuditEvent type, json_t *fields) {
                         a->broken = true;
                 return a->broken ? -EIO : r;
         }
-        /* After a failed fsync() the kernel may have dropped the dirty pages and cleared the
-         * error: nothing says what is on disk, so no record may follow before a reopen. */
-        r = a->sync ? a->sync(a->fd, a->sync_userdata) : fsync(a->fd);
-        if (r < 0) {
-                a->broken = true;
-                return -EIO;
-        }
-
         a->seq++;
         memcpy(a->head, head, sizeof(a->head));
         a->size += (off_t)(n + 1);
-        journal_copy(a, type, fields);
+        a->pending[a->n_pending++] =
+                (PendingCopy){.type = type, .fields = json_incref(fields), .seq = a->seq};
+        memcpy(a->pending[a->n_pending - 1].head, head, sizeof(head));
         return 0;
 }
 

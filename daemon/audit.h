@@ -124,6 +124,18 @@ static inline void audit_closep(Audit **a) {
  */
 int audit_append(Audit *a, AuditEvent type, json_t *fields);
 
+/*
+ * Group commit. audit_append_nosync() writes a record like audit_append() but does not make it
+ * durable: the caller must not act on it (answer a peer, start a run) before a later
+ * audit_sync() (or any audit_append()) returned 0. audit_sync() makes every record written so
+ * far durable with one fsync() and then logs their journal copies, in order; -EIO leaves the log
+ * broken as a failed audit_append() does. At most AUDIT_PENDING_MAX records wait: the next one
+ * syncs first. audit_close() syncs what waits.
+ */
+#define AUDIT_PENDING_MAX 256
+int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields);
+int audit_sync(Audit *a);
+
 /* The fields of a run record, as audit_append_run() writes them. */
 typedef struct AuditRun {
         const char *plugin;        /* name */

@@ -39,6 +39,14 @@ typedef struct TicketWatch {
         struct TicketWatch *prev, *next;
 } TicketWatch;
 
+/* A Submit whose ticket waits for its audit record to be durable: the group commit makes every
+ * record written meanwhile durable with one fsync(), then answers them all. */
+typedef struct SubmitWait {
+        VarlinkCall *call;
+        char ticket[TICKET_ID_LEN + 1];
+        struct SubmitWait *next;
+} SubmitWait;
+
 /* Answers with params (taken; NULL from a failed json_pack() is -ENOMEM). */
 static int reply_ok(VarlinkCall *call, json_t *params, bool continues) {
         int r = params ? varlink_call_reply(call, params, continues) : -ENOMEM;
@@ -102,6 +110,16 @@ static int watch_add(Manager *m, VarlinkCall *call, const char *ticket) {
 }
 
 void console_tickets_done(Manager *m) {
+        /* Submits still waiting get no answer at exit (audit_close() makes their records
+         * durable); a stop answered them before (console_submits_flush()). */
+        while (m->submits) {
+                struct SubmitWait *w = m->submits;
+
+                m->submits = w->next;
+                varlink_call_unref(w->call);
+                free(w);
+        }
+        m->submit_flush = sd_event_source_disable_unref(m->submit_flush);
         while (m->ticket_watches)
                 watch_free(m->ticket_watches);
 }
@@ -340,6 +358,93 @@ static int approve_record(Manager *m, const Ticket *t, const struct ucred *by, s
         return r;
 }
 
+/* Submits waiting at once before the commit is done at once rather than at idle time. */
+#define SUBMIT_BATCH_MAX 64
+
+/* Answers every waiting Submit after one audit_sync(): announced (and an auto ticket started)
+ * when the records are durable, removed and refused when they are not. */
+static void submit_flush(Manager *m) {
+        int r = audit_sync(m->audit);
+        SubmitWait *w;
+
+        if (r < 0)
+                log_error_errno(r, LOCKD_MESSAGE_AUDIT_SUBMIT,
+                                "tickets refused: their audit records could not be made "
+                                "durable: %m");
+        /* The list is taken first: announcing and running may queue nothing new, but a
+         * reply's failure must not see a half-walked list. */
+        w = m->submits;
+        m->submits = NULL;
+        while (w) {
+                SubmitWait *next = w->next;
+                Ticket *t = tickets_get_mutable(m->tickets, w->ticket);
+
+                if (r < 0 || !t) {
+                        if (t)
+                                (void)tickets_remove(m->tickets, w->ticket);
+                        (void)reply_error(
+                                w->call, AGENT_ERROR("Unavailable"),
+                                json_pack("{s:s}", "reason", "the audit log cannot be written"));
+                } else {
+                        tickets_announce(m->tickets, t);
+                        if (t->auto_approved) {
+                                (void)tickets_start(m->tickets, t);
+                                ask_start(m, t, NULL);
+                        }
+                        /* It may be done already (every answer cached): the id stays valid for
+                         * Wait. */
+                        (void)reply_ok(w->call,
+                                       json_pack("{s:s, s:s}", "ticket", t->id, "state",
+                                                 ticket_state_name(t->state)),
+                                       false);
+                }
+                varlink_call_unref(w->call);
+                free(w);
+                w = next;
+        }
+}
+
+void console_submits_flush(Manager *m) {
+        if (m->submits)
+                submit_flush(m);
+}
+
+static int on_submit_flush(sd_event_source *s, void *userdata) {
+        submit_flush(userdata);
+        return 0;
+}
+
+/* Queues call's answer behind the group commit, which runs when the loop has nothing more
+ * urgent (so the Submits of one read, and of every connection ready now, share one fsync()),
+ * or at once past SUBMIT_BATCH_MAX of them. */
+static int submit_wait(Manager *m, VarlinkCall *call, const char *ticket) {
+        SubmitWait *w, **tail = &m->submits;
+        size_t n = 0;
+        int r;
+
+        if (!m->submit_flush) {
+                r = sd_event_add_defer(m->event, &m->submit_flush, on_submit_flush, m);
+                if (r < 0)
+                        return r;
+                (void)sd_event_source_set_priority(m->submit_flush, SD_EVENT_PRIORITY_IDLE);
+        }
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        w->call = varlink_call_ref(call);
+        memcpy(w->ticket, ticket, sizeof(w->ticket));
+        while (*tail) {
+                tail = &(*tail)->next;
+                n++;
+        }
+        *tail = w;
+        if (n + 1 >= SUBMIT_BATCH_MAX)
+                submit_flush(m);
+        else
+                (void)sd_event_source_set_enabled(m->submit_flush, SD_EVENT_ONESHOT);
+        return 0;
+}
+
 static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         const struct ucred *cred = peer(call);
@@ -405,7 +510,10 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
                 json_decref(fields);
                 fields = NULL;
         }
-        r = fields ? audit_append(m->audit, AUDIT_SUBMIT, fields) : -ENOMEM;
+        mt = tickets_get_mutable(m->tickets, t->id);
+        mt->agent_pid = cred->pid;
+        mt->auto_approved = auto_run;
+        r = fields ? audit_append_nosync(m->audit, AUDIT_SUBMIT, fields) : -ENOMEM;
         if (r < 0) {
                 log_error_errno(r, LOCKD_MESSAGE_AUDIT_SUBMIT,
                                 "ticket refused: its audit record could not be written: %m");
@@ -413,19 +521,17 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
                 return reply_error(call, AGENT_ERROR("Unavailable"),
                                    json_pack("{s:s}", "reason", "the audit log cannot be written"));
         }
-        mt = tickets_get_mutable(m->tickets, t->id);
-        mt->agent_pid = cred->pid;
-        mt->auto_approved = auto_run;
-        tickets_announce(m->tickets, t);
-        if (mt->auto_approved) {
-                (void)tickets_start(m->tickets, mt);
-                ask_start(m, mt, NULL);
+        /* The answer, the announcement and an auto ticket's runs wait for the record to be
+         * durable (submit_flush(), which may run from here: nothing of the ticket may change
+         * after this call). */
+        r = submit_wait(m, call, t->id);
+        if (r < 0) {
+                /* The record is written but nobody waits for it: it stays, like that of a
+                 * ticket whose agent left; the ticket goes. */
+                (void)tickets_remove(m->tickets, t->id);
+                return r;
         }
-        /* The ticket may be done already (every answer cached): its id stays valid for Wait. */
-        return reply_ok(
-                call,
-                json_pack("{s:s, s:s}", "ticket", t->id, "state", ticket_state_name(t->state)),
-                false);
+        return 0;
 }
 
 static int reply_unknown_ticket(VarlinkCall *call, const char *iface_error, const char *id) {

@@ -256,7 +256,10 @@ void manager_stop(Manager *m) {
                    run_pool_n_active(m->runs));
         /* No new connection, no new call: the peers are told by their sockets closing. */
         m->varlink = varlink_server_free(m->varlink);
-        /* Steps not yet running end first (their slots go back), so none starts now. */
+        /* Submits waiting for their records' commit are answered (the server is gone, so
+         * nobody hears it, but their auto tickets' steps reach the backlog), then steps not yet
+         * running end (their slots go back), so none starts now. */
+        console_submits_flush(m);
         ask_flush(m);
         run_pool_kill_all(m->runs);
         /* The typed values go with the stop, not with the process's end. */

@@ -34,14 +34,16 @@ typedef struct Manager {
         Marketplaces *marketplaces;
         ScopeManager *scope; /* NULL with scope.backend none */
         RunPool *runs;
-        Audit *audit;                /* the hash-chained audit log in the state directory */
-        Handles *handles;            /* granted files, in memory only: a restart drops them */
-        BudgetStore *budget;         /* per-content budgets and answers, under the state dir */
-        Tickets *tickets;            /* agents' plans, in memory only */
-        TicketWatch *ticket_watches; /* Wait and WatchTickets calls following tickets */
-        Sessions *sessions;          /* the humans' typed values, in locked memory only */
-        AskQueue *ask;               /* approved steps waiting for room in the run pool */
-        uint64_t ask_runs;           /* ticket runs started, for their unit names */
+        Audit *audit;                  /* the hash-chained audit log in the state directory */
+        Handles *handles;              /* granted files, in memory only: a restart drops them */
+        BudgetStore *budget;           /* per-content budgets and answers, under the state dir */
+        Tickets *tickets;              /* agents' plans, in memory only */
+        TicketWatch *ticket_watches;   /* Wait and WatchTickets calls following tickets */
+        struct SubmitWait *submits;    /* Submits whose audit record waits for the group commit */
+        sd_event_source *submit_flush; /* the idle-time commit of those records */
+        Sessions *sessions;            /* the humans' typed values, in locked memory only */
+        AskQueue *ask;                 /* approved steps waiting for room in the run pool */
+        uint64_t ask_runs;             /* ticket runs started, for their unit names */
         VarlinkServer *varlink;
         uint64_t start_usec; /* CLOCK_MONOTONIC */
         uint64_t runs_total;

@@ -770,6 +770,47 @@ static int count_sync(int fd, void *userdata) {
         return fsync(fd);
 }
 
+/* Group commit: records written without a sync wait for one fsync() that covers them all; a
+ * synced append covers the waiting ones too; the list of waiting records is bounded. */
+START_TEST(test_group_commit) {
+        TmpDir t;
+        SyncCount c = {.same_file = true};
+        Audit *a = NULL;
+        _cleanup_(json_decrefp) json_t *f = json_pack("{s:s}", "ticket", "t-1");
+        size_t len;
+        char *buf;
+
+        tmpdir_new(&t);
+        ck_assert_int_eq(audit_open(t.fd, &a), 0);
+        ck_assert_int_eq(fstatat(t.fd, AUDIT_DIR "/" AUDIT_FILE, &c.file, 0), 0);
+        audit_set_sync_function(a, count_sync, &c);
+        ck_assert_int_eq(audit_sync(a), 0); /* nothing waits: no fsync() */
+        ck_assert_uint_eq(c.calls, 0);
+        for (int i = 0; i < 3; i++)
+                ck_assert_int_eq(audit_append_nosync(a, AUDIT_SUBMIT, f), 0);
+        ck_assert_uint_eq(c.calls, 0);
+        ck_assert_uint_eq(audit_get_seq(a), 3);
+        ck_assert_int_eq(audit_sync(a), 0);
+        ck_assert_uint_eq(c.calls, 1);
+        ck_assert_int_eq(audit_sync(a), 0);
+        ck_assert_uint_eq(c.calls, 1);
+        /* A synced append after waiting ones: one fsync() for both. */
+        ck_assert_int_eq(audit_append_nosync(a, AUDIT_SUBMIT, f), 0);
+        ck_assert_int_eq(append_run(a, 5), 0);
+        ck_assert_uint_eq(c.calls, 2);
+        /* A full list is synced before the next record. */
+        for (int i = 0; i < AUDIT_PENDING_MAX + 1; i++)
+                ck_assert_int_eq(audit_append_nosync(a, AUDIT_SUBMIT, f), 0);
+        ck_assert_uint_eq(c.calls, 3);
+        audit_close(a); /* syncs the one left */
+        ck_assert_uint_eq(c.calls, 4);
+        buf = read_log(&t, &len);
+        expect_ok(buf, len, 5 + AUDIT_PENDING_MAX + 1);
+        free(buf);
+        tmpdir_done(&t);
+}
+END_TEST
+
 START_TEST(test_sync_per_record) {
         TmpDir t;
         SyncCount c = {.same_file = true};
@@ -1103,6 +1144,7 @@ static Suite *audit_suite(void) {
         tcase_add_test(tc, test_reopen);
         tcase_add_test(tc, test_torn_write);
         tcase_add_test(tc, test_sync_per_record);
+        tcase_add_test(tc, test_group_commit);
         tcase_add_test(tc, test_sync_strace);
         tcase_add_test(tc, test_short_write_undone);
         tcase_add_test(tc, test_open_refusals);
