@@ -82,6 +82,7 @@ VarlinkCall *varlink_call_unref(VarlinkCall *call) {
                 return NULL;
         call_detach(call);
         close_fds(call->fds, &call->n_fds);
+        json_decref(call->held);
         json_decref(call->message);
         free(call->method);
         free(call);
@@ -210,6 +211,107 @@ static int conn_send(VarlinkConn *c, const json_t *m) {
         return 0;
 }
 
+/* ---- Answer order ----
+ *
+ * Varlink answers carry no call id: a peer that pipelines calls pairs answers with calls by
+ * their order. A handler may answer later than a newer call's handler does (a Submit waits for
+ * its audit record's commit), so answers queue behind the oldest call still answering. */
+
+static void order_append(VarlinkConn *c, VarlinkCall *call) {
+        call->n_ref++;
+        call->order_next = NULL;
+        if (c->order_tail)
+                c->order_tail->order_next = call;
+        else
+                c->order_head = call;
+        c->order_tail = call;
+}
+
+/* Drops the head; then sends what the next calls hold, as far as calls whose answers are all
+ * out reach. */
+static void order_advance(VarlinkConn *c) {
+        VarlinkCall *h = c->order_head;
+
+        if (!h)
+                return;
+        c->order_head = h->order_next;
+        if (!c->order_head)
+                c->order_tail = NULL;
+        varlink_call_unref(h);
+        while ((h = c->order_head)) {
+                size_t i;
+                json_t *m;
+                bool final = h->held_final;
+
+                json_array_foreach(h->held, i, m) {
+                        if (conn_send(c, m) < 0)
+                                break;
+                }
+                json_decref(h->held);
+                h->held = NULL;
+                if (!final)
+                        return;
+                c->order_head = h->order_next;
+                if (!c->order_head)
+                        c->order_tail = NULL;
+                varlink_call_unref(h);
+        }
+}
+
+/* Drops every queued answer (the connection is gone). */
+static void order_clear(VarlinkConn *c) {
+        while (c->order_head) {
+                VarlinkCall *h = c->order_head;
+
+                c->order_head = h->order_next;
+                varlink_call_unref(h);
+        }
+        c->order_tail = NULL;
+}
+
+/*
+ * Sends m as an answer of call (NULL: a refusal of a message that never became a call), now when
+ * it is the oldest call still answering (or nothing is pending), else when its turn comes. final:
+ * the call's last answer.
+ */
+static int conn_emit(VarlinkConn *c, VarlinkCall *call, json_t *m, bool final) {
+        int r;
+
+        if (!call) {
+                if (!c->order_head)
+                        return conn_send(c, m);
+                /* A refusal behind pending answers takes its place in line as an answered
+                 * call of its own. */
+                call = calloc(1, sizeof(*call));
+                if (!call)
+                        return -ENOMEM;
+                call->n_ref = 1;
+                call->held = json_array();
+                if (!call->held || json_array_append(call->held, m) < 0) {
+                        json_decref(call->held);
+                        free(call);
+                        return -ENOMEM;
+                }
+                call->held_final = true;
+                order_append(c, call);
+                varlink_call_unref(call); /* the queue's reference remains */
+                return 0;
+        }
+        if (c->order_head == call) {
+                r = conn_send(c, m);
+                if (final)
+                        order_advance(c);
+                return r;
+        }
+        if (!call->held && !(call->held = json_array()))
+                return -ENOMEM;
+        if (json_array_append(call->held, m) < 0)
+                return -ENOMEM;
+        if (final)
+                call->held_final = true;
+        return 0;
+}
+
 static int conn_send_error(VarlinkConn *c, const char *error, json_t *params) {
         _cleanup_(json_decrefp) json_t *m = NULL;
 
@@ -217,7 +319,7 @@ static int conn_send_error(VarlinkConn *c, const char *error, json_t *params) {
                       params ? json_incref(params) : json_object());
         if (!m)
                 return -ENOMEM;
-        return conn_send(c, m);
+        return conn_emit(c, NULL, m, true);
 }
 
 static int conn_send_error_string(VarlinkConn *c, const char *error, const char *key,
@@ -232,6 +334,7 @@ static int conn_send_error_string(VarlinkConn *c, const char *error, const char 
 int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
         _cleanup_(json_decrefp) json_t *m = NULL;
         VarlinkConn *c = call->conn;
+        int r;
 
         if (call->oneway)
                 return 0;
@@ -246,9 +349,10 @@ int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
         if (!m || (continues && json_object_set_new(m, "continues", json_true()) < 0))
                 return -ENOMEM;
         call->answered = true;
+        r = conn_emit(c, call, m, !continues);
         if (!continues)
                 call_finish(call);
-        return conn_send(c, m);
+        return r;
 }
 
 int varlink_call_error(VarlinkCall *call, const char *error, json_t *params) {
@@ -261,8 +365,15 @@ int varlink_call_error(VarlinkCall *call, const char *error, json_t *params) {
         if (!c || c->dead || !call->pending)
                 return -ENOTCONN;
         call->answered = true;
-        call_finish(call);
-        return conn_send_error(c, error, params);
+        {
+                _cleanup_(json_decrefp) json_t *m =
+                        json_pack("{s:s, s:o}", "error", error, "parameters",
+                                  params ? json_incref(params) : json_object());
+                int r = m ? conn_emit(c, call, m, true) : -ENOMEM;
+
+                call_finish(call);
+                return r;
+        }
 }
 
 int varlink_call_error_invalid_parameter(VarlinkCall *call, const char *name) {
@@ -380,6 +491,7 @@ void varlink_conn_teardown(VarlinkConn *c) {
         if (c->accepted && c->listener->on_disconnect)
                 c->listener->on_disconnect(c, c->listener->userdata);
 
+        order_clear(c);
         /* One call at a time from the head: a cancel callback may free other calls. */
         while (c->calls) {
                 VarlinkCall *call = c->calls;
@@ -589,6 +701,7 @@ static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, VarlinkIn
                 call->pending = true;
                 call->n_ref++;
                 c->n_pending++;
+                order_append(c, call);
         }
 
         r = method->fn(call, params,
@@ -598,7 +711,8 @@ static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, VarlinkIn
                  * the call, leaves the peer waiting forever: fail closed. */
                 if (r < 0 && !call->answered)
                         conn_kill(c);
-                else if (call->pending && call->n_ref <= 2)
+                else if (call->pending && call->n_ref <= 3)
+                        /* Ours, the pending one and the answer queue's: nobody else has it. */
                         conn_kill(c);
         }
         varlink_call_unref(call);

@@ -76,6 +76,9 @@ struct VarlinkConn {
         size_t out_len, out_cap, out_start;
 
         VarlinkCall *calls; /* every call that still points here */
+        /* Answers leave in the order the calls came: the calls (and refusals) whose answers
+         * are not all out yet, oldest first, each holding a reference. */
+        VarlinkCall *order_head, *order_tail;
         unsigned n_pending; /* calls without a final answer */
 
         bool accepted;   /* on_accept kept it: on_disconnect runs at teardown */
@@ -99,6 +102,11 @@ struct VarlinkCall {
         size_t n_fds;
         void (*cancel)(VarlinkCall *call, void *userdata);
         void *cancel_userdata;
+        /* Answers made while an older call's are not all out: sent when this call's turn comes
+         * (a JSON array of messages; held_final once the last one is among them). */
+        json_t *held;
+        bool held_final;
+        VarlinkCall *order_next;
 };
 
 /* The built-in interface: callable by every connection whatever its roles. */

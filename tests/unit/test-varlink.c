@@ -932,6 +932,48 @@ START_TEST(test_accept_emfile) {
 }
 END_TEST
 
+/* Answers leave in call order: an Echo and a refusal made while an older call is open wait for
+ * it; a streamed answer of the older call goes first, then everything held, in order. */
+START_TEST(test_answer_order) {
+        VarlinkClient *c;
+        json_t *m;
+
+        reset_counters();
+        server_start(NULL);
+        c = connect_to(sock_plain);
+        send_str(c, "{\"method\":\"io.lockd.Test.Async\"}");
+        send_str(c, "{\"method\":\"io.lockd.Test.Echo\",\"parameters\":{\"s\":\"second\"}}");
+        send_str(c, "{\"method\":\"io.lockd.Test.Nope\"}");
+        send_str(c, "{\"method\":\"io.lockd.Test.Echo\",\"parameters\":{\"s\":\"fourth\"}}");
+        PUMP_UNTIL(held != NULL);
+        /* Answered already, but behind the open Async call. */
+        pump(50 * 1000);
+        assert_silent(c, 100 * 1000);
+        ck_assert_int_eq(reply_new(held, json_pack("{s:s}", "s", "first"), false), 0);
+        held = varlink_call_unref(held);
+        m = answer(c);
+        ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "parameters"), "s")),
+                         "first");
+        json_decref(m);
+        m = answer(c);
+        ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "parameters"), "s")),
+                         "second");
+        json_decref(m);
+        m = answer(c);
+        ck_assert_str_eq(json_string_value(json_object_get(m, "error")),
+                         VARLINK_ERROR_METHOD_NOT_FOUND);
+        json_decref(m);
+        m = answer(c);
+        ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "parameters"), "s")),
+                         "fourth");
+        json_decref(m);
+        /* Nothing held: the next call is answered at once. */
+        assert_echo_works(c);
+        varlink_client_free(c);
+        server_stop();
+}
+END_TEST
+
 START_TEST(test_pending_cap) {
         VarlinkLimits limits = test_limits;
         VarlinkClient *c;
@@ -1566,6 +1608,7 @@ static Suite *varlink_suite(void) {
         tcase_add_test(tc, test_conns_total);
         tcase_add_test(tc, test_accept_emfile);
         tcase_add_test(tc, test_pending_cap);
+        tcase_add_test(tc, test_answer_order);
         tcase_add_test(tc, test_slow_reader);
         tcase_add_test(tc, test_cancel_on_disconnect);
         tcase_add_test(tc, test_fds_refused);
