@@ -285,6 +285,18 @@ static void step_done(RunRequest *req, void *userdata) {
                 goto finish;
         }
 
+        /* The charge reaches the disk before the answer leaves (mostly done already, during the
+         * scope's creation). */
+        r = budget_flush(m->budget);
+        if (r < 0) {
+                log_error_errno(r, NULL,
+                                "ticket %s step %zu: the budget could not be written, the answer "
+                                "is withheld: %m",
+                                s->ticket, s->step);
+                if (t)
+                        set_outcome(m, t, s->step, -1, "plugin_error", "budget");
+                goto commit;
+        }
         r = audit_run(m, s, req, cause);
         if (r < 0) {
                 log_error_errno(r, LOCKD_MESSAGE_AUDIT_RUN,
@@ -299,6 +311,7 @@ static void step_done(RunRequest *req, void *userdata) {
                 else
                         set_outcome(m, t, s->step, res->outcome == RUN_ONE, NULL, cause);
         }
+commit:
         /* The cache learns the answer after the agent did: the slot is charged on disk since
          * the reservation, so a crash in between costs a rerun (free), never a charge. */
         bo = res->outcome == RUN_ONE    ? BUDGET_OUTCOME_ONE
@@ -400,9 +413,10 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
                         set_outcome(m, t, i, e.outcome == BUDGET_OUTCOME_ONE, NULL, "cached");
                 return;
         }
-        /* The slot is on disk before the plugin runs: a lockd killed mid-run comes back with it
-         * taken, so no crash gives an agent an answer for free. */
-        r = budget_reserve(m->budget, s->digest, &s->key, h->budget);
+        /* The slot is taken now and written by the next commit, which runs while the manager
+         * creates the run's scope (or when the loop is idle): the answer never leaves before
+         * the slot is on disk (step_done()), so no crash gives an agent an answer for free. */
+        r = budget_reserve_deferred(m->budget, s->digest, &s->key, h->budget);
         if (r < 0) {
                 free(s);
                 if (r == -EDQUOT || r == -ENOSPC)
@@ -425,6 +439,7 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
         snprintf(req->unit, sizeof(req->unit), "lockd-run-%" PRIu64 "-%zu.scope", ++m->ask_runs, i);
         req->done = step_done;
         s->req = TAKE_PTR(req);
+        manager_want_commit_after_scope(m);
         if (queue_push(m, s) < 0) {
                 fail_unrun(m, s, "not_run:memory");
                 step_run_free(s);

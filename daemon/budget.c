@@ -47,6 +47,7 @@ typedef struct Budget {
         uint8_t digest[BUDGET_DIGEST_SIZE];
         Answer *answers; /* room for size, at most BUDGET_LIMIT_MAX */
         size_t n, size;
+        bool dirty; /* memory holds a reservation the disk does not yet (budget_flush()) */
 } Budget;
 
 struct BudgetStore {
@@ -56,7 +57,23 @@ struct BudgetStore {
         size_t n;
         size_t digests_max;
         uint64_t seed[2];
+        Budget **dirty; /* the dirty budgets, in the order they became dirty */
+        size_t n_dirty, dirty_size;
 };
+
+/* Forgets that b waits for budget_flush() (it was persisted otherwise, or goes). */
+static void dirty_remove(BudgetStore *s, Budget *b) {
+        if (!b->dirty)
+                return;
+        for (size_t i = 0; i < s->n_dirty; i++)
+                if (s->dirty[i] == b) {
+                        memmove(s->dirty + i, s->dirty + i + 1,
+                                (s->n_dirty - i - 1) * sizeof(*s->dirty));
+                        s->n_dirty--;
+                        break;
+                }
+        b->dirty = false;
+}
 
 static const char *const outcome_names[_BUDGET_OUTCOME_MAX] = {
         [BUDGET_OUTCOME_RESERVED] = "reserved",
@@ -719,9 +736,11 @@ int budget_open(int statefd, BudgetStore **ret, BudgetError *err) {
 BudgetStore *budget_close(BudgetStore *s) {
         if (!s)
                 return NULL;
+        (void)budget_flush(s);
         for (size_t i = 0; i < s->table_size; i++)
                 budget_free(s->table[i]);
         free(s->table);
+        free(s->dirty);
         safe_close(s->dfd);
         free(s);
         return NULL;
@@ -782,8 +801,9 @@ int budget_charged(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
         return b && budget_find(b, bytes, len, hash) ? 1 : 0;
 }
 
-int budget_reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
-                   unsigned limit) {
+/* budget_reserve() and budget_reserve_deferred(): persisted now, or marked for budget_flush(). */
+static int reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
+                   unsigned limit, bool now) {
         _cleanup_free_ char *copy = NULL;
         char bytes[KEY_BYTES_MAX];
         Budget *b, *nb = NULL;
@@ -852,8 +872,20 @@ int budget_reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
                 .holds = 1,
                 .time_usec = now_usec(),
         };
+        if (!now && !b->dirty && s->n_dirty == s->dirty_size) {
+                size_t size = s->dirty_size ? s->dirty_size * 2 : 16;
+                Budget **d = reallocarray(s->dirty, size, sizeof(*d));
+
+                if (!d) {
+                        b->answers[b->n] = (Answer){};
+                        budget_free(nb);
+                        return -ENOMEM;
+                }
+                s->dirty = d;
+                s->dirty_size = size;
+        }
         /* Charged on disk before the run may start: a crash mid-run leaves the slot taken. */
-        r = budget_persist(s, digest, b->answers, b->n + 1, true);
+        r = now ? budget_persist(s, digest, b->answers, b->n + 1, true) : 0;
         if (r < 0) {
                 b->answers[b->n] = (Answer){};
                 budget_free(nb);
@@ -863,7 +895,48 @@ int budget_reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
         b->n++;
         if (nb)
                 table_put(s, nb);
+        if (!now && !b->dirty) {
+                b->dirty = true;
+                s->dirty[s->n_dirty++] = b;
+        }
         return 0;
+}
+
+int budget_reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
+                   unsigned limit) {
+        return reserve(s, digest, key, limit, true);
+}
+
+int budget_reserve_deferred(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
+                            const BudgetKey *key, unsigned limit) {
+        return reserve(s, digest, key, limit, false);
+}
+
+int budget_flush(BudgetStore *s) {
+        int r;
+
+        if (!s)
+                return -EINVAL;
+        if (s->n_dirty == 0)
+                return 0;
+        /* Each file written and fsync()ed, then one fsync() of the directory for them all. */
+        for (size_t i = 0; i < s->n_dirty; i++) {
+                Budget *b = s->dirty[i];
+
+                r = budget_persist(s, b->digest, b->answers, b->n, false);
+                if (r < 0)
+                        return r;
+        }
+        if (fsync(s->dfd) < 0)
+                return negative_errno();
+        for (size_t i = 0; i < s->n_dirty; i++)
+                s->dirty[i]->dirty = false;
+        s->n_dirty = 0;
+        return 0;
+}
+
+bool budget_dirty(const BudgetStore *s) {
+        return s && s->n_dirty > 0;
 }
 
 int budget_commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
@@ -891,13 +964,15 @@ int budget_commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], cons
         old_time = a->time_usec;
         a->outcome = outcome;
         a->time_usec = now_usec();
-        r = budget_persist(s, digest, b->answers, b->n, false);
+        /* A budget whose reservation never reached the disk needs its directory synced too. */
+        r = budget_persist(s, digest, b->answers, b->n, b->dirty);
         if (r < 0) {
                 /* The disk still holds the reservation: the slot stays charged, nothing cached. */
                 a->outcome = BUDGET_OUTCOME_RESERVED;
                 a->time_usec = old_time;
                 return r;
         }
+        dirty_remove(s, b);
         return 0;
 }
 
@@ -931,6 +1006,7 @@ int budget_release(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
         if (r < 0)
                 return r;
 
+        dirty_remove(s, b);
         answer_done(a);
         memcpy(b->answers, next, n * sizeof(Answer));
         b->n = n;
@@ -992,6 +1068,7 @@ int budget_reset(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE]) {
         r = budget_persist(s, digest, next, n, true);
         if (r < 0)
                 return r;
+        dirty_remove(s, b);
 
         for (i = 0; i < b->n; i++)
                 if (b->answers[i].holds == 0)

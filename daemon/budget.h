@@ -171,6 +171,21 @@ int budget_reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
                    unsigned limit);
 
 /*
+ * budget_reserve() without the disk: the slot is taken in memory at once (the same checks and
+ * returns but for I/O errors) and written by the next budget_flush(), which makes every such
+ * reservation durable with one directory fsync(). The caller must not let any answer of a
+ * deferred slot out before a budget_flush() returned 0: a crash before it loses a slot whose
+ * answer nobody received, never one an agent learned. lockd flushes while the manager creates the
+ * run's scope, so the miss path does not wait for these writes.
+ */
+int budget_reserve_deferred(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
+                            const BudgetKey *key, unsigned limit);
+/* Persists every deferred reservation. 0, or an I/O errno (they stay pending). */
+int budget_flush(BudgetStore *s);
+/* Whether a deferred reservation waits for budget_flush(). */
+bool budget_dirty(const BudgetStore *s);
+
+/*
  * Stores a reserved key's outcome (BUDGET_OUTCOME_ZERO, _ONE or _PLUGIN_ERROR), persisted before
  * it returns, and ends this run's reservation. 0 when stored, or when the same outcome was stored
  * already by another run of the key; -EEXIST when another run stored a different outcome first

@@ -119,7 +119,7 @@ void console_tickets_done(Manager *m) {
                 varlink_call_unref(w->call);
                 free(w);
         }
-        m->submit_flush = sd_event_source_disable_unref(m->submit_flush);
+
         while (m->ticket_watches)
                 watch_free(m->ticket_watches);
 }
@@ -387,10 +387,6 @@ static void submit_flush(Manager *m) {
                                 json_pack("{s:s}", "reason", "the audit log cannot be written"));
                 } else {
                         tickets_announce(m->tickets, t);
-                        if (t->auto_approved) {
-                                (void)tickets_start(m->tickets, t);
-                                ask_start(m, t, NULL);
-                        }
                         /* It may be done already (every answer cached): the id stays valid for
                          * Wait. */
                         (void)reply_ok(w->call,
@@ -409,25 +405,13 @@ void console_submits_flush(Manager *m) {
                 submit_flush(m);
 }
 
-static int on_submit_flush(sd_event_source *s, void *userdata) {
-        submit_flush(userdata);
-        return 0;
-}
-
 /* Queues call's answer behind the group commit, which runs when the loop has nothing more
  * urgent (so the Submits of one read, and of every connection ready now, share one fsync()),
  * or at once past SUBMIT_BATCH_MAX of them. */
 static int submit_wait(Manager *m, VarlinkCall *call, const char *ticket) {
         SubmitWait *w, **tail = &m->submits;
         size_t n = 0;
-        int r;
 
-        if (!m->submit_flush) {
-                r = sd_event_add_defer(m->event, &m->submit_flush, on_submit_flush, m);
-                if (r < 0)
-                        return r;
-                (void)sd_event_source_set_priority(m->submit_flush, SD_EVENT_PRIORITY_IDLE);
-        }
         w = calloc(1, sizeof(*w));
         if (!w)
                 return -ENOMEM;
@@ -439,9 +423,9 @@ static int submit_wait(Manager *m, VarlinkCall *call, const char *ticket) {
         }
         *tail = w;
         if (n + 1 >= SUBMIT_BATCH_MAX)
-                submit_flush(m);
+                manager_commit(m);
         else
-                (void)sd_event_source_set_enabled(m->submit_flush, SD_EVENT_ONESHOT);
+                manager_want_commit(m);
         return 0;
 }
 
@@ -521,9 +505,16 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
                 return reply_error(call, AGENT_ERROR("Unavailable"),
                                    json_pack("{s:s}", "reason", "the audit log cannot be written"));
         }
-        /* The answer, the announcement and an auto ticket's runs wait for the record to be
-         * durable (submit_flush(), which may run from here: nothing of the ticket may change
-         * after this call). */
+        /* An auto ticket's runs start now, so the manager creates their scopes while the record
+         * is made durable; no outcome leaves before it is: the ticket is announced (and its Wait
+         * possible) only after the commit, and every run's own record, which comes before its
+         * answer, is a synced append that covers this one. */
+        if (auto_run) {
+                (void)tickets_start(m->tickets, mt);
+                ask_start(m, mt, NULL);
+        }
+        /* The answer and the announcement wait for the commit (submit_flush(), which may run
+         * from here: nothing of the ticket may be touched after this call). */
         r = submit_wait(m, call, t->id);
         if (r < 0) {
                 /* The record is written but nobody waits for it: it stays, like that of a

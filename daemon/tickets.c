@@ -189,7 +189,7 @@ static void finish(Tickets *ts, Ticket *t, TicketState state) {
         for (size_t i = 0; i < t->plan->n_steps; i++)
                 t->outcomes[i] =
                         (TicketOutcome){.set = true, .result = -1, .error = state_names[state]};
-        if (ts->on_changed)
+        if (ts->on_changed && t->announced)
                 ts->on_changed(t, ts->userdata);
 }
 
@@ -363,8 +363,13 @@ int tickets_submit(Tickets *ts, uid_t agent, Plan *plan, const char *const *labe
 }
 
 void tickets_announce(Tickets *ts, const Ticket *t) {
+        Ticket *mt = find(ts, t->id);
+
+        if (!mt || mt->announced)
+                return;
+        mt->announced = true;
         if (ts->on_changed)
-                ts->on_changed(t, ts->userdata);
+                ts->on_changed(mt, ts->userdata);
 }
 
 /* The position of t in submit order (only a removal needs it). */
@@ -424,7 +429,7 @@ int tickets_start(Tickets *ts, Ticket *t) {
         t->state = TICKET_RUNNING;
         t->changed_usec = tickets_now_usec();
         rearm(ts);
-        if (ts->on_changed)
+        if (ts->on_changed && t->announced)
                 ts->on_changed(t, ts->userdata);
         return 0;
 }
@@ -443,7 +448,7 @@ int tickets_set_outcome(Tickets *ts, Ticket *t, size_t step, int result, const c
                 t->state = TICKET_DONE;
                 open_remove(ts, t);
         }
-        if (ts->on_changed)
+        if (ts->on_changed && t->announced)
                 ts->on_changed(t, ts->userdata);
         return 0;
 }

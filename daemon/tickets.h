@@ -67,6 +67,7 @@ typedef struct Ticket {
         SealKey *seal;
         bool auto_approved; /* lockd started it itself: protocol-1 steps on auto handles */
         pid_t agent_pid;    /* the submitter's pid at accept, for the run records */
+        bool announced;     /* tickets_announce() ran: changes are told from then on */
         /* Private to tickets.c: the list of open (pending or running) tickets. */
         struct Ticket *open_prev, *open_next;
 } Ticket;
@@ -116,7 +117,8 @@ uint64_t tickets_now_usec(void);
  */
 int tickets_submit(Tickets *ts, uid_t agent, Plan *plan, const char *const *labels,
                    uint64_t timeout_usec, unsigned max_pending_per_agent, const Ticket **ret);
-/* Calls on_changed for a ticket tickets_submit() added. */
+/* Calls on_changed for a ticket tickets_submit() added; changes before it are not told (the
+ * ticket's audit record may not be durable yet). */
 void tickets_announce(Tickets *ts, const Ticket *t);
 /* Drops a ticket without announcing it (its plan released). 0 or -ENOENT. */
 int tickets_remove(Tickets *ts, const char *id);

@@ -411,6 +411,67 @@ START_TEST(test_in_flight) {
 }
 END_TEST
 
+/* Deferred reservations: taken in memory at once (limits and all), on disk only after
+ * budget_flush(); a commit or release of a dirty budget persists it with its directory; a
+ * reopen sees exactly what was flushed. */
+START_TEST(test_deferred) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        uint8_t d[BUDGET_DIGEST_SIZE], d2[BUDGET_DIGEST_SIZE];
+        _cleanup_close_ int bfd = -1;
+        BudgetKey a = key_of("1.0.0", ""), b = key_of("1.0.1", ""), c = key_of("1.0.2", "");
+        BudgetEntry e;
+        char name[80], name2[80];
+        TmpDir t;
+
+        tmpdir_new(&t);
+        s = open_store(t.fd);
+        bfd = openat(t.fd, BUDGET_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(bfd, 0);
+        digest_of("deferred", d);
+        digest_of("deferred 2", d2);
+        budget_file(d, name);
+        budget_file(d2, name2);
+        ck_assert(!budget_dirty(s));
+        ck_assert_int_eq(budget_flush(s), 0); /* nothing to do */
+        ck_assert_int_eq(budget_reserve_deferred(s, d, &a, 2), 0);
+        ck_assert_int_eq(budget_reserve_deferred(s, d, &b, 2), 0);
+        /* The limit counts deferred slots: a third question does not fit. */
+        ck_assert_int_eq(budget_reserve_deferred(s, d, &c, 2), -EDQUOT);
+        ck_assert_int_eq(budget_reserve_deferred(s, d2, &a, 2), 0);
+        ck_assert_int_eq(budget_charged(s, d, &a), 1);
+        ck_assert(budget_dirty(s));
+        ck_assert(!exists_at(bfd, name));
+        ck_assert(!exists_at(bfd, name2));
+        ck_assert_int_eq(budget_flush(s), 0);
+        ck_assert(!budget_dirty(s));
+        ck_assert(exists_at(bfd, name));
+        ck_assert(exists_at(bfd, name2));
+        /* Commit and release of a budget made dirty again persist it themselves. */
+        ck_assert_int_eq(budget_commit(s, d, &a, BUDGET_OUTCOME_ONE), 0);
+        ck_assert_int_eq(budget_release(s, d, &b), 0);
+        ck_assert_int_eq(budget_reserve_deferred(s, d2, &b, 2), 0);
+        ck_assert(budget_dirty(s));
+        ck_assert_int_eq(budget_commit(s, d2, &b, BUDGET_OUTCOME_ZERO), 0);
+        ck_assert(!budget_dirty(s));
+        ck_assert_int_eq(budget_release(s, d2, &a), 0);
+        s = budget_close(s);
+        s = open_store(t.fd);
+        ck_assert_int_eq(budget_lookup(s, d, &a, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ONE);
+        ck_assert_int_eq(budget_charged(s, d, &b), 0);
+        ck_assert_int_eq(budget_lookup(s, d2, &b, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ZERO);
+        ck_assert_uint_eq(budget_used(s, d2), 1);
+        /* A deferred reservation left at close is written by the close. */
+        ck_assert_int_eq(budget_reserve_deferred(s, d2, &c, 4), 0);
+        s = budget_close(s);
+        s = open_store(t.fd);
+        ck_assert_int_eq(budget_charged(s, d2, &c), 1);
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+END_TEST
+
 START_TEST(test_persistence) {
         _cleanup_(budget_closep) BudgetStore *s = NULL;
         _cleanup_free_ BudgetSummary *list = NULL;
@@ -1010,6 +1071,7 @@ static Suite *budget_suite(void) {
         tcase_add_test(tc, test_release);
         tcase_add_test(tc, test_in_flight);
         tcase_add_test(tc, test_persistence);
+        tcase_add_test(tc, test_deferred);
         tcase_add_test(tc, test_reset);
         tcase_add_test(tc, test_data_valid);
         tcase_add_test(tc, test_data_invalid);
