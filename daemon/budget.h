@@ -32,9 +32,11 @@
  * cancelled, expired, input_invalid).
  *
  * Fail closed. Every change that charges is on disk (fsync()ed, then the directory) before the
- * call returns 0: a reservation is persisted as "reserved" before the plugin runs, so a lockd
- * killed mid-run comes back with the slot still taken (a later run of that key costs nothing and
- * fills it). A budget file that does not parse strictly makes budget_open() fail, naming the file:
+ * call returns 0, or, for budget_reserve_deferred(), before the answer of the slot leaves lockd
+ * (the caller flushes first): a reservation is persisted as "reserved" while the plugin runs, so
+ * a lockd killed mid-run comes back with the slot still taken (a later run of that key costs
+ * nothing and fills it), and a lockd killed before the flush loses only a slot whose answer
+ * nobody received. A budget file that does not parse strictly makes budget_open() fail, naming the file:
  * a budget is never reset silently, since a lost budget would let an agent ask more than it may.
  * The human's way out is `lockctl budget reset` (budget_reset()) or removing the file by hand.
  *
