@@ -52,23 +52,9 @@ int approve_print_error(const char *what, const char *error, json_t *params) {
         return console_print_ticket_error(what, error, params);
 }
 
-/* One call on a fresh connection; an error answer is printed. 0 with *ret, or an exit code. */
+/* One call on a fresh connection; an error answer is printed by approve_print_error(). */
 static int ticket_call(const char *what, const char *method, json_t *params, json_t **ret) {
-        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
-        _cleanup_(json_decrefp) json_t *reply = NULL;
-        _cleanup_free_ char *error = NULL;
-        int r;
-
-        r = console_connect(&c);
-        if (r != 0)
-                return r;
-        r = console_call_raw(c, what, method, params, NULL, 0, &reply, &error);
-        if (r != 0)
-                return r;
-        if (error)
-                return approve_print_error(what, error, reply);
-        *ret = TAKE_PTR(reply);
-        return 0;
+        return console_call_once_printing(what, method, params, approve_print_error, ret);
 }
 
 /* A ticket id as the human typed it: something lockd could have made, checked before sending. */

@@ -65,21 +65,7 @@ static int print_budget_error(const char *what, const char *error, json_t *param
 }
 
 static int budget_call(const char *what, const char *method, json_t *params, json_t **ret) {
-        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
-        _cleanup_(json_decrefp) json_t *reply = NULL;
-        _cleanup_free_ char *error = NULL;
-        int r;
-
-        r = console_connect(&c);
-        if (r != 0)
-                return r;
-        r = console_call_raw(c, what, method, params, NULL, 0, &reply, &error);
-        if (r != 0)
-                return r;
-        if (error)
-                return print_budget_error(what, error, reply);
-        *ret = TAKE_PTR(reply);
-        return 0;
+        return console_call_once_printing(what, method, params, print_budget_error, ret);
 }
 
 /* An escaped copy of the untrusted s ("-" for NULL), or NULL on out of memory. */

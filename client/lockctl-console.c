@@ -246,8 +246,10 @@ int console_print_error(const char *what, const char *error, json_t *params) {
         return LOCKCTL_EXIT_FAIL;
 }
 
-int console_call(VarlinkClient *c, const char *what, const char *method, json_t *params,
-                 const int *fds, size_t n_fds, json_t **ret_params) {
+/* console_call() with the printer of error answers given. */
+static int call_printing(VarlinkClient *c, const char *what, const char *method, json_t *params,
+                         const int *fds, size_t n_fds, ConsoleErrorPrinter print,
+                         json_t **ret_params) {
         _cleanup_(json_decrefp) json_t *reply = NULL;
         _cleanup_free_ char *error = NULL;
         int r;
@@ -256,9 +258,25 @@ int console_call(VarlinkClient *c, const char *what, const char *method, json_t 
         if (r != 0)
                 return r;
         if (error)
-                return console_print_error(what, error, reply);
+                return print(what, error, reply);
         *ret_params = TAKE_PTR(reply);
         return 0;
+}
+
+int console_call(VarlinkClient *c, const char *what, const char *method, json_t *params,
+                 const int *fds, size_t n_fds, json_t **ret_params) {
+        return call_printing(c, what, method, params, fds, n_fds, console_print_error, ret_params);
+}
+
+int console_call_once_printing(const char *what, const char *method, json_t *params,
+                               ConsoleErrorPrinter print, json_t **ret_params) {
+        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
+        int r;
+
+        r = console_connect(&c);
+        if (r != 0)
+                return r;
+        return call_printing(c, what, method, params, NULL, 0, print, ret_params);
 }
 
 int console_call_once(const char *what, const char *method, json_t *params, const int *fds,

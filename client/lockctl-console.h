@@ -62,6 +62,15 @@ int console_print_ticket_error(const char *what, const char *error, json_t *para
 int console_call(VarlinkClient *c, const char *what, const char *method, json_t *params,
                  const int *fds, size_t n_fds, json_t **ret_params);
 
+/* Prints an error answer's message and returns the exit code (console_print_error() and the
+ * verbs' own, which know their methods' errors). */
+typedef int (*ConsoleErrorPrinter)(const char *what, const char *error, json_t *params);
+
+/* Connects, calls without fds, prints an error answer with print, frees the connection. 0 with
+ * *ret_params; an exit code otherwise, *ret_params untouched. */
+int console_call_once_printing(const char *what, const char *method, json_t *params,
+                               ConsoleErrorPrinter print, json_t **ret_params);
+
 /* Connects, calls, and frees the connection: for the verbs that make a single call. */
 int console_call_once(const char *what, const char *method, json_t *params, const int *fds,
                       size_t n_fds, json_t **ret_params);

@@ -31,21 +31,7 @@ int console_print_ticket_error(const char *what, const char *error, json_t *para
 }
 
 static int ticket_call(const char *what, const char *method, json_t *params, json_t **ret) {
-        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
-        _cleanup_(json_decrefp) json_t *reply = NULL;
-        _cleanup_free_ char *error = NULL;
-        int r;
-
-        r = console_connect(&c);
-        if (r != 0)
-                return r;
-        r = console_call_raw(c, what, method, params, NULL, 0, &reply, &error);
-        if (r != 0)
-                return r;
-        if (error)
-                return console_print_ticket_error(what, error, reply);
-        *ret = TAKE_PTR(reply);
-        return 0;
+        return console_call_once_printing(what, method, params, console_print_ticket_error, ret);
 }
 
 /* One ticket: a header line, then each step's plugin, handle label, question and answers. */

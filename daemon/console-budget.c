@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "console-reply.h"
 #include "audit.h"
 #include "budget.h"
 #include "console-budget.h"
@@ -15,41 +16,7 @@
 #include "macro.h"
 #include "manager.h"
 
-#define CONSOLE_ERROR(name) "io.lockd.Console." name
-
 #define DIGEST_HEX (BUDGET_DIGEST_SIZE * 2)
-
-/* Answers with params (taken; NULL from a failed json_pack() is -ENOMEM). */
-static int reply_ok(VarlinkCall *call, json_t *params) {
-        int r = params ? varlink_call_reply(call, params, false) : -ENOMEM;
-
-        json_decref(params);
-        return r;
-}
-
-static int reply_error(VarlinkCall *call, const char *error, json_t *params) {
-        int r = params ? varlink_call_error(call, error, params) : -ENOMEM;
-
-        json_decref(params);
-        return r;
-}
-
-static int reply_invalid_request(VarlinkCall *call, const char *reason) {
-        return reply_error(call, CONSOLE_ERROR("InvalidRequest"),
-                           json_pack("{s:s}", "reason", reason));
-}
-
-static int reply_unavailable(VarlinkCall *call, const char *reason) {
-        return reply_error(call, CONSOLE_ERROR("Unavailable"),
-                           json_pack("{s:s}", "reason", reason));
-}
-
-/* The caller's credentials as the kernel gave them at accept; NULL once the peer is gone. */
-static const struct ucred *peer_cred(VarlinkCall *call) {
-        VarlinkConn *c = varlink_call_conn(call);
-
-        return c ? varlink_conn_peer(c) : NULL;
-}
 
 /*
  * Parses a digest as the console writes it: exactly 64 lowercase hex digits. Strict on purpose:

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "console-reply.h"
 #include "audit.h"
 #include "budget.h"
 #include "console-handles.h"
@@ -18,8 +19,6 @@
 #include "policy.h"
 #include "roles.h"
 
-#define CONSOLE_ERROR(name) "io.lockd.Console." name
-
 /* The largest fd index a call may name. */
 #define FD_INDEX_MAX (VARLINK_FDS_PER_MESSAGE - 1)
 /* A user name or a uid number, as the console names the agent. */
@@ -28,26 +27,6 @@
 #define TTL_SEC_MAX      (366LL * 24 * 3600)
 #define NSS_BUFFER_START ((size_t)16 * 1024)
 #define NSS_BUFFER_MAX   ((size_t)1024 * 1024)
-
-/* Answers with params (taken; NULL from a failed json_pack() is -ENOMEM). */
-static int reply_ok(VarlinkCall *call, json_t *params) {
-        int r = params ? varlink_call_reply(call, params, false) : -ENOMEM;
-
-        json_decref(params);
-        return r;
-}
-
-static int reply_error(VarlinkCall *call, const char *error, json_t *params) {
-        int r = params ? varlink_call_error(call, error, params) : -ENOMEM;
-
-        json_decref(params);
-        return r;
-}
-
-static int reply_invalid_request(VarlinkCall *call, const char *reason) {
-        return reply_error(call, CONSOLE_ERROR("InvalidRequest"),
-                           json_pack("{s:s}", "reason", reason));
-}
 
 /* The uid of the call's peer; -1 once the peer is gone. */
 static long peer_uid(VarlinkCall *call) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "console-reply.h"
 #include "audit.h"
 #include "catalog.h"
 #include "console-plugins.h"
@@ -15,35 +16,8 @@
 #include "marketplaces.h"
 #include "sigstore-util.h"
 
-#define CONSOLE_ERROR(name) "io.lockd.Console." name
-
 /* The largest fd index a call may name. */
 #define FD_INDEX_MAX (VARLINK_FDS_PER_MESSAGE - 1)
-
-static int reply_error(VarlinkCall *call, const char *error, json_t *params) {
-        int r = params ? varlink_call_error(call, error, params) : -ENOMEM;
-
-        json_decref(params);
-        return r;
-}
-
-/* Answers with params (taken; NULL from a failed json_pack() is -ENOMEM). */
-static int reply_ok(VarlinkCall *call, json_t *params) {
-        int r = params ? varlink_call_reply(call, params, false) : -ENOMEM;
-
-        json_decref(params);
-        return r;
-}
-
-static int reply_invalid_request(VarlinkCall *call, const char *reason) {
-        return reply_error(call, CONSOLE_ERROR("InvalidRequest"),
-                           json_pack("{s:s}", "reason", reason));
-}
-
-static int reply_unavailable(VarlinkCall *call, const char *reason) {
-        return reply_error(call, CONSOLE_ERROR("Unavailable"),
-                           json_pack("{s:s}", "reason", reason));
-}
 
 /* A string parameter, or NULL when absent or null (the server checked its type). */
 static const char *param_string(json_t *params, const char *key) {

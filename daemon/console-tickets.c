@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "console-reply.h"
 #include "ask.h"
 #include "audit.h"
 #include "budget.h"
@@ -20,9 +21,6 @@
 #include "release.h"
 #include "seal.h"
 #include "sessions.h"
-
-#define AGENT_ERROR(name)   "io.lockd.Agent." name
-#define CONSOLE_ERROR(name) "io.lockd.Console." name
 
 /* Longer than any id, so a malformed one is an UnknownTicket like any other. */
 #define TICKET_PARAM_MAX 128
@@ -47,28 +45,6 @@ typedef struct SubmitWait {
         struct SubmitWait *next;
 } SubmitWait;
 
-/* Answers with params (taken; NULL from a failed json_pack() is -ENOMEM). */
-static int reply_ok(VarlinkCall *call, json_t *params, bool continues) {
-        int r = params ? varlink_call_reply(call, params, continues) : -ENOMEM;
-
-        json_decref(params);
-        return r;
-}
-
-static int reply_error(VarlinkCall *call, const char *error, json_t *params) {
-        int r = params ? varlink_call_error(call, error, params) : -ENOMEM;
-
-        json_decref(params);
-        return r;
-}
-
-/* The peer's credentials; NULL once the peer is gone. */
-static const struct ucred *peer(VarlinkCall *call) {
-        VarlinkConn *c = varlink_call_conn(call);
-
-        return c ? varlink_conn_peer(c) : NULL;
-}
-
 static void watch_free(TicketWatch *w) {
         Manager *m = w->manager;
 
@@ -90,7 +66,7 @@ static void watch_cancelled(VarlinkCall *call, void *userdata) {
 /* Follows call (a reference is taken) until its final answer or its peer's end. */
 static int watch_add(Manager *m, VarlinkCall *call, const char *ticket) {
         TicketWatch *w = calloc(1, sizeof(*w));
-        const struct ucred *cred = peer(call);
+        const struct ucred *cred = peer_cred(call);
 
         if (!w)
                 return -ENOMEM;
@@ -250,12 +226,13 @@ void console_ticket_changed(const Ticket *t, void *userdata) {
         for (TicketWatch *w = m->ticket_watches; w; w = next) {
                 next = w->next;
                 if (w->all) {
-                        if (reply_ok(w->call,
-                                     json_pack("{s:o*}", "ticket", ticket_json(m, t, &w->session)),
-                                     true) < 0)
+                        if (reply_more(
+                                    w->call,
+                                    json_pack("{s:o*}", "ticket", ticket_json(m, t, &w->session)),
+                                    true) < 0)
                                 watch_free(w);
                 } else if (strcmp(w->ticket, t->id) == 0) {
-                        if (reply_ok(w->call, wait_reply(t), !final) < 0 || final)
+                        if (reply_more(w->call, wait_reply(t), !final) < 0 || final)
                                 watch_free(w);
                 }
         }
@@ -389,10 +366,10 @@ static void submit_flush(Manager *m) {
                         tickets_announce(m->tickets, t);
                         /* It may be done already (every answer cached): the id stays valid for
                          * Wait. */
-                        (void)reply_ok(w->call,
-                                       json_pack("{s:s, s:s}", "ticket", t->id, "state",
-                                                 ticket_state_name(t->state)),
-                                       false);
+                        (void)reply_more(w->call,
+                                         json_pack("{s:s, s:s}", "ticket", t->id, "state",
+                                                   ticket_state_name(t->state)),
+                                         false);
                 }
                 varlink_call_unref(w->call);
                 free(w);
@@ -431,7 +408,7 @@ static int submit_wait(Manager *m, VarlinkCall *call, const char *ticket) {
 
 static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
-        const struct ucred *cred = peer(call);
+        const struct ucred *cred = peer_cred(call);
         const PlanCallbacks cb = {
                 .handle_lookup = cb_handle_lookup,
                 .plugin_lookup = cb_plugin_lookup,
@@ -532,7 +509,7 @@ static int reply_unknown_ticket(VarlinkCall *call, const char *iface_error, cons
 static int method_wait(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         const char *id = json_string_value(json_object_get(params, "ticket"));
-        const struct ucred *cred = peer(call);
+        const struct ucred *cred = peer_cred(call);
         const Ticket *t;
         bool more;
         int r;
@@ -548,13 +525,13 @@ static int method_wait(VarlinkCall *call, json_t *params, void *userdata) {
                 if (r < 0)
                         return r;
         }
-        return reply_ok(call, wait_reply(t), more);
+        return reply_more(call, wait_reply(t), more);
 }
 
 static int method_cancel(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         const char *id = json_string_value(json_object_get(params, "ticket"));
-        const struct ucred *cred = peer(call);
+        const struct ucred *cred = peer_cred(call);
         const Ticket *t;
         int r;
 
@@ -578,7 +555,7 @@ static int method_list_tickets(VarlinkCall *call, json_t *params, void *userdata
         Manager *m = userdata;
         _cleanup_(json_decrefp) json_t *list = json_array();
         size_t n = tickets_n(m->tickets);
-        const struct ucred *cred = peer(call);
+        const struct ucred *cred = peer_cred(call);
         SessionId sid;
 
         if (!list || !cred)
@@ -588,14 +565,14 @@ static int method_list_tickets(VarlinkCall *call, json_t *params, void *userdata
                 if (json_array_append_new(list, ticket_json(m, tickets_at(m->tickets, i), &sid)) <
                     0)
                         return -ENOMEM;
-        return reply_ok(call, json_pack("{s:O}", "tickets", list), false);
+        return reply_more(call, json_pack("{s:O}", "tickets", list), false);
 }
 
 static int method_get_ticket(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         const char *id = json_string_value(json_object_get(params, "ticket"));
         const Ticket *t = tickets_get(m->tickets, id);
-        const struct ucred *cred = peer(call);
+        const struct ucred *cred = peer_cred(call);
         SessionId sid;
 
         if (!cred)
@@ -603,7 +580,7 @@ static int method_get_ticket(VarlinkCall *call, json_t *params, void *userdata) 
         if (!t)
                 return reply_unknown_ticket(call, CONSOLE_ERROR("UnknownTicket"), id);
         session_id_of_peer(cred->pid, cred->uid, &sid);
-        return reply_ok(call, json_pack("{s:o*}", "ticket", ticket_json(m, t, &sid)), false);
+        return reply_more(call, json_pack("{s:o*}", "ticket", ticket_json(m, t, &sid)), false);
 }
 
 static int method_watch_tickets(VarlinkCall *call, json_t *params, void *userdata) {
@@ -634,7 +611,7 @@ static int method_deny(VarlinkCall *call, json_t *params, void *userdata) {
                                              ticket_state_name(t->state)));
         if (r < 0)
                 return r;
-        audit_end(m, AUDIT_DENY, LOCKD_MESSAGE_AUDIT_DENY, t, peer(call));
+        audit_end(m, AUDIT_DENY, LOCKD_MESSAGE_AUDIT_DENY, t, peer_cred(call));
         return varlink_call_reply(call, NULL, false);
 }
 
@@ -700,7 +677,7 @@ static int method_approve(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         const char *id = json_string_value(json_object_get(params, "ticket"));
         json_t *given = json_object_get(params, "values"), *v;
-        const struct ucred *cred = peer(call);
+        const struct ucred *cred = peer_cred(call);
         SecBuf *vals[PLAN_PLACEHOLDERS_MAX] = {};
         bool typed[PLAN_PLACEHOLDERS_MAX] = {};
         size_t n_typed = 0, n_replayed = 0, n = 0;
@@ -803,7 +780,7 @@ static int method_approve(VarlinkCall *call, json_t *params, void *userdata) {
         (void)tickets_start(m->tickets, t);
         ask_start(m, t, (const SecBuf *const *)vals);
         values_free(vals, n);
-        return reply_ok(call, json_pack("{s:s}", "state", ticket_state_name(t->state)), false);
+        return reply_more(call, json_pack("{s:s}", "state", ticket_state_name(t->state)), false);
 fail:
         values_free(vals, n);
         return -ENOMEM;
@@ -849,15 +826,15 @@ static int method_results(VarlinkCall *call, json_t *params, void *userdata) {
                 if (tr->detail && json_object_set_new(e, "detail", json_string(tr->detail)) < 0)
                         return -ENOMEM;
         }
-        return reply_ok(call,
-                        json_pack("{s:s, s:s, s:O}", "ticket", t->id, "state",
-                                  ticket_state_name(t->state), "steps", steps),
-                        false);
+        return reply_more(call,
+                          json_pack("{s:s, s:s, s:O}", "ticket", t->id, "state",
+                                    ticket_state_name(t->state), "steps", steps),
+                          false);
 }
 
 static int method_end_session(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
-        const struct ucred *cred = peer(call);
+        const struct ucred *cred = peer_cred(call);
         SessionId sid;
         size_t n = 0;
 
@@ -866,7 +843,7 @@ static int method_end_session(VarlinkCall *call, json_t *params, void *userdata)
         session_id_of_peer(cred->pid, cred->uid, &sid);
         if (m->sessions)
                 n = sessions_end(m->sessions, &sid, SESSION_END_REQUESTED);
-        return reply_ok(call, json_pack("{s:I}", "values", (json_int_t)n), false);
+        return reply_more(call, json_pack("{s:I}", "values", (json_int_t)n), false);
 }
 
 void console_session_ended(const SessionId *id, SessionEnd why, size_t n_values, void *userdata) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "console-reply.h"
 #include "catalog.h"
 #include "config.h"
 #include "console-budget.h"
@@ -29,14 +30,6 @@
 #include "policy.h"
 #include "runpool.h"
 #include "scope.h"
-
-#define CONSOLE_ERROR(name) "io.lockd.Console." name
-
-static int reply_invalid_request(VarlinkCall *call, const char *reason) {
-        _cleanup_(json_decrefp) json_t *p = json_pack("{s:s}", "reason", reason);
-
-        return varlink_call_error(call, CONSOLE_ERROR("InvalidRequest"), p);
-}
 
 static int method_status(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;

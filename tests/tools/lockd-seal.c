@@ -2,6 +2,7 @@
  * so tests can drive io.lockd.Console.Approve without a terminal. Prints the sealed text. */
 #include <openssl/evp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -32,5 +33,6 @@ int main(int argc, char **argv) {
                 return 1;
         }
         printf("%s\n", text);
+        free(text);
         return 0;
 }

@@ -152,7 +152,13 @@ START_TEST(test_running_to_done) {
         ck_assert_int_eq(tickets_start(ts, t), -EBUSY);
         /* A running ticket counts against the agent's cap like a pending one. */
         ck_assert_uint_eq(tickets_n_pending(ts, 61001), 1);
-        ck_assert_int_eq(tickets_submit(ts, 61001, plan_of(1), NULL, 60 * SEC, 1, &c), -EDQUOT);
+        {
+                Plan *refused = plan_of(1);
+
+                ck_assert_int_eq(tickets_submit(ts, 61001, refused, NULL, 60 * SEC, 1, &c),
+                                 -EDQUOT);
+                plan_free(refused); /* not taken on failure */
+        }
         /* Neither deny, cancel nor expiry touches it. */
         ck_assert_int_eq(tickets_finish(ts, t->id, TICKET_DENIED), -EBUSY);
         ck_assert_uint_eq(tickets_expire(ts, UINT64_MAX), 0);
