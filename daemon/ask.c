@@ -1,6 +1,5 @@
 /* The runs of an approved ticket, from the cache lookup to the outcome the agent sees. */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,7 +435,10 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
         s->plugin = catalog_plugin_ref(plugin);
         req->sandbox = plugin->sandbox;
         req->fairness_key = t->agent;
-        snprintf(req->unit, sizeof(req->unit), "lockd-run-%" PRIu64 "-%zu.scope", ++m->ask_runs, i);
+        /* DESIGN.md §5: lockd-run-<ticket>-<step>.scope, which the audit's run record names. A
+         * ticket id tells a local user who lists units nothing they could use: it opens nothing
+         * without the agent's uid or the console's role. */
+        snprintf(req->unit, sizeof(req->unit), "lockd-run-%s-%zu.scope", t->id, i);
         req->done = step_done;
         s->req = TAKE_PTR(req);
         manager_want_commit_after_scope(m);

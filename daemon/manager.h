@@ -45,7 +45,6 @@ typedef struct Manager {
         bool commit_after_scope;       /* the next scope request's hook commits */
         Sessions *sessions;            /* the humans' typed values, in locked memory only */
         AskQueue *ask;                 /* approved steps waiting for room in the run pool */
-        uint64_t ask_runs;             /* ticket runs started, for their unit names */
         VarlinkServer *varlink;
         uint64_t start_usec; /* CLOCK_MONOTONIC */
         uint64_t runs_total;

@@ -87,7 +87,9 @@ def test_auto_runs_and_caches(w):
     check(outcomes(r) == [(1, None), (0, None)], f"outcomes: {r}")
     runs = [x for x in audit_records(w.d) if x["event"] == "run" and x.get("ticket") ==
             s["ticket"]]
-    check(len(runs) == 2 and all(x["unit"].startswith("lockd-run-") for x in runs) and
+    check(len(runs) == 2 and
+          sorted(x["unit"] for x in runs) ==
+          [f"lockd-run-{s['ticket']}-{k}.scope" for k in (0, 1)] and
           {x["outcome"] for x in runs} == {"1", "0"} and runs[0]["peer_uid"] == AGENT_UID,
           f"run records: {runs}")
     left = td.agent_handles(w.d)[h]["budget_left"]
