@@ -26,6 +26,7 @@ struct Handles {
         sd_event_source *timer;
         HandleExpiredFn on_expired;
         void *userdata;
+        uint64_t next_expiry; /* the earliest expiry of any handle; 0: none expires */
 };
 
 uint64_t handles_now_usec(void) {
@@ -127,12 +128,13 @@ static void remove_at(Handles *hs, size_t i) {
 static void rearm(Handles *hs) {
         uint64_t next = 0;
 
-        if (!hs->timer)
-                return;
         for (size_t i = 0; i < hs->n; i++)
                 if (hs->items[i]->expires_usec != 0 &&
                     (next == 0 || hs->items[i]->expires_usec < next))
                         next = hs->items[i]->expires_usec;
+        hs->next_expiry = next;
+        if (!hs->timer)
+                return;
         if (next == 0) {
                 (void)sd_event_source_set_enabled(hs->timer, SD_EVENT_OFF);
                 return;
@@ -144,6 +146,9 @@ static void rearm(Handles *hs) {
 size_t handles_expire(Handles *hs, uint64_t now_usec) {
         size_t removed = 0;
 
+        /* Every lookup comes here first: nothing to walk before the earliest expiry. */
+        if (hs->next_expiry == 0 || now_usec < hs->next_expiry)
+                return 0;
         for (size_t i = 0; i < hs->n;) {
                 const Handle *h = hs->items[i];
 
