@@ -364,3 +364,64 @@ def plugin_processes(first=EPHEMERAL_FIRST, last=EPHEMERAL_LAST):
         if state != "Z":
             pids.append(int(p))
     return pids
+
+
+# ---------------------------------------------------------------------------------------------
+# A daemon with signed releases, and grants (test-daemon.py and test-ask.py)
+
+
+class World:
+    """One daemon with a marketplace and signed releases, shared by most tests."""
+
+    def __init__(self):
+        self.dir = tempdir()
+        self.signer = Signer(self.dir)
+        os.mkdir(os.path.join(self.dir, "d1"))
+        self.d = Daemon(os.path.join(self.dir, "d1"))
+        self.d.start()
+        self.releases = {}
+
+    def release(self, case):
+        if case not in self.releases:
+            self.releases[case] = self.signer.release(case, os.path.join(self.dir, "rel", case))
+        return self.releases[case]
+
+    def ensure_marketplace(self):
+        r = self.d.console_call("io.lockd.Console.ListMarketplaces")
+        if any(m["name"] == "local" for m in r["parameters"]["marketplaces"]):
+            return
+        self.d.lockctl("marketplace", "add", "local", "--issuer", ISSUER, "--identity", PATTERN,
+                       "--trusted-root", self.signer.root, check_rc=0)
+
+    def install(self, case):
+        self.ensure_marketplace()
+        name = "test." + case
+        r = self.d.console_call("io.lockd.Console.ListPlugins")
+        if any(p["name"] == name for p in r["parameters"]["plugins"]):
+            return name
+        self.d.lockctl("plugin", "install", self.release(case), "--marketplace", "local",
+                       check_rc=0)
+        return name
+
+
+def grant_file(w, name, content):
+    path = os.path.join(w.dir, name)
+    with open(path, "wb") as f:
+        f.write(content)
+    return path
+
+
+def grant(d, path, *args, check_rc=0):
+    r = d.lockctl("grant", path, *args, "--json", check_rc=check_rc)
+    return json.loads(r.stdout) if check_rc == 0 else r
+
+
+def agent_handles(d, uid=AGENT_UID):
+    r = call_as(uid, d.agent, "io.lockd.Agent.ListHandles")
+    check("parameters" in r, f"agent ListHandles: {r}")
+    return {h["handle"]: h for h in r["parameters"]["handles"]}
+
+
+def read_audit(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]

@@ -4,23 +4,16 @@ submit plans, the console approves with values sealed to each ticket's key, sand
 transient scopes answer one bit, budgets and the cache charge, the audit chain records. TAP on
 stdout. Run through tests/integration/with-systemd."""
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lockdtest import (AGENT2_UID, AGENT_UID, Daemon, Failed, Tap, call, call_as,  # noqa: E402
-                       check, plugin_processes, require_environment, units, wait_for)
-
-# The world of test-daemon.py (signed releases, a marketplace, grants) without a copy of it.
-_spec = importlib.util.spec_from_file_location(
-    "test_daemon", os.path.join(os.path.dirname(os.path.abspath(__file__)), "test-daemon.py"))
-td = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(td)
+from lockdtest import (AGENT2_UID, AGENT_UID, Daemon, Failed, Tap, World, agent_handles,  # noqa: E402
+                       call, call_as, check, grant, grant_file, plugin_processes, read_audit,
+                       require_environment, units, wait_for)
 
 SEAL = os.environ.get("LOCKD_SEAL", "")
 # A value a human types. It must never appear anywhere but in the plugin's fd 6.
@@ -72,14 +65,14 @@ def submit(d, steps, uid=AGENT_UID):
 
 
 def audit_records(d):
-    return td.read_audit(os.path.join(d.dir, "state", "audit", "audit.jsonl"))
+    return read_audit(os.path.join(d.dir, "state", "audit", "audit.jsonl"))
 
 
 def test_auto_runs_and_caches(w):
     """an auto grant runs protocol-1 questions at once; the same question again is cached, free"""
     one = w.install("good-one")
     zero = w.install("good-zero")
-    h = td.grant(w.d, td.grant_file(w, "auto.txt", b"auto content"), "--agent", str(AGENT_UID),
+    h = grant(w.d, grant_file(w, "auto.txt", b"auto content"), "--agent", str(AGENT_UID),
                  "--auto", "--budget", "2")["handle"]
     s = submit(w.d, [{"plugin": one, "handle": h}, {"plugin": zero, "handle": h}])
     check(s["state"] in ("running", "done"), f"auto submit: {s}")
@@ -92,7 +85,7 @@ def test_auto_runs_and_caches(w):
           [f"lockd-run-{s['ticket']}-{k}.scope" for k in (0, 1)] and
           {x["outcome"] for x in runs} == {"1", "0"} and runs[0]["peer_uid"] == AGENT_UID,
           f"run records: {runs}")
-    left = td.agent_handles(w.d)[h]["budget_left"]
+    left = agent_handles(w.d)[h]["budget_left"]
     check(left == 0, f"budget left after two answers: {left}")
     n_runs = len([x for x in audit_records(w.d) if x["event"] == "run"])
     s2 = submit(w.d, [{"plugin": zero, "handle": h}, {"plugin": one, "handle": h}])
@@ -101,7 +94,7 @@ def test_auto_runs_and_caches(w):
     check(outcomes(r) == [(0, None), (1, None)], f"cached outcomes: {r}")
     check(len([x for x in audit_records(w.d) if x["event"] == "run"]) == n_runs,
           "a cache hit ran a plugin")
-    check(td.agent_handles(w.d)[h]["budget_left"] == 0, "a cache hit charged")
+    check(agent_handles(w.d)[h]["budget_left"] == 0, "a cache hit charged")
     g = get_ticket(w.d, s2["ticket"])
     check(g["auto"] is True and g["state"] == "done" and g["seal_key"] is None, f"{g}")
 
@@ -109,8 +102,8 @@ def test_auto_runs_and_caches(w):
 def test_approve_sealed_value(w):
     """a typed value sealed to the ticket answers the question and goes nowhere else"""
     inputs = w.install("good-inputs")
-    path = td.grant_file(w, "secret-holder.txt", b"prefix " + SECRET.encode() + b" suffix")
-    h = td.grant(w.d, path, "--agent", str(AGENT_UID), "--label", "holder")["handle"]
+    path = grant_file(w, "secret-holder.txt", b"prefix " + SECRET.encode() + b" suffix")
+    h = grant(w.d, path, "--agent", str(AGENT_UID), "--label", "holder")["handle"]
     s = submit(w.d, [{"plugin": inputs, "handle": h, "inputs": {"needle": "${email}"}}])
     check(s["state"] == "pending", f"{s}")
     g = get_ticket(w.d, s["ticket"])
@@ -145,9 +138,9 @@ def test_approve_sealed_value(w):
 def test_session_replay_other_file(w):
     """the session's value answers on a second file without a prompt; EndSession wipes it"""
     inputs = w.install("good-inputs")
-    h2 = td.grant(w.d, td.grant_file(w, "second.txt", b"no secret in here"), "--agent",
+    h2 = grant(w.d, grant_file(w, "second.txt", b"no secret in here"), "--agent",
                   str(AGENT_UID))["handle"]
-    h3 = td.grant(w.d, td.grant_file(w, "third.txt", SECRET.encode()), "--agent",
+    h3 = grant(w.d, grant_file(w, "third.txt", SECRET.encode()), "--agent",
                   str(AGENT_UID))["handle"]
     s = submit(w.d, [{"plugin": inputs, "handle": h2, "inputs": {"needle": "${email}"}},
                      {"plugin": inputs, "handle": h3, "inputs": {"needle": "${email}"}}])
@@ -171,7 +164,7 @@ def test_session_replay_other_file(w):
 def test_input_invalid(w):
     """a value that does not fit its input fails the step as input_invalid and is not kept"""
     inputs = w.install("good-inputs")
-    h = td.grant(w.d, td.grant_file(w, "long.txt", b"x"), "--agent", str(AGENT_UID))["handle"]
+    h = grant(w.d, grant_file(w, "long.txt", b"x"), "--agent", str(AGENT_UID))["handle"]
     w.d.console_call("io.lockd.Console.EndSession")
     s = submit(w.d, [{"plugin": inputs, "handle": h, "inputs": {"needle": "${toolong}"}}])
     r = approve(w.d, s["ticket"], {"toolong": "y" * 65})  # max_bytes is 64
@@ -194,10 +187,10 @@ def test_results_level(w):
                .replace(w.d.dir, os.path.join(w.dir, "level3")))
     d.start()
     try:
-        sub = td.World.__new__(td.World)
+        sub = World.__new__(World)
         sub.dir, sub.signer, sub.d, sub.releases = w.dir, w.signer, d, w.releases
         inputs = sub.install("good-inputs")
-        h = td.grant(d, td.grant_file(w, "level3.txt", b"abc " + SECRET.encode()), "--agent",
+        h = grant(d, grant_file(w, "level3.txt", b"abc " + SECRET.encode()), "--agent",
                      str(AGENT_UID))["handle"]
         s = submit(d, [{"plugin": inputs, "handle": h, "inputs": {"needle": "${email}"}}])
         check("parameters" in approve(d, s["ticket"], {"email": SECRET}), "approve")
@@ -219,7 +212,7 @@ def test_results_level(w):
 def test_stop_wipes_sessions(w):
     """lockd's stop wipes the input sessions and records it; after the restart nothing is held"""
     inputs = w.install("good-inputs")
-    h = td.grant(w.d, td.grant_file(w, "stop.txt", b"stop"), "--agent", str(AGENT_UID))["handle"]
+    h = grant(w.d, grant_file(w, "stop.txt", b"stop"), "--agent", str(AGENT_UID))["handle"]
     s = submit(w.d, [{"plugin": inputs, "handle": h, "inputs": {"needle": "${kept}"}}])
     check("parameters" in approve(w.d, s["ticket"], {"kept": "stop"}), "approve")
     wait_final(w.d, s["ticket"])
@@ -229,7 +222,7 @@ def test_stop_wipes_sessions(w):
           f"session_end at stop: {ends[-1:]}")
     check("could not be written" not in w.d.read_log(), "a record was lost at the stop")
     w.d.start()
-    h = td.grant(w.d, td.grant_file(w, "stop2.txt", b"stop"), "--agent", str(AGENT_UID))["handle"]
+    h = grant(w.d, grant_file(w, "stop2.txt", b"stop"), "--agent", str(AGENT_UID))["handle"]
     s = submit(w.d, [{"plugin": inputs, "handle": h, "inputs": {"needle": "${kept}"}}])
     check(get_ticket(w.d, s["ticket"])["session_holds"] == [], "a value survived the stop")
     w.d.console_call("io.lockd.Console.Deny", {"ticket": s["ticket"]})
@@ -281,7 +274,7 @@ def test_budget_runtime_and_restart(w):
     """budgets hold across a restart and a re-grant; the cache answers after the restart free"""
     one, zero = w.install("good-one"), w.install("good-zero")
     content = b"budget across restarts"
-    h = td.grant(w.d, td.grant_file(w, "b1.txt", content), "--agent", str(AGENT_UID), "--auto",
+    h = grant(w.d, grant_file(w, "b1.txt", content), "--agent", str(AGENT_UID), "--auto",
                  "--budget", "1")["handle"]
     s = submit(w.d, [{"plugin": one, "handle": h}])
     check(outcomes(wait_final(w.d, s["ticket"])) == [(1, None)], "first answer")
@@ -290,7 +283,7 @@ def test_budget_runtime_and_restart(w):
     check(r.get("error") == "io.lockd.Agent.BudgetExhausted", f"over budget: {r}")
     w.d.stop()
     w.d.start()
-    h = td.grant(w.d, td.grant_file(w, "b1-again.txt", content), "--agent", str(AGENT_UID),
+    h = grant(w.d, grant_file(w, "b1-again.txt", content), "--agent", str(AGENT_UID),
                  "--auto", "--budget", "1")["handle"]
     r = call_as(AGENT_UID, w.d.agent, "io.lockd.Agent.Submit",
                 {"steps": [{"plugin": zero, "handle": h}]})
@@ -303,7 +296,7 @@ def test_budget_runtime_and_restart(w):
 def test_deny_cancel_expire(w):
     """a denied, a cancelled and an expired ticket end every step with that word"""
     one = w.install("good-one")
-    h = td.grant(w.d, td.grant_file(w, "dce.txt", b"dce"), "--agent", str(AGENT_UID))["handle"]
+    h = grant(w.d, grant_file(w, "dce.txt", b"dce"), "--agent", str(AGENT_UID))["handle"]
     s = submit(w.d, [{"plugin": one, "handle": h}])
     w.d.console_call("io.lockd.Console.Deny", {"ticket": s["ticket"]})
     check(outcomes(wait_final(w.d, s["ticket"])) == [(None, "denied")], "denied")
@@ -323,7 +316,7 @@ def test_sigkill_mid_run_restart(w):
     """lockd killed mid-run: after the restart the chain verifies, the slot is kept, no scope"""
     slow = w.install("slow-answer")
     content = b"killed mid-run"
-    h = td.grant(w.d, td.grant_file(w, "k.txt", content), "--agent", str(AGENT_UID), "--auto",
+    h = grant(w.d, grant_file(w, "k.txt", content), "--agent", str(AGENT_UID), "--auto",
                  "--budget", "1")["handle"]
     s = submit(w.d, [{"plugin": slow, "handle": h}])
     check(s["state"] == "running", f"{s}")
@@ -335,9 +328,9 @@ def test_sigkill_mid_run_restart(w):
     wait_for(lambda: not units(), what="no scope after the restart")
     r = w.d.lockctl("audit", "verify", "--state-dir", os.path.join(w.d.dir, "state"), check_rc=0)
     check(r.stdout.startswith("ok: "), f"audit verify: {r.stdout}{r.stderr}")
-    h = td.grant(w.d, td.grant_file(w, "k2.txt", content), "--agent", str(AGENT_UID), "--auto",
+    h = grant(w.d, grant_file(w, "k2.txt", content), "--agent", str(AGENT_UID), "--auto",
                  "--budget", "1")["handle"]
-    check(td.agent_handles(w.d)[h]["budget_left"] == 0, "the reserved slot was lost")
+    check(agent_handles(w.d)[h]["budget_left"] == 0, "the reserved slot was lost")
     # The question whose run was cut short runs again, free, and fills its slot.
     s = submit(w.d, [{"plugin": slow, "handle": h}])
     check(outcomes(wait_final(w.d, s["ticket"])) == [(1, None)], "the rerun")
@@ -358,14 +351,14 @@ def test_many_agents(w):
     d = Daemon(d_dir, policy=many_agents_policy(w, d_dir))
     d.start()
     try:
-        sub = td.World.__new__(td.World)
+        sub = World.__new__(World)
         sub.dir, sub.signer, sub.d, sub.releases = w.dir, w.signer, d, w.releases
         one = sub.install("good-one")
         handles = {}
         for u in AGENTS:
             handles[u] = []
             for q in range(20):
-                p = td.grant_file(w, f"many-{u}-{q}.txt", f"{u}:{q}".encode())
+                p = grant_file(w, f"many-{u}-{q}.txt", f"{u}:{q}".encode())
                 with open(p, "rb") as f:
                     r = call(d.console, "io.lockd.Console.Grant",
                              {"file_fd": 0, "agent": str(u), "auto": True}, fds=[f.fileno()])
@@ -420,7 +413,7 @@ def main():
     require_environment()
     check(os.access(SEAL, os.X_OK), "LOCKD_SEAL names no tool")
     tap = Tap()
-    w = td.World()
+    w = World()
     try:
         for t in (test_auto_runs_and_caches, test_approve_sealed_value,
                   test_session_replay_other_file, test_input_invalid, test_results_level,

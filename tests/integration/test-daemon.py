@@ -11,7 +11,6 @@ import re
 import shlex
 import select
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -19,45 +18,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lockdtest import (AGENT2_UID, AGENT_UID, CONSOLE_UID, ISSUER, PATTERN, PLUGINS_SRC, STRANGER_UID,  # noqa: E402
-                       Daemon, Failed, Signer, Tap, Varlink, call, call_as, check, plugin_processes,
-                       policy_text, require_environment, systemctl, tempdir, unit_properties,
-                       units, wait_for)
+                       Daemon, Failed, Tap, Varlink, World, agent_handles, call, call_as,
+                       check, grant, grant_file, plugin_processes, policy_text, read_audit,
+                       require_environment, systemctl, tempdir, unit_properties, units, wait_for)
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "varlink")
-
-
-class World:
-    """One daemon with a marketplace and signed releases, shared by most tests."""
-
-    def __init__(self):
-        self.dir = tempdir()
-        self.signer = Signer(self.dir)
-        os.mkdir(os.path.join(self.dir, "d1"))
-        self.d = Daemon(os.path.join(self.dir, "d1"))
-        self.d.start()
-        self.releases = {}
-
-    def release(self, case):
-        if case not in self.releases:
-            self.releases[case] = self.signer.release(case, os.path.join(self.dir, "rel", case))
-        return self.releases[case]
-
-    def ensure_marketplace(self):
-        r = self.d.console_call("io.lockd.Console.ListMarketplaces")
-        if any(m["name"] == "local" for m in r["parameters"]["marketplaces"]):
-            return
-        self.d.lockctl("marketplace", "add", "local", "--issuer", ISSUER, "--identity", PATTERN,
-                       "--trusted-root", self.signer.root, check_rc=0)
-
-    def install(self, case):
-        self.ensure_marketplace()
-        name = "test." + case
-        r = self.d.console_call("io.lockd.Console.ListPlugins")
-        if any(p["name"] == name for p in r["parameters"]["plugins"]):
-            return name
-        self.d.lockctl("plugin", "install", self.release(case), "--marketplace", "local",
-                       check_rc=0)
-        return name
 
 
 def test_ready(w):
@@ -607,24 +572,6 @@ def test_socket_unit(w):
 # Handles
 
 
-def grant_file(w, name, content):
-    path = os.path.join(w.dir, name)
-    with open(path, "wb") as f:
-        f.write(content)
-    return path
-
-
-def grant(d, path, *args, check_rc=0):
-    r = d.lockctl("grant", path, *args, "--json", check_rc=check_rc)
-    return json.loads(r.stdout) if check_rc == 0 else r
-
-
-def agent_handles(d, uid=AGENT_UID):
-    r = call_as(uid, d.agent, "io.lockd.Agent.ListHandles")
-    check("parameters" in r, f"agent ListHandles: {r}")
-    return {h["handle"]: h for h in r["parameters"]["handles"]}
-
-
 def console_handles(d):
     r = d.console_call("io.lockd.Console.ListHandles")
     return {h["handle"]: h for h in r["parameters"]["handles"]}
@@ -706,8 +653,8 @@ def test_grant_ttl(w):
                          for r in read_audit(audit)), timeout=5, what="the expire record")
     check(g["handle"] not in agent_handles(w.d), "still visible after its expiry")
     for ttl in ("0s", "1x", "-5", "1.5h", "367d", ""):
-        r = w.d.lockctl("grant", grant_file(w, "x.txt", b"x"), "--agent", str(AGENT_UID),
-                        "--ttl", ttl, check_rc=2)
+        w.d.lockctl("grant", grant_file(w, "x.txt", b"x"), "--agent", str(AGENT_UID),
+                    "--ttl", ttl, check_rc=2)
 
 
 def test_grant_not_agent(w):
@@ -768,11 +715,6 @@ def test_grant_limits(w):
         check(console_handles(daemon) == {}, "a handle survived a restart")
     finally:
         daemon.stop()
-
-
-def read_audit(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def test_handles_audit(w):
