@@ -126,40 +126,9 @@ static StepRun *queue_pop(AskQueue *q) {
         return s;
 }
 
-/* Puts s back at the front: the pool was full, s keeps its place and its agent its turn. */
-static void queue_unpop(AskQueue *q, StepRun *s) {
-        AgentQueue *a;
-
-        for (a = q->head; a; a = a->next)
-                if (a->agent == s->agent)
-                        break;
-        if (a) {
-                /* The agent rotated to the end: bring it back to the front. */
-                AgentQueue **pp = &q->head, *prev = NULL;
-
-                while (*pp != a) {
-                        prev = *pp;
-                        pp = &(*pp)->next;
-                }
-                *pp = a->next;
-                if (q->tail == a)
-                        q->tail = prev;
-                s->next = a->head;
-                a->head = s;
-        } else {
-                a = calloc(1, sizeof(*a));
-                if (!a) {
-                        /* Cannot happen in practice (the pop freed one); fail the step closed. */
-                        abort();
-                }
-                a->agent = s->agent;
-                a->head = a->tail = s;
-        }
-        a->next = q->head;
-        q->head = a;
-        if (!q->tail)
-                q->tail = a;
-        q->n++;
+/* The step queue_pop() would take next, left in place; NULL when none waits. */
+static StepRun *queue_peek(const AskQueue *q) {
+        return q && q->head ? q->head->head : NULL;
 }
 
 size_t ask_backlog(const Manager *m) {
@@ -194,23 +163,21 @@ static void step_done(RunRequest *req, void *userdata);
 static void drain(Manager *m) {
         StepRun *s;
 
-        while (!m->stopping && (s = queue_pop(m->ask))) {
-                RunRequest *req = s->req;
+        while (!m->stopping && (s = queue_peek(m->ask))) {
                 int r;
 
-                s->req = NULL;
-                req->userdata = s;
-                r = run_pool_submit(m->runs, req);
-                if (r == -EAGAIN) {
-                        s->req = req;
-                        queue_unpop(m->ask, s);
+                s->req->userdata = s;
+                r = run_pool_submit(m->runs, s->req);
+                /* The pool is full: s keeps its place, and its agent its turn. */
+                if (r == -EAGAIN)
                         return;
-                }
+                (void)queue_pop(m->ask);
                 if (r < 0) {
-                        run_request_free(req);
                         fail_unrun(m, s, r == -ESHUTDOWN ? "not_run:stopping" : "not_run:pool");
-                        step_run_free(s);
+                        step_run_free(s); /* frees the request the pool did not take */
+                        continue;
                 }
+                s->req = NULL; /* the pool's now */
         }
 }
 
