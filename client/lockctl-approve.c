@@ -344,16 +344,17 @@ int approve_ticket(const char *id, bool yes) {
         return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
 }
 
-/* approve TICKET [--yes] */
-int verb_approve(int argc, char **argv) {
-        static const char usage[] = "usage: lockctl approve TICKET [--yes]";
+/* The arguments TICKET [FLAG], in any order: 0 with *ret_id and *ret_flag, or an exit code after
+ * the usage line. */
+static int ticket_args(int argc, char **argv, const char *usage, const char *flag,
+                       const char **ret_id, bool *ret_flag) {
         const char *id = NULL;
-        bool yes = false;
+        bool set = false;
         int r;
 
         for (int i = 0; i < argc; i++) {
-                if (strcmp(argv[i], "--yes") == 0)
-                        yes = true;
+                if (strcmp(argv[i], flag) == 0)
+                        set = true;
                 else if (!id) {
                         r = ticket_arg(usage, argc, argv, i);
                         if (r != 0)
@@ -368,6 +369,21 @@ int verb_approve(int argc, char **argv) {
                 fprintf(stderr, "%s\n", usage);
                 return LOCKCTL_EXIT_USAGE;
         }
+        *ret_id = id;
+        *ret_flag = set;
+        return 0;
+}
+
+/* approve TICKET [--yes] */
+int verb_approve(int argc, char **argv) {
+        static const char usage[] = "usage: lockctl approve TICKET [--yes]";
+        const char *id = NULL;
+        bool yes = false;
+        int r;
+
+        r = ticket_args(argc, argv, usage, "--yes", &id, &yes);
+        if (r != 0)
+                return r;
         /* The typed values pass through this process: no core file, no ptrace by this uid. */
         r = secmem_harden_process();
         if (r < 0) {
@@ -477,23 +493,9 @@ int verb_results(int argc, char **argv) {
         bool json = false;
         int r;
 
-        for (int i = 0; i < argc; i++) {
-                if (strcmp(argv[i], "--json") == 0)
-                        json = true;
-                else if (!id) {
-                        r = ticket_arg(usage, argc, argv, i);
-                        if (r != 0)
-                                return r;
-                        id = argv[i];
-                } else {
-                        fprintf(stderr, "%s\n", usage);
-                        return LOCKCTL_EXIT_USAGE;
-                }
-        }
-        if (!id) {
-                fprintf(stderr, "%s\n", usage);
-                return LOCKCTL_EXIT_USAGE;
-        }
+        r = ticket_args(argc, argv, usage, "--json", &id, &json);
+        if (r != 0)
+                return r;
         params = json_pack("{s:s}", "ticket", id);
         if (!params)
                 return LOCKCTL_EXIT_FAIL;
