@@ -1354,7 +1354,8 @@ def test_budget_charged_by_runs(w):
 class Pane:
     """lockctl on a terminal of its own: a tmux session (120x40) on a private tmux server, driven
     with send-keys and read with capture-pane as a human would type and see. When lockctl ends,
-    the pane shows its exit status and whether the terminal's echo is on again."""
+    the pane shows its exit status and then whether the terminal's echo is on again (a line
+    TTY-echo or TTY--echo: wait for "TTY-" before reading both)."""
 
     def __init__(self, w, d, name, *args):
         self.sock = os.path.join(w.dir, "tmux.sock")
@@ -1453,7 +1454,7 @@ def test_approve_typed_value(w):
         p.type("y")
         p.wait("value for ${email}: ")
         p.type(TYPED)
-        p.wait("EXIT=")
+        p.wait("TTY-")
         text = p.text()
         check("EXIT=0" in text and (f"ticket {t1}: running" in text or
                                     f"ticket {t1}: done" in text), f"approve:\n{text}")
@@ -1494,7 +1495,7 @@ def test_approve_typed_value(w):
         p.wait("value for ${email}: ")
         p.type("half-typed", enter=False)
         p.key("C-c")
-        p.wait("EXIT=")
+        p.wait("TTY-")
         check("EXIT=130" in p.text() and "TTY-echo" in p.text() and "half-typed" not in p.text(),
               f"^C at the prompt:\n{p.text()}")
     finally:
@@ -1628,7 +1629,7 @@ def test_console_live(w):
         wait_done(w.d, t2)
         p.wait(f"approve {t2[:12]}: done", screen=True)
         p.key("q")
-        p.wait("EXIT=0")
+        p.wait("TTY-")
         check("TTY-echo" in p.text(), f"the terminal after q:\n{p.text()}")
     finally:
         p.close()
