@@ -17,34 +17,12 @@
 
 #include "audit.h"
 #include "check-run.h"
+#include "tmp-dir.h"
 #include "fd-util.h"
 #include "log.h"
 #include "macro.h"
 
 #define ZERO_HASH "0000000000000000000000000000000000000000000000000000000000000000"
-
-typedef struct TmpDir {
-        char path[64];
-        int fd;
-} TmpDir;
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(path);
-}
-
-static void tmpdir_new(TmpDir *t) {
-        const char *base = getenv("TMPDIR");
-
-        snprintf(t->path, sizeof(t->path), "%s/test-audit-XXXXXX", base ? base : "/tmp");
-        ck_assert_ptr_nonnull(mkdtemp(t->path));
-        t->fd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ck_assert_int_ge(t->fd, 0);
-}
-
-static void tmpdir_done(TmpDir *t) {
-        close(t->fd);
-        ck_assert_int_eq(nftw(t->path, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
-}
 
 /* The audit file's bytes below t. */
 static char *read_log(const TmpDir *t, size_t *len) {

@@ -15,6 +15,7 @@
 
 #include "budget.h"
 #include "check-run.h"
+#include "tmp-dir.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "sigstore-util.h"
@@ -24,29 +25,6 @@
 static const char *data_dir(void) {
         const char *d = getenv("LOCKD_TEST_DATA");
         return d ? d : "tests/data";
-}
-
-typedef struct TmpDir {
-        char path[256];
-        int fd;
-} TmpDir;
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(path);
-}
-
-static void tmpdir_new(TmpDir *t) {
-        const char *base = getenv("TMPDIR");
-
-        snprintf(t->path, sizeof(t->path), "%s/test-budget-XXXXXX", base ? base : "/tmp");
-        ck_assert_ptr_nonnull(mkdtemp(t->path));
-        t->fd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ck_assert_int_ge(t->fd, 0);
-}
-
-static void tmpdir_done(TmpDir *t) {
-        close(t->fd);
-        ck_assert_int_eq(nftw(t->path, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
 }
 
 static void digest_of(const char *s, uint8_t d[BUDGET_DIGEST_SIZE]) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check-run.h"
+#include "tmp-dir.h"
 #include "fd-util.h"
 #include "index.h"
 #include "macro.h"
@@ -94,29 +95,6 @@ static Release *release_fake(const char *version, const char *binary) {
         sigstore_sha256((const uint8_t *)r->manifest_data, r->manifest_len, r->manifest_sha256);
         sigstore_sha256((const uint8_t *)binary, strlen(binary), r->binary_sha256);
         return r;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        return remove(path);
-}
-
-typedef struct TmpDir {
-        char path[64];
-        int fd;
-} TmpDir;
-
-static void tmpdir_new(TmpDir *t) {
-        const char *base = getenv("TMPDIR");
-
-        snprintf(t->path, sizeof(t->path), "%s/test-store-XXXXXX", base ? base : "/tmp");
-        ck_assert_ptr_nonnull(mkdtemp(t->path));
-        t->fd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ck_assert_int_ge(t->fd, 0);
-}
-
-static void tmpdir_done(TmpDir *t) {
-        close(t->fd);
-        ck_assert_int_eq(nftw(t->path, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
 }
 
 static char *read_path(const char *path, size_t *len) {
