@@ -219,6 +219,7 @@ static void step_done(RunRequest *req, void *userdata) {
         const RunResult *res = &req->result;
         Ticket *t = tickets_get_mutable(m->tickets, s->ticket);
         char cause[64] = "answer";
+        const char *withheld;
         BudgetOutcome bo;
         int r;
 
@@ -252,32 +253,29 @@ static void step_done(RunRequest *req, void *userdata) {
         }
 
         /* The charge reaches the disk before the answer leaves (mostly done already, during the
-         * scope's creation). */
+         * scope's creation), and so does the run's record; without either the answer is
+         * withheld. */
         r = budget_flush(m->budget);
-        if (r < 0) {
-                log_error_errno(r, NULL,
-                                "ticket %s step %zu: the budget could not be written, the answer "
-                                "is withheld: %m",
-                                s->ticket, s->step);
-                if (t)
-                        set_outcome(m, t, s->step, -1, "plugin_error", "budget");
-                goto commit;
+        withheld = r < 0 ? "budget" : NULL;
+        if (!withheld) {
+                r = audit_run(m, s, req, cause);
+                withheld = r < 0 ? "audit" : NULL;
         }
-        r = audit_run(m, s, req, cause);
-        if (r < 0) {
-                log_error_errno(r, LOCKD_MESSAGE_AUDIT_RUN,
-                                "ticket %s step %zu: the run record could not be written, the "
-                                "answer is withheld: %m",
-                                s->ticket, s->step);
+        if (withheld) {
+                bool audit = strcmp(withheld, "audit") == 0;
+
+                log_error_errno(r, audit ? LOCKD_MESSAGE_AUDIT_RUN : NULL,
+                                "ticket %s step %zu: the %s could not be written, the answer is "
+                                "withheld: %m",
+                                s->ticket, s->step, audit ? "run record" : "budget");
                 if (t)
-                        set_outcome(m, t, s->step, -1, "plugin_error", "audit");
+                        set_outcome(m, t, s->step, -1, "plugin_error", withheld);
         } else if (t) {
                 if (res->outcome == RUN_PLUGIN_ERROR)
                         set_outcome(m, t, s->step, -1, "plugin_error", cause);
                 else
                         set_outcome(m, t, s->step, res->outcome == RUN_ONE, NULL, cause);
         }
-commit:
         /* The cache learns the answer after the agent did: the slot is charged on disk since
          * the reservation, so a crash in between costs a rerun (free), never a charge. */
         bo = res->outcome == RUN_ONE    ? BUDGET_OUTCOME_ONE
