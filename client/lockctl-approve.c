@@ -72,18 +72,6 @@ static int ticket_arg(const char *usage, int argc, char **argv, int i) {
         return 0;
 }
 
-/* A placeholder name lockd sent: [a-z0-9_]{1,32}, as seal_value() and the prompt require. */
-static bool placeholder_valid(const char *s) {
-        size_t n = s ? strlen(s) : 0;
-
-        if (n == 0 || n > SEAL_NAME_MAX)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-                        return false;
-        return true;
-}
-
 static bool string_in(const json_t *array, const char *s) {
         json_t *v;
         size_t i;
@@ -164,7 +152,7 @@ static int needed_placeholders(const json_t *t, json_t **ret) {
                 return LOCKCTL_EXIT_FAIL;
         }
         json_array_foreach(phs, i, v) {
-                if (!placeholder_valid(json_string_value(v))) {
+                if (!seal_name_valid(json_string_value(v))) {
                         fprintf(stderr, "lockctl: approve failed: lockd sent an invalid "
                                         "placeholder name\n");
                         return LOCKCTL_EXIT_FAIL;

@@ -46,8 +46,7 @@ static bool ticket_id_valid(const char *id) {
         return true;
 }
 
-/* A placeholder name: [a-z0-9_]{1,SEAL_NAME_MAX}, the contract's rule for input names. */
-static bool name_valid(const char *name) {
+bool seal_name_valid(const char *name) {
         size_t n;
 
         if (!name)
@@ -332,7 +331,7 @@ int seal_value_with_ephemeral(const uint8_t eph_priv[SEAL_KEY_SIZE],
         int r;
 
         if (!eph_priv || !ticket_pub || !value || !ret_text || len == 0 || len > SEAL_VALUE_MAX ||
-            !ticket_id_valid(ticket_id) || !name_valid(name))
+            !ticket_id_valid(ticket_id) || !seal_name_valid(name))
                 return -EINVAL;
         context_len = context_build(ticket_id, name, context);
 
@@ -397,7 +396,7 @@ int unseal_value(const SealKey *k, const char *ticket_id, const char *name, cons
         ssize_t n;
         int r;
 
-        if (!k || !text || !ret || !ticket_id_valid(ticket_id) || !name_valid(name))
+        if (!k || !text || !ret || !ticket_id_valid(ticket_id) || !seal_name_valid(name))
                 return -EINVAL;
         context_len = context_build(ticket_id, name, context);
 

@@ -1,6 +1,7 @@
 /* Sealing human-typed input values to a ticket's one-use X25519 key. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,10 @@
 #define SEAL_TEXT_MAX (4 * ((SEAL_BLOB_MAX + 2) / 3))
 
 typedef struct SealKey SealKey;
+
+/* Whether name is a placeholder name, [a-z0-9_]{1,SEAL_NAME_MAX}: the contract's rule for input
+ * names, and the one rule lockd, lockctl, sessions and budgets check names by. */
+bool seal_name_valid(const char *name);
 
 /*
  * Makes a ticket's key pair: the private half in secure memory. Returns 0 or a negative errno

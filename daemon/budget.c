@@ -19,6 +19,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "manifest.h"
+#include "seal.h"
 #include "sigstore-util.h"
 #include "store.h"
 
@@ -93,19 +94,10 @@ static bool outcome_is_answer(BudgetOutcome o) {
                o == BUDGET_OUTCOME_PLUGIN_ERROR;
 }
 
-bool budget_name_valid(const char *name) {
-        size_t n;
+_Static_assert(BUDGET_NAME_MAX == SEAL_NAME_MAX, "one rule for placeholder names");
 
-        if (!name)
-                return false;
-        n = strlen(name);
-        if (n == 0 || n > BUDGET_NAME_MAX)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
-                      name[i] == '_'))
-                        return false;
-        return true;
+bool budget_name_valid(const char *name) {
+        return seal_name_valid(name);
 }
 
 /* Whether field (size bytes) holds a NUL-terminated string. */

@@ -10,11 +10,14 @@
 
 #include "fd-util.h"
 #include "macro.h"
+#include "seal.h"
 #include "sessions.h"
 
 /* How late the expiry timer may fire. */
 #define EXPIRY_ACCURACY_USEC (500ULL * 1000)
 #define AUDIT_SESSION_NONE   4294967295ULL
+
+_Static_assert(SESSION_NAME_MAX == SEAL_NAME_MAX, "one rule for placeholder names");
 
 typedef struct SessionValue {
         char name[SESSION_NAME_MAX + 1];
@@ -102,17 +105,6 @@ void session_id_of_peer(pid_t pid, uid_t uid, SessionId *ret) {
                 return;
         }
         snprintf(ret->name, sizeof(ret->name), "uid");
-}
-
-static bool name_valid(const char *s) {
-        size_t n = s ? strlen(s) : 0;
-
-        if (n < 1 || n > SESSION_NAME_MAX)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-                        return false;
-        return true;
 }
 
 static ssize_t find(const Sessions *ss, const SessionId *id) {
@@ -297,7 +289,7 @@ int sessions_put(Sessions *ss, const SessionId *id, const char *name, SecBuf *va
         Session *s;
         bool started = false;
 
-        if (!name_valid(name) || !v)
+        if (!seal_name_valid(name) || !v)
                 return -EINVAL;
         s = lookup(ss, id);
         if (!s) {
