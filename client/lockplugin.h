@@ -451,8 +451,46 @@ invalid:
 __attribute__((weak)) size_t lp__detail_used;
 
 /*
+ * Whether this process has lockd's detail pipe: 1 yes, -1 no, 0 not decided yet. One value per
+ * process, however many files include this header.
+ */
+__attribute__((weak)) int lp__detail_state;
+
+/*
+ * Decides once, before main() runs, whether fd 7 is lockd's detail pipe: the run is protocol 2
+ * (lockd's environment says so), and fd 7 is open, a pipe, and open for writing only. lockd opens
+ * nothing else at 7, and the plugin has not opened anything yet, so a descriptor the plugin later
+ * puts at 7 itself (a pipe, a socket of its own) is never taken for the detail pipe. Deciding this
+ * when lp_detail() is called instead would send the detail into whatever the plugin opened there.
+ */
+__attribute__((constructor)) static void lp__detail_decide(void) {
+        const char *protocol;
+        struct stat st;
+        int saved = errno, flags;
+
+        if (__atomic_load_n(&lp__detail_state, __ATOMIC_RELAXED) != 0)
+                return;
+        protocol = getenv("LOCKFILE_PLUGIN_PROTOCOL");
+        flags = fcntl(LP_DETAIL_FD, F_GETFL);
+        if (protocol && strcmp(protocol, "2") == 0 && flags >= 0 &&
+            (flags & O_ACCMODE) == O_WRONLY && fstat(LP_DETAIL_FD, &st) == 0 &&
+            S_ISFIFO(st.st_mode))
+                __atomic_store_n(&lp__detail_state, 1, __ATOMIC_RELAXED);
+        else
+                __atomic_store_n(&lp__detail_state, -1, __ATOMIC_RELAXED);
+        errno = saved;
+}
+
+/* Says whether this process has lockd's detail pipe, as decided at its start. */
+static inline bool lp_has_detail(void) {
+        if (__atomic_load_n(&lp__detail_state, __ATOMIC_RELAXED) == 0)
+                lp__detail_decide(); /* a constructor of the plugin's own ran first */
+        return __atomic_load_n(&lp__detail_state, __ATOMIC_RELAXED) > 0;
+}
+
+/*
  * Writes a human-only detail (printf-style) on fd 7 when the plugin has one (protocol 2 with
- * detail = true), and nothing otherwise. All calls of a process together write at most
+ * detail = true, decided once at the process's start: lp_has_detail()), and nothing otherwise. All calls of a process together write at most
  * LP_DETAIL_MAX bytes, which is what lockd keeps; the rest is cut off. Returns the number of
  * bytes written, 0 when there is no fd 7 or the cap is reached, or -1 with errno set.
  */
@@ -462,7 +500,7 @@ __attribute__((format(printf, 1, 2))) static inline ssize_t lp_detail(const char
         va_list ap;
         int saved = errno, n;
 
-        if (!lp__fd_open(LP_DETAIL_FD)) {
+        if (!lp_has_detail()) {
                 errno = saved;
                 return 0;
         }

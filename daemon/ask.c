@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answers.h"
 #include "ask.h"
 #include "audit.h"
 #include "budget.h"
@@ -18,6 +19,7 @@
 #include "policy.h"
 #include "release.h"
 #include "runpool.h"
+#include "schedule.h"
 
 /* One step on its way through the pool. It holds what the outcome needs after the run, never a
  * value: those live only in the request's fd 6 JSON, freed with the request. */
@@ -31,6 +33,10 @@ typedef struct StepRun {
         uint8_t digest[BUDGET_DIGEST_SIZE];
         char sha256[HANDLE_SHA256_HEX + 1];
         BudgetKey key;
+        bool by_value;                       /* bound to typed values: answers keyed by answer_id */
+        uint8_t answer_id[ANSWERS_ID_SIZE];  /* answers_id() of the values, when by_value */
+        uint64_t admitted_usec;              /* CLOCK_MONOTONIC, when the run was admitted */
+        uint64_t timeout_usec;               /* the plugin's timeout_s */
         RunRequest *req; /* while in the backlog; the pool owns it after submit */
         struct StepRun *next;
 } StepRun;
@@ -42,11 +48,25 @@ typedef struct AgentQueue {
         struct AgentQueue *next;
 } AgentQueue;
 
+/* An outcome known to lockd and held back until its release time (schedule.h). */
+typedef struct HeldOutcome {
+        Manager *manager;
+        sd_event_source *timer;
+        char ticket[TICKET_ID_LEN + 1];
+        size_t step;
+        int result;
+        const char *error; /* static */
+        char cause[64];
+        struct HeldOutcome *prev, *next;
+} HeldOutcome;
+
 /* The backlog: agents in rotation order, each with its FIFO. A step leaves from the first agent,
- * which then moves to the end, so every agent gets its turn whatever the others queued. */
+ * which then moves to the end, so every agent gets its turn whatever the others queued. held
+ * lists the outcomes waiting for their release time. */
 struct AskQueue {
         AgentQueue *head, *tail;
         size_t n;
+        HeldOutcome *held;
 };
 
 static StepRun *step_run_free(StepRun *s) {
@@ -65,15 +85,92 @@ static void set_outcome(Manager *m, Ticket *t, size_t step, int result, const ch
         (void)tickets_set_outcome(m->tickets, t, step, result, error);
 }
 
+static AskQueue *ask_queue(Manager *m) {
+        if (!m->ask)
+                m->ask = calloc(1, sizeof(*m->ask));
+        return m->ask;
+}
+
+static HeldOutcome *held_free(AskQueue *q, HeldOutcome *h) {
+        if (!h)
+                return NULL;
+        if (h->prev)
+                h->prev->next = h->next;
+        else if (q && q->held == h)
+                q->held = h->next;
+        if (h->next)
+                h->next->prev = h->prev;
+        sd_event_source_disable_unref(h->timer);
+        free(h);
+        return NULL;
+}
+
+static int held_release(sd_event_source *source, uint64_t usec, void *userdata) {
+        HeldOutcome *h = userdata;
+        Manager *m = h->manager;
+        Ticket *t = tickets_get_mutable(m->tickets, h->ticket);
+
+        /* A ticket cancelled or expired meanwhile has this step's outcome already: nothing to do. */
+        if (t && h->step < t->plan->n_steps && !t->outcomes[h->step].set)
+                set_outcome(m, t, h->step, h->result, h->error, h->cause);
+        held_free(m->ask, h);
+        return 0;
+}
+
+/*
+ * Sets step's outcome at release_usec (CLOCK_MONOTONIC), or at once when that time has come. An
+ * outcome held back is invisible everywhere until then: Wait, Submit's state and the console's
+ * views all read the ticket, which does not hold it yet (ARCHITECTURE.md, timing). The timer asks
+ * for 1 µs accuracy: sd-event's default slack would move every release by up to 250 ms.
+ */
+static void set_outcome_at(Manager *m, Ticket *t, size_t step, int result, const char *error,
+                           const char *cause, uint64_t release_usec) {
+        AskQueue *q;
+        HeldOutcome *h;
+        int r;
+
+        if (release_usec <= now_monotonic_usec() || m->stopping) {
+                set_outcome(m, t, step, result, error, cause);
+                return;
+        }
+        q = ask_queue(m);
+        h = q ? calloc(1, sizeof(*h)) : NULL;
+        if (!h) {
+                /* Withheld, never released early: the agent sees plugin_error. */
+                set_outcome(m, t, step, -1, "plugin_error", "not_run:memory");
+                return;
+        }
+        *h = (HeldOutcome){.manager = m, .step = step, .result = result, .error = error};
+        memcpy(h->ticket, t->id, sizeof(h->ticket));
+        snprintf(h->cause, sizeof(h->cause), "%s", cause);
+        r = sd_event_add_time(m->event, &h->timer, CLOCK_MONOTONIC, release_usec, 1, held_release,
+                              h);
+        if (r < 0) {
+                free(h);
+                set_outcome(m, t, step, -1, "plugin_error", "not_run:timer");
+                return;
+        }
+        h->next = q->held;
+        if (q->held)
+                q->held->prev = h;
+        q->held = h;
+}
+
+/* The release time of a step admitted at admitted_usec whose run (or the run that produced its
+ * cached answer) took ran_usec. */
+static uint64_t release_time(const Manager *m, uint64_t admitted_usec, uint64_t timeout_usec,
+                             uint64_t ran_usec) {
+        return admitted_usec + schedule_delay_usec(m->policy->security_level,
+                                                   m->policy->release_quantum_ms * 1000,
+                                                   timeout_usec, ran_usec);
+}
+
 static int queue_push(Manager *m, StepRun *s) {
-        AskQueue *q = m->ask;
+        AskQueue *q = ask_queue(m);
         AgentQueue *a;
 
-        if (!q) {
-                q = m->ask = calloc(1, sizeof(*q));
-                if (!q)
-                        return -ENOMEM;
-        }
+        if (!q)
+                return -ENOMEM;
         for (a = q->head; a; a = a->next)
                 if (a->agent == s->agent)
                         break;
@@ -140,6 +237,8 @@ AskQueue *ask_queue_free(AskQueue *q) {
 
         while ((s = queue_pop(q)))
                 step_run_free(s);
+        while (q && q->held)
+                held_free(q, q->held);
         free(q);
         return NULL;
 }
@@ -221,7 +320,14 @@ static void step_done(RunRequest *req, void *userdata) {
         char cause[64] = "answer";
         const char *withheld;
         BudgetOutcome bo;
+        uint64_t ran, release;
         int r;
+
+        /* How long the run took from its admission: what the release schedule rounds. */
+        ran = now_monotonic_usec() - s->admitted_usec;
+        if (ran == 0)
+                ran = 1;
+        release = release_time(m, s->admitted_usec, s->timeout_usec, ran);
 
         if (req->error < 0) {
                 fail_unrun(m, s, req->error == -ECANCELED ? "not_run:stopping" : "not_run:pool");
@@ -269,19 +375,29 @@ static void step_done(RunRequest *req, void *userdata) {
                                 "withheld: %m",
                                 s->ticket, s->step, audit ? "run record" : "budget");
                 if (t)
-                        set_outcome(m, t, s->step, -1, "plugin_error", withheld);
+                        set_outcome_at(m, t, s->step, -1, "plugin_error", withheld, release);
         } else if (t) {
                 if (res->outcome == RUN_PLUGIN_ERROR)
-                        set_outcome(m, t, s->step, -1, "plugin_error", cause);
+                        set_outcome_at(m, t, s->step, -1, "plugin_error", cause, release);
                 else
-                        set_outcome(m, t, s->step, res->outcome == RUN_ONE, NULL, cause);
+                        set_outcome_at(m, t, s->step, res->outcome == RUN_ONE, NULL, cause,
+                                       release);
         }
-        /* The cache learns the answer after the agent did: the slot is charged on disk since
-         * the reservation, so a crash in between costs a rerun (free), never a charge. */
+        /* The slot is charged on disk since the reservation, so a crash before this commit costs
+         * a rerun (free), never a charge. A question bound to values commits "answered" only:
+         * its answer is kept in memory, under the keyed hash of the values. */
         bo = res->outcome == RUN_ONE    ? BUDGET_OUTCOME_ONE
              : res->outcome == RUN_ZERO ? BUDGET_OUTCOME_ZERO
                                         : BUDGET_OUTCOME_PLUGIN_ERROR;
-        r = budget_commit(m->budget, s->digest, &s->key, bo);
+        if (s->by_value) {
+                r = budget_commit_ran(m->budget, s->digest, &s->key, BUDGET_OUTCOME_ANSWERED,
+                                      ran);
+                if (r >= 0 || r == -EEXIST)
+                        (void)answers_store(
+                                m->answers, s->answer_id, s->digest,
+                                &(BudgetEntry){.outcome = bo, .time_usec = 0, .ran_usec = ran});
+        } else
+                r = budget_commit_ran(m->budget, s->digest, &s->key, bo, ran);
         if (r < 0)
                 /* The slot stays reserved on disk: the answer is charged, and the next ask of
                  * this question runs again for free. */
@@ -367,14 +483,37 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
                 return;
         }
 
-        /* The same question again costs nothing and runs nothing. */
-        if (budget_lookup(m->budget, s->digest, &s->key, &e) > 0) {
+        s->timeout_usec = mf->timeout_s * 1000000;
+        s->admitted_usec = now_monotonic_usec();
+
+        /*
+         * The same question again costs nothing and runs nothing, and is released after the same
+         * delay as the run that answered it. A question bound to typed values is the same
+         * question only with the same values: its answers are looked up by the keyed hash of
+         * them, so a value the human typed since is a fresh run, never an earlier value's answer.
+         */
+        if (st->n_bindings > 0) {
+                s->by_value = true;
+                r = answers_id(m->answers, s->digest, &s->key, req->inputs_json, req->inputs_len,
+                               s->answer_id);
+                if (r < 0) {
+                        free(s);
+                        set_outcome(m, t, i, -1, "plugin_error", "not_run:key");
+                        return;
+                }
+                r = answers_lookup(m->answers, s->answer_id, &e);
+        } else
+                r = budget_lookup(m->budget, s->digest, &s->key, &e);
+        if (r > 0) {
+                uint64_t release = release_time(m, s->admitted_usec, s->timeout_usec, e.ran_usec);
+
                 free(s);
                 t->runs[i].cached = true;
                 if (e.outcome == BUDGET_OUTCOME_PLUGIN_ERROR)
-                        set_outcome(m, t, i, -1, "plugin_error", "cached");
+                        set_outcome_at(m, t, i, -1, "plugin_error", "cached", release);
                 else
-                        set_outcome(m, t, i, e.outcome == BUDGET_OUTCOME_ONE, NULL, "cached");
+                        set_outcome_at(m, t, i, e.outcome == BUDGET_OUTCOME_ONE, NULL, "cached",
+                                       release);
                 return;
         }
         /* The slot is taken now and written by the next commit, which runs while the manager

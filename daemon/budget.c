@@ -42,6 +42,7 @@ typedef struct Answer {
         BudgetOutcome outcome;
         unsigned holds; /* runs in flight holding a reservation; never persisted */
         uint64_t time_usec;
+        uint64_t ran_usec; /* the producing run's admission to its end; 0 unknown */
 } Answer;
 
 typedef struct Budget {
@@ -81,6 +82,7 @@ static const char *const outcome_names[_BUDGET_OUTCOME_MAX] = {
         [BUDGET_OUTCOME_ZERO] = "0",
         [BUDGET_OUTCOME_ONE] = "1",
         [BUDGET_OUTCOME_PLUGIN_ERROR] = "plugin_error",
+        [BUDGET_OUTCOME_ANSWERED] = "answered",
 };
 
 const char *budget_outcome_name(BudgetOutcome o) {
@@ -89,9 +91,15 @@ const char *budget_outcome_name(BudgetOutcome o) {
         return outcome_names[o];
 }
 
+/* Whether o is a stored outcome the cache may give back. */
 static bool outcome_is_answer(BudgetOutcome o) {
         return o == BUDGET_OUTCOME_ZERO || o == BUDGET_OUTCOME_ONE ||
                o == BUDGET_OUTCOME_PLUGIN_ERROR;
+}
+
+/* Whether o ends a reservation: an answer, or "answered" for a question bound to values. */
+static bool outcome_is_final(BudgetOutcome o) {
+        return outcome_is_answer(o) || o == BUDGET_OUTCOME_ANSWERED;
 }
 
 _Static_assert(BUDGET_NAME_MAX == SEAL_NAME_MAX, "one rule for placeholder names");
@@ -366,7 +374,9 @@ static __attribute__((format(printf, 2, 3))) int buf_printf(Buf *b, const char *
 /*
  * The file's text: one compact JSON object, keys sorted,
  *   {"answers":[{"inputs":[["<input>","<placeholder>"],...],"outcome":"<name>","plugin":"<name>",
- *     "time":<usec>,"version":"<version>"},...],"digest":"<hex>","format":1}
+ *     "ran":<usec>,"time":<usec>,"version":"<version>"},...],"digest":"<hex>","format":1}
+ * where "ran" (how long the producing run took from its admission to its end, for the release
+ * schedule of a cached answer) is left out when unknown.
  * Every string is a validated name, version or hex digest ([a-z0-9._-]), so nothing needs escaping.
  */
 static int budget_format(const uint8_t d[BUDGET_DIGEST_SIZE], const Answer *answers, size_t n,
@@ -384,10 +394,13 @@ static int budget_format(const uint8_t d[BUDGET_DIGEST_SIZE], const Answer *answ
                         r = buf_printf(out, "%s[\"%s\",\"%s\"]", j > 0 ? "," : "", k.pairs[j].input,
                                        k.pairs[j].placeholder);
                 if (r >= 0)
-                        r = buf_printf(out,
-                                       "],\"outcome\":\"%s\",\"plugin\":\"%s\",\"time\":%llu,"
-                                       "\"version\":\"%s\"}",
-                                       budget_outcome_name(answers[i].outcome), k.plugin,
+                        r = buf_printf(out, "],\"outcome\":\"%s\",\"plugin\":\"%s\",",
+                                       budget_outcome_name(answers[i].outcome), k.plugin);
+                if (r >= 0 && answers[i].ran_usec > 0)
+                        r = buf_printf(out, "\"ran\":%llu,",
+                                       (unsigned long long)answers[i].ran_usec);
+                if (r >= 0)
+                        r = buf_printf(out, "\"time\":%llu,\"version\":\"%s\"}",
                                        (unsigned long long)answers[i].time_usec, k.version);
         }
         sigstore_hex_encode(d, BUDGET_DIGEST_SIZE, hex);
@@ -469,13 +482,18 @@ static int parse_outcome(const char *s, BudgetOutcome *ret) {
 
 /* Parses one element of "answers" into a (canonical, validated) key and its entry. */
 static int parse_answer(json_t *o, BudgetKey *ret_key, Answer *ret) {
-        static const char *const keys[] = {"inputs", "outcome", "plugin", "time", "version"};
-        json_t *inputs, *pair, *time_v;
+        static const char *const keys[] = {"inputs", "outcome", "plugin",
+                                           "time",   "version", "ran"};
+        json_t *inputs, *pair, *time_v, *ran_v;
         const char *plugin, *version, *outcome;
         BudgetKey k;
         size_t i;
 
-        if (!object_has_exactly(o, keys, ELEMENTSOF(keys)))
+        /* "ran" is optional: written only when known, and absent from older files. */
+        ran_v = json_object_get(o, "ran");
+        if (!object_has_exactly(o, keys, ELEMENTSOF(keys) - (ran_v ? 0 : 1)))
+                return -EBADMSG;
+        if (ran_v && (!json_is_integer(ran_v) || json_integer_value(ran_v) <= 0))
                 return -EBADMSG;
         plugin = json_string_value(json_object_get(o, "plugin"));
         version = json_string_value(json_object_get(o, "version"));
@@ -501,8 +519,20 @@ static int parse_answer(json_t *o, BudgetKey *ret_key, Answer *ret) {
                 if (strcmp(k.pairs[k.n_pairs - 1].input, input) != 0)
                         return -EBADMSG;
         }
-        *ret = (Answer){.time_usec = (uint64_t)json_integer_value(time_v)};
+        *ret = (Answer){.time_usec = (uint64_t)json_integer_value(time_v),
+                        .ran_usec = ran_v ? (uint64_t)json_integer_value(ran_v) : 0};
         if (parse_outcome(outcome, &ret->outcome) < 0)
+                return -EBADMSG;
+        /*
+         * A question bound to typed values has no answer on disk (ARCHITECTURE.md, the cache):
+         * its answers depend on the values and live in memory only. An older lockd stored the
+         * bit of whichever value came first; that bit is read as "answered", never given back,
+         * and leaves the disk at the file's next write. "answered" without a binding is no file
+         * lockd wrote.
+         */
+        if (k.n_pairs > 0 && outcome_is_answer(ret->outcome))
+                ret->outcome = BUDGET_OUTCOME_ANSWERED;
+        if (k.n_pairs == 0 && ret->outcome == BUDGET_OUTCOME_ANSWERED)
                 return -EBADMSG;
         *ret_key = k;
         return 0;
@@ -776,7 +806,8 @@ int budget_lookup(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], cons
         a = budget_find(b, bytes, len, hash);
         if (!a || !outcome_is_answer(a->outcome))
                 return 0;
-        *ret = (BudgetEntry){.outcome = a->outcome, .time_usec = a->time_usec};
+        *ret = (BudgetEntry){
+                .outcome = a->outcome, .time_usec = a->time_usec, .ran_usec = a->ran_usec};
         return 1;
 }
 
@@ -933,14 +964,20 @@ bool budget_dirty(const BudgetStore *s) {
 
 int budget_commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
                   BudgetOutcome outcome) {
+        return budget_commit_ran(s, digest, key, outcome, 0);
+}
+
+int budget_commit_ran(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
+                      const BudgetKey *key, BudgetOutcome outcome, uint64_t ran_usec) {
         char bytes[KEY_BYTES_MAX];
-        uint64_t hash, old_time;
+        uint64_t hash, old_time, old_ran;
         size_t len;
         Budget *b;
         Answer *a;
         int r;
 
-        if (!outcome_is_answer(outcome))
+        if (!outcome_is_final(outcome) || !key ||
+            (outcome == BUDGET_OUTCOME_ANSWERED) != (key->n_pairs > 0))
                 return -EINVAL;
         r = key_prepare(s, digest, key, &b, bytes, &len, &hash);
         if (r < 0)
@@ -954,14 +991,17 @@ int budget_commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], cons
                 return a->outcome == outcome ? 0 : -EEXIST;
 
         old_time = a->time_usec;
+        old_ran = a->ran_usec;
         a->outcome = outcome;
         a->time_usec = now_usec();
+        a->ran_usec = ran_usec;
         /* A budget whose reservation never reached the disk needs its directory synced too. */
         r = budget_persist(s, digest, b->answers, b->n, b->dirty);
         if (r < 0) {
                 /* The disk still holds the reservation: the slot stays charged, nothing cached. */
                 a->outcome = BUDGET_OUTCOME_RESERVED;
                 a->time_usec = old_time;
+                a->ran_usec = old_ran;
                 return r;
         }
         dirty_remove(s, b);

@@ -13,8 +13,10 @@
  * same bytes again, under another handle or after a restart, finds the same budget. An answer
  * slot is one distinct key: (plugin name, plugin version, the sorted (input, placeholder) pairs of
  * the step's bindings). The values a human types for the placeholders are not part of the key and
- * never reach this module: asking the same plugin with ${email} bound to the same input again is
- * the same question, answered from the cache. A budget holds at most `limit` distinct keys, the
+ * never reach this module: asking the same plugin with ${email} bound to the same input again
+ * takes no new slot. Such a slot's answers depend on the values, so this module stores none of
+ * them (BUDGET_OUTCOME_ANSWERED): lockd keeps them in memory under a keyed hash of the values
+ * (answers.h), and a new value is a fresh run. A budget holds at most `limit` distinct keys, the
  * limit being the policy's max_plugins_per_handle (1..64) or lower for a grant that asked for
  * less; the caller passes it on every call that charges.
  *
@@ -61,6 +63,8 @@ typedef enum BudgetOutcome {
         BUDGET_OUTCOME_ZERO,     /* the plugin answered 0 */
         BUDGET_OUTCOME_ONE,      /* the plugin answered 1 */
         BUDGET_OUTCOME_PLUGIN_ERROR, /* the plugin ran and gave no valid answer */
+        BUDGET_OUTCOME_ANSWERED, /* a question bound to typed values was answered: the slot is
+                                    charged, the answers are by value and in memory only */
         _BUDGET_OUTCOME_MAX,
 } BudgetOutcome;
 
@@ -78,10 +82,12 @@ typedef struct BudgetKey {
         BudgetPair pairs[BUDGET_PAIRS_MAX];
 } BudgetKey;
 
-/* A cached outcome and when it was stored (CLOCK_REALTIME, microseconds). */
+/* A cached outcome, when it was stored (CLOCK_REALTIME, microseconds), and how long the run that
+ * produced it took from its admission to its end (0: unknown), for the release schedule. */
 typedef struct BudgetEntry {
         BudgetOutcome outcome;
         uint64_t time_usec;
+        uint64_t ran_usec;
 } BudgetEntry;
 
 /* One answer slot, for `lockctl budget show`. */
@@ -101,7 +107,7 @@ typedef struct BudgetError {
         char message[256];
 } BudgetError;
 
-/* "0", "1", "plugin_error", "reserved"; NULL out of range. */
+/* "0", "1", "plugin_error", "reserved", "answered"; NULL out of range. */
 const char *budget_outcome_name(BudgetOutcome o);
 
 /* Whether name is an input or placeholder name: [a-z0-9_]{1,32}. */
@@ -197,6 +203,15 @@ bool budget_dirty(const BudgetStore *s);
  */
 int budget_commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
                   BudgetOutcome outcome);
+
+/*
+ * budget_commit() that also stores ran_usec (the run's admission to its end, > 0) with the
+ * answer, so that the cached answer is released on the same schedule as the run. A key with
+ * pairs (bound to typed values) commits BUDGET_OUTCOME_ANSWERED, and only such a key: its answers
+ * depend on the values and are never persisted (the caller keeps them in memory, by value).
+ */
+int budget_commit_ran(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
+                      const BudgetKey *key, BudgetOutcome outcome, uint64_t ran_usec);
 
 /*
  * Ends a reservation whose run failed for a reason that says nothing about the file. The slot is

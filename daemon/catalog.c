@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "history.h"
 #include "index.h"
 #include "macro.h"
 #include "verifier.h"
@@ -259,11 +260,18 @@ int catalog_load(int statefd, CatalogSkipFn skip, void *userdata, Catalog **ret)
                 if (r < 0)
                         return r;
                 if (p) {
-                        r = set_active(c, p->release->manifest->name, p);
+                        const Release *rel = p->release;
+
+                        r = set_active(c, rel->manifest->name, p);
                         if (r < 0) {
                                 catalog_plugin_unref(p);
                                 return r;
                         }
+                        /* A store from before the history: the active version is its start. */
+                        r = history_record(statefd, rel->manifest, rel->manifest_data,
+                                           rel->manifest_len);
+                        if (r < 0)
+                                return r;
                 }
                 i += n;
         }
@@ -420,10 +428,12 @@ int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const Re
         _cleanup_(release_freep) Release *rel = NULL;
         _cleanup_(sandbox_freep) Sandbox *sb = NULL;
         _cleanup_free_ char *name = NULL, *old_version = NULL;
+        _cleanup_(manifest_freep) Manifest *remembered = NULL;
+        const Manifest *reference;
         const CatalogPlugin *active;
         CatalogPlugin *p = NULL;
         StoreOrigin origin = {};
-        bool with_index;
+        bool with_index, reinstall;
         int r;
 
         if (!res)
@@ -457,17 +467,42 @@ int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const Re
                 return -ENOMEM;
 
         active = catalog_find(c, name);
+        r = history_load(statefd, name, &remembered);
+        if (r < 0) {
+                res->status = CATALOG_STORE_FAILED;
+                res->store_error = (StoreError){.code = STORE_E_IO};
+                snprintf(res->store_error.message, sizeof(res->store_error.message),
+                         "the plugin history of %s cannot be read: %s", name, strerror(-r));
+                return r;
+        }
         if (active) {
-                bool confirm;
-
                 snprintf(res->installed, sizeof(res->installed), "%s",
                          active->release->manifest->version);
                 old_version = strdup(active->release->manifest->version);
                 if (!old_version)
                         return -ENOMEM;
+        }
+        /*
+         * The update rule compares with the highest version this name ever had, not only the
+         * active one: otherwise removing a plugin and installing another meaning under its name
+         * would skip the new major version and the typed name. Reinstalling exactly the
+         * remembered version with the same meaning, after a remove, is no update at all.
+         */
+        reference = active ? active->release->manifest : NULL;
+        if (remembered && (!reference || update_version_compare(remembered, reference) > 0))
+                reference = remembered;
+        reinstall = !active && reference &&
+                    update_version_compare(reference, rel->manifest) == 0 &&
+                    update_same_meaning(reference, rel->manifest);
+        if (reference && !reinstall) {
+                bool confirm;
+
                 res->has_verdict = true;
-                r = update_check(active->release->manifest, rel->manifest, &res->verdict);
+                r = update_check(reference, rel->manifest, &res->verdict);
                 if (r == -EPERM) {
+                        if (!active)
+                                snprintf(res->installed, sizeof(res->installed), "%s",
+                                         reference->version);
                         res->status = CATALOG_UPDATE_REFUSED;
                         res->manifest = TAKE_PTR(rel->manifest);
                         return r;
@@ -479,10 +514,13 @@ int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const Re
                  * human would trust someone else's code under a name they know: as with a changed
                  * question, only their typing the name lets it through.
                  */
-                if (!same_origin(active, m))
+                if (active && !same_origin(active, m))
                         res->verdict = UPDATE_NEEDS_TYPED_NAME;
                 confirm = res->verdict == UPDATE_NEEDS_TYPED_NAME;
                 if (confirm && !update_confirm(rel->manifest, accept_name)) {
+                        if (!active)
+                                snprintf(res->installed, sizeof(res->installed), "%s",
+                                         reference->version);
                         res->status = CATALOG_NEEDS_TYPED_NAME;
                         res->manifest = TAKE_PTR(rel->manifest);
                         return -EPERM;
@@ -494,6 +532,17 @@ int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const Re
         if (r < 0) {
                 res->status = CATALOG_SANDBOX_FAILED;
                 res->sandbox_error = r;
+                return r;
+        }
+
+        /* The history first: a release stored without it could later be replaced by another
+         * meaning once removed. A record of a version that then fails to store is harmless. */
+        r = history_record(statefd, rel->manifest, rel->manifest_data, rel->manifest_len);
+        if (r < 0) {
+                res->status = CATALOG_STORE_FAILED;
+                res->store_error = (StoreError){.code = STORE_E_IO};
+                snprintf(res->store_error.message, sizeof(res->store_error.message),
+                         "the plugin history of %s cannot be written: %s", name, strerror(-r));
                 return r;
         }
 

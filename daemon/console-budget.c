@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "console-reply.h"
+#include "answers.h"
 #include "audit.h"
 #include "budget.h"
 #include "console-budget.h"
@@ -15,6 +16,7 @@
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "policy.h"
 
 #define DIGEST_HEX (BUDGET_DIGEST_SIZE * 2)
 
@@ -172,9 +174,13 @@ static json_t *handles_of(const HandleRef *refs, size_t n,
 /*
  * One answer slot as io.lockd.Console's BudgetAnswer. inputs maps each bound input to the name of
  * its placeholder: the key of the cache. A value the human typed is no part of the key and never
- * reaches the budget store, so it cannot appear here.
+ * reaches the budget store, so it cannot appear here. Below security level 3 (clear is false) a
+ * stored outcome reads "answered": the cached bit is a clear result, which ARCHITECTURE.md gives
+ * the console only at level 3, like Results.
  */
-static json_t *answer_to_json(const BudgetAnswer *a) {
+static json_t *answer_to_json(const BudgetAnswer *a, bool clear) {
+        const char *outcome = budget_outcome_name(a->entry.outcome);
+
         _cleanup_(json_decrefp) json_t *inputs = json_object();
 
         if (!inputs)
@@ -185,13 +191,15 @@ static json_t *answer_to_json(const BudgetAnswer *a) {
                         return NULL;
         return json_pack("{s:s, s:s, s:O, s:s, s:I, s:I}", "plugin", a->key.plugin, "version",
                          a->key.version, "inputs", inputs, "outcome",
-                         budget_outcome_name(a->entry.outcome), "time_usec",
+                         clear || a->entry.outcome == BUDGET_OUTCOME_RESERVED ? outcome
+                                                                              : "answered",
+                         "time_usec",
                          (json_int_t)a->entry.time_usec, "in_flight", (json_int_t)a->in_flight);
 }
 
 /* One content's budget as io.lockd.Console's Budget, its answers from budget_show(). */
 static int budget_to_json(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
-                          const HandleRef *refs, size_t n_refs, json_t **ret) {
+                          const HandleRef *refs, size_t n_refs, bool clear, json_t **ret) {
         _cleanup_(json_decrefp) json_t *answers = json_array(), *handles = NULL, *o = NULL;
         _cleanup_free_ BudgetAnswer *list = NULL;
         char hex[DIGEST_HEX + 1];
@@ -204,7 +212,7 @@ static int budget_to_json(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZ
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                json_t *a = answer_to_json(&list[i]);
+                json_t *a = answer_to_json(&list[i], clear);
 
                 if (!a || json_array_append_new(answers, a) < 0)
                         return -ENOMEM;
@@ -235,7 +243,7 @@ static int method_list_budgets(VarlinkCall *call, json_t *params, void *userdata
         _cleanup_free_ HandleRef *refs = NULL;
         BudgetTarget t = {};
         size_t n = 0, n_refs = 0;
-        bool one = false;
+        bool one = false, clear = m->policy->security_level >= 3;
         int r;
 
         if (!list)
@@ -251,7 +259,7 @@ static int method_list_budgets(VarlinkCall *call, json_t *params, void *userdata
         if (one) {
                 json_t *b = NULL;
 
-                r = budget_to_json(m->budget, t.digest, refs, n_refs, &b);
+                r = budget_to_json(m->budget, t.digest, refs, n_refs, clear, &b);
                 if (r < 0)
                         return r;
                 if (json_array_append_new(list, b) < 0)
@@ -263,7 +271,8 @@ static int method_list_budgets(VarlinkCall *call, json_t *params, void *userdata
                 for (size_t i = 0; i < n; i++) {
                         json_t *b = NULL;
 
-                        r = budget_to_json(m->budget, all[i].digest, refs, n_refs, &b);
+                        r = budget_to_json(m->budget, all[i].digest, refs, n_refs, clear,
+                                           &b);
                         if (r < 0)
                                 return r;
                         if (json_array_append_new(list, b) < 0)
@@ -335,6 +344,8 @@ static int method_reset_budget(VarlinkCall *call, json_t *params, void *userdata
                                 t.sha256);
                 return reply_unavailable(call, "the budget store cannot be written");
         }
+        /* The answers bound to values go with the slots that charged them. */
+        (void)answers_reset(m->answers, t.digest);
 
         log_struct(LOG_NOTICE, LOCKD_MESSAGE_BUDGET_RESET,
                    LOG_FIELDS(LOG_FIELD("HANDLE_SHA256", t.sha256), LOG_FIELD("HANDLE", t.handle),

@@ -100,8 +100,13 @@ void console_tickets_done(Manager *m) {
                 watch_free(m->ticket_watches);
 }
 
-/* The outcomes set so far, in step order: what an agent may learn of its ticket. */
-static json_t *outcomes_json(const Ticket *t) {
+/*
+ * The outcomes set so far, in step order: what an agent may learn of its ticket (clear true). A
+ * console below security level 3 gets clear false: which steps are final and the errors that say
+ * nothing of the file (denied, cancelled, input_invalid...), never a bit, and plugin_error no more
+ * than a bit, since it is an outcome of the content too (ARCHITECTURE.md, the threat model).
+ */
+static json_t *outcomes_json(const Ticket *t, bool clear) {
         json_t *list = json_array();
 
         for (size_t i = 0; list && i < t->plan->n_steps; i++) {
@@ -110,9 +115,16 @@ static json_t *outcomes_json(const Ticket *t) {
 
                 if (!o->set)
                         continue;
-                e = json_pack("{s:I, s:o, s:o}", "step", (json_int_t)i, "result",
-                              o->result < 0 ? json_null() : json_integer(o->result), "error",
-                              o->error ? json_string(o->error) : json_null());
+                if (clear)
+                        e = json_pack("{s:I, s:o, s:o}", "step", (json_int_t)i, "result",
+                                      o->result < 0 ? json_null() : json_integer(o->result),
+                                      "error", o->error ? json_string(o->error) : json_null());
+                else
+                        e = json_pack("{s:I, s:n, s:o}", "step", (json_int_t)i, "result",
+                                      "error",
+                                      o->error && strcmp(o->error, "plugin_error") != 0
+                                              ? json_string(o->error)
+                                              : json_null());
                 if (!e || json_array_append_new(list, e) < 0) {
                         json_decref(list);
                         return NULL;
@@ -124,7 +136,7 @@ static json_t *outcomes_json(const Ticket *t) {
 /* The agent's view of its ticket: the state and the outcomes, nothing of the console's side. */
 static json_t *wait_reply(const Ticket *t) {
         return json_pack("{s:s, s:o*}", "state", ticket_state_name(t->state), "outcomes",
-                         outcomes_json(t));
+                         outcomes_json(t, true));
 }
 
 /* The ticket's seal public key in base64, or NULL when nothing may be sealed to it now. */
@@ -186,7 +198,7 @@ static json_t *ticket_json(Manager *m, const Ticket *t, const SessionId *sid) {
                       "created_usec", (json_int_t)t->created_usec, "expires_usec",
                       (json_int_t)t->expires_usec, "steps", steps, "placeholders", phs,
                       "session_holds", held, "seal_key", seal_key_json(t), "auto", t->auto_approved,
-                      "outcomes", outcomes_json(t));
+                      "outcomes", outcomes_json(t, m->policy->security_level >= 3));
         return TAKE_PTR(o);
 }
 

@@ -23,6 +23,7 @@
 #include "catalog.h"
 #include "console-handles.h"
 #include "console-plugins.h"
+#include "answers.h"
 #include "ask.h"
 #include "console-tickets.h"
 #include "console.h"
@@ -555,6 +556,9 @@ int manager_start(Manager *m) {
                         return log_error_errno(r, NULL, "budgets: %s",
                                                berr.message[0] ? berr.message : strerror(-r));
         }
+        r = answers_new(&m->answers);
+        if (r < 0)
+                return log_error_errno(r, NULL, "answer cache: %s", strerror(-r));
         r = tickets_new(m->event, TICKETS_MAX, console_ticket_changed, console_ticket_release_plan,
                         m, &m->tickets);
         if (r < 0)
@@ -679,6 +683,7 @@ Manager *manager_free(Manager *m) {
         /* Tickets hold plugin references: they go before the catalog. */
         m->tickets = tickets_free(m->tickets);
         m->budget = budget_close(m->budget);
+        m->answers = answers_free(m->answers);
         m->scope = scope_manager_free(m->scope);
         m->catalog = catalog_free(m->catalog);
         m->marketplaces = marketplaces_free(m->marketplaces);

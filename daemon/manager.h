@@ -22,6 +22,7 @@ typedef struct TicketWatch TicketWatch;
 typedef struct BudgetStore BudgetStore;
 typedef struct Sessions Sessions;
 typedef struct AskQueue AskQueue;
+typedef struct AnswerCache AnswerCache;
 
 typedef struct Manager {
         sd_event *event;
@@ -37,6 +38,7 @@ typedef struct Manager {
         Audit *audit;                  /* the hash-chained audit log in the state directory */
         Handles *handles;              /* granted files, in memory only: a restart drops them */
         BudgetStore *budget;           /* per-content budgets and answers, under the state dir */
+        AnswerCache *answers;          /* answers bound to typed values: memory only, by value */
         Tickets *tickets;              /* agents' plans, in memory only */
         TicketWatch *ticket_watches;   /* Wait and WatchTickets calls following tickets */
         struct SubmitWait *submits;    /* Submits whose audit record waits for the group commit */

@@ -19,7 +19,7 @@ const char *update_verdict_name(UpdateVerdict v) {
         return verdict_names[v];
 }
 
-static int version_compare(const Manifest *a, const Manifest *b) {
+int update_version_compare(const Manifest *a, const Manifest *b) {
         const unsigned va[3] = {a->version_major, a->version_minor, a->version_patch};
         const unsigned vb[3] = {b->version_major, b->version_minor, b->version_patch};
 
@@ -43,13 +43,12 @@ int update_check(const Manifest *installed, const Manifest *new, UpdateVerdict *
                 *ret = UPDATE_REFUSED_OTHER_NAME;
                 return -EPERM;
         }
-        if (version_compare(new, installed) <= 0) {
+        if (update_version_compare(new, installed) <= 0) {
                 *ret = UPDATE_REFUSED_NOT_NEWER;
                 return -EPERM;
         }
 
-        meaning_changed = !str_eq(installed->question, new->question) ||
-                          !str_eq(installed->one, new->one) || !str_eq(installed->zero, new->zero);
+        meaning_changed = !update_same_meaning(installed, new);
         if (!meaning_changed) {
                 *ret = UPDATE_ACCEPT;
                 return 0;
@@ -60,6 +59,11 @@ int update_check(const Manifest *installed, const Manifest *new, UpdateVerdict *
         }
         *ret = UPDATE_NEEDS_TYPED_NAME;
         return 0;
+}
+
+bool update_same_meaning(const Manifest *a, const Manifest *b) {
+        return a && b && str_eq(a->question, b->question) && str_eq(a->one, b->one) &&
+               str_eq(a->zero, b->zero);
 }
 
 bool update_confirm(const Manifest *new, const char *typed) {

@@ -27,5 +27,11 @@ const char *update_verdict_name(UpdateVerdict v);
  */
 int update_check(const Manifest *installed, const Manifest *new, UpdateVerdict *ret);
 
+/* SemVer order of a's and b's MAJOR.MINOR.PATCH: negative, 0 or positive. */
+int update_version_compare(const Manifest *a, const Manifest *b);
+
+/* Whether a and b ask the same question with the same meaning of each answer, byte for byte. */
+bool update_same_meaning(const Manifest *a, const Manifest *b);
+
 /* Whether typed is exactly new's name (no trimming, no case folding); false for NULL. */
 bool update_confirm(const Manifest *new, const char *typed);

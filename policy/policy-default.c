@@ -13,6 +13,7 @@
  */
 const char policy_default_yaml[] =
         "security_level: 2\n"
+        "release_quantum: 250ms\n"
         "agents:\n"
         "  users: []\n"
         "  groups: []\n"

@@ -58,6 +58,13 @@ void policy_format_size(uint64_t bytes, char *buf, size_t len) {
         format_scaled(bytes, suffixes, factors, ELEMENTSOF(factors), buf, len);
 }
 
+void policy_format_duration_ms(uint64_t ms, char *buf, size_t len) {
+        static const char *const suffixes[] = {"ms", "s", "min"};
+        static const uint64_t factors[] = {1, 1000, 60000};
+
+        format_scaled(ms, suffixes, factors, ELEMENTSOF(factors), buf, len);
+}
+
 void policy_format_duration(uint64_t sec, char *buf, size_t len) {
         static const char *const suffixes[] = {"s", "min", "h", "d"};
         static const uint64_t factors[] = {1, 60, 3600, 86400};
@@ -143,6 +150,8 @@ int policy_format(const Policy *p, FILE *f) {
         l = &p->limits;
 
         fprintf(f, "security_level: %u\n", p->security_level);
+        policy_format_duration_ms(p->release_quantum_ms, a, sizeof(a));
+        fprintf(f, "release_quantum: %s\n", a);
         put_role(f, "agents", &p->agents);
         put_role(f, "consoles", &p->consoles);
         fputs("sockets:\n", f);

@@ -130,8 +130,12 @@ int reader_path(Ctx *c, size_t max, char **p);
 int reader_size(Ctx *c, uint64_t min, uint64_t max, uint64_t *ret);
 /* A duration in seconds: an integer, or one with an s, min, h or d suffix; in [min, max]. */
 int reader_duration(Ctx *c, uint64_t min, uint64_t max, uint64_t *ret);
+/* A duration in milliseconds that must carry its unit (ms, s, min). */
+int reader_duration_ms(Ctx *c, uint64_t min, uint64_t max, uint64_t *ret);
 
 /* Writes bytes as the largest exact unit ("64MiB", "4096"): what the parser reads back. */
 void policy_format_size(uint64_t bytes, char *buf, size_t len);
 /* Writes seconds as the largest exact unit ("15min", "8h", "90s"). */
 void policy_format_duration(uint64_t sec, char *buf, size_t len);
+/* Milliseconds with the largest unit that divides them: "250ms", "1s", "2min". */
+void policy_format_duration_ms(uint64_t ms, char *buf, size_t len);

@@ -605,6 +605,22 @@ int reader_size(Ctx *c, uint64_t min, uint64_t max, uint64_t *ret) {
                           policy_format_size, ret);
 }
 
+static const Unit duration_ms_units[] = {{"ms", 1}, {"s", 1000}, {"min", 60000}, {NULL, 0}};
+
+int reader_duration_ms(Ctx *c, uint64_t min, uint64_t max, uint64_t *ret) {
+        static const char example[] = "a duration with its unit, such as 250ms or 1s";
+        const char *s;
+
+        /* A bare number is seconds everywhere else in lockd.yaml: here it is refused rather than
+         * read as milliseconds by surprise. */
+        if (c->event->type == YAML_SCALAR_EVENT) {
+                s = reader_scalar(c);
+                if (strspn(s, "0123456789") == c->event->data.scalar.length)
+                        return fail(c, E_POLICY_VALUE, "expected %s", example);
+        }
+        return get_scaled(c, duration_ms_units, example, min, max, policy_format_duration_ms, ret);
+}
+
 int reader_duration(Ctx *c, uint64_t min, uint64_t max, uint64_t *ret) {
         return get_scaled(c, duration_units, "a duration such as 90, 90s, 15min, 8h or 2d", min,
                           max, policy_format_duration, ret);

@@ -344,6 +344,13 @@ static int parse_security_level(Ctx *c, void *data) {
         return 0;
 }
 
+static int parse_release_quantum(Ctx *c, void *data) {
+        Policy *p = data;
+
+        return reader_duration_ms(c, POLICY_RELEASE_QUANTUM_MIN_MS, POLICY_RELEASE_QUANTUM_MAX_MS,
+                                  &p->release_quantum_ms);
+}
+
 static int parse_allow_unsigned(Ctx *c, void *data) {
         Policy *p = data;
         return reader_bool(c, &p->allow_unsigned);
@@ -632,6 +639,7 @@ static int parse_marketplaces(Ctx *c, void *data) {
 
 static const Field root_fields[] = {
         {"security_level", parse_security_level, NULL},
+        {"release_quantum", parse_release_quantum, NULL},
         {"agents", parse_section, SECTION_AT(role_fields, Policy, agents, PolicyRole)},
         {"consoles", parse_section, SECTION_AT(role_fields, Policy, consoles, PolicyRole)},
         {"sockets", parse_section, SECTION_FLAT(sockets_fields)},

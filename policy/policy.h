@@ -102,8 +102,12 @@ typedef struct PolicyMarketplace {
         unsigned line, column;
 } PolicyMarketplace;
 
+#define POLICY_RELEASE_QUANTUM_MIN_MS 10
+#define POLICY_RELEASE_QUANTUM_MAX_MS 60000
+
 typedef struct Policy {
-        unsigned security_level; /* 1..3 */
+        unsigned security_level;     /* 1..3 */
+        uint64_t release_quantum_ms; /* level 2's release quantum, 10 ms..60 s */
         PolicyRole agents;
         PolicyRole consoles;
         PolicySocket agent_socket;

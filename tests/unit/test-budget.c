@@ -161,7 +161,7 @@ START_TEST(test_reserve_limit) {
                 char v[16];
 
                 snprintf(v, sizeof(v), "1.0.%u", i);
-                k[i] = key_of(v, "needle=email");
+                k[i] = key_of(v, "");
         }
 
         ck_assert_int_eq(budget_left(s, d, 3), 3);
@@ -222,7 +222,7 @@ START_TEST(test_full_limit) {
                 snprintf(v, sizeof(v), "1.%u.0", i);
                 k = key_of(v, "a=x,b=y,c=z,d=w");
                 ck_assert_int_eq(budget_reserve(s, d, &k, BUDGET_LIMIT_MAX), 0);
-                ck_assert_int_eq(budget_commit(s, d, &k, BUDGET_OUTCOME_PLUGIN_ERROR), 0);
+                ck_assert_int_eq(budget_commit(s, d, &k, BUDGET_OUTCOME_ANSWERED), 0);
         }
         k = key_of("2.0.0", "");
         ck_assert_int_eq(budget_reserve(s, d, &k, BUDGET_LIMIT_MAX), -EDQUOT);
@@ -247,9 +247,9 @@ START_TEST(test_commit_lookup) {
         tmpdir_new(&t);
         s = open_store(t.fd);
         digest_of("lookup", d);
-        a = key_of("1.0.0", "needle=email,domain=host");
-        b = key_of("1.0.0", "domain=host,needle=email");
-        c = key_of("1.0.1", "needle=email,domain=host");
+        a = key_of("1.0.0", "");
+        b = key_of("1.0.0", "");
+        c = key_of("1.0.1", "");
 
         ck_assert_int_eq(budget_lookup(s, d, &a, &e), 0);
         ck_assert_int_eq(budget_reserve(s, d, &a, 8), 0);
@@ -257,25 +257,44 @@ START_TEST(test_commit_lookup) {
         memset(&e, 0xaa, sizeof(e));
         ck_assert_int_eq(budget_lookup(s, d, &a, &e), 0);
         ck_assert_int_eq(((uint8_t *)&e)[0], 0xaa);
-        ck_assert_int_eq(budget_commit(s, d, &a, BUDGET_OUTCOME_ONE), 0);
-        /* The bindings in another order find the answer; another version does not. */
+        ck_assert_int_eq(budget_commit_ran(s, d, &a, BUDGET_OUTCOME_ONE, 1234), 0);
+        /* The same key finds the answer and the run's duration; another version does not. */
         ck_assert_int_eq(budget_lookup(s, d, &b, &e), 1);
         ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ONE);
         ck_assert_uint_gt(e.time_usec, 0);
+        ck_assert_uint_eq(e.ran_usec, 1234);
         ck_assert_int_eq(budget_lookup(s, d, &c, &e), 0);
 
         /* Only answers are committed; a second run's different outcome does not replace it. */
         ck_assert_int_eq(budget_reserve(s, d, &c, 8), 0);
         ck_assert_int_eq(budget_commit(s, d, &c, BUDGET_OUTCOME_RESERVED), -EINVAL);
         ck_assert_int_eq(budget_commit(s, d, &c, _BUDGET_OUTCOME_MAX), -EINVAL);
+        ck_assert_int_eq(budget_commit(s, d, &c, BUDGET_OUTCOME_ANSWERED), -EINVAL);
         ck_assert_int_eq(budget_commit(s, d, &c, BUDGET_OUTCOME_PLUGIN_ERROR), 0);
         ck_assert_int_eq(budget_lookup(s, d, &c, &e), 1);
         ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_PLUGIN_ERROR);
+        ck_assert_uint_eq(e.ran_usec, 0);
         ck_assert_int_eq(budget_reserve(s, d, &a, 8), 0);
         ck_assert_int_eq(budget_commit(s, d, &a, BUDGET_OUTCOME_ZERO), -EEXIST);
         ck_assert_int_eq(budget_lookup(s, d, &a, &e), 1);
         ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ONE);
         ck_assert_uint_eq(budget_used(s, d), 2);
+
+        /*
+         * A key bound to typed values: the bindings in another order are the same slot, it
+         * commits "answered" only (never a bit: its answers depend on the values and stay in
+         * lockd's memory), and a lookup gives nothing back.
+         */
+        a = key_of("2.0.0", "needle=email,domain=host");
+        b = key_of("2.0.0", "domain=host,needle=email");
+        ck_assert_int_eq(budget_reserve(s, d, &a, 8), 0);
+        ck_assert_int_eq(budget_commit(s, d, &a, BUDGET_OUTCOME_ONE), -EINVAL);
+        ck_assert_int_eq(budget_commit(s, d, &a, BUDGET_OUTCOME_ANSWERED), 0);
+        ck_assert_int_eq(budget_charged(s, d, &b), 1);
+        ck_assert_int_eq(budget_lookup(s, d, &b, &e), 0);
+        ck_assert_int_eq(budget_reserve(s, d, &b, 8), 0); /* a new value: free */
+        ck_assert_int_eq(budget_commit(s, d, &b, BUDGET_OUTCOME_ANSWERED), 0);
+        ck_assert_uint_eq(budget_used(s, d), 3);
 
         /* Committing a key that holds no slot. */
         c = key_of("9.9.9", "");
@@ -299,8 +318,8 @@ START_TEST(test_release) {
         s = open_store(t.fd);
         digest_of("release", d);
         budget_file(d, name);
-        a = key_of("1.0.0", "needle=email");
-        b = key_of("1.0.0", "needle=phone");
+        a = key_of("1.0.0", "");
+        b = key_of("1.0.1", "");
 
         /* A transient failure gives the slot back, and the file goes with the last slot. */
         ck_assert_int_eq(budget_reserve(s, d, &a, 1), 0);
@@ -370,15 +389,16 @@ START_TEST(test_in_flight) {
         answers = mfree(answers);
         ck_assert_int_eq(budget_release(s, d, &k2), 0);
         ck_assert_uint_eq(budget_used(s, d), 2);
-        ck_assert_int_eq(budget_commit(s, d, &k2, BUDGET_OUTCOME_ONE), 0);
-        ck_assert_int_eq(budget_lookup(s, d, &k2, &e), 1);
-        ck_assert_int_eq(budget_commit(s, d, &k3, BUDGET_OUTCOME_ZERO), 0);
+        ck_assert_int_eq(budget_commit(s, d, &k2, BUDGET_OUTCOME_ANSWERED), 0);
+        ck_assert_int_eq(budget_lookup(s, d, &k2, &e), 0);
+        ck_assert_int_eq(budget_charged(s, d, &k2), 1);
+        ck_assert_int_eq(budget_commit(s, d, &k3, BUDGET_OUTCOME_ANSWERED), 0);
 
         /* Both runs of one question committing the same outcome: both fine. */
         ck_assert_int_eq(budget_reserve(s, d, &k3, 2), 0);
         ck_assert_int_eq(budget_reserve(s, d, &k3, 2), 0);
-        ck_assert_int_eq(budget_commit(s, d, &k3, BUDGET_OUTCOME_ZERO), 0);
-        ck_assert_int_eq(budget_commit(s, d, &k3, BUDGET_OUTCOME_ZERO), 0);
+        ck_assert_int_eq(budget_commit(s, d, &k3, BUDGET_OUTCOME_ANSWERED), 0);
+        ck_assert_int_eq(budget_commit(s, d, &k3, BUDGET_OUTCOME_ANSWERED), 0);
         ck_assert_int_eq(budget_show(s, d, &answers, &n), 0);
         ck_assert_uint_eq(n, 2);
         ck_assert_uint_eq(answers[0].in_flight, 0);
@@ -474,7 +494,7 @@ START_TEST(test_persistence) {
         b = key_of("1.0.0", "");
         c = key_of("1.2.0", "b=y,a=x");
         ck_assert_int_eq(budget_reserve(s, d, &a, 4), 0);
-        ck_assert_int_eq(budget_commit(s, d, &a, BUDGET_OUTCOME_ONE), 0);
+        ck_assert_int_eq(budget_commit(s, d, &a, BUDGET_OUTCOME_ANSWERED), 0);
         ck_assert_int_eq(budget_reserve(s, d, &b, 4), 0);
         ck_assert_int_eq(budget_commit(s, d, &b, BUDGET_OUTCOME_PLUGIN_ERROR), 0);
         /* A run in flight when lockd stops: its reservation stays charged. */
@@ -507,8 +527,8 @@ START_TEST(test_persistence) {
         s = open_store(t.fd);
         ck_assert_uint_eq(budget_used(s, d), 3);
         ck_assert_uint_eq(budget_used(s, d2), 1);
-        ck_assert_int_eq(budget_lookup(s, d, &a, &e), 1);
-        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ONE);
+        ck_assert_int_eq(budget_lookup(s, d, &a, &e), 0); /* answered, by value only */
+        ck_assert_int_eq(budget_charged(s, d, &a), 1);
         ck_assert_int_eq(budget_lookup(s, d, &b, &e), 1);
         ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_PLUGIN_ERROR);
         ck_assert_int_eq(budget_lookup(s, d, &c, &e), 0);
@@ -539,10 +559,13 @@ START_TEST(test_persistence) {
         /* The stale reservation: a new run takes it for free and fills it. */
         ck_assert_int_eq(budget_charged(s, d, &c), 1);
         ck_assert_int_eq(budget_reserve(s, d, &c, 3), 0);
-        ck_assert_int_eq(budget_commit(s, d, &c, BUDGET_OUTCOME_ONE), 0);
+        ck_assert_int_eq(budget_commit(s, d, &c, BUDGET_OUTCOME_ANSWERED), 0);
         s = budget_close(s);
         s = open_store(t.fd);
-        ck_assert_int_eq(budget_lookup(s, d, &c, &e), 1);
+        ck_assert_int_eq(budget_charged(s, d, &c), 1);
+        ck_assert_int_eq(budget_show(s, d, &answers, &n), 0);
+        ck_assert_int_eq(answers[2].entry.outcome, BUDGET_OUTCOME_ANSWERED);
+        answers = mfree(answers);
 
         s = budget_close(s);
         tmpdir_done(&t);
@@ -956,7 +979,7 @@ START_TEST(test_bench) {
                 char v[16];
 
                 snprintf(v, sizeof(v), "1.0.%u", i);
-                keys[i] = key_of(v, "needle=email,domain=host");
+                keys[i] = key_of(v, "");
         }
         for (unsigned i = 0; i < CONTENTS; i++) {
                 char c[16];
@@ -992,9 +1015,8 @@ START_TEST(test_bench) {
                                 ck_assert_int_ge(
                                         asprintf(
                                                 &more,
-                                                "%s%s{\"inputs\":[[\"domain\",\"host\"],["
-                                                "\"needle\","
-                                                "\"email\"]],\"outcome\":\"1\",\"plugin\":\"" PLUGIN
+                                                "%s%s{\"inputs\":[],\"outcome\":\"1\","
+                                                "\"plugin\":\"" PLUGIN
                                                 "\",\"time\":1,\"version\":\"1.0.%u\"}",
                                                 text, j ? "," : "", j),
                                         0);

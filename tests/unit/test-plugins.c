@@ -125,6 +125,8 @@ static const PluginCase cases[] = {
          .outcome = RUN_ONE,
          .detail = "errno=13 at=open"},
         REFUSED("leaked-fd", "errno=9"),
+        /* A descriptor the plugin itself put at 7 is never taken for the detail pipe. */
+        {.name = "own-fd7", .spec = P1, .outcome = RUN_ONE},
 
         /* File metadata of any kind. */
         REFUSED("chmod-fd3", "errno=1"),
