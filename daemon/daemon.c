@@ -14,6 +14,8 @@
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "identity.h"
+#include "macro.h"
 #include "policy.h"
 #include "secmem.h"
 
@@ -59,6 +61,19 @@ static int check_config(const char *path) {
         if (r < 0) {
                 fprintf(stderr, "lockd: %s\n", why[0] ? why : strerror(-r));
                 return 1;
+        }
+        /* Accepted with force: true, still said every time. */
+        for (size_t i = 0; i < p->n_marketplaces; i++) {
+                const PolicyMarketplace *mp = &p->marketplaces[i];
+                IdentityWarning w[4];
+                size_t n = 0;
+
+                if (!mp->force || identity_pattern_lint(mp->identity, w, ELEMENTSOF(w), &n) < 0)
+                        continue;
+                for (size_t k = 0; k < n && k < ELEMENTSOF(w); k++)
+                        fprintf(stderr, "lockd: %s:%u:%u: warning: marketplace %s: %s: %s (force: true)\n",
+                                path ? path : "-", mp->identity_line, mp->identity_column,
+                                mp->name, identity_warning_name(w[k].code), w[k].message);
         }
         printf("# effective policy (%s)\n", path ? path : "the compiled-in default");
         if (policy_format(p, stdout) < 0 || fflush(stdout) != 0) {

@@ -29,6 +29,7 @@
 #include "console.h"
 #include "fd-util.h"
 #include "handles.h"
+#include "identity.h"
 #include "log-ids.h"
 #include "log.h"
 #include "macro.h"
@@ -382,6 +383,24 @@ static void warn_restart_needed(const Policy *old, const Policy *new) {
                            "reload: %s changed; that takes effect at the next start", what);
 }
 
+/* Says at every start and reload which marketplaces of the policy were accepted with force: true
+ * despite their identity's lint warnings. */
+static void log_forced_marketplaces(const Policy *p) {
+        for (size_t i = 0; i < p->n_marketplaces; i++) {
+                const PolicyMarketplace *mp = &p->marketplaces[i];
+                IdentityWarning w[4];
+                size_t n = 0;
+
+                if (!mp->force || identity_pattern_lint(mp->identity, w, ELEMENTSOF(w), &n) < 0)
+                        continue;
+                for (size_t k = 0; k < n && k < ELEMENTSOF(w); k++)
+                        log_struct(LOG_WARNING, NULL,
+                                   LOG_FIELDS(LOG_FIELD("MARKETPLACE", mp->name)),
+                                   "marketplace %s accepted with force: true despite %s: %s",
+                                   mp->name, identity_warning_name(w[k].code), w[k].message);
+        }
+}
+
 int manager_reload(Manager *m) {
         _cleanup_(policy_freep) Policy *p = NULL;
         _cleanup_(roles_freep) Roles *roles = NULL;
@@ -402,6 +421,7 @@ int manager_reload(Manager *m) {
                 return r;
         }
         warn_restart_needed(m->policy, p);
+        log_forced_marketplaces(p);
         varlink_limits_from_policy(p, &lim);
         if (m->varlink)
                 varlink_server_set_limits(m->varlink, &lim);
@@ -443,6 +463,7 @@ int manager_new(const char *policy_path, Manager **ret) {
         r = manager_load_policy(m->policy_path, &m->policy, why, sizeof(why));
         if (r < 0)
                 return log_error_errno(r, NULL, "%s", why[0] ? why : "cannot load the policy");
+        log_forced_marketplaces(m->policy);
         *ret = TAKE_PTR(m);
         return 0;
 }

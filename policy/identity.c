@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <regex.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,10 +36,21 @@
  *     "^https://github\.com/acme/lockfile-plugins" also matches "acme/lockfile-plugins-evil",
  *     "^https://github\.com/acme/.*" matches every repository of acme, and a group, bracket or
  *     wildcard inside either segment leaves it open the same way;
- *   - for any other URI (a literal holding "://"), the literal must name a host and must end
- *     right after a '/': "^https://ci\.example\.com/acme.*" also matches ".../acme-evil".
- *   A literal that runs up to a final '$' is an exact SAN and is never reported. Alternation is
- *   not analysed branch by branch: a '|' ends the literal like the end of the pattern does.
+ *   - for any other URI (a literal holding "://"), the literal must name a host and at least two
+ *     whole path segments (owner and repository, as on GitLab or Forgejo), and must end right
+ *     after a '/': "^https://ci\.example\.com/acme.*" also matches ".../acme-evil", and
+ *     "^https://gitlab\.com/acme/.*" every repository of acme;
+ *   - a literal that holds no "://" at all fixes no repository: "^.*$", "^.+$", "^h.*", an
+ *     optional or repeated group in front ("^(https://github\.com/acme/x/)?.*"), anything that
+ *     starts with a wildcard matches SANs of every repository it allows.
+ *   A literal that runs up to a final '$' is an exact SAN and is never reported. A '|' ends the
+ *   literal like the end of the pattern does, and has a rule of its own:
+ *
+ * W_IDENTITY_ALTERNATION: a '|' outside every group. Its other side is a pattern of its own, and
+ *   "A|.*" or "A|^https://gitlab\.com/.*" accept SANs of repositories that the first side never
+ *   named: write one marketplace per identity instead. A '|' inside a group after the repository
+ *   is spelled ("/(release|publish)\.yml") stays within it; one before it leaves the repository
+ *   open and is reported by W_IDENTITY_PREFIX_REPO.
  */
 
 #define GITHUB_PREFIX "https://github.com/"
@@ -47,6 +59,7 @@ static const char *const warning_names[_W_IDENTITY_MAX] = {
         [W_IDENTITY_UNESCAPED_DOT] = "W_IDENTITY_UNESCAPED_DOT",
         [W_IDENTITY_UNANCHORED] = "W_IDENTITY_UNANCHORED",
         [W_IDENTITY_PREFIX_REPO] = "W_IDENTITY_PREFIX_REPO",
+        [W_IDENTITY_ALTERNATION] = "W_IDENTITY_ALTERNATION",
 };
 
 const char *identity_warning_name(IdentityWarningCode code) {
@@ -432,10 +445,11 @@ int identity_pattern_check(const char *pattern, const char **ret_reason) {
 
 /*
  * Walks pattern's tokens outside bracket expressions: reports each bare '.' not followed by a
- * quantifier into l (when l is not NULL). -EINVAL on a ')' that closes no '(' (glibc takes it
- * as a literal, POSIX leaves it undefined, and it would unbalance the ^(...)$ wrapping).
+ * quantifier into l (when l is not NULL), and with alternation each '|' outside every group.
+ * -EINVAL on a ')' that closes no '(' (glibc takes it as a literal, POSIX leaves it undefined, and
+ * it would unbalance the ^(...)$ wrapping).
  */
-static int scan_tokens(const char *p, WarningList *l) {
+static int scan_tokens(const char *p, WarningList *l, bool alternation) {
         unsigned depth = 0;
         size_t i = 0;
 
@@ -455,8 +469,15 @@ static int scan_tokens(const char *p, WarningList *l) {
                                 return -EINVAL;
                         depth--;
                         break;
+                case '|':
+                        if (l && alternation && depth == 0)
+                                warn(l, W_IDENTITY_ALTERNATION, i,
+                                     "'|' outside a group: its other side is a pattern of its "
+                                     "own and may match other repositories; use one "
+                                     "marketplace per identity");
+                        break;
                 case '.':
-                        if (l && !is_quantifier(p[i + 1]))
+                        if (l && !alternation && !is_quantifier(p[i + 1]))
                                 warn(l, W_IDENTITY_UNESCAPED_DOT, i,
                                      "'.' matches any character ('github.com' also matches "
                                      "'githubXcom'): write '\\.' for a literal dot");
@@ -588,8 +609,11 @@ static int lint_prefix(const char *p, WarningList *l) {
 
         const char *scheme_end = strstr(lit, "://");
         if (scheme_end) {
-                const char *host = scheme_end + 3;
+                const char *host = scheme_end + 3, *path = strchr(host, '/');
+                size_t segments = 0;
 
+                for (const char *q = path; q && *q; q++)
+                        segments += *q == '/';
                 if (*host == '\0' || *host == '/')
                         warn(l, W_IDENTITY_PREFIX_REPO, off,
                              "every host matches after '%.40s': spell the host and the path", lit);
@@ -598,7 +622,17 @@ static int lint_prefix(const char *p, WarningList *l) {
                              "the literal '%.60s' ends inside a path segment, so '%.60s-evil' "
                              "matches too: end the segment with '/'",
                              lit, lit);
-        }
+                else if (segments < 3) /* the host's '/', then owner/ and repository/ */
+                        warn(l, W_IDENTITY_PREFIX_REPO, off,
+                             "every repository under '%.60s' matches: spell the owner and the "
+                             "repository, each ending with '/'",
+                             lit);
+        } else
+                warn(l, W_IDENTITY_PREFIX_REPO, off,
+                     "the pattern fixes no URL before its first wildcard (only '%.40s'): it "
+                     "matches the SANs of any repository; spell "
+                     "'^https://HOST/OWNER/REPOSITORY/' first",
+                     lit);
 done:
         free(lit);
         return 0;
@@ -618,17 +652,18 @@ int identity_pattern_lint(const char *pattern, IdentityWarning *warnings, size_t
         if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
                 return -EINVAL;
         regfree(&re);
-        if (scan_tokens(pattern, NULL) < 0)
+        if (scan_tokens(pattern, NULL, false) < 0)
                 return -EINVAL;
 
         if (pattern[0] != '^')
                 warn(&l, W_IDENTITY_UNANCHORED, 0,
                      "the pattern does not start with '^': lockd matches the whole SAN, but "
                      "other verifiers search for a substring; say where it starts");
-        (void)scan_tokens(pattern, &l);
+        (void)scan_tokens(pattern, &l, false);
         r = lint_prefix(pattern, &l);
         if (r < 0)
                 return r;
+        (void)scan_tokens(pattern, &l, true);
         *n_warnings = l.n;
         return 0;
 }
@@ -643,7 +678,7 @@ bool identity_match(const char *pattern, const char *san) {
         if (!pattern || !san || identity_pattern_check(pattern, NULL) < 0)
                 return false;
         /* The pattern alone must be valid and balanced, so that ^(...)$ wraps all of it. */
-        if (scan_tokens(pattern, NULL) < 0 || regcomp(&raw, pattern, REG_EXTENDED) != 0)
+        if (scan_tokens(pattern, NULL, false) < 0 || regcomp(&raw, pattern, REG_EXTENDED) != 0)
                 return false;
         n_sub = raw.re_nsub;
         regfree(&raw);

@@ -8,6 +8,7 @@ typedef enum IdentityWarningCode {
         W_IDENTITY_UNESCAPED_DOT, /* a '.' meant as a literal dot matches any character */
         W_IDENTITY_UNANCHORED,    /* the pattern does not start with '^' */
         W_IDENTITY_PREFIX_REPO,   /* other repositories (or URIs) also match the literal path */
+        W_IDENTITY_ALTERNATION,   /* a '|' outside every group: the other side matches on its own */
         _W_IDENTITY_MAX,
 } IdentityWarningCode;
 

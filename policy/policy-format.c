@@ -206,6 +206,8 @@ int policy_format(const Policy *p, FILE *f) {
                 put_string(f, m->identity);
                 fputs("\n    trusted_root: ", f);
                 put_string(f, m->trusted_root);
+                if (m->force)
+                        fputs("\n    force: true", f);
                 fputc('\n', f);
         }
         fprintf(f, "allow_unsigned: %s\n", p->allow_unsigned ? "true" : "false");

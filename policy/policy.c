@@ -554,9 +554,13 @@ static int parse_marketplace_identity(Ctx *c, void *data) {
         size_t n_warnings;
         int r;
 
+        Mark at = reader_here(c);
+
         r = reader_string(c, POLICY_IDENTITY_MAX, &v);
         if (r < 0)
                 return r;
+        m->identity_line = at.line;
+        m->identity_column = at.column;
         /* Before regcomp() sees it: some patterns make regcomp() itself exhaust memory. */
         if (identity_pattern_check(v, &why) < 0)
                 return fail(c, E_POLICY_VALUE, "%s", why);
@@ -571,11 +575,17 @@ static int parse_marketplace_identity(Ctx *c, void *data) {
         return 0;
 }
 
+static int parse_marketplace_force(Ctx *c, void *data) {
+        PolicyMarketplace *m = data;
+        return reader_bool(c, &m->force);
+}
+
 static const Field marketplace_fields[] = {
         {"name", parse_marketplace_name, NULL},
         {"issuer", parse_marketplace_issuer, NULL},
         {"identity", parse_marketplace_identity, NULL},
         {"trusted_root", parse_path, PATH_AT(PolicyMarketplace, trusted_root)},
+        {"force", parse_marketplace_force, NULL},
 };
 
 static void marketplace_done(PolicyMarketplace *m) {
@@ -606,6 +616,22 @@ static int parse_marketplace(Ctx *c, void *data, size_t index) {
                 if (missing)
                         r = reader_fail_at(c, E_POLICY_MISSING, start, "%s: '%s' is missing",
                                            c->path, missing);
+        }
+        /*
+         * The identity lint of `lockctl marketplace add`, here too: a pattern that lets other
+         * repositories sign (match-all, alternation, an open owner or repository) is refused
+         * unless the administrator wrote force: true beside it, as lockctl asks for --force.
+         */
+        if (r >= 0 && !m.force) {
+                IdentityWarning w;
+                size_t n = 0;
+
+                r = identity_pattern_lint(m.identity, &w, 1, &n);
+                if (r >= 0 && n > 0)
+                        r = reader_fail_at(c, E_POLICY_VALUE,
+                                           (Mark){m.identity_line, m.identity_column},
+                                           "%s.identity: %s: %s (write force: true to accept it)",
+                                           c->path, identity_warning_name(w.code), w.message);
         }
         if (r >= 0) {
                 a = reallocarray(p->marketplaces, p->n_marketplaces + 1, sizeof(*a));

@@ -99,7 +99,9 @@ typedef struct PolicyMarketplace {
         char *issuer;       /* https://... */
         char *identity;     /* a POSIX ERE that regcomp() accepts */
         char *trusted_root; /* absolute, normalized path */
+        bool force;         /* the identity's lint warnings were accepted (force: true) */
         unsigned line, column;
+        unsigned identity_line, identity_column;
 } PolicyMarketplace;
 
 #define POLICY_RELEASE_QUANTUM_MIN_MS 10

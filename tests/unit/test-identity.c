@@ -80,10 +80,15 @@ START_TEST(test_brackets_and_escapes) {
 
         /* A dot in a bracket expression is literal. */
         ck_assert_uint_eq(lint("^https://github[.]com/acme/x/"), 0);
-        ck_assert_uint_eq(lint("^a[].]b$"), 0);
-        ck_assert_uint_eq(lint("^a[^.]b$"), 0);
-        ck_assert_uint_eq(lint("^a[[:alpha:].]b$"), 0);
-        ck_assert_uint_eq(lint("^a[[.-.]]b$"), 0);
+        /* (These name no repository: only their dot warnings count here.) */
+        n = lint("^a[].]b$");
+        ck_assert_uint_eq(count(n, W_IDENTITY_UNESCAPED_DOT), 0);
+        n = lint("^a[^.]b$");
+        ck_assert_uint_eq(count(n, W_IDENTITY_UNESCAPED_DOT), 0);
+        n = lint("^a[[:alpha:].]b$");
+        ck_assert_uint_eq(count(n, W_IDENTITY_UNESCAPED_DOT), 0);
+        n = lint("^a[[.-.]]b$");
+        ck_assert_uint_eq(count(n, W_IDENTITY_UNESCAPED_DOT), 0);
         /* "\\." is an escaped backslash and then a bare dot (at byte 4). */
         n = lint("^a\\\\.b$");
         ck_assert_uint_eq(n, 1);
@@ -93,7 +98,7 @@ START_TEST(test_brackets_and_escapes) {
         ck_assert_uint_eq(lint("^a\\\\\\.b$"), 0);
         /* A dot after a bracket expression is outside it. */
         n = lint("^a[x].b$");
-        ck_assert_uint_eq(n, 1);
+        ck_assert_uint_eq(count(n, W_IDENTITY_UNESCAPED_DOT), 1);
         ck_assert_uint_eq(w[0].offset, 5);
 }
 END_TEST
@@ -118,6 +123,8 @@ static void expect_prefix(const char *p, size_t offset) {
 }
 
 START_TEST(test_prefix_repo) {
+        size_t n;
+
         expect_prefix("^https://github\\.com/acme", 25);
         ck_assert_ptr_nonnull(strstr(w[0].message, "acme-evil"));
         expect_prefix("^https://github\\.com/acme/lockfile-plugins", 42);
@@ -132,14 +139,47 @@ START_TEST(test_prefix_repo) {
         /* Any owner. */
         expect_prefix("^https://github\\.com/", 21);
         expect_prefix("^https://github\\.com/[^/]+/x/", 21);
-        expect_prefix("^https://github\\.com/acme/x|^https://github\\.com/acme/y/", 27);
+        n = lint("^https://github\\.com/acme/x|^https://github\\.com/acme/y/");
+        ck_assert_uint_eq(n, 2);
+        ck_assert_int_eq(w[0].code, W_IDENTITY_PREFIX_REPO);
+        ck_assert_uint_eq(w[0].offset, 27);
+        ck_assert_int_eq(w[1].code, W_IDENTITY_ALTERNATION);
         /* Another URI: the literal ends inside a segment, or names no host. */
         expect_prefix("^https://ci\\.example\\.com/acme.*", 30);
         expect_prefix("^https://ci\\.example\\.com/acme", 30);
         expect_prefix("^https://.*", 9);
-        ck_assert_uint_eq(lint("^https://ci\\.example\\.com/acme/.*"), 0);
+        ck_assert_uint_eq(lint("^https://ci\\.example\\.com/acme/x/.*"), 0);
+        /* Every repository of an owner on another forge. */
+        expect_prefix("^https://ci\\.example\\.com/acme/.*", 31);
+        expect_prefix("^https://gitlab\\.com/acme/.*", 26);
+        /* No URL at all: match-all, a wildcard first, an optional group in front. */
+        expect_prefix("^.*$", 1);
+        expect_prefix("^.+$", 1);
+        expect_prefix("^h.*", 2);
+        expect_prefix("^(https://github\\.com/acme/x/)?.*", 1);
+        expect_prefix("^(https://github\\.com/acme/x/)+", 1);
+        ck_assert_ptr_nonnull(strstr(w[0].message, "fixes no URL"));
         ck_assert_str_eq(identity_warning_name(W_IDENTITY_PREFIX_REPO), "W_IDENTITY_PREFIX_REPO");
         ck_assert_str_eq(identity_warning_name(_W_IDENTITY_MAX), "W_IDENTITY_UNKNOWN");
+}
+END_TEST
+
+/* A '|' outside every group is reported whatever each side says; one inside a group after the
+ * repository is not. */
+START_TEST(test_alternation) {
+        size_t n;
+
+        n = lint("A|.*");
+        ck_assert_uint_eq(count(n, W_IDENTITY_ALTERNATION), 1);
+        ck_assert_uint_eq(count(n, W_IDENTITY_PREFIX_REPO), 1);
+        n = lint("^A|^https://gitlab\\.com/.*");
+        ck_assert_uint_eq(count(n, W_IDENTITY_ALTERNATION), 1);
+        n = lint(GOOD "(a|b)");
+        ck_assert_uint_eq(n, 0);
+        n = lint("^https://github\\.com/acme/(x|y)/");
+        ck_assert_uint_eq(count(n, W_IDENTITY_ALTERNATION), 0);
+        ck_assert_uint_eq(count(n, W_IDENTITY_PREFIX_REPO), 1);
+        ck_assert_str_eq(identity_warning_name(W_IDENTITY_ALTERNATION), "W_IDENTITY_ALTERNATION");
 }
 END_TEST
 
@@ -165,10 +205,10 @@ START_TEST(test_truncated_list) {
         size_t n = 0;
 
         ck_assert_int_eq(identity_pattern_lint("a.b.c.d", one, 1, &n), 0);
-        ck_assert_uint_eq(n, 4);
+        ck_assert_uint_eq(n, 5);
         ck_assert_int_eq(one[0].code, W_IDENTITY_UNANCHORED);
         ck_assert_int_eq(identity_pattern_lint("a.b.c.d", NULL, 0, &n), 0);
-        ck_assert_uint_eq(n, 4);
+        ck_assert_uint_eq(n, 5);
 }
 END_TEST
 
@@ -266,7 +306,7 @@ START_TEST(test_check_bounds) {
         memset(buf, 'a', 1024);
         buf[1024] = '\0';
         expect_admitted(buf);
-        ck_assert_uint_eq(lint(buf), 1);
+        ck_assert_uint_eq(lint(buf), 2); /* unanchored, and no URL */
         buf[1024] = 'a';
         buf[1025] = '\0';
         expect_refused(buf, "longer than 1024 bytes");
@@ -490,6 +530,7 @@ int main(void) {
         tcase_add_test(tc, test_unanchored);
         tcase_add_test(tc, test_prefix_repo);
         tcase_add_test(tc, test_all_at_once);
+        tcase_add_test(tc, test_alternation);
         tcase_add_test(tc, test_truncated_list);
         tcase_add_test(tc, test_invalid);
         tcase_add_test(tc, test_match_anchored);

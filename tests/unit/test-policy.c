@@ -299,7 +299,7 @@ START_TEST(test_fields) {
                 "marketplaces:\n"
                 "  - name: acme\n"
                 "    issuer: https://token.actions.githubusercontent.com\n"
-                "    identity: ^https://github[.]com/acme/\n"
+                "    identity: ^https://github[.]com/acme/plugins/\n"
                 "    trusted_root: /etc/lockd/acme.json\n"
                 "limits: {message_bytes: 65536, session_idle_timeout: 2d,\n"
                 "         session_absolute_timeout: 3d, ticket_timeout: 90}\n";
@@ -334,7 +334,7 @@ START_TEST(test_fields) {
         ck_assert_uint_eq(p->n_marketplaces, 1);
         ck_assert_str_eq(p->marketplaces[0].name, "acme");
         ck_assert_str_eq(p->marketplaces[0].issuer, "https://token.actions.githubusercontent.com");
-        ck_assert_str_eq(p->marketplaces[0].identity, "^https://github[.]com/acme/");
+        ck_assert_str_eq(p->marketplaces[0].identity, "^https://github[.]com/acme/plugins/");
         ck_assert_str_eq(p->marketplaces[0].trusted_root, "/etc/lockd/acme.json");
         ck_assert_uint_eq(p->marketplaces[0].line, 9);
         ck_assert_uint_eq(p->marketplaces[0].column, 5);
