@@ -11,9 +11,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lockdtest import (AGENT2_UID, AGENT_UID, Daemon, Failed, Tap, World, agent_handles,  # noqa: E402
-                       call, call_as, check, grant, grant_file, plugin_processes, read_audit,
-                       require_environment, units, wait_for)
+from lockdtest import (AGENT2_UID, AGENT_UID, Daemon, Failed, Tap, Varlink, World,  # noqa: E402
+                       agent_handles, call, call_as, check, grant, grant_file, plugin_processes,
+                       read_audit, require_environment, units, wait_for)
 
 SEAL = os.environ.get("LOCKD_SEAL", "")
 # A value a human types. It must never appear anywhere but in the plugin's fd 6.
@@ -89,7 +89,9 @@ def test_auto_runs_and_caches(w):
     check(left == 0, f"budget left after two answers: {left}")
     n_runs = len([x for x in audit_records(w.d) if x["event"] == "run"])
     s2 = submit(w.d, [{"plugin": zero, "handle": h}, {"plugin": one, "handle": h}])
-    check(s2["state"] == "done", f"a cached ticket is done at once: {s2}")
+    # At security level 2 a cached answer waits for its release like the run that produced it:
+    # a Submit never says done sooner, so "someone asked before" does not show.
+    check(s2["state"] == "running", f"a cached ticket is not done at once: {s2}")
     r = wait_final(w.d, s2["ticket"])
     check(outcomes(r) == [(0, None), (1, None)], f"cached outcomes: {r}")
     check(len([x for x in audit_records(w.d) if x["event"] == "run"]) == n_runs,
@@ -291,7 +293,7 @@ def test_budget_runtime_and_restart(w):
                 {"steps": [{"plugin": zero, "handle": h}]})
     check(r.get("error") == "io.lockd.Agent.BudgetExhausted", f"after restart: {r}")
     s = submit(w.d, [{"plugin": one, "handle": h}])
-    check(s["state"] == "done" and outcomes(wait_final(w.d, s["ticket"])) == [(1, None)],
+    check(s["state"] == "running" and outcomes(wait_final(w.d, s["ticket"])) == [(1, None)],
           f"the cached answer after the restart: {s}")
 
 
@@ -411,6 +413,174 @@ def test_many_agents(w):
         d.stop()
 
 
+# An agent's Submit, then Wait with "more" until the ticket is done, timed in one process as the
+# agent: how long after its Submit went out the agent learned its outcomes.
+TIMED = ("import json,socket,sys,time\n"
+         "s=socket.socket(socket.AF_UNIX);s.settimeout(30);s.connect(sys.argv[1])\n"
+         "buf=b''\n"
+         "def recv():\n"
+         "  global buf\n"
+         "  while b'\\0' not in buf:\n"
+         "    c=s.recv(65536)\n"
+         "    if not c: raise SystemExit('closed')\n"
+         "    buf+=c\n"
+         "  m,buf=buf.split(b'\\0',1)\n"
+         "  return json.loads(m)\n"
+         "t0=time.monotonic()\n"
+         "s.sendall(json.dumps({'method':'io.lockd.Agent.Submit',"
+         "'parameters':{'steps':json.loads(sys.argv[2])}}).encode()+b'\\0')\n"
+         "r=recv();sub=r.get('parameters',{})\n"
+         "if 'ticket' not in sub: print(json.dumps({'submit':r}));sys.exit(0)\n"
+         "s.sendall(json.dumps({'method':'io.lockd.Agent.Wait','more':True,"
+         "'parameters':{'ticket':sub['ticket']}}).encode()+b'\\0')\n"
+         "while True:\n"
+         "  r=recv()\n"
+         "  if r.get('parameters',{}).get('state')!='running' or not r.get('continues'): break\n"
+         "t1=time.monotonic()\n"
+         "print(json.dumps({'submit':sub,'final':r,'ms':(t1-t0)*1000}))\n")
+
+
+def timed_ask(d, steps, uid=AGENT_UID):
+    r = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                        sys.executable, "-c", TIMED, d.agent, json.dumps(steps)],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, f"timed ask: {r.stderr}")
+    out = json.loads(r.stdout)
+    check("final" in out and out["final"]["parameters"]["state"] == "done",
+          f"timed ask: {out}")
+    return out
+
+
+def level_daemon(w, name, level, quantum="250ms"):
+    """A daemon of its own at security level `level`, with the test marketplace and the
+    sleep-first-byte plugin installed."""
+    from lockdtest import ISSUER, PATTERN, policy_text
+    top = os.path.join(w.dir, name)
+    os.makedirs(top, exist_ok=True)
+    text = policy_text(top).replace("security_level: 2",
+                                    f"security_level: {level}\nrelease_quantum: {quantum}")
+    d = Daemon(top, policy=text)
+    d.start()
+    d.lockctl("marketplace", "add", "local", "--issuer", ISSUER, "--identity", PATTERN,
+              "--trusted-root", w.signer.root, check_rc=0)
+    d.lockctl("plugin", "install", w.release("sleep-first-byte"), "--marketplace", "local",
+              check_rc=0)
+    return d
+
+
+def first_byte_handle(w, d, b):
+    path = grant_file(w, f"first-byte-{b}-{time.monotonic_ns()}.bin", bytes([b]) + b"rest")
+    return grant(d, path, "--agent", str(AGENT_UID), "--auto")["handle"]
+
+
+def test_release_level1(w):
+    """level 1: a plugin whose run time depends on the content (2 ms x first byte) is released
+    exactly its timeout_s after admission, for byte 0 and for byte 255"""
+    d = level_daemon(w, "d-level1", 1)
+    try:
+        times = {}
+        for b in (0, 255):
+            h = first_byte_handle(w, d, b)
+            out = timed_ask(d, [{"plugin": "test.sleep-first-byte", "handle": h}])
+            check(out["submit"]["state"] == "running" and
+                  out["final"]["parameters"]["outcomes"] == [{"step": 0, "result": 1,
+                                                              "error": None}], f"{out}")
+            times[b] = out["ms"]
+        check(abs(times[0] - times[255]) <= 10 and 1990 <= times[0] <= 2300,
+              f"release times at level 1 (timeout 2 s): {times}")
+    finally:
+        d.stop()
+
+
+def test_release_level2(w):
+    """level 2: bytes 0 and 50 are released in the same quantum, byte 180 a whole number of
+    quanta later; a cached answer is not released sooner than the run that produced it"""
+    d = level_daemon(w, "d-level2", 2)
+    q = 250.0
+    try:
+        times = {}
+        handles = {}
+        for b in (0, 50, 180):
+            handles[b] = first_byte_handle(w, d, b)
+            out = timed_ask(d, [{"plugin": "test.sleep-first-byte", "handle": handles[b]}])
+            times[b] = out["ms"]
+        k = round((times[180] - times[0]) / q)
+        check(abs(times[0] - times[50]) <= 10 and q - 5 <= times[0] <= q + 60 and k >= 1 and
+              abs(times[180] - times[0] - k * q) <= 10, f"release times at level 2: {times}")
+        out = timed_ask(d, [{"plugin": "test.sleep-first-byte", "handle": handles[180]}])
+        check(out["submit"]["state"] == "running", f"a cached answer said done at once: {out}")
+        check(out["ms"] >= times[180] - 10, f"the cached answer came sooner: {out['ms']} < "
+              f"{times[180]}")
+        runs = [x for x in audit_records(d) if x["event"] == "run"]
+        check(len(runs) == 3, f"the cache hit ran the plugin: {len(runs)} runs")
+        # The console sees which steps are final, never the bit.
+        t = out["submit"]["ticket"]
+        g = get_ticket(d, t)
+        check(g["outcomes"] == [{"step": 0, "result": None, "error": None}], f"GetTicket: {g}")
+        lt = d.console_call("io.lockd.Console.ListTickets")["parameters"]["tickets"]
+        check(all(o["result"] is None for x in lt for o in x["outcomes"]), f"ListTickets: {lt}")
+        v = Varlink(d.console)
+        try:
+            first = v.call("io.lockd.Console.WatchTickets", more=True)
+            check("ticket" not in first.get("parameters", {}) or
+                  first["parameters"]["ticket"] is None, f"WatchTickets: {first}")
+            h = handles[0]
+            submit(d, [{"plugin": "test.sleep-first-byte", "handle": h}])
+            seen = []
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                m = v.read_message()
+                tk = m.get("parameters", {}).get("ticket")
+                if tk:
+                    seen.append(tk)
+                    if tk["state"] == "done":
+                        break
+            check(seen and seen[-1]["state"] == "done" and
+                  all(o["result"] is None for x in seen for o in x["outcomes"]),
+                  f"WatchTickets: {seen}")
+        finally:
+            v.close()
+    finally:
+        d.stop()
+
+
+def test_session_end_fresh_value(w):
+    """after the session ends, a value the human types that is not in the file gets a fresh 0,
+    never the earlier value's cached 1; the budget still counts the question once"""
+    inputs = w.install("good-inputs")
+    w.d.console_call("io.lockd.Console.EndSession")
+    h = grant(w.d, grant_file(w, "fresh.txt", b"prefix " + SECRET.encode()), "--agent",
+              str(AGENT_UID))["handle"]
+    step = [{"plugin": inputs, "handle": h, "inputs": {"needle": "${email}"}}]
+    s = submit(w.d, step)
+    check("parameters" in approve(w.d, s["ticket"], {"email": SECRET}), "approve")
+    check(outcomes(wait_final(w.d, s["ticket"])) == [(1, None)], "the typed value is there")
+    left = agent_handles(w.d)[h]["budget_left"]
+    n_runs = len([x for x in audit_records(w.d) if x["event"] == "run"])
+    w.d.console_call("io.lockd.Console.EndSession")
+    s = submit(w.d, step)
+    check("parameters" in approve(w.d, s["ticket"], {"email": "not-in-the-file@example.org"}),
+          "approve another value")
+    check(outcomes(wait_final(w.d, s["ticket"])) == [(0, None)], "a fresh answer for a new value")
+    check(len([x for x in audit_records(w.d) if x["event"] == "run"]) == n_runs + 1,
+          "the new value did not run the plugin")
+    check(agent_handles(w.d)[h]["budget_left"] == left, "the same placeholder was charged again")
+    # The first value again: its answer is still known, by value, and costs nothing.
+    w.d.console_call("io.lockd.Console.EndSession")
+    s = submit(w.d, step)
+    approve(w.d, s["ticket"], {"email": SECRET})
+    check(outcomes(wait_final(w.d, s["ticket"])) == [(1, None)], "the first value again")
+    check(len([x for x in audit_records(w.d) if x["event"] == "run"]) == n_runs + 1,
+          "the first value's answer was not kept")
+    w.d.console_call("io.lockd.Console.EndSession")
+    # Nothing of the value-bound answers is on disk.
+    bdir = os.path.join(w.d.dir, "state", "budgets")
+    for f in os.listdir(bdir):
+        text = open(os.path.join(bdir, f)).read()
+        check('"needle","email"]],"outcome":"answered"' in text or '"email"' not in text,
+              f"a value-bound answer on disk: {text}")
+
+
 def main():
     require_environment()
     check(os.access(SEAL, os.X_OK), "LOCKD_SEAL names no tool")
@@ -422,6 +592,7 @@ def main():
                   test_deny_cancel_expire, test_budget_runtime_and_restart,
                   test_sigkill_mid_run_restart, test_many_agents, test_stop_wipes_sessions,
                   test_catalog_changes_audited,
+                  test_session_end_fresh_value, test_release_level1, test_release_level2,
                   test_value_nowhere):
             tap.run(t, w)
     finally:

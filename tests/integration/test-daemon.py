@@ -223,6 +223,42 @@ def test_update_typed_name(w):
     check(len(p) == 1 and p[0]["version"] == "2.0.0", f"{p}")
 
 
+def test_reinstall_after_remove(w):
+    """the update rule holds after a remove: the name's highest version and its meaning are
+    remembered, so another meaning needs a new major version and the typed name"""
+    w.ensure_marketplace()
+    src = open(os.path.join(PLUGINS_SRC, "environment", "plugin.toml")).read()
+
+    def rel(tag, text):
+        return w.signer.release("environment", os.path.join(w.dir, "rel", "env-" + tag), text)
+
+    def install(path, *extra):
+        return w.d.lockctl("plugin", "install", path, "--marketplace", "local", *extra)
+
+    v1 = rel("1.0.0", src)
+    check(install(v1).returncode == 0, "install 1.0.0")
+    w.d.lockctl("plugin", "remove", "test.environment", check_rc=0)
+    other = re.sub(r'question = ".*"', 'question = "Question B?"', src)
+    minor = rel("1.1.0", re.sub(r'version = ".*"', 'version = "1.1.0"', other))
+    r = install(minor)
+    check(r.returncode == 1 and "UPDATE_REFUSED_MEANING" in r.stdout + r.stderr,
+          f"another meaning without a major version after a remove: {r.stdout}{r.stderr}")
+    major = rel("2.0.0", re.sub(r'version = ".*"', 'version = "2.0.0"', other))
+    r = install(major)
+    check(r.returncode == 1 and "name" in r.stderr, f"no typed name: {r.stdout}{r.stderr}")
+    check(install(major, "--accept-name", "test.environment").returncode == 0, "typed name")
+    # The same version and meaning again after a remove is a reinstall, no question asked.
+    w.d.lockctl("plugin", "remove", "test.environment", check_rc=0)
+    check(install(major).returncode == 0, "reinstall of the remembered version")
+    # Going back to the first meaning is refused, removed or not.
+    w.d.lockctl("plugin", "remove", "test.environment", check_rc=0)
+    r = install(v1)
+    check(r.returncode == 1 and "UPDATE_REFUSED" in r.stdout + r.stderr,
+          f"back to 1.0.0: {r.stdout}{r.stderr}")
+    hist = open(os.path.join(w.d.dir, "state", "plugin-history", "test.environment.toml")).read()
+    check('version = "2.0.0"' in hist and "Question B?" in hist, f"history: {hist}")
+
+
 def test_run_answer(w):
     """TestPlugin runs an installed plugin in its scope and answers 1; the scope is gone after"""
     name = w.install("good-one")
@@ -1192,13 +1228,15 @@ def test_budget_show_and_reset(w):
         check([b["sha256"] for b in budgets] == sorted([digest, other]), f"{budgets}")
         b = next(x for x in budgets if x["sha256"] == digest)
         check(b["used"] == 3 and b["handles"] == [g1["handle"], g2["handle"]], f"{b}")
+        # At security level 2 no stored outcome is shown ("answered"); answers bound to values
+        # are never on disk at all (an older file's bits for them are read as "answered").
         check(b["answers"] == [
             {"plugin": "test.good-inputs", "version": "1.2.0",
-             "inputs": {"needle": "email", "other": "secret_word"}, "outcome": "plugin_error",
+             "inputs": {"needle": "email", "other": "secret_word"}, "outcome": "answered",
              "time_usec": t0 + 1, "in_flight": 0},
             {"plugin": "test.good-inputs", "version": "1.2.0", "inputs": {"needle": "name"},
-             "outcome": "0", "time_usec": t0 + 2, "in_flight": 0},
-            {"plugin": "test.good-one", "version": "1.0.0", "inputs": {}, "outcome": "1",
+             "outcome": "answered", "time_usec": t0 + 2, "in_flight": 0},
+            {"plugin": "test.good-one", "version": "1.0.0", "inputs": {}, "outcome": "answered",
              "time_usec": t0, "in_flight": 0}], f"answers: {b['answers']}")
         o = next(x for x in budgets if x["sha256"] == other)
         check(o["used"] == 1 and o["handles"] == [] and o["answers"][0]["outcome"] == "reserved",
@@ -1215,10 +1253,10 @@ def test_budget_show_and_reset(w):
               f"header: {r.stdout}")
         check(re.fullmatch(r"  PLUGIN +VERSION +INPUTS +OUTCOME +TIME", lines[1]), r.stdout)
         check(re.match(r"  test\.good-inputs +1\.2\.0 +needle=\$\{email\} "
-                       r"other=\$\{secret_word\} +plugin_error +\d{4}-\d\d-\d\d ", lines[2]),
+                       r"other=\$\{secret_word\} +answered +\d{4}-\d\d-\d\d ", lines[2]),
               f"an answer with two placeholders: {lines[2]!r}")
-        check(re.match(r"  test\.good-inputs +1\.2\.0 +needle=\$\{name\} +0 ", lines[3]) and
-              re.match(r"  test\.good-one +1\.0\.0 +- +1 ", lines[4]) and len(lines) == 5,
+        check(re.match(r"  test\.good-inputs +1\.2\.0 +needle=\$\{name\} +answered ", lines[3]) and
+              re.match(r"  test\.good-one +1\.0\.0 +- +answered ", lines[4]) and len(lines) == 5,
               f"lockctl budget show: {r.stdout}")
         r = d.lockctl("budget", "show", "--json", check_rc=0)
         check(json.loads(r.stdout)["budgets"] == budgets, "lockctl budget show --json")
@@ -1299,13 +1337,13 @@ def test_budget_charged_by_runs(w):
               b[0]["handles"] == [g["handle"]], f"ListBudgets: {b}")
         a = b[0]["answers"]
         check(len(a) == 1 and a[0]["plugin"] == "test.good-one" and a[0]["version"] == "1.0.0" and
-              a[0]["inputs"] == {} and a[0]["outcome"] == "1" and a[0]["in_flight"] == 0 and
+              a[0]["inputs"] == {} and a[0]["outcome"] == "answered" and a[0]["in_flight"] == 0 and
               a[0]["time_usec"] > 0, f"answers: {a}")
         check(agent_handles(d)[g["handle"]]["budget_left"] == limit - 1, "budget_left")
         check(ask()["outcomes"] == [{"step": 0, "result": 1, "error": None}], "cache hit")
         check(list_budgets(d) == b, "a cache hit changed the budget")
         r = d.lockctl("budget", "show", g["handle"], check_rc=0)
-        check(re.search(r"\n  test\.good-one +1\.0\.0 +- +1 +\d{4}-", r.stdout), r.stdout)
+        check(re.search(r"\n  test\.good-one +1\.0\.0 +- +answered +\d{4}-", r.stdout), r.stdout)
 
         r = d.lockctl("budget", "reset", g["sha256"], "--yes", check_rc=0)
         check(r.stdout == "budget reset: 1 answer(s) dropped\n", f"reset: {r.stdout!r}")
@@ -1337,7 +1375,7 @@ def test_budget_charged_by_runs(w):
         wait_for(lambda: call_as(AGENT_UID, d.agent, "io.lockd.Agent.Wait", {"ticket": t}).get(
             "parameters", {}).get("state") == "done", timeout=30, what="the slow run")
         a = list_budgets(d, sha256=g2["sha256"])[0]["answers"]
-        check(len(a) == 1 and a[0]["outcome"] == "1" and a[0]["in_flight"] == 0,
+        check(len(a) == 1 and a[0]["outcome"] == "answered" and a[0]["in_flight"] == 0,
               f"after the run: {a}")
         recs = [x for x in read_audit(os.path.join(d.dir, "state", "audit", "audit.jsonl"))
                 if x["event"] == "budget_reset"]
@@ -1418,9 +1456,24 @@ def ticket_state(d, t):
     return d.console_call("io.lockd.Console.GetTicket", {"ticket": t})["parameters"]["ticket"]
 
 
-def wait_done(d, t):
-    return wait_for(lambda: (lambda g: g if g["state"] == "done" else None)(ticket_state(d, t)),
-                    timeout=30, what=f"{t} done")
+def wait_done(d, t, agent=None, level=2):
+    """The agent's view of ticket t once done. The console's view below security level 3 says
+    which steps are final and never a bit (nor plugin_error); at level 3 it is the agent's."""
+    agent = AGENT_UID if agent is None else agent
+    done = wait_for(lambda: (lambda x: x["parameters"] if x.get("parameters", {}).get(
+        "state") == "done" else None)(call_as(agent, d.agent, "io.lockd.Agent.Wait",
+                                             {"ticket": t})),
+        timeout=30, what=f"{t} done")
+    seen = ticket_state(d, t)
+    if level >= 3:
+        check(seen["outcomes"] == done["outcomes"], f"the console's view at level 3: {seen}")
+        return done
+    check(seen["state"] == "done" and [o["step"] for o in seen["outcomes"]] ==
+          [o["step"] for o in done["outcomes"]] and
+          all(o["result"] is None and o["error"] in (None, "denied", "cancelled", "expired",
+                                                     "input_invalid", "budget_exhausted")
+              for o in seen["outcomes"]), f"the console's view at level 2: {seen}")
+    return done
 
 
 def needle_ticket(w, d, content, placeholder="email", name=None):
@@ -1573,7 +1626,7 @@ def test_results_level3(w):
             p.wait("EXIT=0")
         finally:
             p.close()
-        wait_done(d, t)
+        wait_done(d, t, level=3)
         r = d.lockctl("results", t, check_rc=0)
         for s in (f"ticket {t}: done", "step 0: test.good-inputs 1.0.0", "outcome: 1",
                   "cause:   answer", "unit:    lockd-run-", "wall ", "peak memory",
@@ -1589,7 +1642,7 @@ def test_results_level3(w):
         r = lockctl_no_tty(d, "approve", t2, "--yes")
         check(r.returncode == 0 and "${email} (from this input session)" in r.stdout,
               f"replayed approve: {r.returncode} {r.stdout} {r.stderr}")
-        wait_done(d, t2)
+        wait_done(d, t2, level=3)
         r = d.lockctl("results", t2, check_rc=0)
         check("outcome: 1" in r.stdout and "cached:  yes" in r.stdout, f"cached:\n{r.stdout}")
     finally:
@@ -1643,7 +1696,8 @@ def main():
         for t in (test_ready, test_getinfo_roles, test_interface_description, test_stranger_dropped,
                   test_wrong_socket, test_agent_console_method, test_console_other_uid, test_overlapping_roles_refused,
                   test_no_manager_refused, test_backend_none, test_check_config, test_marketplace_methods, test_install_list_remove,
-                  test_install_refused, test_update_typed_name, test_run_answer, test_scope_limits,
+                  test_install_refused, test_update_typed_name, test_reinstall_after_remove,
+                  test_run_answer, test_scope_limits,
                   test_timeout, test_oom, test_status, test_restart_persists,
                   test_sighup_bad_policy, test_many_connections, test_oversize, test_truncated,
                   test_non_json, test_wrong_type, test_unknown_method, test_agent_fds,
