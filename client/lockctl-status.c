@@ -71,6 +71,11 @@ int verb_status(int argc, char **argv) {
         console_fputs_escaped(console_json_string(reply, "scope_backend"), stdout);
         putchar('\n');
         print_int(reply, "landlock abi", "landlock_abi");
+        fputs("agent confinement: ", stdout);
+        fputs(json_is_false(json_object_get(reply, "agent_confinement"))
+                      ? "off (agents.require_confinement: false: agents can watch plugin runs)\n"
+                      : "required\n",
+              stdout);
         fputs("capabilities:", stdout);
         caps = json_object_get(reply, "capabilities");
         if (json_is_array(caps) && json_array_size(caps) > 0) {

@@ -46,6 +46,9 @@ static void usage(FILE *f) {
               "  session end         wipe the values this input session holds\n"
               "  console             an interactive view of the tickets as they come\n"
               "  status              the running lockd at a glance\n"
+              "  agent run --user USER [--property NAME=VALUE]... [--] COMMAND [ARG]...\n"
+              "                      start an agent confined so that it cannot watch plugin runs\n"
+              "                      (the way lockd accepts agents); exits with its status\n"
               "  audit verify [--state-dir DIR | FILE]\n"
               "                      check the hash chain of lockd's audit log\n"
               "  release verify DIR --trusted-root FILE --issuer URL --identity PATTERN\n"
@@ -106,6 +109,8 @@ int main(int argc, char **argv) {
                 return verb_audit(argc - 2, argv + 2);
         if (strcmp(argv[1], "plugin") == 0)
                 return verb_plugin(argc - 2, argv + 2);
+        if (strcmp(argv[1], "agent") == 0)
+                return verb_agent(argc - 2, argv + 2);
         if (strcmp(argv[1], "marketplace") == 0)
                 return verb_marketplace(argc - 2, argv + 2);
         if (strcmp(argv[1], "release") == 0)

@@ -7,6 +7,7 @@
 #define LOCKCTL_EXIT_USAGE 2 /* bad arguments, unreadable or invalid manifest */
 
 int verb_plugin(int argc, char **argv);
+int verb_agent(int argc, char **argv);
 int verb_release(int argc, char **argv);
 int verb_marketplace(int argc, char **argv);
 int verb_audit(int argc, char **argv);

@@ -406,6 +406,18 @@ unsigned varlink_conn_roles(const VarlinkConn *c) {
         return c->roles;
 }
 
+void varlink_conn_hold(VarlinkConn *c) {
+        c->held = true;
+        conn_update(c, false);
+}
+
+void varlink_conn_release(VarlinkConn *c) {
+        if (!c->held)
+                return;
+        c->held = false;
+        conn_update(c, false);
+}
+
 void varlink_conn_set_userdata(VarlinkConn *c, void *userdata) {
         c->userdata = userdata;
 }
@@ -415,7 +427,7 @@ void *varlink_conn_get_userdata(const VarlinkConn *c) {
 }
 
 static bool conn_wants_read(const VarlinkConn *c) {
-        return !c->dead && !c->closing && !c->read_eof && !c->in_backlog &&
+        return !c->dead && !c->closing && !c->read_eof && !c->in_backlog && !c->held &&
                c->n_pending < c->limits.pending_per_conn;
 }
 

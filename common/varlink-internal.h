@@ -87,6 +87,7 @@ struct VarlinkConn {
         bool closing;    /* close once the output is flushed (after a protocol error) */
         bool read_eof;   /* the peer shut down its writing side */
         bool in_backlog; /* complete messages wait in the buffer */
+        bool held;       /* not read until varlink_conn_release(): its peer is being checked */
 };
 
 struct VarlinkCall {

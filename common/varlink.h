@@ -125,6 +125,13 @@ int varlink_conn_peer_pidfd(const VarlinkConn *c);           /* -1 where SO_PEER
 int varlink_conn_listener_fd(const VarlinkConn *c);
 void varlink_conn_set_roles(VarlinkConn *c, unsigned role_mask);
 unsigned varlink_conn_roles(const VarlinkConn *c);
+/*
+ * Stops reading c until varlink_conn_release(): not one byte of the peer is parsed while lockd
+ * decides whether to keep it (the agent confinement check runs after accept). A held peer that
+ * hangs up is closed as usual (its on_disconnect runs).
+ */
+void varlink_conn_hold(VarlinkConn *c);
+void varlink_conn_release(VarlinkConn *c);
 void varlink_conn_set_userdata(VarlinkConn *c, void *userdata);
 void *varlink_conn_get_userdata(const VarlinkConn *c);
 /* Drops the connection (from a handler too: it is freed once the handler returned). */

@@ -539,10 +539,9 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
         s->plugin = catalog_plugin_ref(plugin);
         req->sandbox = plugin->sandbox;
         req->fairness_key = t->agent;
-        /* DESIGN.md §5: lockd-run-<ticket>-<step>.scope, which the audit's run record names. A
-         * ticket id tells a local user who lists units nothing they could use: it opens nothing
-         * without the agent's uid or the console's role. */
-        snprintf(req->unit, sizeof(req->unit), "lockd-run-%s-%zu.scope", t->id, i);
+        /* ARCHITECTURE.md: lockd-run-<seq>.scope, which the audit's run record names. The name
+         * says nothing of the ticket: an agent that lists units cannot tell its runs apart. */
+        manager_run_unit_name(m, req->unit, sizeof(req->unit));
         req->done = step_done;
         s->req = TAKE_PTR(req);
         manager_want_commit_after_scope(m);

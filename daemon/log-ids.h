@@ -22,6 +22,8 @@
 #define LOCKD_MESSAGE_MARKETPLACE_REMOVED "9142738d814a4103bb677f7ae2e0a82f"
 #define LOCKD_MESSAGE_RUN_FINISHED        "fc4197128551412a82dea6ceef12b19a"
 #define LOCKD_MESSAGE_BUDGET_RESET        "8c9e216e7a444c60977a171518bada65"
+#define LOCKD_MESSAGE_AGENT_UNCONFINED    "21e60ef19e8c4e0cba518c9b8f0cedb0"
+#define LOCKD_MESSAGE_CONFINEMENT_OFF     "df248a59417540c28895ad0d763c791e"
 
 /* The journal copy of each audit record (daemon/audit.c), one id per AuditEvent. */
 #define LOCKD_MESSAGE_AUDIT_GRANT              "4e761faf3cd44ad49f70ccfa723a868b"

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +27,7 @@
 #include "console-plugins.h"
 #include "answers.h"
 #include "ask.h"
+#include "confinement.h"
 #include "console-tickets.h"
 #include "console.h"
 #include "fd-util.h"
@@ -133,6 +136,92 @@ static gid_t socket_gid(const PolicySocket *s) {
         return res->gr_gid;
 }
 
+/* An agent connection held while the manager says whether its unit lets it watch runs. */
+typedef struct AgentCheck {
+        Manager *manager;
+        VarlinkConn *conn;
+        ConfinementCheck *check;
+        int pidfd; /* ours when the kernel gave none with the connection (no SO_PEERPIDFD) */
+} AgentCheck;
+
+static AgentCheck *agent_check_free(AgentCheck *a) {
+        if (!a)
+                return NULL;
+        confinement_check_free(a->check);
+        safe_close(a->pidfd);
+        free(a);
+        return NULL;
+}
+
+static void agent_checked(bool ok, const char *unit, const char *missing, void *userdata) {
+        AgentCheck *a = userdata;
+        Manager *m = a->manager;
+        VarlinkConn *c = a->conn;
+        const struct ucred *uc = varlink_conn_peer(c);
+        unsigned suppressed = 0;
+
+        varlink_conn_set_userdata(c, NULL);
+        if (ok) {
+                agent_check_free(a);
+                varlink_conn_release(c);
+                return;
+        }
+        /* A refusal per uid and minute is told in full, the rest counted: a peer must not be
+         * able to fill the journal by connecting in a loop. */
+        if (ratelimit_pass(&m->refusals, uc->uid, now_monotonic_usec(), &suppressed))
+                log_struct(LOG_WARNING, LOCKD_MESSAGE_AGENT_UNCONFINED,
+                           LOG_FIELDS(LOG_FIELD_U64("PEER_UID", uc->uid),
+                                      LOG_FIELD_U64("PEER_PID", uc->pid),
+                                      LOG_FIELD("UNIT", unit[0] ? unit : "-"),
+                                      LOG_FIELD("MISSING", missing),
+                                      LOG_FIELD_U64("SUPPRESSED", suppressed)),
+                           "refused agent uid %u pid %d from %s: it could watch plugin runs: "
+                           "missing %s%s",
+                           (unsigned)uc->uid, (int)uc->pid, unit[0] ? unit : "no unit", missing,
+                           suppressed > 0 ? " (earlier refusals of this uid suppressed)" : "");
+        agent_check_free(a);
+        varlink_conn_close(c);
+}
+
+/* A held agent that hung up before its check ended: the check goes with it. */
+static void on_disconnect(VarlinkConn *c, void *userdata) {
+        agent_check_free(varlink_conn_get_userdata(c));
+        varlink_conn_set_userdata(c, NULL);
+}
+
+/*
+ * Holds c (nothing of it is read) and asks the manager which unit its peer runs in. 0, or a
+ * negative errno: the peer is then refused, since nobody could confirm it cannot watch runs.
+ */
+static int agent_check_start(Manager *m, VarlinkConn *c) {
+        const struct ucred *uc = varlink_conn_peer(c);
+        AgentCheck *a;
+        int pidfd, r;
+
+        if (!m->scope)
+                return -EHOSTUNREACH;
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        *a = (AgentCheck){.manager = m, .conn = c, .pidfd = -1};
+        pidfd = varlink_conn_peer_pidfd(c);
+        if (pidfd < 0) {
+                /* Without SO_PEERPIDFD the pid is pinned now, at accept: a peer gone by then
+                 * is refused by the check (its pidfd is dead), never confused with another. */
+                a->pidfd = (int)syscall(SYS_pidfd_open, uc->pid, 0);
+                pidfd = a->pidfd;
+        }
+        r = confinement_check_start(scope_manager_bus(m->scope), uc->pid, pidfd, agent_checked, a,
+                                    &a->check);
+        if (r < 0) {
+                agent_check_free(a);
+                return r;
+        }
+        varlink_conn_set_userdata(c, a);
+        varlink_conn_hold(c);
+        return 0;
+}
+
 static int on_accept(VarlinkConn *c, void *userdata) {
         Manager *m = userdata;
         const struct ucred *uc = varlink_conn_peer(c);
@@ -149,20 +238,40 @@ static int on_accept(VarlinkConn *c, void *userdata) {
                                                                       : ROLE_MASK_AGENT;
         role = roles_classify(m->roles, uc->uid, uc->gid) & socket_role;
         if (role == 0) {
-                /* Logged, dropped, and told nothing. */
+                unsigned suppressed = 0;
+
+                /* Logged (a burst per uid and minute, then counted), dropped, told nothing. */
+                if (!ratelimit_pass(&m->refusals, uc->uid, now_monotonic_usec(), &suppressed))
+                        return -EPERM;
                 log_struct(
                         LOG_NOTICE, LOCKD_MESSAGE_PEER_REFUSED,
                         LOG_FIELDS(LOG_FIELD_U64("PEER_UID", uc->uid),
                                    LOG_FIELD_U64("PEER_GID", uc->gid),
                                    LOG_FIELD_U64("PEER_PID", uc->pid),
                                    LOG_FIELD("SOCKET", socket_role == ROLE_MASK_CONSOLE ? "console"
-                                                                                        : "agent")),
-                        "refused a peer with no role on the %s socket: uid %u gid %u pid %d",
+                                                                                        : "agent"),
+                                   LOG_FIELD_U64("SUPPRESSED", suppressed)),
+                        "refused a peer with no role on the %s socket: uid %u gid %u pid %d%s",
                         socket_role == ROLE_MASK_CONSOLE ? "console" : "agent", (unsigned)uc->uid,
-                        (unsigned)uc->gid, (int)uc->pid);
+                        (unsigned)uc->gid, (int)uc->pid,
+                        suppressed > 0 ? " (earlier refusals of this uid suppressed)" : "");
                 return -EPERM;
         }
         varlink_conn_set_roles(c, role);
+        /* ARCHITECTURE.md, what an agent can learn: one that could watch runs is not served. */
+        if (role == ROLE_MASK_AGENT && m->policy->agents.require_confinement) {
+                int r = agent_check_start(m, c);
+
+                if (r < 0) {
+                        log_struct_errno(LOG_WARNING, r, LOCKD_MESSAGE_AGENT_UNCONFINED,
+                                         LOG_FIELDS(LOG_FIELD_U64("PEER_UID", uc->uid),
+                                                    LOG_FIELD_U64("PEER_PID", uc->pid)),
+                                         "refused agent uid %u pid %d: the manager cannot be "
+                                         "asked whether it is confined: %m",
+                                         (unsigned)uc->uid, (int)uc->pid);
+                        return r;
+                }
+        }
         return 0;
 }
 
@@ -207,7 +316,7 @@ static int setup_sockets(Manager *m) {
         m->listen_fds[0] = fds[0];
         m->listen_fds[1] = fds[1];
         /* Only the console socket carries fds (files, releases, trusted roots). */
-        r = varlink_server_listen_fd(m->varlink, fds[0], false, on_accept, NULL, m);
+        r = varlink_server_listen_fd(m->varlink, fds[0], false, on_accept, on_disconnect, m);
         if (r < 0) {
                 safe_close(fds[1]);
                 return log_error_errno(r, NULL, "agent socket: %s", strerror(-r));
@@ -444,6 +553,16 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
+const char *scope_bus_spec(const Policy *p) {
+        return p->scope.bus == POLICY_BUS_SYSTEM ? "system"
+               : p->scope.bus == POLICY_BUS_USER ? "user"
+                                                 : p->scope.bus_address;
+}
+
+void manager_run_unit_name(Manager *m, char *out, size_t size) {
+        snprintf(out, size, "lockd-run-%" PRIu64 ".scope", ++m->run_seq);
+}
+
 int manager_new(const char *policy_path, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         char why[512] = "";
@@ -455,6 +574,13 @@ int manager_new(const char *policy_path, Manager **ret) {
         m->state_fd = m->runtime_fd = -1;
         m->listen_fds[0] = m->listen_fds[1] = -1;
         m->start_usec = now_monotonic_usec();
+        m->refusals = RATELIMIT_INIT(60 * 1000000ULL, 5);
+        {
+                struct timespec ts;
+
+                if (clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
+                        m->run_seq = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+        }
         if (policy_path) {
                 m->policy_path = strdup(policy_path);
                 if (!m->policy_path)
@@ -606,9 +732,7 @@ int manager_start(Manager *m) {
 
         if (p->scope.backend == POLICY_SCOPE_SYSTEMD) {
                 ScopeConfig sc = {
-                        .bus = p->scope.bus == POLICY_BUS_SYSTEM ? "system"
-                               : p->scope.bus == POLICY_BUS_USER ? "user"
-                                                                 : p->scope.bus_address,
+                        .bus = scope_bus_spec(p),
                         .slice = p->scope.slice,
                         .cpu_quota_usec = (uint64_t)p->scope.cpu_quota_percent * 10000ULL,
                 };
@@ -633,6 +757,11 @@ int manager_start(Manager *m) {
                 log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_BACKEND_NONE, NULL,
                            "scope.backend is none: plugin runs get no transient scope, so no "
                            "cgroup memory or task limit and no OOM detection");
+        if (!p->agents.require_confinement)
+                log_struct(LOG_WARNING, LOCKD_MESSAGE_CONFINEMENT_OFF, NULL,
+                           "agents.require_confinement is false: an agent that can read other "
+                           "uids' /proc entries and the runs' cgroup files is served, and can "
+                           "learn more than the bit");
 
         varlink_limits_from_policy(p, &lim);
         r = varlink_server_new(m->event, &lim, "lockd", "lockd", LOCKD_VERSION,
@@ -668,6 +797,7 @@ int manager_start(Manager *m) {
                 .uid_last = p->ephemeral_uid_last,
                 .drop_to_uid = true,
                 .scope_timeout_usec = SCOPE_WAIT_USEC,
+                .slice = p->scope.slice,
         };
         r = run_pool_new(m->event, &rc, m->scope, &m->runs);
         if (r < 0)

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+#include "ratelimit.h"
 #include "varlink.h"
 
 typedef struct Policy Policy;
@@ -56,7 +57,8 @@ typedef struct Manager {
         int listen_fds[2]; /* agent, console: owned by the Varlink server, kept to tell them apart
                             */
         char *bound_paths[2]; /* sockets lockd bound itself (removed at exit) */
-        uint64_t test_runs;   /* console TestPlugin runs, for their unit names */
+        uint64_t run_seq;     /* the last run's unit number (manager_run_unit_name()) */
+        RateLimit refusals; /* log lines about refused peers, per uid */
         bool stopping;
 } Manager;
 
@@ -93,6 +95,16 @@ void manager_want_commit(Manager *m);
  * before the request leaves, instead of while the manager works on it.
  */
 void manager_want_commit_after_scope(Manager *m);
+
+/*
+ * Writes the next run's unit name, "lockd-run-<seq>.scope", into out. The numbers start at the
+ * boot-time clock's milliseconds when lockd starts, so a restarted lockd never reuses a name the
+ * manager may still hold, and grow by one per run: they tell nothing of the ticket.
+ */
+void manager_run_unit_name(Manager *m, char *out, size_t size);
+
+/* The policy's scope.bus as scope_bus_open() takes it: "system", "user" or the address. */
+const char *scope_bus_spec(const Policy *p);
 
 /* Called by whoever consumed a finished run's result, on the loop. */
 void manager_run_finished(Manager *m);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "cgroup.h"
 #include "runpool.h"
 #include "uidpool.h"
 
@@ -62,6 +63,8 @@ struct RunPool {
         RunRequest *done_head, *done_tail;
         UidPool uids;
         Worker *workers;
+        CgroupMounts *cgroups; /* with scopes: where each run's cgroup directories are */
+        char *slice;
 };
 
 RunRequest *run_request_new(void) {
@@ -194,6 +197,14 @@ static int start_hook(pid_t pid, int pidfd, void *userdata) {
         pthread_mutex_lock(&p->lock);
         req->scoped = true;
         pthread_mutex_unlock(&p->lock);
+        /*
+         * The scope's counters (peak memory, CPU time, pids) tell something of the file: no uid
+         * but root reads them, from before the plugin's first instruction. A directory that
+         * cannot be hidden fails the run (spawn:scope), never shows it.
+         */
+        r = cgroup_hide(p->cgroups, pid, req->unit, p->slice);
+        if (r < 0)
+                goto refuse;
         /* Best effort: without a memory cgroup an OOM reads as signal:SIGKILL. */
         (void)oom_watch_new(pid, &w->oom);
         return 0;
@@ -329,6 +340,7 @@ int run_pool_new(sd_event *e, const RunPoolConfig *cfg, ScopeManager *scope, Run
         if (!p)
                 return -ENOMEM;
         p->cfg = *cfg;
+        p->cfg.slice = NULL;
         p->scope = scope;
         p->event = sd_event_ref(e);
         p->done_fd = -1;
@@ -339,6 +351,18 @@ int run_pool_new(sd_event *e, const RunPoolConfig *cfg, ScopeManager *scope, Run
                 r = uid_pool_init(&p->uids, cfg->uid_first, cfg->uid_last);
                 if (r < 0)
                         goto fail;
+        }
+        if (scope) {
+                r = cgroup_mounts_load(&p->cgroups);
+                if (r < 0)
+                        goto fail;
+                if (cfg->slice) {
+                        p->slice = strdup(cfg->slice);
+                        if (!p->slice) {
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                }
         }
         p->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (p->done_fd < 0) {
@@ -414,6 +438,8 @@ RunPool *run_pool_free(RunPool *p) {
         safe_close(p->done_fd);
         if (p->cfg.drop_to_uid)
                 uid_pool_done(&p->uids);
+        cgroup_mounts_free(p->cgroups);
+        free(p->slice);
         pthread_cond_destroy(&p->cond);
         pthread_mutex_destroy(&p->lock);
         sd_event_unref(p->event);

@@ -42,6 +42,7 @@ typedef struct RunPoolConfig {
         uid_t uid_first, uid_last;
         bool drop_to_uid;            /* as root: each run gets a fresh uid of the range */
         uint64_t scope_timeout_usec; /* how long a run waits for its scope */
+        const char *slice;           /* the runs' slice, hidden like their scopes (copied) */
 } RunPoolConfig;
 
 /*

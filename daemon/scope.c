@@ -611,6 +611,10 @@ int scope_kill(ScopeManager *m, const char *unit) {
         return command_post(m, c);
 }
 
+sd_bus *scope_manager_bus(ScopeManager *m) {
+        return m ? m->bus : NULL;
+}
+
 unsigned scope_manager_n_active(const ScopeManager *m) {
         return m ? m->n_tracked : 0;
 }
@@ -641,7 +645,7 @@ static int bus_open_address(const char *address, bool bus_client, sd_bus **ret) 
  * root, else the user's bus), or an address: one ending in the manager's private socket is a
  * direct connection, any other a broker's bus.
  */
-static int bus_open(const char *spec, sd_bus **ret) {
+int scope_bus_open(const char *spec, sd_bus **ret) {
         if (strcmp(spec, "system") == 0)
                 return sd_bus_open_system(ret);
         if (strcmp(spec, "user") == 0) {
@@ -688,7 +692,7 @@ int scope_manager_new(sd_event *e, const ScopeConfig *cfg, ScopeManager **ret) {
                         return -ENOMEM;
         }
 
-        r = bus_open(cfg->bus, &m->bus);
+        r = scope_bus_open(cfg->bus, &m->bus);
         if (r < 0)
                 return r;
         /* A broker delivers only what the match names; on a direct socket only the manager talks.

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
 typedef struct ScopeManager ScopeManager;
@@ -74,6 +75,16 @@ void scope_manager_set_sent_hook(ScopeManager *m, void (*fn)(void *userdata), vo
  * before any run starts. 0 with *ret_n the number of units killed, or a negative errno.
  */
 int scope_kill_stale(ScopeManager *m, const char *pattern, unsigned *ret_n);
+
+/*
+ * Opens spec as ScopeConfig.bus names it ("system", "user", or a D-Bus address; a manager's
+ * private socket is a direct connection). 0 or a negative errno. For lockctl agent run too, which
+ * starts agents in the manager lockd uses.
+ */
+int scope_bus_open(const char *spec, sd_bus **ret);
+
+/* The bus to the manager (borrowed), for other questions lockd asks it on the same loop. */
+sd_bus *scope_manager_bus(ScopeManager *m);
 
 /* Number of scopes started and not yet finished by their run (for Status). */
 unsigned scope_manager_n_active(const ScopeManager *m);

@@ -17,6 +17,7 @@ const char policy_default_yaml[] =
         "agents:\n"
         "  users: []\n"
         "  groups: []\n"
+        "  require_confinement: true\n"
         "consoles:\n"
         "  users: [root]\n"
         "  groups: []\n"

@@ -29,6 +29,8 @@ typedef enum KeyMark {
         MARK_ABSOLUTE,
         MARK_AGENT_PATH,
         MARK_CONSOLE_PATH,
+        MARK_CONFINEMENT,
+        MARK_BACKEND,
         _MARK_MAX,
 } KeyMark;
 

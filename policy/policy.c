@@ -252,6 +252,20 @@ static const Field role_fields[] = {
         {"groups", parse_role_list, &(const bool){true}},
 };
 
+static int parse_require_confinement(Ctx *c, void *data) {
+        PolicyRole *role = data;
+
+        c->marks[MARK_CONFINEMENT] = reader_here(c);
+        return reader_bool(c, &role->require_confinement);
+}
+
+/* The agents' section: the role lists, and whether an agent must run confined. */
+static const Field agent_fields[] = {
+        {"users", parse_role_list, &(const bool){false}},
+        {"groups", parse_role_list, &(const bool){true}},
+        {"require_confinement", parse_require_confinement, NULL},
+};
+
 static void role_done(PolicyRole *role) {
         for (size_t i = 0; i < role->n_principals; i++)
                 principal_done(&role->principals[i]);
@@ -391,6 +405,7 @@ static int parse_scope_backend(Ctx *c, void *data) {
         _cleanup_free_ char *v = NULL;
         int r;
 
+        c->marks[MARK_BACKEND] = reader_here(c);
         r = reader_string(c, 16, &v);
         if (r == -EINVAL && c->diag->code == E_POLICY_VALUE)
                 return fail(c, E_POLICY_VALUE, "expected systemd or none");
@@ -666,7 +681,7 @@ static int parse_marketplaces(Ctx *c, void *data) {
 static const Field root_fields[] = {
         {"security_level", parse_security_level, NULL},
         {"release_quantum", parse_release_quantum, NULL},
-        {"agents", parse_section, SECTION_AT(role_fields, Policy, agents, PolicyRole)},
+        {"agents", parse_section, SECTION_AT(agent_fields, Policy, agents, PolicyRole)},
         {"consoles", parse_section, SECTION_AT(role_fields, Policy, consoles, PolicyRole)},
         {"sockets", parse_section, SECTION_FLAT(sockets_fields)},
         {"state_directory", parse_path, PATH_AT(Policy, state_directory)},
@@ -708,6 +723,13 @@ static int check_policy(Ctx *c) {
                                         c->marks[MARK_ABSOLUTE],
                                         "limits: session_absolute_timeout is shorter than "
                                         "session_idle_timeout");
+        /* Whether an agent can watch runs is the manager's to say: without one, nobody asks. */
+        if (p->agents.require_confinement && p->scope.backend == POLICY_SCOPE_NONE)
+                return reader_fail_pair(c, E_POLICY_VALUE, c->marks[MARK_CONFINEMENT],
+                                        c->marks[MARK_BACKEND],
+                                        "scope: backend none leaves no manager to confirm that "
+                                        "agents are confined: set agents.require_confinement: "
+                                        "false");
         if (strcmp(p->agent_socket.path, p->console_socket.path) == 0)
                 return reader_fail_pair(
                         c, E_POLICY_VALUE, c->marks[MARK_AGENT_PATH], c->marks[MARK_CONSOLE_PATH],

@@ -51,6 +51,9 @@ typedef struct PolicyPrincipal {
 typedef struct PolicyRole {
         PolicyPrincipal *principals;
         size_t n_principals;
+        /* agents only: accept an agent only from a unit that cannot watch runs (ProtectProc=
+         * invisible or noaccess, and no access to the cgroup file system). */
+        bool require_confinement;
 } PolicyRole;
 
 typedef struct PolicySocket {

@@ -230,11 +230,14 @@ def run(cmd, **kw):
 # The daemon
 
 
-def policy_text(d, extra=""):
+def policy_text(d, extra="", confinement=False):
+    """A test policy. Agents started plainly (setpriv) can watch runs, so most tests turn the
+    confinement check off; the tests of the check itself turn it on."""
     bus = BUS
     return f"""security_level: 2
 agents:
   users: [{AGENT_UID}, {AGENT2_UID}]
+  require_confinement: {"true" if confinement else "false"}
 consoles:
   users: [0, {CONSOLE_UID}]
 sockets:

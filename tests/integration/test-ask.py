@@ -6,6 +6,7 @@ stdout. Run through tests/integration/with-systemd."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -16,6 +17,7 @@ from lockdtest import (AGENT2_UID, AGENT_UID, Daemon, Failed, Tap, Varlink, Worl
                        read_audit, require_environment, units, wait_for)
 
 SEAL = os.environ.get("LOCKD_SEAL", "")
+LOCKCTL_BIN = os.environ.get("LOCKCTL", "")
 # A value a human types. It must never appear anywhere but in the plugin's fd 6.
 SECRET = "Zq7-hunter2-typed-only@example.org"
 AGENTS = list(range(62000, 62050))
@@ -81,8 +83,8 @@ def test_auto_runs_and_caches(w):
     runs = [x for x in audit_records(w.d) if x["event"] == "run" and x.get("ticket") ==
             s["ticket"]]
     check(len(runs) == 2 and
-          sorted(x["unit"] for x in runs) ==
-          [f"lockd-run-{s['ticket']}-{k}.scope" for k in (0, 1)] and
+          all(re.fullmatch(r"lockd-run-[0-9]+\.scope", x["unit"]) and s["ticket"] not in x["unit"]
+              for x in runs) and runs[0]["unit"] != runs[1]["unit"] and
           {x["outcome"] for x in runs} == {"1", "0"} and runs[0]["peer_uid"] == AGENT_UID,
           f"run records: {runs}")
     left = agent_handles(w.d)[h]["budget_left"]
@@ -581,6 +583,129 @@ def test_session_end_fresh_value(w):
               f"a value-bound answer on disk: {text}")
 
 
+# An agent of its own for the confinement tests: `lockctl agent run` needs a passwd entry (the
+# manager's User= does), so the test adds one and removes it afterwards.
+CONFINED_UID = 61009
+CONFINED_USER = "lockd-test-agent"
+
+# The agent's side: asks slow-answer about its handle, and while that run goes looks for other
+# uids' processes in /proc and for anything under /sys/fs/cgroup; then waits for the outcome.
+WATCHER = ("import json,os,socket,sys,time\n"
+           "s=socket.socket(socket.AF_UNIX);s.settimeout(30);s.connect(sys.argv[1])\n"
+           "buf=b''\n"
+           "def call(m,p):\n"
+           "  global buf\n"
+           "  s.sendall(json.dumps({'method':m,'parameters':p}).encode()+b'\\0')\n"
+           "  while b'\\0' not in buf:\n"
+           "    c=s.recv(65536)\n"
+           "    if not c: raise SystemExit('closed')\n"
+           "    buf+=c\n"
+           "  r,buf=buf.split(b'\\0',1)\n"
+           "  return json.loads(r)\n"
+           "sub=call('io.lockd.Agent.Submit',{'steps':[{'plugin':'test.slow-answer',"
+           "'handle':sys.argv[2]}]})['parameters']\n"
+           "others=set();cg=set()\n"
+           "end=time.monotonic()+2\n"
+           "while time.monotonic()<end:\n"
+           "  for p in os.listdir('/proc'):\n"
+           "    if p.isdigit():\n"
+           "      try:\n"
+           "        if os.stat('/proc/'+p).st_uid!=os.getuid(): others.add(p)\n"
+           "      except OSError: pass\n"
+           "  for d,_,fs in os.walk('/sys/fs/cgroup'): cg.update(os.path.join(d,f) for f in fs)\n"
+           "  time.sleep(0.05)\n"
+           "while True:\n"
+           "  w=call('io.lockd.Agent.Wait',{'ticket':sub['ticket']})['parameters']\n"
+           "  if w['state']=='done': break\n"
+           "  time.sleep(0.2)\n"
+           "print(json.dumps({'others':sorted(others),'cgroup':sorted(cg),'wait':w}))\n")
+
+# Another uid's view of the run's cgroup files (not an agent of lockd: just a local user).
+PEEK = ("import json,os,sys\n"
+        "res={}\n"
+        "for path in sys.argv[1:]:\n"
+        "  try:\n"
+        "    open(path).read();res[path]='read'\n"
+        "  except OSError as e: res[path]=e.errno\n"
+        "print(json.dumps(res))\n")
+
+
+def run_cgroup_files(unit):
+    """Every directory named unit under /sys/fs/cgroup (all hierarchies), and the files in each."""
+    dirs, files = [], []
+    for top in os.listdir("/sys/fs/cgroup"):
+        for d, _, fs in os.walk(os.path.join("/sys/fs/cgroup", top)):
+            if os.path.basename(d) == unit:
+                dirs.append(d)
+                files += [os.path.join(d, f) for f in fs]
+    return dirs, files
+
+
+def test_agent_confinement(w):
+    """an agent started plainly is refused; through lockctl agent run it is accepted, and while
+    its plugin runs it sees no other uid's process and nothing of the cgroups; no other uid can
+    read the run's cgroup files (EACCES, every hierarchy); the unit name tells no ticket"""
+    from lockdtest import ISSUER, PATTERN, policy_text
+    subprocess.run(["userdel", CONFINED_USER], capture_output=True)
+    subprocess.run(["useradd", "-M", "-N", "-u", str(CONFINED_UID), "-d", "/", "-s",
+                    "/usr/sbin/nologin", CONFINED_USER], check=True, capture_output=True)
+    top = os.path.join(w.dir, "d-confined")
+    os.makedirs(top, exist_ok=True)
+    text = policy_text(top, confinement=True).replace(
+        f"users: [{AGENT_UID}, {AGENT2_UID}]", f"users: [{AGENT_UID}, {CONFINED_UID}]")
+    d = Daemon(top, policy=text)
+    d.start()
+    try:
+        r = d.lockctl("status", check_rc=0)
+        check("agent confinement: required" in r.stdout, r.stdout)
+        d.lockctl("marketplace", "add", "local", "--issuer", ISSUER, "--identity", PATTERN,
+                  "--trusted-root", w.signer.root, check_rc=0)
+        d.lockctl("plugin", "install", w.release("slow-answer"), "--marketplace", "local",
+                  check_rc=0)
+        h = grant(d, grant_file(w, "confined.txt", b"watched?"), "--agent", str(CONFINED_UID),
+                  "--auto")["handle"]
+        # Plain: refused at accept, told nothing, logged with what was missing.
+        r = call_as(CONFINED_UID, d.agent, "io.lockd.Agent.ListHandles")
+        check("transport" in r, f"a plain agent was served: {r}")
+        wait_for(lambda: f"refused agent uid {CONFINED_UID}" in d.read_log(), what="the log")
+        check("LOCKD_MISSING=" in d.read_log() and "LOCKD_UNIT=" in d.read_log(),
+              "the refusal names the unit and what was missing")
+
+        # Confined: accepted; looks around while its question runs.
+        proc = subprocess.Popen([LOCKCTL_BIN, "--socket", d.console, "agent", "run", "--user",
+                                 CONFINED_USER, "--", "/usr/bin/python3", "-I", "-c", WATCHER,
+                                 d.agent, h], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        unit = wait_for(lambda: (units() or [None])[0], timeout=20, what="the run's scope")
+        check(re.fullmatch(r"lockd-run-[0-9]+\.scope", unit), f"unit name {unit}")
+        dirs, files = wait_for(lambda: (lambda x: x if x[1] else None)(run_cgroup_files(unit)),
+                               timeout=5, what="the run's cgroup files")
+        check(all(os.stat(x).st_mode & 0o777 == 0o700 for x in dirs),
+              f"run cgroup modes: {[(x, oct(os.stat(x).st_mode)) for x in dirs]}")
+        peek = subprocess.run(["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}",
+                               "--clear-groups", "/usr/bin/python3", "-I", "-c", PEEK, *dirs,
+                               *files], capture_output=True, text=True, timeout=30)
+        seen = json.loads(peek.stdout)
+        check(len({os.path.dirname(f) for f in files}) >= 2 and
+              all(v == 13 for v in seen.values()),
+              f"another uid read run cgroup files: "
+              f"{ {k: v for k, v in seen.items() if v != 13} } of {len(seen)}")
+        out, err = proc.communicate(timeout=60)
+        check(proc.returncode == 0, f"lockctl agent run: {proc.returncode} {err}")
+        got = json.loads(out)
+        check(got["wait"]["outcomes"] == [{"step": 0, "result": 1, "error": None}],
+              f"the confined agent's answer: {got['wait']}")
+        check(got["others"] == [], f"the agent saw other uids' processes: {got['others'][:10]}")
+        check(got["cgroup"] == [], f"the agent saw cgroup files: {got['cgroup'][:10]}")
+    finally:
+        d.stop()
+        subprocess.run(["userdel", CONFINED_USER], capture_output=True)
+    # Without the requirement a plain agent connects, and every start says so.
+    r = call_as(AGENT_UID, w.d.agent, "io.lockd.Agent.ListHandles")
+    check("parameters" in r, f"{r}")
+    check("require_confinement is false" in w.d.read_log(), "the start did not say it")
+
+
 def main():
     require_environment()
     check(os.access(SEAL, os.X_OK), "LOCKD_SEAL names no tool")
@@ -593,6 +718,7 @@ def main():
                   test_sigkill_mid_run_restart, test_many_agents, test_stop_wipes_sessions,
                   test_catalog_changes_audited,
                   test_session_end_fresh_value, test_release_level1, test_release_level2,
+                  test_agent_confinement,
                   test_value_nowhere):
             tap.run(t, w)
     finally:
