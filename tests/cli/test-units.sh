@@ -99,6 +99,11 @@ requires_sockets() {
         done
 }
 ok "the service requires and follows both sockets" requires_sockets
+follows_slice() {
+        ini_get "$service" Unit Wants | grep -qw lockd-plugins.slice &&
+                ini_get "$service" Unit After | grep -qw lockd-plugins.slice
+}
+ok "the service starts after the runs' slice, whose cgroup it keeps writable" follows_slice
 
 if [ -n "$caps_c" ]; then
         same_caps() {
@@ -256,7 +261,8 @@ if [ -n "$e2e" ]; then
         t=$(mktemp -d /run/lockd-units-e2e.XXXXXX) || exit 1
         trap 'rm -rf "$work" "${cases:-}" "$t"' EXIT
         mkdir -m 0700 "$t/state"
-        printf 'state_directory: %s\nscope:\n  bus: user\n' "$t/state" >"$t/lockd.yaml"
+        printf 'state_directory: %s\nscope:\n  bus: user\nallow_unsigned: true\n' "$t/state" \
+                >"$t/lockd.yaml"
         u=$XDG_RUNTIME_DIR/systemd/user
         mkdir -p "$u/lockd.service.d" "$u/lockd-console.socket.d"
         cp "$build/lockd.service" "$src/lockd.socket" "$src/lockd-console.socket" \
@@ -276,6 +282,17 @@ ReadWritePaths=$t/state /run/lockd
 BindReadOnlyPaths=$(cd "$(dirname "$e2e")/.." && pwd)
 CONF
         printf '[Socket]\nSocketGroup=\n' >"$u/lockd-console.socket.d/test.conf"
+        systemctl --user daemon-reload
+        # The unit keeps /sys/fs/cgroup/*/lockd-plugins.slice writable, where the system manager
+        # puts the slice; this private manager puts it below its own cgroup, at the same path in
+        # every hierarchy: the same exception for those paths.
+        systemctl --user start lockd-plugins.slice
+        slice_cg=$(systemctl --user show -P ControlGroup lockd-plugins.slice)
+        rw=""
+        for h in /sys/fs/cgroup /sys/fs/cgroup/*; do
+                [ -d "$h$slice_cg" ] && rw="$rw -$h$slice_cg"
+        done
+        printf 'ReadWritePaths=%s\n' "$rw" >>"$u/lockd.service.d/test.conf"
         systemctl --user daemon-reload
 
         getinfo() { # SOCKET: org.varlink.service.GetInfo's reply
@@ -323,6 +340,30 @@ print(buf.rstrip(b"\0").decode())' "$1"
                         getinfo /run/lockd/console.sock | grep -q '"io.lockd.Console"'
         }
         ok "systemctl reload keeps the same lockd serving" reloaded
+        # A plugin run under the unit's sandbox, ProtectControlGroups= included: its scope's
+        # cgroup directories (and the slice's) are made root-only, and it answers.
+        ran_hidden() {
+                rel=$work/good-one-release
+                mkdir -p "$rel"
+                cp "$LOCKD_UNITS_PLUGINS_SRC/good-one/plugin.toml" "$rel/" &&
+                        cp "$LOCKD_UNITS_PLUGINS_BIN/good-one" "$rel/plugin" || return 1
+                printf 'some bytes\n' >"$work/sample"
+                "$lockctl" --socket /run/lockd/console.sock plugin install "$rel" || return 1
+                out=$("$lockctl" --socket /run/lockd/console.sock plugin run test.good-one \
+                        "$work/sample" 2>&1)
+                echo "$out"
+                [ "$(printf '%s\n' "$out" | head -n 1)" = 1 ] || return 1
+                for h in /sys/fs/cgroup /sys/fs/cgroup/*; do
+                        [ -d "$h$slice_cg" ] || continue
+                        mode=$(stat -c %a "$h$slice_cg")
+                        echo "$h$slice_cg $mode"
+                        [ "$mode" = 700 ] || return 1
+                done
+        }
+        if [ -n "${LOCKD_UNITS_PLUGINS_BIN:-}" ] && [ -n "${lockctl:-}" ]; then
+                ok "a plugin runs through lockd.service, its cgroup directories root-only" \
+                        ran_hidden
+        fi
         stopped() {
                 pid=$(systemctl --user show -P MainPID lockd.service)
                 systemctl --user stop lockd.service lockd.socket lockd-console.socket || return 1
