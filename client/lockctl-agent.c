@@ -596,11 +596,10 @@ static int agent_run(int argc, char **argv) {
         if (r < 0)
                 goto fail;
         sigemptyset(&mask);
-        for (const int *s = (const int[]){SIGINT, SIGTERM, SIGHUP, SIGQUIT, 0}; *s; s++) {
+        for (const int *s = (const int[]){SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, 0}; *s; s++)
                 sigaddset(&mask, *s);
-        }
         sigprocmask(SIG_BLOCK, &mask, NULL);
-        for (const int *s = (const int[]){SIGINT, SIGTERM, SIGHUP, SIGQUIT, 0}; *s; s++) {
+        for (const int *s = (const int[]){SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, 0}; *s; s++) {
                 r = sd_event_add_signal(event, NULL, *s, on_signal, &run);
                 if (r < 0)
                         goto fail;

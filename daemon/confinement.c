@@ -68,6 +68,7 @@ struct ConfinementCheck {
         ConfinementDoneFn done;
         void *userdata;
         bool finished;
+        bool by_pid; /* asked GetUnitByPID rather than GetUnitByPIDFD */
 };
 
 ConfinementCheck *confinement_check_free(ConfinementCheck *c) {
@@ -206,6 +207,18 @@ static int on_properties(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
         return 0;
 }
 
+static int on_unit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error);
+
+/* Whether the manager was found to lack GetUnitByPIDFD (systemd before 253): asked once. */
+static bool no_pidfd_method;
+
+static int ask_by_pid(ConfinementCheck *c) {
+        c->slot = sd_bus_slot_unref(c->slot);
+        return sd_bus_call_method_async(c->bus, &c->slot, SYSTEMD_DEST, SYSTEMD_PATH,
+                                        SYSTEMD_MANAGER, "GetUnitByPID", on_unit, c, "u",
+                                        (uint32_t)c->pid);
+}
+
 static int on_unit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         ConfinementCheck *c = userdata;
         _cleanup_free_ char *name = NULL;
@@ -213,10 +226,19 @@ static int on_unit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         size_t n;
         int r;
 
+        if (sd_bus_message_is_method_error(m, SD_BUS_ERROR_UNKNOWN_METHOD) && !c->by_pid) {
+                /* A manager without GetUnitByPIDFD: by pid, then the pidfd check below. */
+                no_pidfd_method = true;
+                c->by_pid = true;
+                if (ask_by_pid(c) < 0)
+                        finish(c, false, "the manager cannot be asked");
+                return 0;
+        }
         if (sd_bus_message_is_method_error(m, NULL)) {
                 finish(c, false, "the peer runs in no unit of the manager");
                 return 0;
         }
+        /* GetUnitByPIDFD answers (unit path, pid, invocation id); GetUnitByPID the path. */
         r = sd_bus_message_read(m, "o", &path);
         if (r < 0 || sd_bus_path_decode(path, UNIT_PATH_PREFIX, &name) <= 0 || !name) {
                 finish(c, false, "the manager's answer did not parse");
@@ -259,8 +281,15 @@ int confinement_check_start(sd_bus *bus, pid_t pid, int pidfd, ConfinementDoneFn
         *c = (ConfinementCheck){
                 .bus = sd_bus_ref(bus), .pid = pid, .pidfd = pidfd, .done = done,
                 .userdata = userdata};
-        r = sd_bus_call_method_async(bus, &c->slot, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                     "GetUnitByPID", on_unit, c, "u", (uint32_t)pid);
+        /* By the pidfd where the manager can (no pid to be reused), else by the pid. */
+        if (pidfd >= 0 && !no_pidfd_method)
+                r = sd_bus_call_method_async(bus, &c->slot, SYSTEMD_DEST, SYSTEMD_PATH,
+                                             SYSTEMD_MANAGER, "GetUnitByPIDFD", on_unit, c, "h",
+                                             pidfd);
+        else {
+                c->by_pid = true;
+                r = ask_by_pid(c);
+        }
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(c);

@@ -154,6 +154,48 @@ def test_check_config(w):
     r = subprocess.run([os.environ["LOCKD"], "--check-config", bad], capture_output=True,
                        text=True, timeout=30)
     check(r.returncode == 1 and re.search(r":3:3: E_POLICY_UNKNOWN_KEY", r.stderr), r.stderr)
+    # A marketplace of the policy file whose identity the lint warns about (every repository of
+    # an owner, match-all): refused at its line:column, by --check-config and at start, unless
+    # force: true; then --check-config and every start say why it was warned.
+    for pattern, at in (("^https://github\\\\.com/acme/.*", "W_IDENTITY_PREFIX_REPO"),
+                        ("^.*$", "W_IDENTITY_PREFIX_REPO"),
+                        ("^https://github\\\\.com/acme/x/|.*", "W_IDENTITY_ALTERNATION")):
+        top = os.path.join(w.dir, f"d-lint-{len(at)}-{abs(hash(pattern))}")
+        os.makedirs(top, exist_ok=True)
+        text = policy_text(top, f"""marketplaces:
+  - name: loose
+    issuer: {ISSUER}
+    identity: "{pattern}"
+    trusted_root: {w.signer.root}
+""")
+        d = Daemon(top, policy=text)
+        r = subprocess.run([os.environ["LOCKD"], "--check-config", d.policy], capture_output=True,
+                           text=True, timeout=30)
+        check(r.returncode == 1 and re.search(r":\d+:15: E_POLICY_VALUE: marketplaces\[0\]"
+                                              r"\.identity: W_IDENTITY_", r.stderr) and
+              "force: true" in r.stderr, f"{pattern}: {r.stderr}")
+        try:
+            d.start(timeout=5)
+            started = True
+        except Failed:
+            started = False
+        finally:
+            d.stop()
+        check(not started and "E_POLICY_VALUE" in d.read_log(), f"{pattern}: lockd started")
+        with open(d.policy, "w") as f:
+            f.write(text.replace(f"trusted_root: {w.signer.root}",
+                                 f"trusted_root: {w.signer.root}\n    force: true"))
+        r = subprocess.run([os.environ["LOCKD"], "--check-config", d.policy], capture_output=True,
+                           text=True, timeout=30)
+        check(r.returncode == 0 and "warning: marketplace loose" in r.stderr and at in r.stderr,
+              f"{pattern} forced: {r.stderr}")
+        d.start()
+        try:
+            check(f"marketplace loose accepted with force: true despite {at}" in d.read_log() or
+                  "accepted with force: true despite W_IDENTITY_" in d.read_log(),
+                  f"{pattern}: the start did not log the warning")
+        finally:
+            d.stop()
 
 
 def test_marketplace_methods(w):
