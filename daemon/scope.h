@@ -1,4 +1,4 @@
-/* Transient systemd scopes for plugin runs (DESIGN.md §5): created asynchronously over sd-bus on
+/* Transient systemd scopes for plugin runs (ARCHITECTURE.md, scopes): created asynchronously over sd-bus on
  * the daemon's event loop, with the run's limits, and killed with the run on timeout. */
 #pragma once
 
