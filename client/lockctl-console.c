@@ -78,8 +78,10 @@ static const char *transport_reason(int r) {
                 return "the path is too long for a Unix socket";
         case -ECONNRESET:
         case -EPIPE:
-                return "lockd closed the connection (is this user listed under consoles: in "
-                       "lockd's policy?)";
+                /* lockd tells a peer over a connection cap so (TooManyConnections); a close
+                 * without a word is its answer to a peer in no role of this socket. */
+                return "lockd closed the connection without an answer: this user is not a "
+                       "console of lockd's policy (consoles:), or the connection was refused";
         case -ETIMEDOUT:
                 return "no answer in time";
         case -EBADMSG:
@@ -173,6 +175,19 @@ int console_print_error(const char *what, const char *error, json_t *params) {
         fprintf(stderr, "lockctl: %s refused: ", what);
         if (strcmp(name, "PermissionDenied") == 0)
                 fputs("permission denied (this user may not do this on lockd's console)", stderr);
+        else if (strcmp(name, "TooManyConnections") == 0) {
+                const char *limit = json_string_value(json_object_get(params, "limit"));
+
+                fprintf(stderr, "lockd is at its connection limit (%s): %s",
+                        limit ? limit : "?",
+                        limit && strcmp(limit, "uid") == 0
+                                ? "this user has limits.connections_per_uid connections open "
+                                  "already"
+                        : limit && strcmp(limit, "socket") == 0
+                                ? "the console socket has limits.console_connections open "
+                                  "already"
+                                : "lockd has all the connections it takes open");
+        }
         else if (strcmp(name, "InvalidRequest") == 0) {
                 a = param_escaped(params, "reason");
                 fprintf(stderr, "invalid request: %s", a ? a : "?");

@@ -292,11 +292,20 @@ int varlink_client_call(VarlinkClient *c, const char *method, json_t *params, co
         int r;
 
         r = client_send_call(c, method, params, false, false, fds, n_fds, deadline);
-        if (r < 0)
+        if (r == -EPIPE || r == -ECONNRESET) {
+                /* The server may have said why before it closed (a connection cap): that answer
+                 * is still there to read, and says more than the broken pipe. */
+                int q = client_read_reply(c, deadline, &p, &e, &continues);
+
+                if (q < 0 || !e || continues)
+                        return r;
+        } else if (r < 0)
                 return r;
-        r = client_read_reply(c, deadline, &p, &e, &continues);
-        if (r < 0)
-                return r;
+        else {
+                r = client_read_reply(c, deadline, &p, &e, &continues);
+                if (r < 0)
+                        return r;
+        }
         if (continues) {
                 /* Never asked for: the stream is out of step. */
                 c->broken = true;

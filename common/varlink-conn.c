@@ -19,6 +19,11 @@
  *  - framing: a message past message_bytes (NUL included), a read with MSG_CTRUNC, more than
  *    VARLINK_FDS_PER_MESSAGE fds for one message, a partial message at the end of the stream or
  *    idle for stall_usec, an answer queue past out_bytes_per_conn: dropped without an answer.
+ *  - backpressure: a call counts until its last answer is written. Reading pauses while
+ *    pending_per_conn calls have no final answer, while that many calls (refusals included)
+ *    wait in the answer queue behind an older one still answering (a Wait with "more"), or
+ *    while VARLINK_READ_PAUSE_BYTES of answers are parked or unsent; it resumes as they leave.
+ *    A peer that pipelines without reading holds at most that much of lockd's memory.
  *  - shape (varlink_message_parse_call()): org.varlink.service.InvalidParameter {"parameter":
  *    "json" | "method" | "parameters" | "more" | "oneway" | "upgrade" | "message" (an unknown
  *    key)}, then the connection is closed once the answer is out.
@@ -142,6 +147,8 @@ static void call_finish(VarlinkCall *call) {
 
 /* Writes what the socket takes now, never blocking; drops the peer on a write error. */
 static void conn_flush(VarlinkConn *c) {
+        size_t before = c->out_start;
+
         while (!c->dead && c->out_start < c->out_len) {
                 ssize_t k = send(c->fd, c->out + c->out_start, c->out_len - c->out_start,
                                  MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -154,6 +161,9 @@ static void conn_flush(VarlinkConn *c) {
                 }
                 c->out_start += (size_t)k;
         }
+        /* Answers left: calls waiting in the buffer may be dispatched again (from the loop). */
+        if (!c->dead && c->in_backlog && (c->out_start != before || c->out_start == c->out_len))
+                sd_event_source_set_enabled(c->resume, SD_EVENT_ONESHOT);
         if (c->out_start == c->out_len) {
                 c->out_start = c->out_len = 0;
                 if (c->out_cap > READ_CHUNK) {
@@ -217,7 +227,14 @@ static int conn_send(VarlinkConn *c, const json_t *m) {
  * their order. A handler may answer later than a newer call's handler does (a Submit waits for
  * its audit record's commit), so answers queue behind the oldest call still answering. */
 
+/* What a parked answer costs until it is sent: its bytes as they will be written, plus a
+ * little for the JSON object that holds it. */
+static size_t parked_size(const json_t *m) {
+        return json_dumpb(m, NULL, 0, JSON_COMPACT) + 1 + 128;
+}
+
 static void order_append(VarlinkConn *c, VarlinkCall *call) {
+        c->n_queued++;
         call->n_ref++;
         call->order_next = NULL;
         if (c->order_tail)
@@ -237,12 +254,15 @@ static void order_advance(VarlinkConn *c) {
         c->order_head = h->order_next;
         if (!c->order_head)
                 c->order_tail = NULL;
+        c->n_queued--;
         varlink_call_unref(h);
         while ((h = c->order_head)) {
                 size_t i;
                 json_t *m;
                 bool final = h->held_final;
 
+                c->parked_bytes -= h->held_bytes;
+                h->held_bytes = 0;
                 json_array_foreach(h->held, i, m) {
                         if (conn_send(c, m) < 0)
                                 break;
@@ -254,6 +274,7 @@ static void order_advance(VarlinkConn *c) {
                 c->order_head = h->order_next;
                 if (!c->order_head)
                         c->order_tail = NULL;
+                c->n_queued--;
                 varlink_call_unref(h);
         }
 }
@@ -264,9 +285,12 @@ static void order_clear(VarlinkConn *c) {
                 VarlinkCall *h = c->order_head;
 
                 c->order_head = h->order_next;
+                c->parked_bytes -= h->held_bytes;
+                h->held_bytes = 0;
                 varlink_call_unref(h);
         }
         c->order_tail = NULL;
+        c->n_queued = 0;
 }
 
 /*
@@ -292,6 +316,8 @@ static int conn_emit(VarlinkConn *c, VarlinkCall *call, json_t *m, bool final) {
                         free(call);
                         return -ENOMEM;
                 }
+                call->held_bytes = parked_size(m);
+                c->parked_bytes += call->held_bytes;
                 call->held_final = true;
                 order_append(c, call);
                 varlink_call_unref(call); /* the queue's reference remains */
@@ -307,8 +333,15 @@ static int conn_emit(VarlinkConn *c, VarlinkCall *call, json_t *m, bool final) {
                 return -ENOMEM;
         if (json_array_append(call->held, m) < 0)
                 return -ENOMEM;
+        {
+                size_t n = parked_size(m);
+
+                call->held_bytes += n;
+                c->parked_bytes += n;
+        }
         if (final)
                 call->held_final = true;
+        conn_update(c, false); /* reading may have to pause for it */
         return 0;
 }
 
@@ -426,9 +459,16 @@ void *varlink_conn_get_userdata(const VarlinkConn *c) {
         return c->userdata;
 }
 
+/* Whether the peer may have one more call dispatched: see backpressure at the top. */
+static bool conn_may_take_call(const VarlinkConn *c) {
+        return c->n_pending < c->limits.pending_per_conn &&
+               c->n_queued < c->limits.pending_per_conn &&
+               (c->out_len - c->out_start) + c->parked_bytes < VARLINK_READ_PAUSE_BYTES;
+}
+
 static bool conn_wants_read(const VarlinkConn *c) {
         return !c->dead && !c->closing && !c->read_eof && !c->in_backlog && !c->held &&
-               c->n_pending < c->limits.pending_per_conn;
+               conn_may_take_call(c);
 }
 
 /*
@@ -456,6 +496,22 @@ static void conn_update(VarlinkConn *c, bool data_arrived) {
         (void)sd_event_source_set_io_events(c->io, events);
 
         partial = c->in_len > c->in_start;
+        /* The idle timer runs only while nothing is open: no pending call (a Wait with "more"
+         * counts), nothing half-read, no answer waiting to be written. */
+        if (c->idle) {
+                bool idle = c->n_pending == 0 && c->n_queued == 0 && !partial &&
+                            c->out_start == c->out_len;
+                int on = SD_EVENT_OFF;
+
+                (void)sd_event_source_get_enabled(c->idle, &on);
+                if (!idle)
+                        (void)sd_event_source_set_enabled(c->idle, SD_EVENT_OFF);
+                else if (on == SD_EVENT_OFF) {
+                        (void)sd_event_source_set_time_relative(c->idle,
+                                                                c->listener->idle_usec);
+                        (void)sd_event_source_set_enabled(c->idle, SD_EVENT_ONESHOT);
+                }
+        }
         if (!reading || !partial) {
                 (void)sd_event_source_set_enabled(c->stall, SD_EVENT_OFF);
                 return;
@@ -477,6 +533,9 @@ static void conn_kill(VarlinkConn *c) {
                 return;
         c->dead = true;
         c->server->n_conns--;
+        if (c->listener)
+                c->listener->n_conns--;
+        c->idle = sd_event_source_disable_unref(c->idle);
         c->io = sd_event_source_disable_unref(c->io);
         (void)sd_event_source_set_enabled(c->stall, SD_EVENT_OFF);
         (void)sd_event_source_set_enabled(c->resume, SD_EVENT_OFF);
@@ -535,6 +594,12 @@ void varlink_conn_teardown(VarlinkConn *c) {
 
 static int conn_on_teardown(sd_event_source *source, void *userdata) {
         varlink_conn_teardown(userdata);
+        return 0;
+}
+
+/* No call open and nothing half-read for the listener's idle time: the slot goes back. */
+static int conn_on_idle(sd_event_source *source, uint64_t usec, void *userdata) {
+        conn_kill(userdata);
         return 0;
 }
 
@@ -747,7 +812,7 @@ static void conn_process(VarlinkConn *c) {
                                 conn_kill(c);
                         break;
                 }
-                if (c->n_pending >= c->limits.pending_per_conn) {
+                if (!conn_may_take_call(c)) {
                         c->in_backlog = true;
                         break;
                 }
@@ -974,6 +1039,12 @@ int varlink_conn_new(VarlinkListener *l, int cfd, const struct ucred *ucred, int
                 s->conns->prev = c;
         s->conns = c;
         s->n_conns++;
+        l->n_conns++;
+        /* Idle from the start: a peer that connects and never calls holds nothing for long. */
+        if (l->idle_usec > 0 &&
+            sd_event_add_time_relative(s->event, &c->idle, CLOCK_MONOTONIC, l->idle_usec,
+                                       TIMER_ACCURACY_USEC, conn_on_idle, c) < 0)
+                c->idle = NULL; /* no timer: the other caps still hold */
 
         *ret = c;
         return 0;

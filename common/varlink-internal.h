@@ -29,6 +29,10 @@ struct VarlinkListener {
         VarlinkAcceptFn on_accept;
         VarlinkDisconnectFn on_disconnect;
         void *userdata;
+        unsigned conns_max;  /* its own cap (0: only the server's); a reserve others cannot take */
+        unsigned n_conns;    /* open connections accepted here */
+        uint64_t idle_usec;  /* a connection with no call open this long is closed (0: never) */
+        char *limit_error;   /* the error a peer over a cap is told before the close, or NULL */
 };
 
 /* The fds that arrived for one message (refused: some came and were closed); seq numbers the
@@ -61,7 +65,7 @@ struct VarlinkConn {
         unsigned roles;
         void *userdata;
         VarlinkLimits limits;
-        sd_event_source *io, *stall, *resume, *teardown;
+        sd_event_source *io, *stall, *resume, *teardown, *idle;
 
         /* Input: bytes [in_start, in_len) are undispatched, [in_start, in_scan) hold no NUL.
          * in_seq numbers the message starting at in_start. */
@@ -80,6 +84,8 @@ struct VarlinkConn {
          * are not all out yet, oldest first, each holding a reference. */
         VarlinkCall *order_head, *order_tail;
         unsigned n_pending; /* calls without a final answer */
+        unsigned n_queued;  /* calls (and refusals) in the answer queue: not all out yet */
+        size_t parked_bytes; /* answers held in the queue behind an older call */
 
         bool accepted;   /* on_accept kept it: on_disconnect runs at teardown */
         bool dead;       /* closed; teardown scheduled */
@@ -106,6 +112,7 @@ struct VarlinkCall {
         /* Answers made while an older call's are not all out: sent when this call's turn comes
          * (a JSON array of messages; held_final once the last one is among them). */
         json_t *held;
+        size_t held_bytes; /* their size as sent, counted in conn->parked_bytes */
         bool held_final;
         VarlinkCall *order_next;
 };

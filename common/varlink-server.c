@@ -124,6 +124,44 @@ static unsigned server_conns_of_uid(const VarlinkServer *s, uid_t uid) {
         return n;
 }
 
+int varlink_server_set_listener_limits(VarlinkServer *s, int fd, unsigned conns_max,
+                                       uint64_t idle_usec, const char *limit_error) {
+        char *e = NULL;
+
+        if (!s || (limit_error && !varlink_qualified_name_valid(limit_error)))
+                return -EINVAL;
+        for (VarlinkListener *l = s->listeners; l; l = l->next) {
+                if (l->fd != fd)
+                        continue;
+                if (limit_error && !(e = strdup(limit_error)))
+                        return -ENOMEM;
+                free(l->limit_error);
+                l->limit_error = e;
+                l->conns_max = conns_max;
+                l->idle_usec = idle_usec;
+                return 0;
+        }
+        return -ENOENT;
+}
+
+/*
+ * Tells a peer refused for a cap which one, when the listener says how, then closes. One
+ * non-blocking write of a small message to a new socket: it fits, or the peer learns nothing but
+ * the close. The peer reads it as the answer to its first call.
+ */
+static void refuse_over_limit(VarlinkListener *l, int cfd, const char *which) {
+        char buf[256];
+        int n;
+
+        if (l->limit_error) {
+                n = snprintf(buf, sizeof(buf), "{\"error\":\"%s\",\"parameters\":{\"limit\":\"%s\"}}",
+                             l->limit_error, which);
+                if (n > 0 && (size_t)n < sizeof(buf))
+                        (void)send(cfd, buf, (size_t)n + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+        safe_close(cfd);
+}
+
 /* Takes cfd: refuses it by closing at once, or makes it a connection and asks on_accept. */
 static void listener_accept(VarlinkListener *l, int cfd) {
         VarlinkServer *s = l->server;
@@ -136,10 +174,18 @@ static void listener_accept(VarlinkListener *l, int cfd) {
                 safe_close(cfd);
                 return;
         }
-        /* The caps hold before any callback or allocation on the peer's behalf. */
-        if (s->n_conns >= s->limits.conns_total ||
-            server_conns_of_uid(s, ucred.uid) >= s->limits.conns_per_uid) {
-                safe_close(cfd);
+        /* The caps hold before any callback or allocation on the peer's behalf; a listener's own
+         * cap keeps its reserve from the other sockets' peers. */
+        if (l->conns_max > 0 && l->n_conns >= l->conns_max) {
+                refuse_over_limit(l, cfd, "socket");
+                return;
+        }
+        if (s->n_conns >= s->limits.conns_total) {
+                refuse_over_limit(l, cfd, "total");
+                return;
+        }
+        if (server_conns_of_uid(s, ucred.uid) >= s->limits.conns_per_uid) {
+                refuse_over_limit(l, cfd, "uid");
                 return;
         }
         len = sizeof(pidfd);
@@ -183,6 +229,7 @@ static int listener_on_io(sd_event_source *source, int fd, uint32_t revents, voi
 }
 
 static void listener_free(VarlinkListener *l) {
+        free(l->limit_error);
         sd_event_source_disable_unref(l->io);
         sd_event_source_disable_unref(l->retry);
         safe_close(l->fd);

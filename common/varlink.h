@@ -26,6 +26,9 @@ typedef struct VarlinkClient VarlinkClient;
 #define VARLINK_DEFAULT_CONNS_PER_UID      32
 #define VARLINK_DEFAULT_CONNS_TOTAL        256
 #define VARLINK_DEFAULT_OUT_BYTES_PER_CONN ((size_t)16 * 1024 * 1024)
+/* Answers parked behind an older call or not yet written, per connection, at which reading
+ * pauses (backpressure): the most a peer that pipelines without reading makes lockd hold. */
+#define VARLINK_READ_PAUSE_BYTES ((size_t)64 * 1024)
 #define VARLINK_DEFAULT_STALL_USEC         ((uint64_t)10 * 1000 * 1000)
 
 /* org.varlink.service errors. */
@@ -113,6 +116,18 @@ void varlink_server_set_limits(VarlinkServer *s, const VarlinkLimits *limits);
  * is closed at once and the message carrying it is refused with <interface>.InvalidRequest.
  * on_accept and on_disconnect (either may be NULL) get userdata; method handlers get userdata too.
  */
+/*
+ * Limits of the listener on fd (one of varlink_server_listen_fd()'s): at most conns_max open
+ * connections accepted there (0: only the server's caps), so that a reserve for one socket's
+ * peers is never taken by another's; connections with no call open (none pending, no Wait with
+ * "more") and nothing half-read for idle_usec are closed (0: never); and limit_error (a
+ * qualified error name, copied; NULL: none) is what a peer over any connection cap is told, with
+ * {"limit": "socket" | "uid" | "total"}, before its connection is closed. 0, -ENOENT (no such
+ * listener), -EINVAL, -ENOMEM.
+ */
+int varlink_server_set_listener_limits(VarlinkServer *s, int fd, unsigned conns_max,
+                                       uint64_t idle_usec, const char *limit_error);
+
 int varlink_server_listen_fd(VarlinkServer *s, int fd, bool accept_fds, VarlinkAcceptFn on_accept,
                              VarlinkDisconnectFn on_disconnect, void *userdata);
 unsigned varlink_server_n_connections(const VarlinkServer *s);

@@ -98,7 +98,7 @@ static void varlink_limits_from_policy(const Policy *p, VarlinkLimits *l) {
                 .message_bytes = (size_t)p->limits.message_bytes,
                 .pending_per_conn = VARLINK_PENDING,
                 .conns_per_uid = p->limits.connections_per_uid,
-                .conns_total = p->limits.connections_total,
+                .conns_total = p->limits.connections_total + p->limits.console_connections,
                 .out_bytes_per_conn = VARLINK_OUT_BYTES,
                 .stall_usec = VARLINK_STALL_USEC,
         };
@@ -275,6 +275,25 @@ static int on_accept(VarlinkConn *c, void *userdata) {
         return 0;
 }
 
+/*
+ * Each socket's own limits: agents get connections_total and are closed when idle; the console
+ * socket has console_connections that agents can never take (ARCHITECTURE.md, processes), so
+ * the human always gets in. A peer over a cap is told which.
+ */
+static int apply_listener_limits(Manager *m) {
+        const PolicyLimits *l = &m->policy->limits;
+        int r;
+
+        r = varlink_server_set_listener_limits(m->varlink, m->listen_fds[0], l->connections_total,
+                                               l->agent_idle_timeout_sec * 1000000ULL,
+                                               "io.lockd.Agent.TooManyConnections");
+        if (r < 0)
+                return r;
+        return varlink_server_set_listener_limits(m->varlink, m->listen_fds[1],
+                                                  l->console_connections, 0,
+                                                  "io.lockd.Console.TooManyConnections");
+}
+
 static int setup_sockets(Manager *m) {
         const Policy *p = m->policy;
         ListenSpec specs[2] = {
@@ -324,6 +343,9 @@ static int setup_sockets(Manager *m) {
         r = varlink_server_listen_fd(m->varlink, fds[1], true, on_accept, NULL, m);
         if (r < 0)
                 return log_error_errno(r, NULL, "console socket: %s", strerror(-r));
+        r = apply_listener_limits(m);
+        if (r < 0)
+                return log_error_errno(r, NULL, "socket limits: %s", strerror(-r));
         return 0;
 }
 
@@ -536,6 +558,8 @@ int manager_reload(Manager *m) {
                 varlink_server_set_limits(m->varlink, &lim);
         policy_free(m->policy);
         m->policy = TAKE_PTR(p);
+        if (m->varlink)
+                (void)apply_listener_limits(m);
         roles_free(m->roles);
         m->roles = TAKE_PTR(roles);
         if (m->sessions)

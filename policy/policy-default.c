@@ -46,6 +46,8 @@ const char policy_default_yaml[] =
                                                                       "16\n"
                                                                       "  connections_per_uid: 16\n"
                                                                       "  connections_total: 256\n"
+                                                                      "  console_connections: 16\n"
+                                                                      "  agent_idle_timeout: 5min\n"
                                                                       "  message_bytes: 1MiB\n"
                                                                       "  session_idle_timeout: "
                                                                       "15min\n"

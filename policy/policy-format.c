@@ -172,6 +172,9 @@ int policy_format(const Policy *p, FILE *f) {
         fprintf(f, "  pending_tickets_per_agent: %" PRIu32 "\n", l->pending_tickets_per_agent);
         fprintf(f, "  connections_per_uid: %" PRIu32 "\n", l->connections_per_uid);
         fprintf(f, "  connections_total: %" PRIu32 "\n", l->connections_total);
+        fprintf(f, "  console_connections: %" PRIu32 "\n", l->console_connections);
+        policy_format_duration(l->agent_idle_timeout_sec, a, sizeof(a));
+        fprintf(f, "  agent_idle_timeout: %s\n", a);
         policy_format_size(l->message_bytes, a, sizeof(a));
         fprintf(f, "  message_bytes: %s\n", a);
         policy_format_duration(l->session_idle_timeout_sec, a, sizeof(a));

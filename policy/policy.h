@@ -68,7 +68,9 @@ typedef struct PolicyLimits {
         uint32_t concurrent_runs;              /* 1..256 */
         uint32_t pending_tickets_per_agent;    /* 1..1024 */
         uint32_t connections_per_uid;          /* 1..1024 */
-        uint32_t connections_total;            /* 1..65536, >= connections_per_uid */
+        uint32_t connections_total;            /* 1..65536, >= connections_per_uid: agents */
+        uint32_t console_connections;          /* 1..1024: the console socket's own */
+        uint64_t agent_idle_timeout_sec;       /* 1 s..1 d */
         uint64_t message_bytes;                /* 4 KiB..16 MiB */
         uint64_t session_idle_timeout_sec;     /* 1 s..30 d */
         uint64_t session_absolute_timeout_sec; /* 1 s..30 d, >= the idle timeout */

@@ -35,8 +35,9 @@
 static sd_event *event;
 static VarlinkServer *server;
 static char sock_dir[PATH_MAX], sock_plain[PATH_MAX], sock_fds[PATH_MAX];
+static int fd_plain = -1, fd_fds = -1; /* the listeners' fds, for their limits */
 static unsigned next_roles = ROLE_A;
-static unsigned n_accepted, n_disconnects, n_cancels, n_oneway;
+static unsigned n_accepted, n_disconnects, n_cancels, n_oneway, n_echo;
 static char order[64];
 static VarlinkCall *held;
 static bool cancel_saw_conn;
@@ -50,6 +51,7 @@ static int reply_new(VarlinkCall *call, json_t *params, bool continues) {
 }
 
 static int method_echo(VarlinkCall *call, json_t *params, void *userdata) {
+        n_echo++;
         if (varlink_call_is_oneway(call))
                 n_oneway++;
         return varlink_call_reply(call, params, false);
@@ -233,11 +235,13 @@ static void server_start(const VarlinkLimits *limits) {
         ck_assert_int_eq(varlink_server_add_interface(server, &test_interface), 0);
         ck_assert_int_eq(varlink_server_add_interface(server, &test_interface), -EEXIST);
         ck_assert_int_eq(varlink_server_add_interface(server, &other_interface), 0);
-        ck_assert_int_eq(varlink_server_listen_fd(server, listen_at(sock_plain), false, on_accept,
+        fd_plain = listen_at(sock_plain);
+        fd_fds = listen_at(sock_fds);
+        ck_assert_int_eq(varlink_server_listen_fd(server, fd_plain, false, on_accept,
                                                   on_disconnect, NULL),
                          0);
-        ck_assert_int_eq(varlink_server_listen_fd(server, listen_at(sock_fds), true, on_accept,
-                                                  on_disconnect, NULL),
+        ck_assert_int_eq(varlink_server_listen_fd(server, fd_fds, true, on_accept, on_disconnect,
+                                                  NULL),
                          0);
 }
 
@@ -367,7 +371,7 @@ static void assert_echo_works(VarlinkClient *c) {
 }
 
 static void reset_counters(void) {
-        n_accepted = n_disconnects = n_cancels = n_oneway = 0;
+        n_accepted = n_disconnects = n_cancels = n_oneway = n_echo = 0;
         order[0] = 0;
         held = NULL;
         next_roles = ROLE_A;
@@ -880,6 +884,61 @@ START_TEST(test_conns_total) {
 }
 END_TEST
 
+/*
+ * A listener's own cap keeps a reserve the other listener's peers cannot take; a peer over a cap
+ * is told which before the close (and a client reads that rather than the broken pipe); an idle
+ * connection is closed after the listener's idle time, one with a call open is not.
+ */
+START_TEST(test_listener_limits) {
+        VarlinkLimits limits = test_limits;
+        VarlinkClient *c[4];
+        json_t *reply = NULL;
+        char *error = NULL;
+
+        reset_counters();
+        limits.conns_total = 10;
+        server_start(&limits);
+        ck_assert_int_eq(varlink_server_set_listener_limits(server, fd_plain, 2, 300 * 1000,
+                                                            "io.lockd.Test.TooManyConnections"),
+                         0);
+        ck_assert_int_eq(varlink_server_set_listener_limits(server, 12345, 1, 0, NULL), -ENOENT);
+        ck_assert_int_eq(varlink_server_set_listener_limits(server, fd_plain, 2, 0, "bad name"),
+                         -EINVAL);
+        c[0] = connect_to(sock_plain);
+        c[1] = connect_to(sock_plain);
+        PUMP_UNTIL(n_accepted == 2);
+        c[2] = connect_to(sock_plain);
+        pump(50 * 1000);
+        ck_assert_uint_eq(n_accepted, 2);
+        /* The other listener is not at its cap: its peers still get in. */
+        c[3] = connect_to(sock_fds);
+        PUMP_UNTIL(n_accepted == 3);
+        assert_echo_works(c[3]);
+        /* The refused peer reads why, even though its own call met a closed socket. */
+        ck_assert_int_eq(varlink_client_call(c[2], "io.lockd.Test.Echo", NULL, NULL, 0, &reply,
+                                             &error),
+                         0);
+        ck_assert_str_eq(error, "io.lockd.Test.TooManyConnections");
+        ck_assert_str_eq(json_string_value(json_object_get(reply, "limit")), "socket");
+        free(error);
+        json_decref(reply);
+        /* One connection keeps a call open; the idle one is closed after 300 ms. */
+        send_str(c[0], "{\"method\":\"io.lockd.Test.Async\"}");
+        PUMP_UNTIL(held != NULL);
+        PUMP_UNTIL(n_disconnects == 1);
+        assert_closed(c[1]);
+        pump(500 * 1000);
+        ck_assert_uint_eq(n_disconnects, 1);
+        ck_assert_int_eq(varlink_call_reply(held, NULL, false), 0);
+        held = varlink_call_unref(held);
+        /* Its call answered, the first one goes idle too. */
+        PUMP_UNTIL(n_disconnects == 2);
+        for (size_t i = 0; i < ELEMENTSOF(c); i++)
+                varlink_client_free(c[i]);
+        server_stop();
+}
+END_TEST
+
 /* The highest fd open in this process. */
 static int highest_fd(void) {
         DIR *d = opendir("/proc/self/fd");
@@ -1019,6 +1078,69 @@ START_TEST(test_pending_cap) {
         assert_reply(m = answer(c));
         json_decref(m);
         assert_closed(c);
+        varlink_client_free(c);
+        server_stop();
+}
+END_TEST
+
+/*
+ * An open call with "more" (a Wait) and 20 000 calls pipelined behind it without reading: every
+ * answer counts until it is written, so lockd dispatches fewer than the pending cap of them and
+ * then stops reading; what it parked is bounded, and nothing is lost once the open call ends.
+ */
+START_TEST(test_pipelined_behind_open_call) {
+        static const char echo[] = "{\"method\":\"io.lockd.Test.Echo\",\"parameters\":{\"s\":\"x\"}}";
+        VarlinkLimits limits = test_limits;
+        VarlinkClient *c;
+        size_t sent = 0, total = 20000, got = 0;
+        int fd, flags;
+
+        reset_counters();
+        limits.pending_per_conn = 16;
+        server_start(&limits);
+        c = connect_to(sock_plain);
+        send_str(c, "{\"method\":\"io.lockd.Test.Async\"}");
+        PUMP_UNTIL(held != NULL);
+        fd = varlink_client_fd(c);
+        flags = fcntl(fd, F_GETFL);
+        ck_assert_int_ge(fcntl(fd, F_SETFL, flags | O_NONBLOCK), 0);
+        /* Send what the socket takes, the server taking turns, until it takes no more. */
+        for (int idle = 0; sent < total && idle < 50;) {
+                ssize_t k = send(fd, echo, sizeof(echo), MSG_NOSIGNAL);
+
+                if (k == (ssize_t)sizeof(echo)) {
+                        sent++;
+                        idle = 0;
+                        continue;
+                }
+                ck_assert(k < 0 && errno == EAGAIN); /* whole messages only: they are small */
+                pump(2000);
+                idle++;
+        }
+        pump(100 * 1000);
+        ck_assert_uint_lt(sent, total); /* the server stopped reading */
+        ck_assert_uint_lt(n_echo, limits.pending_per_conn);
+        ck_assert_uint_eq(n_disconnects, 0);
+        /* The open call ends: everything comes, in order, and the rest is read and answered. */
+        ck_assert_int_eq(reply_new(held, json_pack("{s:s}", "s", "first"), false), 0);
+        held = varlink_call_unref(held);
+        ck_assert_int_ge(fcntl(fd, F_SETFL, flags), 0);
+        {
+                json_t *m = answer(c);
+
+                ck_assert_str_eq(
+                        json_string_value(json_object_get(json_object_get(m, "parameters"), "s")),
+                        "first");
+                json_decref(m);
+        }
+        while (got < sent) {
+                json_t *m = answer(c);
+
+                assert_reply(m);
+                json_decref(m);
+                got++;
+        }
+        ck_assert_uint_eq(n_echo, sent);
         varlink_client_free(c);
         server_stop();
 }
@@ -1606,8 +1728,10 @@ static Suite *varlink_suite(void) {
         tcase_add_test(tc, test_stall);
         tcase_add_test(tc, test_conns_per_uid);
         tcase_add_test(tc, test_conns_total);
+        tcase_add_test(tc, test_listener_limits);
         tcase_add_test(tc, test_accept_emfile);
         tcase_add_test(tc, test_pending_cap);
+        tcase_add_test(tc, test_pipelined_behind_open_call);
         tcase_add_test(tc, test_answer_order);
         tcase_add_test(tc, test_slow_reader);
         tcase_add_test(tc, test_cancel_on_disconnect);
