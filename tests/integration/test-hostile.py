@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Hostile peers against a real lockd under a real systemd manager: agents (other uids) that
+pipeline without reading, fill the connection slots, sit idle, and strangers that connect in a
+loop. lockd's memory stays bounded, the console always gets in, and its log stays short. TAP on
+stdout. Run through tests/integration/with-systemd."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lockdtest import (AGENT_UID, STRANGER_UID, Daemon, Tap, call_as, check,  # noqa: E402
+                       policy_text, require_environment, tempdir, wait_for)
+
+# 16 agent uids for the slot-filling test, on top of the usual ones.
+MANY = list(range(62100, 62116))
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def daemon(top, extra=""):
+    os.makedirs(top, exist_ok=True)
+    text = policy_text(top, extra).replace(
+        "users: [61001, 61004]", "users: [61001, 61004, " + ", ".join(map(str, MANY)) + "]")
+    d = Daemon(top, policy=text)
+    d.start()
+    return d
+
+
+# As an agent uid: opens a Wait with "more" on its pending ticket (an open call that streams),
+# then pipelines N calls behind it without reading a byte, for at most T seconds; prints how many
+# whole calls the socket took, and keeps the connection S seconds more.
+PIPELINER = ("import json,socket,sys,time\n"
+             "s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1])\n"
+             "s.sendall(json.dumps({'method':'io.lockd.Agent.Wait','more':True,"
+             "'parameters':{'ticket':sys.argv[3]}}).encode()+b'\\0')\n"
+             "s.setblocking(False)\n"
+             "msg=json.dumps({'method':'org.varlink.service.GetInterfaceDescription',"
+             "'parameters':{'interface':'io.lockd.Agent'}}).encode()+b'\\0'\n"
+             "data=msg*int(sys.argv[2]);off=0\n"
+             "end=time.monotonic()+float(sys.argv[4])\n"
+             "while off<len(data) and time.monotonic()<end:\n"
+             "  try: off+=s.send(data[off:off+65536])\n"
+             "  except BlockingIOError: time.sleep(0.01)\n"
+             "print(off//len(msg),flush=True)\n"
+             "time.sleep(float(sys.argv[5]))\n")
+
+
+def test_pipelining_bounded(top):
+    """20 000 calls pipelined behind an open Wait (more) without reading grow lockd's RSS by less
+    than 2 MiB: every answer counts until written, and lockd stops reading"""
+    d = daemon(os.path.join(top, "d-pipe"), "allow_unsigned: true\n")
+    try:
+        # A pending ticket of the agent's own: a plan on a granted handle, never approved.
+        path = os.path.join(top, "pipe.txt")
+        with open(path, "wb") as f:
+            f.write(b"content")
+        h = json.loads(d.lockctl("grant", path, "--agent", str(AGENT_UID), "--json",
+                                 check_rc=0).stdout)["handle"]
+        # An unsigned test plugin (allow_unsigned) to ask about; the ticket stays pending.
+        rel = os.path.join(top, "rel-good-one")
+        os.makedirs(rel, exist_ok=True)
+        src = os.environ["LOCKD_TEST_PLUGINS_SRC"]
+        subprocess.run(["cp", os.path.join(src, "good-one", "plugin.toml"), rel], check=True)
+        subprocess.run(["cp", os.path.join(os.environ["LOCKD_TEST_PLUGINS"], "good-one"),
+                        os.path.join(rel, "plugin")], check=True)
+        d.lockctl("plugin", "install", rel, check_rc=0)
+        r = call_as(AGENT_UID, d.agent, "io.lockd.Agent.Submit",
+                    {"steps": [{"plugin": "test.good-one", "handle": h}]})
+        check(r.get("parameters", {}).get("state") == "pending", f"Submit: {r}")
+        ticket = r["parameters"]["ticket"]
+        time.sleep(0.5)
+        before = rss_kib(d.proc.pid)
+        p = subprocess.Popen(["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}",
+                              "--clear-groups", "/usr/bin/python3", "-I", "-c", PIPELINER,
+                              d.agent, "20000", ticket, "10", "3"],
+                             stdout=subprocess.PIPE, text=True)
+        sent = int(p.stdout.readline())
+        time.sleep(1)
+        after = rss_kib(d.proc.pid)
+        p.wait(timeout=30)
+        print(f"# pipelined {sent} calls; lockd RSS {before} KiB -> {after} KiB "
+              f"(+{after - before} KiB)", flush=True)
+        check(after - before < 2048, f"RSS grew {after - before} KiB")
+        check(d.proc.poll() is None, "lockd died")
+        check("version:" in d.lockctl("status", check_rc=0).stdout, "the console is served")
+    finally:
+        d.stop()
+
+
+# As an agent uid: opens N connections and keeps them, reading nothing, for S seconds; prints
+# how many it got served an answer to GetInfo (1) or refused with what (the error's limit).
+HOLDER = ("import json,socket,sys,time\n"
+          "n=int(sys.argv[2]);socks=[];res=[]\n"
+          "for i in range(n):\n"
+          "  s=socket.socket(socket.AF_UNIX);s.settimeout(5);s.connect(sys.argv[1]);socks.append(s)\n"
+          "time.sleep(0.3)\n"
+          "for s in socks:\n"
+          "  try:\n"
+          "    s.sendall(b'{\"method\":\"org.varlink.service.GetInfo\"}\\0');b=s.recv(65536)\n"
+          "    m=json.loads(b.split(b'\\0')[0]) if b else {}\n"
+          "    res.append(m.get('parameters',{}).get('limit','served') if 'error' in m else "
+          "('served' if m else 'closed'))\n"
+          "  except OSError: res.append('closed')\n"
+          "print(json.dumps(res),flush=True)\n"
+          "time.sleep(float(sys.argv[3]))\n"
+          "alive=0\n"
+          "for s in socks:\n"
+          "  try:\n"
+          "    s.settimeout(0.2);b=s.recv(1);alive+= 0 if b==b'' else 1\n"
+          "  except socket.timeout: alive+=1\n"
+          "  except OSError: pass\n"
+          "print(alive,flush=True)\n")
+
+
+def test_console_always_gets_in(top):
+    """16 agent uids x 16 idle connections fill the agent slots; the console still gets in; one
+    more agent is told TooManyConnections; idle agents are closed after agent_idle_timeout"""
+    top_d = os.path.join(top, "d-slots")
+    os.makedirs(top_d, exist_ok=True)
+    text = policy_text(top_d).replace(
+        "users: [61001, 61004]", "users: [61001, 61004, " + ", ".join(map(str, MANY)) + "]")
+    text = text.replace("  connections_per_uid: 256\n  connections_total: 512\n",
+                        "  connections_per_uid: 16\n  connections_total: 256\n"
+                        "  agent_idle_timeout: 3s\n")
+    check("agent_idle_timeout: 3s" in text, "the test policy's limits moved")
+    d = Daemon(top_d, policy=text)
+    d.start()
+    procs = []
+    try:
+        for uid in MANY:
+            procs.append(subprocess.Popen(
+                ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                 "/usr/bin/python3", "-I", "-c", HOLDER, d.agent, "16", "5"],
+                stdout=subprocess.PIPE, text=True))
+        served = [json.loads(p.stdout.readline()) for p in procs]
+        check(sum(x.count("served") for x in served) == 256, f"served: {served[:2]}")
+        # Every agent slot is taken: the console still gets in, through its own reserve.
+        r = d.lockctl("status", check_rc=0)
+        check("version:" in r.stdout, r.stdout)
+        # Another agent uid gets told why.
+        r = call_as(AGENT_UID, d.agent, "org.varlink.service.GetInfo")
+        check(r.get("error") == "io.lockd.Agent.TooManyConnections" and
+              r.get("parameters") == {"limit": "socket"}, f"over the cap: {r}")
+        # Idle for 3 s: closed, the slots come back.
+        alive = [int(p.stdout.readline()) for p in procs]
+        check(sum(alive) == 0, f"idle connections still open: {alive}")
+        r = call_as(AGENT_UID, d.agent, "org.varlink.service.GetInfo")
+        check("parameters" in r and "error" not in r, f"after the idle timeout: {r}")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        d.stop()
+
+
+STRANGER_LOOP = ("import socket,sys\n"
+                 "for i in range(int(sys.argv[2])):\n"
+                 "  s=socket.socket(socket.AF_UNIX)\n"
+                 "  try: s.connect(sys.argv[1])\n"
+                 "  except OSError: pass\n"
+                 "  s.close()\n")
+
+
+def test_refusals_rate_limited(top):
+    """500 connects of a uid in no role write a burst of log lines, then nothing; the next
+    interval's line counts the suppressed ones"""
+    d = daemon(os.path.join(top, "d-strangers"))
+    try:
+        r = subprocess.run(["setpriv", f"--reuid={STRANGER_UID}", f"--regid={STRANGER_UID}",
+                            "--clear-groups", "/usr/bin/python3", "-I", "-c", STRANGER_LOOP,
+                            d.agent, "500"], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, r.stderr)
+        time.sleep(0.5)
+        lines = [x for x in d.read_log().splitlines()
+                 if f"refused a peer with no role on the agent socket: uid {STRANGER_UID}" in x]
+        check(1 <= len(lines) <= 5, f"{len(lines)} lines for 500 refusals")
+    finally:
+        d.stop()
+
+
+def main():
+    require_environment()
+    tap = Tap()
+    top = tempdir()
+    for t in (test_pipelining_bounded, test_console_always_gets_in, test_refusals_rate_limited):
+        tap.run(t, top)
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
