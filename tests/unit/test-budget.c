@@ -563,6 +563,7 @@ START_TEST(test_persistence) {
         s = budget_close(s);
         s = open_store(t.fd);
         ck_assert_int_eq(budget_charged(s, d, &c), 1);
+        answers = mfree(answers);
         ck_assert_int_eq(budget_show(s, d, &answers, &n), 0);
         ck_assert_int_eq(answers[2].entry.outcome, BUDGET_OUTCOME_ANSWERED);
         answers = mfree(answers);
