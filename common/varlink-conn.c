@@ -637,14 +637,18 @@ static void conn_refuse(VarlinkConn *c, bool oneway, const char *error, const ch
                 conn_kill(c);
 }
 
-static void conn_refuse_fds(VarlinkConn *c, bool oneway, const char *iface) {
-        _cleanup_free_ char *error = NULL;
+/* Fds on a listener that takes none, or with a method that takes none: each told as it is. */
+static void conn_refuse_fds(VarlinkConn *c, bool oneway, const char *iface, const char *method) {
+        _cleanup_free_ char *error = NULL, *reason = NULL;
 
-        if (asprintf(&error, "%s.InvalidRequest", iface) < 0) {
+        if (asprintf(&error, "%s.InvalidRequest", iface) < 0 ||
+            (c->listener->accept_fds &&
+             asprintf(&reason, "%s takes no file descriptors", method) < 0)) {
                 conn_kill(c);
                 return;
         }
-        conn_refuse(c, oneway, error, "reason", "file descriptors are not accepted on this socket");
+        conn_refuse(c, oneway, error, "reason",
+                    reason ? reason : "file descriptors are not accepted on this socket");
 }
 
 /*
@@ -720,7 +724,7 @@ static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, VarlinkIn
         if (has_fds && (fds->refused || !c->listener->accept_fds ||
                         !(method->flags & VARLINK_METHOD_ACCEPTS_FDS))) {
                 close_fds(fds->fds, &fds->n);
-                conn_refuse_fds(c, oneway, iface->name);
+                conn_refuse_fds(c, oneway, iface->name, name);
                 return;
         }
         /* "more" on a method that never continues is the peer's mistake: named like any other
