@@ -182,18 +182,33 @@ static int method_grant(VarlinkCall *call, json_t *params, void *userdata) {
         if (r == -EFBIG)
                 return reply_invalid_request(call,
                                              "the file is larger than limits.max_handle_bytes");
-        if (r == -ENOSPC || r == -EDQUOT)
+        if (r == -EMFILE || r == -EUSERS)
                 return reply_error(call, CONSOLE_ERROR("TooManyHandles"),
                                    json_pack("{s:I}", "limit",
-                                             (json_int_t)(r == -ENOSPC ? HANDLES_MAX
+                                             (json_int_t)(r == -EMFILE ? HANDLES_MAX
                                                                        : HANDLES_PER_AGENT_MAX)));
         if (r == -EINVAL)
                 return reply_invalid_request(call,
                                              "file_fd is not a regular file open for reading");
+        if (r == -ENOBUFS)
+                return reply_error(call, CONSOLE_ERROR("Unavailable"),
+                                   json_pack("{s:s}", "reason",
+                                             "the handle store is full "
+                                             "(limits.handle_store_bytes): revoke handles first"));
         if (r == -ENOMEM)
                 return r;
-        if (r < 0)
-                return reply_invalid_request(call, "the file cannot be read");
+        if (r < 0) {
+                /* The file, or the store: a full disk (ENOSPC, EDQUOT) is named as such. */
+                log_error_errno(r, NULL, "grant refused: %m");
+                return reply_error(call, CONSOLE_ERROR("Unavailable"),
+                                   json_pack("{s:s}", "reason",
+                                             r == -ENOSPC || r == -EDQUOT
+                                                     ? "the state directory is full: the handle "
+                                                       "cannot be stored"
+                                                     : "the file could not be read, or the "
+                                                       "handle not stored in the state "
+                                                       "directory"));
+        }
 
         /* No record, no grant: an agent never holds a handle the audit log does not show. */
         fields = handle_audit_fields(h, peer_uid(call));
@@ -229,7 +244,12 @@ static int method_revoke(VarlinkCall *call, json_t *params, void *userdata) {
         fields = handle_audit_fields(h, peer_uid(call));
         if (!fields)
                 return -ENOMEM;
-        (void)handles_revoke(m->handles, id);
+        r = handles_revoke(m->handles, id);
+        if (r < 0 && r != -ENOENT)
+                log_error_errno(r, NULL,
+                                "handle %s revoked, but its files could not be removed from the "
+                                "state directory: it would come back at the next start: %m",
+                                id);
         /*
          * The revocation stands even when its record cannot be written: taking access away is
          * always safe, and refusing it would keep the file open to the agent against the human's

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "handle-store.h"
 #include "handles.h"
 #include "sigstore-util.h"
 #include "macro.h"
@@ -27,6 +28,7 @@ struct Handles {
         HandleExpiredFn on_expired;
         void *userdata;
         uint64_t next_expiry; /* the earliest expiry of any handle; 0: none expires */
+        HandleStore *store;   /* borrowed; NULL: memory only */
 };
 
 uint64_t handles_now_usec(void) {
@@ -118,10 +120,17 @@ static ssize_t find(const Handles *hs, const char *id) {
         return -1;
 }
 
-static void remove_at(Handles *hs, size_t i) {
+/* Removes item i from memory and from the store: 0, or the store's errno (the handle is gone
+ * from memory all the same; its files would come back at the next start). */
+static int remove_at(Handles *hs, size_t i) {
+        int r = 0;
+
+        if (hs->store)
+                r = handle_store_remove(hs->store, hs->items[i]->id, hs->items[i]->bytes);
         handle_free(hs->items[i]);
         memmove(hs->items + i, hs->items + i + 1, (hs->n - i - 1) * sizeof(*hs->items));
         hs->n--;
+        return r;
 }
 
 /* Arms the timer for the earliest expiry, or turns it off when nothing expires. */
@@ -155,7 +164,7 @@ size_t handles_expire(Handles *hs, uint64_t now_usec) {
                 if (h->expires_usec != 0 && h->expires_usec <= now_usec) {
                         if (hs->on_expired)
                                 hs->on_expired(h, hs->userdata);
-                        remove_at(hs, i);
+                        (void)remove_at(hs, i); /* an expired handle is refused when read back */
                         removed++;
                 } else
                         i++;
@@ -265,9 +274,9 @@ int handles_grant(Handles *hs, const HandleSpec *spec, const Handle **ret) {
 
         (void)handles_expire(hs, now);
         if (hs->n >= HANDLES_MAX)
-                return -ENOSPC;
+                return -EMFILE;
         if (handles_n_agent(hs, spec->agent) >= HANDLES_PER_AGENT_MAX)
-                return -EDQUOT;
+                return -EUSERS;
 
         h = calloc(1, sizeof(*h));
         if (!h)
@@ -299,6 +308,12 @@ int handles_grant(Handles *hs, const HandleSpec *spec, const Handle **ret) {
         h->budget = spec->budget;
         h->auto_run = spec->auto_run;
         h->granted_usec = now;
+        /* On disk before anyone hears of it: a grant answered is a grant a restart keeps. */
+        if (hs->store) {
+                r = handle_store_save(hs->store, h);
+                if (r < 0)
+                        return r;
+        }
 
         hs->items[hs->n++] = h;
         rearm(hs);
@@ -322,17 +337,44 @@ const Handle *handles_get_for_agent(Handles *hs, const char *id, uid_t agent) {
         return h && h->agent == agent ? h : NULL;
 }
 
+void handles_set_store(Handles *hs, HandleStore *store) {
+        if (hs)
+                hs->store = store;
+}
+
+int handles_restore(Handles *hs, const Handle *src) {
+        Handle *h;
+
+        if (!hs || !src || !handle_id_valid(src->id) || src->memfd < 0 || src->budget == 0 ||
+            (src->label && !handle_label_valid(src->label, strlen(src->label))))
+                return -EINVAL;
+        if (find(hs, src->id) >= 0)
+                return -EEXIST;
+        if (hs->n >= HANDLES_MAX)
+                return -EMFILE;
+        if (handles_n_agent(hs, src->agent) >= HANDLES_PER_AGENT_MAX)
+                return -EUSERS;
+        h = malloc(sizeof(*h));
+        if (!h)
+                return -ENOMEM;
+        *h = *src;
+        hs->items[hs->n++] = h;
+        rearm(hs);
+        return 0;
+}
+
 int handles_revoke(Handles *hs, const char *id) {
         ssize_t i;
+        int r;
 
         if (!hs || !handle_id_valid(id))
                 return -ENOENT;
         i = find(hs, id);
         if (i < 0)
                 return -ENOENT;
-        remove_at(hs, (size_t)i);
+        r = remove_at(hs, (size_t)i);
         rearm(hs);
-        return 0;
+        return r;
 }
 
 size_t handles_n(Handles *hs) {

@@ -1,5 +1,6 @@
 /* Handles: immutable snapshots of files a human granted to an agent, each in a sealed memfd with
- * its SHA-256, an unguessable id, a label, an expiry and a budget. In memory only. */
+ * its SHA-256, an unguessable id, a label, an expiry and a budget. Kept in a handle store in the
+ * state directory when one is attached (handle-store.h). */
 #pragma once
 
 #include <stdbool.h>
@@ -31,6 +32,7 @@ typedef struct Handle {
 } Handle;
 
 typedef struct Handles Handles;
+typedef struct HandleStore HandleStore;
 
 /* What a grant asks for. fd is read from its start (it is not closed; its offset moves). */
 typedef struct HandleSpec {
@@ -75,10 +77,12 @@ bool handle_id_valid(const char *s);
 
 /*
  * Snapshots spec->fd (from offset 0) into a sealed, non-executable memfd, hashes it and adds a
- * handle with a fresh random id. 0 with *ret (owned by hs; valid until it is revoked, expires or
- * hs is freed), or a negative errno with *ret untouched: -EINVAL bad spec (label, budget 0, a
- * past expiry, fd not a readable regular file), -EFBIG larger than max_bytes, -ENOSPC
- * HANDLES_MAX reached, -EDQUOT HANDLES_PER_AGENT_MAX reached for that agent, -ENOMEM, I/O errnos.
+ * handle with a fresh random id, stored first when a store is attached. 0 with *ret (owned by
+ * hs; valid until it is revoked, expires or hs is freed), or a negative errno with *ret
+ * untouched: -EINVAL bad spec (label, budget 0, a past expiry, fd not a readable regular file),
+ * -EFBIG larger than max_bytes, -EMFILE HANDLES_MAX reached, -EUSERS HANDLES_PER_AGENT_MAX
+ * reached for that agent, -ENOBUFS the store's byte cap reached, -ENOMEM, I/O errnos (reading
+ * the file, or writing the store: then nothing was granted).
  */
 int handles_grant(Handles *hs, const HandleSpec *spec, const Handle **ret);
 
@@ -89,7 +93,26 @@ int handles_grant(Handles *hs, const HandleSpec *spec, const Handle **ret);
 const Handle *handles_get(Handles *hs, const char *id);
 const Handle *handles_get_for_agent(Handles *hs, const char *id, uid_t agent);
 
-/* Removes and frees the handle with id. 0, or -ENOENT. Runs that hold a reopened fd keep it. */
+/*
+ * Attaches store (borrowed; it must outlive hs, or be detached with NULL): from now on a grant
+ * is stored durably before handles_grant() returns (a handle that cannot be stored is not
+ * granted), and a revoked or expired handle leaves the store.
+ */
+void handles_set_store(Handles *hs, HandleStore *store);
+
+/*
+ * Adds a handle read back from the store: its id, fields, label (taken) and sealed memfd
+ * (taken), as they were granted. 0; -EEXIST an id already live; -EMFILE, -EUSERS as
+ * handles_grant(); -EINVAL. On failure nothing is taken.
+ */
+int handles_restore(Handles *hs, const Handle *h);
+
+/*
+ * Removes and frees the handle with id, and its files from the store. 0; -ENOENT; or the store's
+ * errno when its files could not be removed (the handle is revoked in memory all the same, and
+ * the caller must say that it would come back at the next start). Runs that hold a reopened fd
+ * keep it.
+ */
 int handles_revoke(Handles *hs, const char *id);
 
 /* Removes every handle whose expiry is at or before now_usec (calling on_expired). The count. */

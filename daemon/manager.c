@@ -28,6 +28,7 @@
 #include "answers.h"
 #include "ask.h"
 #include "confinement.h"
+#include "handle-store.h"
 #include "console-tickets.h"
 #include "console.h"
 #include "fd-util.h"
@@ -718,6 +719,25 @@ int manager_start(Manager *m) {
         r = handles_new(m->event, console_handle_expired, m, &m->handles);
         if (r < 0)
                 return log_error_errno(r, NULL, "handles: %s", strerror(-r));
+        /* Grants outlive lockd: read back what was granted before, then store every new one. */
+        r = handle_store_open(m->state_fd, m->policy->limits.handle_store_bytes,
+                              &m->handle_store);
+        if (r < 0)
+                return log_error_errno(r, NULL, "handle store: %s", strerror(-r));
+        {
+                unsigned dropped = 0;
+
+                r = handle_store_load(m->handle_store, m->handles,
+                                      m->policy->limits.max_handle_bytes, &dropped);
+                if (r < 0)
+                        return log_error_errno(r, NULL, "handle store: %s", strerror(-r));
+                if (r > 0 || dropped > 0)
+                        log_struct(dropped > 0 ? LOG_WARNING : LOG_INFO, NULL, NULL,
+                                   "handles: %d restored from the state directory, %u dropped "
+                                   "(their snapshot or metadata was damaged)",
+                                   r, dropped);
+        }
+        handles_set_store(m->handles, m->handle_store);
         {
                 BudgetError berr = {};
 
@@ -864,6 +884,7 @@ Manager *manager_free(Manager *m) {
         m->marketplaces = marketplaces_free(m->marketplaces);
         /* Handles before the log: an expiry in between would have nowhere to be recorded. */
         m->handles = handles_free(m->handles);
+        m->handle_store = handle_store_free(m->handle_store);
         m->audit = audit_close(m->audit);
         for (size_t i = 0; i < 2; i++)
                 if (m->bound_paths[i]) {

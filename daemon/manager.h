@@ -24,6 +24,7 @@ typedef struct BudgetStore BudgetStore;
 typedef struct Sessions Sessions;
 typedef struct AskQueue AskQueue;
 typedef struct AnswerCache AnswerCache;
+typedef struct HandleStore HandleStore;
 
 typedef struct Manager {
         sd_event *event;
@@ -37,7 +38,8 @@ typedef struct Manager {
         ScopeManager *scope; /* NULL with scope.backend none */
         RunPool *runs;
         Audit *audit;                  /* the hash-chained audit log in the state directory */
-        Handles *handles;              /* granted files, in memory only: a restart drops them */
+        Handles *handles;              /* granted files, kept in the handle store */
+        HandleStore *handle_store;     /* handles/ in the state directory */
         BudgetStore *budget;           /* per-content budgets and answers, under the state dir */
         AnswerCache *answers;          /* answers bound to typed values: memory only, by value */
         Tickets *tickets;              /* agents' plans, in memory only */

@@ -135,7 +135,7 @@ static int remove_flat_dir(int dfd, const char *name) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 static int write_file_atomic(int dfd, const char *name, const void *data, size_t len, int src_fd,
-                             uint8_t sha256[32]) {
+                             mode_t mode, uint8_t sha256[32]) {
         _cleanup_close_ int fd = -1;
         SHA256_CTX ctx;
         char tmp[NAME_MAX], suffix[17];
@@ -149,7 +149,7 @@ static int write_file_atomic(int dfd, const char *name, const void *data, size_t
         if (SHA256_Init(&ctx) != 1)
                 return -ENOMEM;
 
-        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
         if (fd < 0)
                 return negative_errno();
 
@@ -266,7 +266,15 @@ int store_write_file(int dfd, const char *name, const void *data, size_t len) {
 
         if (dfd < 0 || !name || (!data && len > 0))
                 return -EINVAL;
-        return write_file_atomic(dfd, name, data ? data : "", len, -1, unused);
+        return write_file_atomic(dfd, name, data ? data : "", len, -1, 0444, unused);
+}
+
+int store_write_file_private(int dfd, const char *name, const void *data, size_t len) {
+        uint8_t unused[32];
+
+        if (dfd < 0 || !name || (!data && len > 0))
+                return -EINVAL;
+        return write_file_atomic(dfd, name, data ? data : "", len, -1, 0600, unused);
 }
 
 int store_remove_dir(int dfd, const char *name) {
@@ -378,19 +386,19 @@ int store_install_origin(int statefd, const Release *rel, const StoreOrigin *ori
         }
 
         r = write_file_atomic(tfd, file_names[F_MANIFEST], rel->manifest_data, rel->manifest_len,
-                              -1, digests[F_MANIFEST]);
+                              -1, 0444, digests[F_MANIFEST]);
         if (r < 0)
                 goto fail_io;
-        r = write_file_atomic(tfd, file_names[F_BINARY], NULL, 0, rel->binary_fd,
+        r = write_file_atomic(tfd, file_names[F_BINARY], NULL, 0, rel->binary_fd, 0444,
                               digests[F_BINARY]);
         if (r < 0)
                 goto fail_io;
         r = write_file_atomic(tfd, file_names[F_MANIFEST_BUNDLE], rel->manifest_bundle,
-                              rel->manifest_bundle_len, -1, digests[F_MANIFEST_BUNDLE]);
+                              rel->manifest_bundle_len, -1, 0444, digests[F_MANIFEST_BUNDLE]);
         if (r < 0)
                 goto fail_io;
         r = write_file_atomic(tfd, file_names[F_BINARY_BUNDLE], rel->binary_bundle,
-                              rel->binary_bundle_len, -1, digests[F_BINARY_BUNDLE]);
+                              rel->binary_bundle_len, -1, 0444, digests[F_BINARY_BUNDLE]);
         if (r < 0)
                 goto fail_io;
 
@@ -405,7 +413,7 @@ int store_install_origin(int statefd, const Release *rel, const StoreOrigin *ori
 
         if (origin) {
                 r = write_file_atomic(tfd, STORE_ORIGIN_FILE, origin_text, strlen(origin_text), -1,
-                                      origin_sha256);
+                                      0444, origin_sha256);
                 if (r < 0)
                         goto fail_io;
         }
@@ -414,7 +422,8 @@ int store_install_origin(int statefd, const Release *rel, const StoreOrigin *ori
         {
                 uint8_t unused[32];
 
-                r = write_file_atomic(tfd, STORE_DIGESTS_FILE, text, strlen(text), -1, unused);
+                r = write_file_atomic(tfd, STORE_DIGESTS_FILE, text, strlen(text), -1, 0444,
+                                      unused);
                 if (r < 0)
                         goto fail_io;
         }

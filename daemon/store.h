@@ -107,5 +107,7 @@ int store_remove(int statefd, const char *name, const char *version);
  * store_temp_name() makes "<prefix><name>-<16 random hex>" in out. 0 or a negative errno.
  */
 int store_write_file(int dfd, const char *name, const void *data, size_t len);
+/* store_write_file() of a file only root may read (0600): the handles' snapshots and metadata. */
+int store_write_file_private(int dfd, const char *name, const void *data, size_t len);
 int store_remove_dir(int dfd, const char *name);
 int store_temp_name(const char *prefix, const char *name, char *out, size_t size);

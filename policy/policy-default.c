@@ -54,6 +54,7 @@ const char policy_default_yaml[] =
                                                                       "  session_absolute_timeout: "
                                                                       "8h\n"
                                                                       "  max_handle_bytes: 64MiB\n"
+                                                                      "  handle_store_bytes: 1GiB\n"
                                                                       "  ticket_timeout: 1h\n"
                                                                       "scope:\n"
                                                                       "  backend: systemd\n"

@@ -182,7 +182,9 @@ int policy_format(const Policy *p, FILE *f) {
         fprintf(f, "  session_idle_timeout: %s\n  session_absolute_timeout: %s\n", a, b);
         policy_format_size(l->max_handle_bytes, a, sizeof(a));
         policy_format_duration(l->ticket_timeout_sec, d, sizeof(d));
-        fprintf(f, "  max_handle_bytes: %s\n  ticket_timeout: %s\n", a, d);
+        fprintf(f, "  max_handle_bytes: %s\n", a);
+        policy_format_size(l->handle_store_bytes, a, sizeof(a));
+        fprintf(f, "  handle_store_bytes: %s\n  ticket_timeout: %s\n", a, d);
 
         fprintf(f, "scope:\n  backend: %s\n  bus: ", policy_scope_backend_name(p->scope.backend));
         if (p->scope.bus == POLICY_BUS_ADDRESS)

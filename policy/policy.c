@@ -400,6 +400,8 @@ static const Field limits_fields[] = {
          DURATION_AT(1, 30 * DAY_SEC, PolicyLimits, session_absolute_timeout_sec, MARK_ABSOLUTE)},
         {"max_handle_bytes", parse_number,
          SIZE_AT(KiB, 4 * (uint64_t)GiB, PolicyLimits, max_handle_bytes)},
+        {"handle_store_bytes", parse_number,
+         SIZE_AT(MiB, 1024 * (uint64_t)GiB, PolicyLimits, handle_store_bytes)},
         {"ticket_timeout", parse_number,
          DURATION_AT(1, 30 * DAY_SEC, PolicyLimits, ticket_timeout_sec, MARK_NONE)},
 };

@@ -75,6 +75,7 @@ typedef struct PolicyLimits {
         uint64_t session_idle_timeout_sec;     /* 1 s..30 d */
         uint64_t session_absolute_timeout_sec; /* 1 s..30 d, >= the idle timeout */
         uint64_t max_handle_bytes;             /* 1 KiB..4 GiB */
+        uint64_t handle_store_bytes;           /* 1 MiB..1 TiB */
         uint64_t ticket_timeout_sec;           /* 1 s..30 d */
 } PolicyLimits;
 

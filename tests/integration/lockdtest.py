@@ -250,6 +250,7 @@ limits:
   concurrent_runs: 4
   connections_per_uid: 256
   connections_total: 512
+  console_connections: 256
   message_bytes: 64KiB
 scope:
   backend: systemd

@@ -787,10 +787,26 @@ def test_grant_limits(w):
         r = grant(daemon, small, "--agent", str(AGENT_UID), "--budget", "4", check_rc=1)
         check("max_plugins_per_handle" in r.stderr, f"budget 4: {r.stderr}")
         check(len(console_handles(daemon)) == 1, "a refused grant left a handle")
-        # Handles live in memory only: a restart drops them.
+        # Handles are kept in the state directory: a restart, or a SIGKILL, keeps them, with
+        # their budget, expiry and bytes; a revoked one stays gone.
+        g2 = grant(daemon, small, "--agent", str(AGENT_UID), "--budget", "2", "--ttl", "1h",
+                   "--label", "kept")
+        g3 = grant(daemon, small, "--agent", str(AGENT_UID))
+        daemon.lockctl("revoke", g3["handle"], check_rc=0)
+        before = console_handles(daemon)
         daemon.stop()
         daemon.start()
-        check(console_handles(daemon) == {}, "a handle survived a restart")
+        check(console_handles(daemon) == before and g3["handle"] not in before,
+              f"after a restart: {console_handles(daemon)} != {before}")
+        daemon.stop(signal.SIGKILL)
+        daemon.start()
+        check(console_handles(daemon) == before, "after a SIGKILL")
+        mine = agent_handles(daemon)
+        check(mine[g2["handle"]]["budget_left"] == 2 and mine[g2["handle"]]["label"] == "kept",
+              f"the agent's view after a restart: {mine}")
+        hdir = os.path.join(d, "state", "handles")
+        modes = {f: oct(os.stat(os.path.join(hdir, f)).st_mode & 0o777) for f in os.listdir(hdir)}
+        check(len(modes) == 4 and set(modes.values()) == {"0o600"}, f"stored files: {modes}")
     finally:
         daemon.stop()
 

@@ -128,9 +128,10 @@ def test_console_always_gets_in(top):
     os.makedirs(top_d, exist_ok=True)
     text = policy_text(top_d).replace(
         "users: [61001, 61004]", "users: [61001, 61004, " + ", ".join(map(str, MANY)) + "]")
-    text = text.replace("  connections_per_uid: 256\n  connections_total: 512\n",
+    text = text.replace("  connections_per_uid: 256\n  connections_total: 512\n"
+                        "  console_connections: 256\n",
                         "  connections_per_uid: 16\n  connections_total: 256\n"
-                        "  agent_idle_timeout: 3s\n")
+                        "  console_connections: 16\n  agent_idle_timeout: 3s\n")
     check("agent_idle_timeout: 3s" in text, "the test policy's limits moved")
     d = Daemon(top_d, policy=text)
     d.start()
