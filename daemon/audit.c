@@ -100,6 +100,7 @@ struct Audit {
         char head[AUDIT_HASH_HEX + 1];
         off_t size; /* what the file holds: the length a failed write is cut back to */
         bool broken;
+        int broken_error; /* the errno that broke it (ENOSPC, EIO...): told to every caller */
         AuditSyncFn sync;
         void *sync_userdata;
         PendingCopy pending[AUDIT_PENDING_MAX];
@@ -678,15 +679,17 @@ int audit_sync(Audit *a) {
         if (!a)
                 return -EINVAL;
         if (a->broken)
-                return -EIO;
+                return a->broken_error;
         if (a->n_pending == 0)
                 return 0;
         /* After a failed fsync() the kernel may have dropped the dirty pages and cleared the
-         * error: nothing says what is on disk, so no record may follow before a reopen. */
-        r = a->sync ? a->sync(a->fd, a->sync_userdata) : fsync(a->fd);
+         * error: nothing says what is on disk, so no record may follow before a reopen. The
+         * cause is kept, so that a full disk is named as such (ENOSPC, EDQUOT), not as EIO. */
+        r = a->sync ? a->sync(a->fd, a->sync_userdata) : (fsync(a->fd) < 0 ? negative_errno() : 0);
         if (r < 0) {
                 a->broken = true;
-                return -EIO;
+                a->broken_error = r;
+                return r;
         }
         for (size_t i = 0; i < a->n_pending; i++) {
                 PendingCopy *c = &a->pending[i];
@@ -732,7 +735,7 @@ int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
         if (!a || (unsigned)type >= _AUDIT_EVENT_MAX || (fields && !json_is_object(fields)))
                 return -EINVAL;
         if (a->broken)
-                return -EIO;
+                return a->broken_error;
         if (a->seq >= INT64_MAX)
                 return -EOVERFLOW;
         /* Room for the journal copy: a full list is made durable first. */
@@ -776,9 +779,11 @@ int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
         while (k < 0 && errno == EINTR);
         if (k != (ssize_t)(n + 1)) {
                 r = k < 0 ? negative_errno() : -EIO;
-                if (ftruncate(a->fd, a->size) < 0)
+                if (ftruncate(a->fd, a->size) < 0) {
                         a->broken = true;
-                return a->broken ? -EIO : r;
+                        a->broken_error = r;
+                }
+                return r;
         }
         a->seq++;
         memcpy(a->head, head, sizeof(a->head));

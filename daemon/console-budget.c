@@ -333,7 +333,7 @@ static int method_reset_budget(VarlinkCall *call, json_t *params, void *userdata
                                 "budget reset of %s refused: its audit record could not be "
                                 "written: %m",
                                 t.sha256);
-                return reply_unavailable(call, "the audit log cannot be written");
+                return reply_audit_unavailable(call, CONSOLE_ERROR("Unavailable"), r);
         }
 
         freed = budget_reset(m->budget, t.digest);

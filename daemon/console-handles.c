@@ -217,8 +217,7 @@ static int method_grant(VarlinkCall *call, json_t *params, void *userdata) {
                 log_error_errno(r, LOCKD_MESSAGE_AUDIT_GRANT,
                                 "grant refused: its audit record could not be written: %m");
                 (void)handles_revoke(m->handles, h->id);
-                return reply_error(call, CONSOLE_ERROR("Unavailable"),
-                                   json_pack("{s:s}", "reason", "the audit log cannot be written"));
+                return reply_audit_unavailable(call, CONSOLE_ERROR("Unavailable"), r);
         }
 
         reply = json_pack("{s:s, s:s, s:I}", "handle", h->id, "sha256", h->sha256, "bytes",
@@ -244,21 +243,25 @@ static int method_revoke(VarlinkCall *call, json_t *params, void *userdata) {
         fields = handle_audit_fields(h, peer_uid(call));
         if (!fields)
                 return -ENOMEM;
+        /*
+         * The record first: no change is answered without it. A revocation whose record cannot
+         * be written is refused, and says why (a full state directory): the human frees space
+         * and revokes again. Until then the handle stays as granted, and the log says so loudly.
+         */
+        r = audit_append(m->audit, AUDIT_REVOKE, fields);
+        if (r < 0) {
+                log_error_errno(r, LOCKD_MESSAGE_AUDIT_REVOKE,
+                                "revoke of handle %s refused: its audit record could not be "
+                                "written: %m",
+                                id);
+                return reply_audit_unavailable(call, CONSOLE_ERROR("Unavailable"), r);
+        }
         r = handles_revoke(m->handles, id);
         if (r < 0 && r != -ENOENT)
                 log_error_errno(r, NULL,
                                 "handle %s revoked, but its files could not be removed from the "
                                 "state directory: it would come back at the next start: %m",
                                 id);
-        /*
-         * The revocation stands even when its record cannot be written: taking access away is
-         * always safe, and refusing it would keep the file open to the agent against the human's
-         * will. The failure is logged loudly instead.
-         */
-        r = audit_append(m->audit, AUDIT_REVOKE, fields);
-        if (r < 0)
-                log_error_errno(r, LOCKD_MESSAGE_AUDIT_REVOKE,
-                                "handle %s revoked; its audit record could not be written: %m", id);
         return varlink_call_reply(call, NULL, false);
 }
 

@@ -1,5 +1,7 @@
 /* Answers of the Varlink handlers of lockd. */
 #include <errno.h>
+#include <string.h>
+#include <stdio.h>
 
 #include "console-reply.h"
 
@@ -20,6 +22,19 @@ int reply_error(VarlinkCall *call, const char *error, json_t *params) {
 int reply_invalid_request(VarlinkCall *call, const char *reason) {
         return reply_error(call, CONSOLE_ERROR("InvalidRequest"),
                            json_pack("{s:s}", "reason", reason));
+}
+
+int reply_audit_unavailable(VarlinkCall *call, const char *iface_error, int r) {
+        char reason[160];
+
+        if (r == -ENOSPC || r == -EDQUOT)
+                snprintf(reason, sizeof(reason),
+                         "the audit log cannot be written: the state directory is full (%s)",
+                         strerror(-r));
+        else
+                snprintf(reason, sizeof(reason), "the audit log cannot be written (%s)",
+                         strerror(-r));
+        return reply_error(call, iface_error, json_pack("{s:s}", "reason", reason));
 }
 
 int reply_unavailable(VarlinkCall *call, const char *reason) {

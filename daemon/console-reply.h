@@ -23,5 +23,12 @@ int reply_error(VarlinkCall *call, const char *error, json_t *params);
 int reply_invalid_request(VarlinkCall *call, const char *reason);
 int reply_unavailable(VarlinkCall *call, const char *reason);
 
+/*
+ * Refuses a change whose audit record could not be written (error r from audit_append()) with
+ * iface_error's Unavailable, naming the cause: a full state directory (ENOSPC, EDQUOT) as such,
+ * anything else as the errno's text. No change is ever answered without its record.
+ */
+int reply_audit_unavailable(VarlinkCall *call, const char *iface_error, int r);
+
 /* The caller's credentials as the kernel gave them at accept; NULL once the peer is gone. */
 const struct ucred *peer_cred(VarlinkCall *call);

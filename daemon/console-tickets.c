@@ -210,8 +210,8 @@ static json_t *audit_fields(const Ticket *t) {
 
 /* Records a deny, cancel or expiry. The change stands when the record cannot be written: ending
  * a ticket takes nothing away from the human and is always safe; the failure is logged. */
-static void audit_end(Manager *m, AuditEvent ev, const char *message_id, const Ticket *t,
-                      const struct ucred *by) {
+static int audit_end(Manager *m, AuditEvent ev, const char *message_id, const Ticket *t,
+                     const struct ucred *by) {
         _cleanup_(json_decrefp) json_t *f = audit_fields(t);
         int r = f ? 0 : -ENOMEM;
 
@@ -219,11 +219,18 @@ static void audit_end(Manager *m, AuditEvent ev, const char *message_id, const T
                 r = json_object_set_new(f, "peer_uid", json_integer(by->uid)) < 0 ? -ENOMEM : 0;
         if (r == 0)
                 r = audit_append(m->audit, ev, f);
-        if (r < 0)
+        /* An expiry happens whatever the disk says (a ticket cannot outlive its timeout); the
+         * answered changes (cancel, deny) are refused by their callers instead. */
+        if (r < 0 && ev == AUDIT_EXPIRE)
                 log_error_errno(r, message_id,
-                                "ticket %s %s; its audit record could not be "
+                                "ticket %s expired; its audit record could not be written: %m",
+                                t->id);
+        else if (r < 0)
+                log_error_errno(r, message_id,
+                                "ticket %s: the %s was refused: its audit record could not be "
                                 "written: %m",
-                                t->id, ticket_state_name(t->state));
+                                t->id, ev == AUDIT_CANCEL ? "cancel" : "deny");
+        return r;
 }
 
 void console_ticket_changed(const Ticket *t, void *userdata) {
@@ -371,9 +378,8 @@ static void submit_flush(Manager *m) {
                 if (r < 0 || !t) {
                         if (t)
                                 (void)tickets_remove(m->tickets, w->ticket);
-                        (void)reply_error(
-                                w->call, AGENT_ERROR("Unavailable"),
-                                json_pack("{s:s}", "reason", "the audit log cannot be written"));
+                        (void)reply_audit_unavailable(w->call, AGENT_ERROR("Unavailable"),
+                                                      r < 0 ? r : -EIO);
                 } else {
                         tickets_announce(m->tickets, t);
                         /* It may be done already (every answer cached): the id stays valid for
@@ -491,8 +497,7 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
                 log_error_errno(r, LOCKD_MESSAGE_AUDIT_SUBMIT,
                                 "ticket refused: its audit record could not be written: %m");
                 (void)tickets_remove(m->tickets, t->id);
-                return reply_error(call, AGENT_ERROR("Unavailable"),
-                                   json_pack("{s:s}", "reason", "the audit log cannot be written"));
+                return reply_audit_unavailable(call, AGENT_ERROR("Unavailable"), r);
         }
         /* An auto ticket's runs start now, so the manager creates their scopes while the record
          * is made durable; no outcome leaves before it is: the ticket is announced (and its Wait
@@ -552,6 +557,14 @@ static int method_cancel(VarlinkCall *call, json_t *params, void *userdata) {
         t = tickets_get_for_agent(m->tickets, id, cred->uid);
         if (!t)
                 return reply_unknown_ticket(call, AGENT_ERROR("UnknownTicket"), id);
+        if (t->state != TICKET_PENDING)
+                return reply_error(call, AGENT_ERROR("TicketNotPending"),
+                                   json_pack("{s:s, s:s}", "ticket", id, "state",
+                                             ticket_state_name(t->state)));
+        /* The record first: no change is answered without it (the ticket stays as it was). */
+        r = audit_end(m, AUDIT_CANCEL, LOCKD_MESSAGE_AUDIT_CANCEL, t, cred);
+        if (r < 0)
+                return reply_audit_unavailable(call, AGENT_ERROR("Unavailable"), r);
         r = tickets_finish(m->tickets, id, TICKET_CANCELLED);
         if (r == -EBUSY)
                 return reply_error(call, AGENT_ERROR("TicketNotPending"),
@@ -559,7 +572,6 @@ static int method_cancel(VarlinkCall *call, json_t *params, void *userdata) {
                                              ticket_state_name(t->state)));
         if (r < 0)
                 return r;
-        audit_end(m, AUDIT_CANCEL, LOCKD_MESSAGE_AUDIT_CANCEL, t, cred);
         return varlink_call_reply(call, NULL, false);
 }
 
@@ -616,6 +628,14 @@ static int method_deny(VarlinkCall *call, json_t *params, void *userdata) {
 
         if (!t)
                 return reply_unknown_ticket(call, CONSOLE_ERROR("UnknownTicket"), id);
+        if (t->state != TICKET_PENDING)
+                return reply_error(call, CONSOLE_ERROR("TicketNotPending"),
+                                   json_pack("{s:s, s:s}", "ticket", id, "state",
+                                             ticket_state_name(t->state)));
+        /* The record first: a deny whose record cannot be written leaves the ticket pending. */
+        r = audit_end(m, AUDIT_DENY, LOCKD_MESSAGE_AUDIT_DENY, t, peer_cred(call));
+        if (r < 0)
+                return reply_audit_unavailable(call, CONSOLE_ERROR("Unavailable"), r);
         r = tickets_finish(m->tickets, id, TICKET_DENIED);
         if (r == -EBUSY)
                 return reply_error(call, CONSOLE_ERROR("TicketNotPending"),
@@ -623,7 +643,6 @@ static int method_deny(VarlinkCall *call, json_t *params, void *userdata) {
                                              ticket_state_name(t->state)));
         if (r < 0)
                 return r;
-        audit_end(m, AUDIT_DENY, LOCKD_MESSAGE_AUDIT_DENY, t, peer_cred(call));
         return varlink_call_reply(call, NULL, false);
 }
 
@@ -769,8 +788,7 @@ static int method_approve(VarlinkCall *call, json_t *params, void *userdata) {
         r = approve_record(m, t, cred, n_typed, n_replayed);
         if (r < 0) {
                 values_free(vals, n);
-                return reply_error(call, CONSOLE_ERROR("Unavailable"),
-                                   json_pack("{s:s}", "reason", "the audit log cannot be written"));
+                return reply_audit_unavailable(call, CONSOLE_ERROR("Unavailable"), r);
         }
         for (size_t k = 0; k < n; k++) {
                 SecBuf *copy = NULL;

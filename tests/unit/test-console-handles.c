@@ -200,7 +200,7 @@ START_TEST(test_grant_refusals) {
 END_TEST
 
 static int failing_sync(int fd, void *userdata) {
-        return -EIO;
+        return -ENOSPC;
 }
 
 START_TEST(test_audit_failure) {
@@ -221,11 +221,25 @@ START_TEST(test_audit_failure) {
                fd, "io.lockd.Console.Unavailable", NULL);
         expect(c, "io.lockd.Console.ListHandles", NULL, -1, "", &list);
         ck_assert_uint_eq(json_array_size(json_object_get(list, "handles")), 1);
-        /* Taking access away is never refused, record or not. */
-        expect(c, "io.lockd.Console.Revoke", json_pack("{s:s}", "handle", id), -1, "", NULL);
+        /* No record, no revocation either: refused, naming the full disk; the handle stays. */
+        {
+                json_t *e = NULL;
+
+                expect(c, "io.lockd.Console.Revoke", json_pack("{s:s}", "handle", id), -1,
+                       "io.lockd.Console.Unavailable", &e);
+                ck_assert_ptr_nonnull(
+                        strstr(json_string_value(json_object_get(e, "reason")),
+                               "the state directory is full"));
+                json_decref(e);
+        }
         json_decref(list);
         expect(c, "io.lockd.Console.ListHandles", NULL, -1, "", &list);
-        ck_assert_uint_eq(json_array_size(json_object_get(list, "handles")), 0);
+        ck_assert_uint_eq(json_array_size(json_object_get(list, "handles")), 1);
+        /* After a failed fsync() nothing says what is on disk: the log takes no record before a
+         * reopen (a restart), and every change is refused until then, naming the same cause. */
+        audit_set_sync_function(server.manager.audit, NULL, NULL);
+        expect(c, "io.lockd.Console.Revoke", json_pack("{s:s}", "handle", id), -1,
+               "io.lockd.Console.Unavailable", NULL);
 }
 END_TEST
 
