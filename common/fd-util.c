@@ -48,7 +48,7 @@ int loop_write(int fd, const void *buf, size_t len) {
 }
 
 /* Creates a sealable memfd, non-executable for data where the kernel supports that. */
-static int memfd_new(const char *name, bool executable) {
+int memfd_new(const char *name, bool executable) {
         int fd;
 
         if (executable) {
@@ -61,8 +61,7 @@ static int memfd_new(const char *name, bool executable) {
         return fd < 0 ? negative_errno() : fd;
 }
 
-/* Seals fd immutable (and non-executable for data where the kernel knows F_SEAL_EXEC). */
-static int memfd_seal(int fd, bool executable) {
+int memfd_seal(int fd, bool executable) {
         int seals = MEMFD_SEALS_IMMUTABLE;
 
         /* Nobody needs to write it, and a plugin's uid must not even open it for writing. */

@@ -25,6 +25,12 @@
  */
 int memfd_snapshot(int fd, const char *name, uint64_t max, bool executable);
 
+/* The two halves of memfd_snapshot(), for a memfd filled elsewhere: a new sealable memfd
+ * (O_CLOEXEC; never executable unless executable), and its seals (immutable, mode 0444 or 0555,
+ * non-executable for data where the kernel knows F_SEAL_EXEC). An fd or 0; a negative errno. */
+int memfd_new(const char *name, bool executable);
+int memfd_seal(int fd, bool executable);
+
 /* Like memfd_snapshot() for a buffer. */
 int memfd_from_buffer(const void *buf, size_t len, const char *name);
 

@@ -120,6 +120,13 @@ int varlink_call_take_fd(VarlinkCall *call, int64_t index) {
         return TAKE_FD(call->fds[index]);
 }
 
+int varlink_call_put_fd(VarlinkCall *call, int64_t index, int fd) {
+        if (index < 0 || (uint64_t)index >= call->n_fds || call->fds[index] >= 0 || fd < 0)
+                return -EINVAL;
+        call->fds[index] = fd;
+        return 0;
+}
+
 void varlink_call_set_cancel(VarlinkCall *call, void (*fn)(VarlinkCall *call, void *userdata),
                              void *userdata) {
         call->cancel = fn;

@@ -167,6 +167,9 @@ size_t varlink_call_n_fds(const VarlinkCall *call);
 /* Takes fd number index of the call (the caller owns it then): -EBADF for an index out of range
  * or taken already. Untaken fds are closed with the call. */
 int varlink_call_take_fd(VarlinkCall *call, int64_t index);
+/* Gives fd back to the call at index (a slot taken before): the method that reads the fds later
+ * finds it there. 0, or -EINVAL (out of range, the slot not empty, fd < 0). */
+int varlink_call_put_fd(VarlinkCall *call, int64_t index, int fd);
 /*
  * Answers. params (may be NULL for {}) is not stolen. continues is allowed only when the peer
  * asked for more; the last answer has continues false. After the final answer, or when the peer

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "console-files.h"
 #include "console-reply.h"
 #include "audit.h"
 #include "budget.h"
@@ -124,7 +125,7 @@ static int reply_not_an_agent(VarlinkCall *call, const char *agent) {
         return reply_error(call, CONSOLE_ERROR("NotAnAgent"), json_pack("{s:s}", "agent", agent));
 }
 
-static int method_grant(VarlinkCall *call, json_t *params, void *userdata) {
+static int method_grant_files(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         const char *agent = json_string_value(json_object_get(params, "agent"));
         const char *label = json_string_value(json_object_get(params, "label"));
@@ -227,6 +228,15 @@ static int method_grant(VarlinkCall *call, json_t *params, void *userdata) {
                     0)
                 return -ENOMEM;
         return reply_ok(call, TAKE_PTR(reply));
+}
+
+/* The file is copied off the loop first (console-files.h): a hung file never stops lockd. */
+static int method_grant(VarlinkCall *call, json_t *params, void *userdata) {
+        Manager *m = userdata;
+
+        return console_read_files_then(call, params, m, m->policy->limits.max_handle_bytes,
+                                       "the file is larger than limits.max_handle_bytes",
+                                       method_grant_files);
 }
 
 static int method_revoke(VarlinkCall *call, json_t *params, void *userdata) {

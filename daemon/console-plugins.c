@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "console-files.h"
 #include "console-reply.h"
 #include "audit.h"
 #include "catalog.h"
@@ -214,7 +215,7 @@ static void audit_change(Manager *m, AuditEvent ev, json_t *fields) {
                                 audit_event_to_string(ev));
 }
 
-static int method_install_plugin(VarlinkCall *call, json_t *params, void *userdata) {
+static int method_install_plugin_files(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         _cleanup_(install_fds_done) InstallFds f = {-1, -1, -1, -1, -1, -1};
         _cleanup_(json_decrefp) json_t *reply = NULL, *plugin = NULL;
@@ -327,6 +328,12 @@ static int method_install_plugin(VarlinkCall *call, json_t *params, void *userda
         return reply_ok(call, TAKE_PTR(reply));
 }
 
+/* The files are copied off the loop first (console-files.h): a hung file never stops lockd. */
+static int method_install_plugin(VarlinkCall *call, json_t *params, void *userdata) {
+        return console_read_files_then(call, params, userdata, RELEASE_BINARY_MAX,
+                                       "a file of the release is larger than the release caps allow", method_install_plugin_files);
+}
+
 static int method_remove_plugin(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         const char *name = param_string(params, "name");
@@ -388,7 +395,7 @@ static json_t *strv_to_json(char **v) {
         return a;
 }
 
-static int method_add_marketplace(VarlinkCall *call, json_t *params, void *userdata) {
+static int method_add_marketplace_files(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         const char *name = param_string(params, "name");
         const char *issuer = param_string(params, "issuer");
@@ -444,6 +451,12 @@ static int method_add_marketplace(VarlinkCall *call, json_t *params, void *userd
         w = strv_to_json(warnings);
         marketplace_warnings_free(warnings);
         return reply_ok(call, w ? json_pack("{s:o}", "warnings", w) : NULL);
+}
+
+/* The files are copied off the loop first (console-files.h): a hung file never stops lockd. */
+static int method_add_marketplace(VarlinkCall *call, json_t *params, void *userdata) {
+        return console_read_files_then(call, params, userdata, MARKETPLACE_ROOT_MAX,
+                                       "the trusted root is larger than 1 MiB", method_add_marketplace_files);
 }
 
 static int method_remove_marketplace(VarlinkCall *call, json_t *params, void *userdata) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "console-files.h"
 #include "console-reply.h"
 #include "catalog.h"
 #include "config.h"
@@ -159,7 +160,7 @@ static int build_inputs(const Manifest *mf, json_t *given, char **ret, size_t *r
         return 0;
 }
 
-static int method_test_plugin(VarlinkCall *call, json_t *params, void *userdata) {
+static int method_test_plugin_files(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         const char *name = json_string_value(json_object_get(params, "name"));
         json_t *inputs = json_object_get(params, "inputs");
@@ -241,6 +242,15 @@ static int method_test_plugin(VarlinkCall *call, json_t *params, void *userdata)
         }
         TAKE_PTR(req);
         return 0;
+}
+
+/* The file is copied off the loop first (console-files.h): a hung file never stops lockd. */
+static int method_test_plugin(VarlinkCall *call, json_t *params, void *userdata) {
+        Manager *m = userdata;
+
+        return console_read_files_then(call, params, m, m->policy->limits.max_handle_bytes,
+                                       "the file is larger than limits.max_handle_bytes",
+                                       method_test_plugin_files);
 }
 
 static const VarlinkParam params_none[] = {{NULL}};

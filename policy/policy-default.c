@@ -56,6 +56,7 @@ const char policy_default_yaml[] =
                                                                       "  max_handle_bytes: 64MiB\n"
                                                                       "  handle_store_bytes: 1GiB\n"
                                                                       "  ticket_timeout: 1h\n"
+                                                                      "  file_read_timeout: 30s\n"
                                                                       "scope:\n"
                                                                       "  backend: systemd\n"
                                                                       "  bus: system\n"

@@ -185,6 +185,8 @@ int policy_format(const Policy *p, FILE *f) {
         fprintf(f, "  max_handle_bytes: %s\n", a);
         policy_format_size(l->handle_store_bytes, a, sizeof(a));
         fprintf(f, "  handle_store_bytes: %s\n  ticket_timeout: %s\n", a, d);
+        policy_format_duration(l->file_read_timeout_sec, a, sizeof(a));
+        fprintf(f, "  file_read_timeout: %s\n", a);
 
         fprintf(f, "scope:\n  backend: %s\n  bus: ", policy_scope_backend_name(p->scope.backend));
         if (p->scope.bus == POLICY_BUS_ADDRESS)

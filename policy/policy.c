@@ -402,6 +402,8 @@ static const Field limits_fields[] = {
          SIZE_AT(KiB, 4 * (uint64_t)GiB, PolicyLimits, max_handle_bytes)},
         {"handle_store_bytes", parse_number,
          SIZE_AT(MiB, 1024 * (uint64_t)GiB, PolicyLimits, handle_store_bytes)},
+        {"file_read_timeout", parse_number,
+         DURATION_AT(1, 3600, PolicyLimits, file_read_timeout_sec, MARK_NONE)},
         {"ticket_timeout", parse_number,
          DURATION_AT(1, 30 * DAY_SEC, PolicyLimits, ticket_timeout_sec, MARK_NONE)},
 };

@@ -77,6 +77,7 @@ typedef struct PolicyLimits {
         uint64_t max_handle_bytes;             /* 1 KiB..4 GiB */
         uint64_t handle_store_bytes;           /* 1 MiB..1 TiB */
         uint64_t ticket_timeout_sec;           /* 1 s..30 d */
+        uint64_t file_read_timeout_sec;        /* 1 s..1 h */
 } PolicyLimits;
 
 typedef enum PolicyScopeBackend {
