@@ -19,6 +19,7 @@
 #define COPY_FDS_MAX 16
 
 struct FileCopy {
+        sd_event *event;
         int *fds; /* the caller's array, replaced in place on success */
         size_t n;
         int copies[COPY_FDS_MAX]; /* a memfd per copied fd, -1 for one left as it is */
@@ -35,7 +36,28 @@ static void kill_child(FileCopy *c) {
                 (void)syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
 }
 
+/* A killed child that has not exited yet: reaped when it does, without anyone waiting. */
+typedef struct Orphan {
+        int pidfd;
+        sd_event_source *source;
+} Orphan;
+
+static int on_orphan_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Orphan *o = userdata;
+        siginfo_t si = {};
+
+        if (waitid((idtype_t)P_PIDFD, (id_t)o->pidfd, &si, WEXITED | WNOHANG) < 0 ||
+            si.si_pid != 0) {
+                sd_event_source_disable_unref(o->source);
+                safe_close(o->pidfd);
+                free(o);
+        }
+        return 0;
+}
+
 FileCopy *file_copy_cancel(FileCopy *c) {
+        siginfo_t si = {};
+
         if (!c)
                 return NULL;
         /* The sources before the pidfd: another copy's child may hold a duplicate of this pidfd
@@ -43,14 +65,25 @@ FileCopy *file_copy_cancel(FileCopy *c) {
         c->exit_source = sd_event_source_disable_unref(c->exit_source);
         c->timer = sd_event_source_disable_unref(c->timer);
         kill_child(c);
-        /* Reaped if it is gone already; otherwise the kernel ends it (SIGKILL) and it stays a
-         * zombie only until lockd exits: the loop never waits for it. */
-        if (c->pidfd >= 0) {
-                siginfo_t si = {};
+        /*
+         * A read that FUSE handed to its server waits uninterruptibly, SIGKILL or not, until the
+         * server answers or the mount is aborted: the child may outlive this. Nobody waits for
+         * it: it is reaped from the loop whenever it ends (a zombie only until then).
+         */
+        if (c->pidfd >= 0 &&
+            waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED | WNOHANG) == 0 &&
+            si.si_pid == 0 && c->event) {
+                Orphan *o = calloc(1, sizeof(*o));
 
-                (void)waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED | WNOHANG);
+                if (o && sd_event_add_io(c->event, &o->source, c->pidfd, EPOLLIN, on_orphan_exit,
+                                         o) >= 0) {
+                        (void)sd_event_source_set_floating(o->source, true);
+                        o->pidfd = TAKE_FD(c->pidfd);
+                } else
+                        free(o);
         }
         safe_close(c->pidfd);
+        sd_event_unref(c->event);
         for (size_t i = 0; i < c->n; i++)
                 safe_close(c->copies[i]);
         free(c);
@@ -168,12 +201,12 @@ static int on_child_exit(sd_event_source *s, int fd, uint32_t revents, void *use
         return 0;
 }
 
+/* The deadline: the answer goes now, whatever the child does (file_copy_cancel() kills it). */
 static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         FileCopy *c = userdata;
 
-        /* SIGKILL ends even a read the kernel waits on killably (FUSE, NFS): the exit follows. */
         c->timed_out = true;
-        kill_child(c);
+        finish(c, -ETIMEDOUT);
         return 0;
 }
 
@@ -187,7 +220,12 @@ int file_copy_start(sd_event *e, int *fds, size_t n, uint64_t max_bytes, uint64_
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
-        *c = (FileCopy){.fds = fds, .n = n, .pidfd = -1, .done = done, .userdata = userdata};
+        *c = (FileCopy){.event = sd_event_ref(e),
+                        .fds = fds,
+                        .n = n,
+                        .pidfd = -1,
+                        .done = done,
+                        .userdata = userdata};
         for (size_t i = 0; i < COPY_FDS_MAX; i++)
                 c->copies[i] = -1;
         for (size_t i = 0; i < n; i++)

@@ -147,10 +147,13 @@ def test_console_always_gets_in(top):
         # Every agent slot is taken: the console still gets in, through its own reserve.
         r = d.lockctl("status", check_rc=0)
         check("version:" in r.stdout, r.stdout)
-        # Another agent uid gets told why.
-        r = call_as(AGENT_UID, d.agent, "org.varlink.service.GetInfo")
-        check(r.get("error") == "io.lockd.Agent.TooManyConnections" and
-              r.get("parameters") == {"limit": "socket"}, f"over the cap: {r}")
+        # Another agent uid is told why, before it even sends a call.
+        r = subprocess.run(["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}",
+                            "--clear-groups", "/usr/bin/python3", "-I", "-c", FIRST_WORD, d.agent],
+                           capture_output=True, text=True, timeout=30)
+        got = json.loads(r.stdout or "{}")
+        check(got.get("error") == "io.lockd.Agent.TooManyConnections" and
+              got.get("parameters") == {"limit": "socket"}, f"over the cap: {r.stdout} {r.stderr}")
         # Idle for 3 s: closed, the slots come back.
         alive = [int(p.stdout.readline()) for p in procs]
         check(sum(alive) == 0, f"idle connections still open: {alive}")
@@ -162,6 +165,17 @@ def test_console_always_gets_in(top):
                 p.kill()
             p.wait()
         d.stop()
+
+
+# Connects and reads what lockd says first, without calling anything.
+FIRST_WORD = ("import socket,sys\n"
+              "s=socket.socket(socket.AF_UNIX);s.settimeout(5);s.connect(sys.argv[1])\n"
+              "b=b''\n"
+              "while not b.endswith(b'\\0'):\n"
+              "  c=s.recv(4096)\n"
+              "  if not c: break\n"
+              "  b+=c\n"
+              "print(b.rstrip(b'\\0').decode())\n")
 
 
 STRANGER_LOOP = ("import socket,sys\n"
@@ -189,11 +203,86 @@ def test_refusals_rate_limited(top):
         d.stop()
 
 
+HANG_FS = os.environ.get("LOCKD_HANG_FS", "")
+
+
+def test_hung_file(top):
+    """a granted file whose reads never answer (FUSE) freezes nothing: both sockets are served
+    meanwhile, the grant is refused at limits.file_read_timeout, and SIGTERM stops lockd within
+    2 s while such a read hangs"""
+    check(os.access(HANG_FS, os.X_OK), "LOCKD_HANG_FS names no program")
+    check(os.path.exists("/dev/fuse"), "/dev/fuse is missing (a prerequisite of this test)")
+    mnt = os.path.join(top, "hung")
+    os.makedirs(mnt, exist_ok=True)
+    fs = subprocess.Popen([HANG_FS, mnt], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    d = None
+    try:
+        wait_for(lambda: os.path.exists(os.path.join(mnt, "hang")), timeout=10,
+                 what="the FUSE mount")
+        top_d = os.path.join(top, "d-hung")
+        os.makedirs(top_d, exist_ok=True)
+        text = policy_text(top_d).replace("limits:\n", "limits:\n  file_read_timeout: 3s\n")
+        d = Daemon(top_d, policy=text)
+        d.start()
+        t0 = time.monotonic()
+        g = subprocess.Popen([os.environ["LOCKCTL"], "--socket", d.console, "grant",
+                              os.path.join(mnt, "hang"), "--agent", str(AGENT_UID)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        # Meanwhile both sockets answer at once.
+        t1 = time.monotonic()
+        r = d.lockctl("status", check_rc=0)
+        a = call_as(AGENT_UID, d.agent, "io.lockd.Agent.ListHandles")
+        served = time.monotonic() - t1
+        check("version:" in r.stdout and "parameters" in a, f"not served: {r.stdout} {a}")
+        check(served < 1.5, f"the loop was held {served:.2f} s")
+        out, err = g.communicate(timeout=30)
+        took = time.monotonic() - t0
+        print(f"# grant of a hung file refused after {took:.2f} s; status and an agent call "
+              f"served in {served * 1000:.0f} ms meanwhile", flush=True)
+        check(g.returncode == 1 and "file_read_timeout" in err, f"grant: {g.returncode} {err}")
+        check(2.5 <= took <= 6, f"refused after {took:.2f} s")
+        # SIGTERM while a read hangs: lockd is gone within 2 s, and no copy child is left.
+        g = subprocess.Popen([os.environ["LOCKCTL"], "--socket", d.console, "grant",
+                              os.path.join(mnt, "hang"), "--agent", str(AGENT_UID)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        children = subprocess.run(["pgrep", "-P", str(d.proc.pid)], capture_output=True,
+                                  text=True).stdout.split()
+        t2 = time.monotonic()
+        d.stop(timeout=10)
+        stopped = time.monotonic() - t2
+        print(f"# SIGTERM with a read hanging: lockd gone after {stopped:.2f} s", flush=True)
+        check(stopped < 2, f"lockd took {stopped:.2f} s to stop")
+        g.communicate(timeout=10)
+        # The copy child waits in the kernel until the file system answers (FUSE reads a server
+        # took are uninterruptible): it ends with the mount, lockd never waited for it.
+        fs.kill()  # its read handlers never return: only the end of /dev/fuse aborts them
+        fs.wait(timeout=10)
+        subprocess.run(["umount", "-l", mnt], capture_output=True)
+
+        def alive(p):
+            try:
+                return open(f"/proc/{p}/stat").read().split()[2] != "Z"
+            except OSError:
+                return False
+        wait_for(lambda: not any(alive(p) for p in children), timeout=10,
+                 what="the copy child to end with the mount")
+    finally:
+        if d:
+            d.stop()
+        if fs.poll() is None:
+            fs.kill()
+            fs.wait(timeout=10)
+        subprocess.run(["umount", "-l", mnt], capture_output=True)
+
+
 def main():
     require_environment()
     tap = Tap()
     top = tempdir()
-    for t in (test_pipelining_bounded, test_console_always_gets_in, test_refusals_rate_limited):
+    for t in (test_pipelining_bounded, test_console_always_gets_in, test_refusals_rate_limited,
+              test_hung_file):
         tap.run(t, top)
     return tap.done()
 
