@@ -85,8 +85,8 @@ static const PropSpec prop_specs[] = {
 
 /* What lockctl sets itself: a --property that changed it could undo the confinement. */
 static const char *const own_props[] = {
-        "User",      "ProtectProc", "ProcSubset", "TemporaryFileSystem", "NoNewPrivileges",
-        "ExecStart", "ExecStartEx", "Type",       "StandardInput",       "StandardOutput",
+        "User",          "ProtectProc", "ProcSubset", "TemporaryFileSystem", "NoNewPrivileges",
+        "ExecStart",     "ExecStartEx", "Type",       "StandardInput",       "StandardOutput",
         "StandardError", NULL,
 };
 
@@ -189,7 +189,8 @@ static int append_prop(sd_bus_message *m, const Prop *p) {
                         break;
                 return sd_bus_message_append(m, "(sv)", name, "t", u);
         case PROP_SECONDS:
-                if (parse_u64(p->value, false, &u) < 0 || (u != UINT64_MAX && u > UINT64_MAX / 1000000))
+                if (parse_u64(p->value, false, &u) < 0 ||
+                    (u != UINT64_MAX && u > UINT64_MAX / 1000000))
                         break;
                 return sd_bus_message_append(m, "(sv)", name, "t",
                                              u == UINT64_MAX ? u : u * 1000000);
@@ -222,8 +223,9 @@ static int parse_prop(const char *arg, Prop *ret) {
                         *ret = (Prop){.spec = &prop_specs[i], .value = eq + 1};
                         return LOCKCTL_EXIT_OK;
                 }
-        fprintf(stderr, "lockctl: agent run: unsupported property '%.*s' (see lockctl agent run "
-                        "--help)\n",
+        fprintf(stderr,
+                "lockctl: agent run: unsupported property '%.*s' (see lockctl agent run "
+                "--help)\n",
                 (int)n, arg);
         return LOCKCTL_EXIT_USAGE;
 }
@@ -391,8 +393,7 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
                         return 0;
                 if (strcmp(name, "ActiveState") == 0 && sd_bus_message_read(m, "v", "s", &str) >= 0)
                         snprintf(run->state, sizeof(run->state), "%s", str);
-                else if (strcmp(name, "Result") == 0 &&
-                         sd_bus_message_read(m, "v", "s", &str) >= 0)
+                else if (strcmp(name, "Result") == 0 && sd_bus_message_read(m, "v", "s", &str) >= 0)
                         snprintf(run->result, sizeof(run->result), "%s", str);
                 else if (strcmp(name, "ExecMainCode") == 0 &&
                          sd_bus_message_read(m, "v", "i", &run->code) >= 0)
@@ -479,8 +480,8 @@ static int start_agent(Run *run, const char *user, const char *exe, char **argv,
         const char *job;
         int r;
 
-        r = sd_bus_message_new_method_call(run->bus, &m, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                           "StartTransientUnit");
+        r = sd_bus_message_new_method_call(run->bus, &m, SYSTEMD_DEST, SYSTEMD_PATH,
+                                           SYSTEMD_MANAGER, "StartTransientUnit");
         if (r >= 0)
                 r = sd_bus_message_append(m, "ss", run->unit, "fail");
         if (r >= 0)

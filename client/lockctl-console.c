@@ -178,8 +178,7 @@ int console_print_error(const char *what, const char *error, json_t *params) {
         else if (strcmp(name, "TooManyConnections") == 0) {
                 const char *limit = json_string_value(json_object_get(params, "limit"));
 
-                fprintf(stderr, "lockd is at its connection limit (%s): %s",
-                        limit ? limit : "?",
+                fprintf(stderr, "lockd is at its connection limit (%s): %s", limit ? limit : "?",
                         limit && strcmp(limit, "uid") == 0
                                 ? "this user has limits.connections_per_uid connections open "
                                   "already"
@@ -187,8 +186,7 @@ int console_print_error(const char *what, const char *error, json_t *params) {
                                 ? "the console socket has limits.console_connections open "
                                   "already"
                                 : "lockd has all the connections it takes open");
-        }
-        else if (strcmp(name, "InvalidRequest") == 0) {
+        } else if (strcmp(name, "InvalidRequest") == 0) {
                 a = param_escaped(params, "reason");
                 fprintf(stderr, "invalid request: %s", a ? a : "?");
         } else if (strcmp(name, "UnknownPlugin") == 0) {

@@ -490,9 +490,10 @@ static inline bool lp_has_detail(void) {
 
 /*
  * Writes a human-only detail (printf-style) on fd 7 when the plugin has one (protocol 2 with
- * detail = true, decided once at the process's start: lp_has_detail()), and nothing otherwise. All calls of a process together write at most
- * LP_DETAIL_MAX bytes, which is what lockd keeps; the rest is cut off. Returns the number of
- * bytes written, 0 when there is no fd 7 or the cap is reached, or -1 with errno set.
+ * detail = true, decided once at the process's start: lp_has_detail()), and nothing otherwise. All
+ * calls of a process together write at most LP_DETAIL_MAX bytes, which is what lockd keeps; the
+ * rest is cut off. Returns the number of bytes written, 0 when there is no fd 7 or the cap is
+ * reached, or -1 with errno set.
  */
 __attribute__((format(printf, 1, 2))) static inline ssize_t lp_detail(const char *fmt, ...) {
         char text[LP_DETAIL_MAX + 1];

@@ -514,8 +514,7 @@ static void conn_update(VarlinkConn *c, bool data_arrived) {
                 if (!idle)
                         (void)sd_event_source_set_enabled(c->idle, SD_EVENT_OFF);
                 else if (on == SD_EVENT_OFF) {
-                        (void)sd_event_source_set_time_relative(c->idle,
-                                                                c->listener->idle_usec);
+                        (void)sd_event_source_set_time_relative(c->idle, c->listener->idle_usec);
                         (void)sd_event_source_set_enabled(c->idle, SD_EVENT_ONESHOT);
                 }
         }

@@ -29,10 +29,10 @@ struct VarlinkListener {
         VarlinkAcceptFn on_accept;
         VarlinkDisconnectFn on_disconnect;
         void *userdata;
-        unsigned conns_max;  /* its own cap (0: only the server's); a reserve others cannot take */
-        unsigned n_conns;    /* open connections accepted here */
-        uint64_t idle_usec;  /* a connection with no call open this long is closed (0: never) */
-        char *limit_error;   /* the error a peer over a cap is told before the close, or NULL */
+        unsigned conns_max; /* its own cap (0: only the server's); a reserve others cannot take */
+        unsigned n_conns;   /* open connections accepted here */
+        uint64_t idle_usec; /* a connection with no call open this long is closed (0: never) */
+        char *limit_error;  /* the error a peer over a cap is told before the close, or NULL */
 };
 
 /* The fds that arrived for one message (refused: some came and were closed); seq numbers the

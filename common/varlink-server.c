@@ -154,8 +154,9 @@ static void refuse_over_limit(VarlinkListener *l, int cfd, const char *which) {
         int n;
 
         if (l->limit_error) {
-                n = snprintf(buf, sizeof(buf), "{\"error\":\"%s\",\"parameters\":{\"limit\":\"%s\"}}",
-                             l->limit_error, which);
+                n = snprintf(buf, sizeof(buf),
+                             "{\"error\":\"%s\",\"parameters\":{\"limit\":\"%s\"}}", l->limit_error,
+                             which);
                 if (n > 0 && (size_t)n < sizeof(buf))
                         (void)send(cfd, buf, (size_t)n + 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         }

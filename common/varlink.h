@@ -28,7 +28,7 @@ typedef struct VarlinkClient VarlinkClient;
 #define VARLINK_DEFAULT_OUT_BYTES_PER_CONN ((size_t)16 * 1024 * 1024)
 /* Answers parked behind an older call or not yet written, per connection, at which reading
  * pauses (backpressure): the most a peer that pipelines without reading makes lockd hold. */
-#define VARLINK_READ_PAUSE_BYTES ((size_t)64 * 1024)
+#define VARLINK_READ_PAUSE_BYTES           ((size_t)64 * 1024)
 #define VARLINK_DEFAULT_STALL_USEC         ((uint64_t)10 * 1000 * 1000)
 
 /* org.varlink.service errors. */

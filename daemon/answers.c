@@ -89,9 +89,8 @@ static bool mac_string(EVP_MAC_CTX *ctx, const char *s) {
         return EVP_MAC_update(ctx, (const unsigned char *)s, strlen(s) + 1) == 1;
 }
 
-int answers_id(const AnswerCache *c, const uint8_t digest[BUDGET_DIGEST_SIZE],
-               const BudgetKey *key, const char *inputs, size_t inputs_len,
-               uint8_t id[ANSWERS_ID_SIZE]) {
+int answers_id(const AnswerCache *c, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
+               const char *inputs, size_t inputs_len, uint8_t id[ANSWERS_ID_SIZE]) {
         OSSL_PARAM params[] = {
                 OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0),
                 OSSL_PARAM_construct_end(),

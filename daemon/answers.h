@@ -30,9 +30,8 @@ static inline void answers_freep(AnswerCache **c) {
  * (plugin, version, bindings) and the canonical inputs JSON that carries the values (inputs_len
  * bytes). 0, or a negative errno with id untouched.
  */
-int answers_id(const AnswerCache *c, const uint8_t digest[BUDGET_DIGEST_SIZE],
-               const BudgetKey *key, const char *inputs, size_t inputs_len,
-               uint8_t id[ANSWERS_ID_SIZE]);
+int answers_id(const AnswerCache *c, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
+               const char *inputs, size_t inputs_len, uint8_t id[ANSWERS_ID_SIZE]);
 
 /* The answer stored under id: 1 and *ret filled, or 0 with *ret untouched. */
 int answers_lookup(const AnswerCache *c, const uint8_t id[ANSWERS_ID_SIZE], BudgetEntry *ret);

@@ -33,10 +33,10 @@ typedef struct StepRun {
         uint8_t digest[BUDGET_DIGEST_SIZE];
         char sha256[HANDLE_SHA256_HEX + 1];
         BudgetKey key;
-        bool by_value;                       /* bound to typed values: answers keyed by answer_id */
-        uint8_t answer_id[ANSWERS_ID_SIZE];  /* answers_id() of the values, when by_value */
-        uint64_t admitted_usec;              /* CLOCK_MONOTONIC, when the run was admitted */
-        uint64_t timeout_usec;               /* the plugin's timeout_s */
+        bool by_value;                      /* bound to typed values: answers keyed by answer_id */
+        uint8_t answer_id[ANSWERS_ID_SIZE]; /* answers_id() of the values, when by_value */
+        uint64_t admitted_usec;             /* CLOCK_MONOTONIC, when the run was admitted */
+        uint64_t timeout_usec;              /* the plugin's timeout_s */
         RunRequest *req; /* while in the backlog; the pool owns it after submit */
         struct StepRun *next;
 } StepRun;
@@ -110,7 +110,8 @@ static int held_release(sd_event_source *source, uint64_t usec, void *userdata) 
         Manager *m = h->manager;
         Ticket *t = tickets_get_mutable(m->tickets, h->ticket);
 
-        /* A ticket cancelled or expired meanwhile has this step's outcome already: nothing to do. */
+        /* A ticket cancelled or expired meanwhile has this step's outcome already: nothing to do.
+         */
         if (t && h->step < t->plan->n_steps && !t->outcomes[h->step].set)
                 set_outcome(m, t, h->step, h->result, h->error, h->cause);
         held_free(m->ask, h);
@@ -390,8 +391,7 @@ static void step_done(RunRequest *req, void *userdata) {
              : res->outcome == RUN_ZERO ? BUDGET_OUTCOME_ZERO
                                         : BUDGET_OUTCOME_PLUGIN_ERROR;
         if (s->by_value) {
-                r = budget_commit_ran(m->budget, s->digest, &s->key, BUDGET_OUTCOME_ANSWERED,
-                                      ran);
+                r = budget_commit_ran(m->budget, s->digest, &s->key, BUDGET_OUTCOME_ANSWERED, ran);
                 if (r >= 0 || r == -EEXIST)
                         (void)answers_store(
                                 m->answers, s->answer_id, s->digest,

@@ -65,9 +65,9 @@ static const EventInfo events[_AUDIT_EVENT_MAX] = {
 
 static const char *const reserved_names[] = {"seq", "time", "prev", "event"};
 
-/* Names under which a plugin's detail or a human-typed value would travel (ARCHITECTURE.md, the threat model: they
- * never reach the audit). Refusing the names makes a slip in a caller fail loudly at the first
- * test instead of writing the value into a file that is kept for ever. */
+/* Names under which a plugin's detail or a human-typed value would travel (ARCHITECTURE.md, the
+ * threat model: they never reach the audit). Refusing the names makes a slip in a caller fail
+ * loudly at the first test instead of writing the value into a file that is kept for ever. */
 static const char *const forbidden_names[] = {"detail", "value", "values", "input", "inputs"};
 
 static const char *const verify_errors[_AUDIT_VERIFY_MAX] = {

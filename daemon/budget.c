@@ -482,8 +482,7 @@ static int parse_outcome(const char *s, BudgetOutcome *ret) {
 
 /* Parses one element of "answers" into a (canonical, validated) key and its entry. */
 static int parse_answer(json_t *o, BudgetKey *ret_key, Answer *ret) {
-        static const char *const keys[] = {"inputs", "outcome", "plugin",
-                                           "time",   "version", "ran"};
+        static const char *const keys[] = {"inputs", "outcome", "plugin", "time", "version", "ran"};
         json_t *inputs, *pair, *time_v, *ran_v;
         const char *plugin, *version, *outcome;
         BudgetKey k;

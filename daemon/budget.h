@@ -38,9 +38,9 @@
  * (the caller flushes first): a reservation is persisted as "reserved" while the plugin runs, so
  * a lockd killed mid-run comes back with the slot still taken (a later run of that key costs
  * nothing and fills it), and a lockd killed before the flush loses only a slot whose answer
- * nobody received. A budget file that does not parse strictly makes budget_open() fail, naming the file:
- * a budget is never reset silently, since a lost budget would let an agent ask more than it may.
- * The human's way out is `lockctl budget reset` (budget_reset()) or removing the file by hand.
+ * nobody received. A budget file that does not parse strictly makes budget_open() fail, naming the
+ * file: a budget is never reset silently, since a lost budget would let an agent ask more than it
+ * may. The human's way out is `lockctl budget reset` (budget_reset()) or removing the file by hand.
  *
  * Threads: a BudgetStore is used from lockd's event loop thread only; it has no locks. Lookups
  * never touch the disk (an in-memory hash table keyed by digest, filled at open).
@@ -63,8 +63,8 @@ typedef enum BudgetOutcome {
         BUDGET_OUTCOME_ZERO,     /* the plugin answered 0 */
         BUDGET_OUTCOME_ONE,      /* the plugin answered 1 */
         BUDGET_OUTCOME_PLUGIN_ERROR, /* the plugin ran and gave no valid answer */
-        BUDGET_OUTCOME_ANSWERED, /* a question bound to typed values was answered: the slot is
-                                    charged, the answers are by value and in memory only */
+        BUDGET_OUTCOME_ANSWERED,     /* a question bound to typed values was answered: the slot is
+                                        charged, the answers are by value and in memory only */
         _BUDGET_OUTCOME_MAX,
 } BudgetOutcome;
 

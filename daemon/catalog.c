@@ -491,8 +491,7 @@ int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const Re
         reference = active ? active->release->manifest : NULL;
         if (remembered && (!reference || update_version_compare(remembered, reference) > 0))
                 reference = remembered;
-        reinstall = !active && reference &&
-                    update_version_compare(reference, rel->manifest) == 0 &&
+        reinstall = !active && reference && update_version_compare(reference, rel->manifest) == 0 &&
                     update_same_meaning(reference, rel->manifest);
         if (reference && !reinstall) {
                 bool confirm;

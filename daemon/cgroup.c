@@ -77,7 +77,8 @@ int cgroup_mounts_load(CgroupMounts **ret) {
                 if (!sep)
                         continue;
                 *sep = 0;
-                for (char *t = strtok_r(line, " ", &save); t && n < 5; t = strtok_r(NULL, " ", &save))
+                for (char *t = strtok_r(line, " ", &save); t && n < 5;
+                     t = strtok_r(NULL, " ", &save))
                         f[n++] = t;
                 fstype = strtok_r(sep + 3, " ", &save);
                 source = fstype ? strtok_r(NULL, " ", &save) : NULL;

@@ -10,13 +10,13 @@
 #include "confinement.h"
 #include "macro.h"
 
-#define SYSTEMD_DEST      "org.freedesktop.systemd1"
-#define SYSTEMD_PATH      "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER   "org.freedesktop.systemd1.Manager"
-#define SYSTEMD_SERVICE   "org.freedesktop.systemd1.Service"
-#define UNIT_PATH_PREFIX  "/org/freedesktop/systemd1/unit"
-#define CGROUP_FS         "/sys/fs/cgroup"
-#define PATHS_MAX         256 /* per list; a unit with more is refused rather than half-read */
+#define SYSTEMD_DEST     "org.freedesktop.systemd1"
+#define SYSTEMD_PATH     "/org/freedesktop/systemd1"
+#define SYSTEMD_MANAGER  "org.freedesktop.systemd1.Manager"
+#define SYSTEMD_SERVICE  "org.freedesktop.systemd1.Service"
+#define UNIT_PATH_PREFIX "/org/freedesktop/systemd1/unit"
+#define CGROUP_FS        "/sys/fs/cgroup"
+#define PATHS_MAX        256 /* per list; a unit with more is refused rather than half-read */
 
 /* Whether path (an absolute path, maybe with a "-" or "+" prefix of the unit file syntax) is
  * /sys/fs/cgroup or a directory above it, so that what it hides hides the cgroup file system. */
@@ -48,9 +48,8 @@ bool confinement_evaluate(const ConfinementUnit *u, const char **ret_missing) {
                 missing = "the peer runs in no unit of the manager";
         else if ((n = strlen(u->unit)) < 8 || strcmp(u->unit + n - 8, ".service") != 0)
                 missing = "the peer's unit is not a service (start it with lockctl agent run)";
-        else if (!u->protect_proc ||
-                 (strcmp(u->protect_proc, "invisible") != 0 &&
-                  strcmp(u->protect_proc, "noaccess") != 0))
+        else if (!u->protect_proc || (strcmp(u->protect_proc, "invisible") != 0 &&
+                                      strcmp(u->protect_proc, "noaccess") != 0))
                 missing = "ProtectProc=invisible";
         else if (!any_covers(u->inaccessible) && !any_covers(u->tmpfs))
                 missing = "no access to " CGROUP_FS " (TemporaryFileSystem=" CGROUP_FS ")";
@@ -167,7 +166,8 @@ static int on_properties(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
                 return 0;
         }
         r = sd_bus_message_enter_container(m, SD_BUS_TYPE_ARRAY, "{sv}");
-        while (r >= 0 && (r = sd_bus_message_enter_container(m, SD_BUS_TYPE_DICT_ENTRY, "sv")) > 0) {
+        while (r >= 0 &&
+               (r = sd_bus_message_enter_container(m, SD_BUS_TYPE_DICT_ENTRY, "sv")) > 0) {
                 const char *name;
 
                 r = sd_bus_message_read(m, "s", &name);
@@ -278,9 +278,11 @@ int confinement_check_start(sd_bus *bus, pid_t pid, int pidfd, ConfinementDoneFn
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
-        *c = (ConfinementCheck){
-                .bus = sd_bus_ref(bus), .pid = pid, .pidfd = pidfd, .done = done,
-                .userdata = userdata};
+        *c = (ConfinementCheck){.bus = sd_bus_ref(bus),
+                                .pid = pid,
+                                .pidfd = pidfd,
+                                .done = done,
+                                .userdata = userdata};
         /* By the pidfd where the manager can (no pid to be reused), else by the pid. */
         if (pidfd >= 0 && !no_pidfd_method)
                 r = sd_bus_call_method_async(bus, &c->slot, SYSTEMD_DEST, SYSTEMD_PATH,

@@ -189,12 +189,11 @@ static json_t *answer_to_json(const BudgetAnswer *a, bool clear) {
                 if (json_object_set_new(inputs, a->key.pairs[i].input,
                                         json_string(a->key.pairs[i].placeholder)) < 0)
                         return NULL;
-        return json_pack("{s:s, s:s, s:O, s:s, s:I, s:I}", "plugin", a->key.plugin, "version",
-                         a->key.version, "inputs", inputs, "outcome",
-                         clear || a->entry.outcome == BUDGET_OUTCOME_RESERVED ? outcome
-                                                                              : "answered",
-                         "time_usec",
-                         (json_int_t)a->entry.time_usec, "in_flight", (json_int_t)a->in_flight);
+        return json_pack(
+                "{s:s, s:s, s:O, s:s, s:I, s:I}", "plugin", a->key.plugin, "version",
+                a->key.version, "inputs", inputs, "outcome",
+                clear || a->entry.outcome == BUDGET_OUTCOME_RESERVED ? outcome : "answered",
+                "time_usec", (json_int_t)a->entry.time_usec, "in_flight", (json_int_t)a->in_flight);
 }
 
 /* One content's budget as io.lockd.Console's Budget, its answers from budget_show(). */
@@ -271,8 +270,7 @@ static int method_list_budgets(VarlinkCall *call, json_t *params, void *userdata
                 for (size_t i = 0; i < n; i++) {
                         json_t *b = NULL;
 
-                        r = budget_to_json(m->budget, all[i].digest, refs, n_refs, clear,
-                                           &b);
+                        r = budget_to_json(m->budget, all[i].digest, refs, n_refs, clear, &b);
                         if (r < 0)
                                 return r;
                         if (json_array_append_new(list, b) < 0)

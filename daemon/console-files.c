@@ -12,7 +12,7 @@
 #include "macro.h"
 #include "policy.h"
 
-#define FDS_MAX                  16
+#define FDS_MAX                   16
 #define FILE_READ_TIMEOUT_DEFAULT 30 /* s, without a policy (the tests' servers) */
 
 typedef struct FilesJob {
@@ -58,8 +58,7 @@ static void copied(int error, void *userdata) {
         varlink_call_set_cancel(call, NULL, NULL);
         if (error == -ETIMEDOUT) {
                 log_struct(LOG_WARNING, NULL, NULL,
-                           "%s refused: reading the file(s) passed took longer than %" PRIu64
-                           " s",
+                           "%s refused: reading the file(s) passed took longer than %" PRIu64 " s",
                            varlink_call_method(call), read_timeout_sec(m));
                 snprintf(reason, sizeof(reason),
                          "reading the file took longer than limits.file_read_timeout (%" PRIu64
@@ -80,8 +79,8 @@ static void copied(int error, void *userdata) {
                 /* A method that failed without answering: the peer gets a word, never silence
                  * (an answer already sent makes this a no-op: the call is no longer pending). */
                 if (r < 0) {
-                        snprintf(reason, sizeof(reason), "%s failed: %s",
-                                 varlink_call_method(call), strerror(-r));
+                        snprintf(reason, sizeof(reason), "%s failed: %s", varlink_call_method(call),
+                                 strerror(-r));
                         (void)reply_unavailable(call, reason);
                 }
         }
@@ -109,8 +108,8 @@ int console_read_files_then(VarlinkCall *call, json_t *params, Manager *m, uint6
                         .n = n};
         for (size_t i = 0; i < n; i++)
                 j->fds[i] = varlink_call_take_fd(call, (int64_t)i); /* -1 for an empty slot */
-        r = file_copy_start(m->event, j->fds, n, max_bytes, read_timeout_sec(m) * 1000000ULL, copied,
-                            j, &j->copy);
+        r = file_copy_start(m->event, j->fds, n, max_bytes, read_timeout_sec(m) * 1000000ULL,
+                            copied, j, &j->copy);
         if (r < 0) {
                 job_free(j);
                 return r;

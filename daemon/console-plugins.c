@@ -330,8 +330,10 @@ static int method_install_plugin_files(VarlinkCall *call, json_t *params, void *
 
 /* The files are copied off the loop first (console-files.h): a hung file never stops lockd. */
 static int method_install_plugin(VarlinkCall *call, json_t *params, void *userdata) {
-        return console_read_files_then(call, params, userdata, RELEASE_BINARY_MAX,
-                                       "a file of the release is larger than the release caps allow", method_install_plugin_files);
+        return console_read_files_then(
+                call, params, userdata, RELEASE_BINARY_MAX,
+                "a file of the release is larger than the release caps allow",
+                method_install_plugin_files);
 }
 
 static int method_remove_plugin(VarlinkCall *call, json_t *params, void *userdata) {
@@ -456,7 +458,8 @@ static int method_add_marketplace_files(VarlinkCall *call, json_t *params, void 
 /* The files are copied off the loop first (console-files.h): a hung file never stops lockd. */
 static int method_add_marketplace(VarlinkCall *call, json_t *params, void *userdata) {
         return console_read_files_then(call, params, userdata, MARKETPLACE_ROOT_MAX,
-                                       "the trusted root is larger than 1 MiB", method_add_marketplace_files);
+                                       "the trusted root is larger than 1 MiB",
+                                       method_add_marketplace_files);
 }
 
 static int method_remove_marketplace(VarlinkCall *call, json_t *params, void *userdata) {

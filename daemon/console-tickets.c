@@ -120,8 +120,7 @@ static json_t *outcomes_json(const Ticket *t, bool clear) {
                                       o->result < 0 ? json_null() : json_integer(o->result),
                                       "error", o->error ? json_string(o->error) : json_null());
                 else
-                        e = json_pack("{s:I, s:n, s:o}", "step", (json_int_t)i, "result",
-                                      "error",
+                        e = json_pack("{s:I, s:n, s:o}", "step", (json_int_t)i, "result", "error",
                                       o->error && strcmp(o->error, "plugin_error") != 0
                                               ? json_string(o->error)
                                               : json_null());

@@ -41,19 +41,18 @@ static int method_status(VarlinkCall *call, json_t *params, void *userdata) {
         for (size_t i = 0; m->capabilities_kept && m->capabilities_kept[i]; i++)
                 if (json_array_append_new(caps, json_string(m->capabilities_kept[i])) < 0)
                         return -ENOMEM;
-        reply = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:i, s:O, s:b, s:s?}",
-                          "version",
-                          LOCKD_VERSION, "security_level", (int)m->policy->security_level,
-                          "uptime_usec", (json_int_t)(now_monotonic_usec() - m->start_usec),
-                          "plugins", (json_int_t)catalog_n(m->catalog), "marketplaces",
-                          (json_int_t)marketplaces_n(m->marketplaces), "runs_active",
-                          (json_int_t)run_pool_n_active(m->runs), "runs_total",
-                          (json_int_t)m->runs_total, "connections",
-                          (json_int_t)(m->varlink ? varlink_server_n_connections(m->varlink) : 0),
-                          "scope_backend", m->scope ? "systemd" : "none", "landlock_abi",
-                          m->landlock_abi, "capabilities", caps, "agent_confinement",
-                          m->policy->agents.require_confinement, "scope_bus",
-                          m->scope ? scope_bus_spec(m->policy) : NULL);
+        reply = json_pack(
+                "{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:i, s:O, s:b, s:s?}", "version",
+                LOCKD_VERSION, "security_level", (int)m->policy->security_level, "uptime_usec",
+                (json_int_t)(now_monotonic_usec() - m->start_usec), "plugins",
+                (json_int_t)catalog_n(m->catalog), "marketplaces",
+                (json_int_t)marketplaces_n(m->marketplaces), "runs_active",
+                (json_int_t)run_pool_n_active(m->runs), "runs_total", (json_int_t)m->runs_total,
+                "connections",
+                (json_int_t)(m->varlink ? varlink_server_n_connections(m->varlink) : 0),
+                "scope_backend", m->scope ? "systemd" : "none", "landlock_abi", m->landlock_abi,
+                "capabilities", caps, "agent_confinement", m->policy->agents.require_confinement,
+                "scope_bus", m->scope ? scope_bus_spec(m->policy) : NULL);
         if (!reply)
                 return -ENOMEM;
         return varlink_call_reply(call, reply, false);

@@ -71,9 +71,10 @@ static int check_config(const char *path) {
                 if (!mp->force || identity_pattern_lint(mp->identity, w, ELEMENTSOF(w), &n) < 0)
                         continue;
                 for (size_t k = 0; k < n && k < ELEMENTSOF(w); k++)
-                        fprintf(stderr, "lockd: %s:%u:%u: warning: marketplace %s: %s: %s (force: true)\n",
-                                path ? path : "-", mp->identity_line, mp->identity_column,
-                                mp->name, identity_warning_name(w[k].code), w[k].message);
+                        fprintf(stderr,
+                                "lockd: %s:%u:%u: warning: marketplace %s: %s: %s (force: true)\n",
+                                path ? path : "-", mp->identity_line, mp->identity_column, mp->name,
+                                identity_warning_name(w[k].code), w[k].message);
         }
         printf("# effective policy (%s)\n", path ? path : "the compiled-in default");
         if (policy_format(p, stdout) < 0 || fflush(stdout) != 0) {

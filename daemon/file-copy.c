@@ -188,8 +188,7 @@ static int on_child_exit(sd_event_source *s, int fd, uint32_t revents, void *use
         siginfo_t si = {};
         int error;
 
-        if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED | WNOHANG) < 0 ||
-            si.si_pid == 0)
+        if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
                 return 0; /* not yet: the next wakeup */
         if (c->timed_out)
                 error = -ETIMEDOUT;

@@ -249,8 +249,7 @@ static int parse_meta(char *text, const char *id, Handle *h, char **ret_label) {
         *ret_label = NULL;
         if (strcmp(v, "-") != 0) {
                 n = strlen(v);
-                if (n % 2 != 0 || n / 2 > sizeof(raw) ||
-                    sigstore_hex_decode(v, raw, n / 2) < 0 ||
+                if (n % 2 != 0 || n / 2 > sizeof(raw) || sigstore_hex_decode(v, raw, n / 2) < 0 ||
                     !handle_label_valid((const char *)raw, n / 2))
                         return -EBADMSG;
                 *ret_label = strndup((const char *)raw, n / 2);
@@ -293,8 +292,7 @@ static int load_one(HandleStore *s, Handles *hs, const char *id, uint64_t max_sn
                 return errno == ENOENT ? -EBADMSG : negative_errno();
         if (fstat(dfd, &st) < 0)
                 return negative_errno();
-        if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != h.bytes ||
-            h.bytes > max_snapshot_bytes)
+        if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != h.bytes || h.bytes > max_snapshot_bytes)
                 return -EBADMSG;
         memfd = memfd_snapshot(dfd, "lockd-handle", max_snapshot_bytes, false);
         if (memfd < 0)

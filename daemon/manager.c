@@ -720,8 +720,7 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, NULL, "handles: %s", strerror(-r));
         /* Grants outlive lockd: read back what was granted before, then store every new one. */
-        r = handle_store_open(m->state_fd, m->policy->limits.handle_store_bytes,
-                              &m->handle_store);
+        r = handle_store_open(m->state_fd, m->policy->limits.handle_store_bytes, &m->handle_store);
         if (r < 0)
                 return log_error_errno(r, NULL, "handle store: %s", strerror(-r));
         {

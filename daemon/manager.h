@@ -60,7 +60,7 @@ typedef struct Manager {
                             */
         char *bound_paths[2]; /* sockets lockd bound itself (removed at exit) */
         uint64_t run_seq;     /* the last run's unit number (manager_run_unit_name()) */
-        RateLimit refusals; /* log lines about refused peers, per uid */
+        RateLimit refusals;   /* log lines about refused peers, per uid */
         bool stopping;
 } Manager;
 

@@ -115,9 +115,9 @@ __attribute__((no_sanitize("address", "undefined"))) static long child_lift(int 
 }
 
 /*
- * The child, in ARCHITECTURE.md's order (the sandbox): wait for the parent (scope) → groups, gid, uid → capabilities
- * → rlimits → fds 0,1,2,3,(6),(7) → cwd / → no_new_privs → Landlock → close every other fd →
- * seccomp → execve. Every step that fails ends the child before exec.
+ * The child, in ARCHITECTURE.md's order (the sandbox): wait for the parent (scope) → groups, gid,
+ * uid → capabilities → rlimits → fds 0,1,2,3,(6),(7) → cwd / → no_new_privs → Landlock → close
+ * every other fd → seccomp → execve. Every step that fails ends the child before exec.
  */
 __attribute__((no_sanitize("address", "undefined"))) static int child_main(void *userdata) {
         ChildArgs *a = userdata;

@@ -15,7 +15,8 @@ typedef enum RunOutcome {
         RUN_PLUGIN_ERROR = 2, /* every failure: the agent sees plugin_error, never a 0 */
 } RunOutcome;
 
-/* The precise cause of a plugin_error, for the audit and the human only (ARCHITECTURE.md, the sandbox). */
+/* The precise cause of a plugin_error, for the audit and the human only (ARCHITECTURE.md, the
+ * sandbox). */
 typedef enum RunCause {
         RUN_CAUSE_NONE = 0,   /* a valid answer */
         RUN_CAUSE_BAD_OUTPUT, /* stdout held something other than 1 or 0 (+ one \n) */

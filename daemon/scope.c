@@ -283,9 +283,9 @@ static int append_property_u64(sd_bus_message *msg, const char *name, uint64_t v
 }
 
 /*
- * The transient unit's properties: ARCHITECTURE.md's limits (scopes) and its own garbage collection. PIDs= is
- * a number (systemd 252 has no PIDFDs=): safe because the caller's pid is its own child, not yet
- * reaped, so the number cannot name another process until the run is over.
+ * The transient unit's properties: ARCHITECTURE.md's limits (scopes) and its own garbage
+ * collection. PIDs= is a number (systemd 252 has no PIDFDs=): safe because the caller's pid is its
+ * own child, not yet reaped, so the number cannot name another process until the run is over.
  */
 static int append_properties(ScopeManager *m, sd_bus_message *msg, pid_t pid,
                              const ScopeLimits *lim) {

@@ -1,5 +1,5 @@
-/* Transient systemd scopes for plugin runs (ARCHITECTURE.md, scopes): created asynchronously over sd-bus on
- * the daemon's event loop, with the run's limits, and killed with the run on timeout. */
+/* Transient systemd scopes for plugin runs (ARCHITECTURE.md, scopes): created asynchronously over
+ * sd-bus on the daemon's event loop, with the run's limits, and killed with the run on timeout. */
 #pragma once
 
 #include <stdbool.h>

@@ -450,7 +450,8 @@ static const uint16_t self_or_own_pid_arg0[] = {
 
 /* What the filter does with one syscall number: a return, or the body that checks arguments. */
 typedef enum NrClass {
-        CLS_ALLOW = 0, /* a denylist, as ARCHITECTURE.md (the sandbox) has it: what is not named is allowed */
+        CLS_ALLOW = 0, /* a denylist, as ARCHITECTURE.md (the sandbox) has it: what is not named is
+                          allowed */
         CLS_EPERM,
         CLS_ENOSYS,
         CLS_MMAP,

@@ -153,8 +153,7 @@ int policy_format(const Policy *p, FILE *f) {
         policy_format_duration_ms(p->release_quantum_ms, a, sizeof(a));
         fprintf(f, "release_quantum: %s\n", a);
         put_role(f, "agents", &p->agents);
-        fprintf(f, "  require_confinement: %s\n",
-                p->agents.require_confinement ? "true" : "false");
+        fprintf(f, "  require_confinement: %s\n", p->agents.require_confinement ? "true" : "false");
         put_role(f, "consoles", &p->consoles);
         fputs("sockets:\n", f);
         put_socket(f, "agent", &p->agent_socket);

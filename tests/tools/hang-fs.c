@@ -38,8 +38,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi) {
 }
 
 /* Never answers: the reader waits until it is killed, or the file system goes away. */
-static int fs_read(const char *path, char *buf, size_t size, off_t off,
-                   struct fuse_file_info *fi) {
+static int fs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
         for (;;)
                 pause();
         return -EIO;

@@ -68,8 +68,7 @@ START_TEST(test_store_lookup_reset) {
         ck_assert_uint_eq(e.ran_usec, 1234);
         /* The value not typed before is not found: a fresh run, never a stale answer. */
         ck_assert_int_eq(answers_lookup(c, b, &e), 0);
-        ck_assert_int_eq(answers_store(c, b, d2,
-                                       &(BudgetEntry){.outcome = BUDGET_OUTCOME_ZERO}),
+        ck_assert_int_eq(answers_store(c, b, d2, &(BudgetEntry){.outcome = BUDGET_OUTCOME_ZERO}),
                          0);
         /* A reset forgets one content's answers only. */
         ck_assert_uint_eq(answers_reset(c, d), 1);

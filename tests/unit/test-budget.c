@@ -1013,14 +1013,12 @@ START_TEST(test_bench) {
                         for (unsigned j = 0; j < ANSWERS; j++) {
                                 char *more = NULL;
 
-                                ck_assert_int_ge(
-                                        asprintf(
-                                                &more,
-                                                "%s%s{\"inputs\":[],\"outcome\":\"1\","
-                                                "\"plugin\":\"" PLUGIN
-                                                "\",\"time\":1,\"version\":\"1.0.%u\"}",
-                                                text, j ? "," : "", j),
-                                        0);
+                                ck_assert_int_ge(asprintf(&more,
+                                                          "%s%s{\"inputs\":[],\"outcome\":\"1\","
+                                                          "\"plugin\":\"" PLUGIN
+                                                          "\",\"time\":1,\"version\":\"1.0.%u\"}",
+                                                          text, j ? "," : "", j),
+                                                 0);
                                 free(text);
                                 text = more;
                         }

@@ -227,9 +227,8 @@ START_TEST(test_audit_failure) {
 
                 expect(c, "io.lockd.Console.Revoke", json_pack("{s:s}", "handle", id), -1,
                        "io.lockd.Console.Unavailable", &e);
-                ck_assert_ptr_nonnull(
-                        strstr(json_string_value(json_object_get(e, "reason")),
-                               "the state directory is full"));
+                ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(e, "reason")),
+                                             "the state directory is full"));
                 json_decref(e);
         }
         json_decref(list);

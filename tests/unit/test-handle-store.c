@@ -58,7 +58,8 @@ START_TEST(test_round_trip) {
         ck_assert_int_eq(handle_store_open(t.fd, 1 << 20, &s), 0);
         ck_assert_int_eq(handles_new(NULL, NULL, NULL, &hs), 0);
         handles_set_store(hs, s);
-        h = grant(hs, "the granted bytes", "q3 report \xc3\xa9", handles_now_usec() + 3600000000ULL);
+        h = grant(hs, "the granted bytes", "q3 report \xc3\xa9",
+                  handles_now_usec() + 3600000000ULL);
         memcpy(id, h->id, sizeof(id));
         memcpy(gone, grant(hs, "revoked soon", NULL, 0)->id, sizeof(gone));
         dfd = openat(t.fd, HANDLE_STORE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -237,12 +237,11 @@ static void server_start(const VarlinkLimits *limits) {
         ck_assert_int_eq(varlink_server_add_interface(server, &other_interface), 0);
         fd_plain = listen_at(sock_plain);
         fd_fds = listen_at(sock_fds);
-        ck_assert_int_eq(varlink_server_listen_fd(server, fd_plain, false, on_accept,
-                                                  on_disconnect, NULL),
-                         0);
-        ck_assert_int_eq(varlink_server_listen_fd(server, fd_fds, true, on_accept, on_disconnect,
-                                                  NULL),
-                         0);
+        ck_assert_int_eq(
+                varlink_server_listen_fd(server, fd_plain, false, on_accept, on_disconnect, NULL),
+                0);
+        ck_assert_int_eq(
+                varlink_server_listen_fd(server, fd_fds, true, on_accept, on_disconnect, NULL), 0);
 }
 
 static void server_stop(void) {
@@ -915,9 +914,8 @@ START_TEST(test_listener_limits) {
         PUMP_UNTIL(n_accepted == 3);
         assert_echo_works(c[3]);
         /* The refused peer reads why, even though its own call met a closed socket. */
-        ck_assert_int_eq(varlink_client_call(c[2], "io.lockd.Test.Echo", NULL, NULL, 0, &reply,
-                                             &error),
-                         0);
+        ck_assert_int_eq(
+                varlink_client_call(c[2], "io.lockd.Test.Echo", NULL, NULL, 0, &reply, &error), 0);
         ck_assert_str_eq(error, "io.lockd.Test.TooManyConnections");
         ck_assert_str_eq(json_string_value(json_object_get(reply, "limit")), "socket");
         free(error);
@@ -1089,7 +1087,8 @@ END_TEST
  * then stops reading; what it parked is bounded, and nothing is lost once the open call ends.
  */
 START_TEST(test_pipelined_behind_open_call) {
-        static const char echo[] = "{\"method\":\"io.lockd.Test.Echo\",\"parameters\":{\"s\":\"x\"}}";
+        static const char echo[] =
+                "{\"method\":\"io.lockd.Test.Echo\",\"parameters\":{\"s\":\"x\"}}";
         VarlinkLimits limits = test_limits;
         VarlinkClient *c;
         size_t sent = 0, total = 20000, got = 0;
