@@ -91,48 +91,23 @@ static void finish(ConfinementCheck *c, bool ok, const char *missing) {
         c->done(ok, c->unit, ok ? NULL : missing, c->userdata);
 }
 
-/* Reads an "as" into a NULL-terminated array of borrowed strings (valid while m lives). */
-static int read_strv(sd_bus_message *m, const char ***ret) {
-        _cleanup_free_ const char **v = NULL;
-        size_t n = 0;
-        const char *s;
-        int r;
-
-        r = sd_bus_message_enter_container(m, SD_BUS_TYPE_ARRAY, "s");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(m, "s", &s)) > 0) {
-                const char **nv;
-
-                if (n >= PATHS_MAX)
-                        return -E2BIG;
-                nv = reallocarray(v, n + 2, sizeof(*v));
-                if (!nv)
-                        return -ENOMEM;
-                v = nv;
-                v[n++] = s;
-                v[n] = NULL;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(v);
-        return 0;
-}
-
-/* Reads TemporaryFileSystem's a(ss) keeping the paths. */
-static int read_tmpfs(sd_bus_message *m, const char ***ret) {
+/*
+ * Reads the paths of a variant holding InaccessiblePaths= ("as") or TemporaryFileSystem= ("a(ss)",
+ * the options dropped) into a NULL-terminated array of borrowed strings (valid while m lives).
+ */
+static int read_paths(sd_bus_message *m, bool pairs, const char ***ret) {
         _cleanup_free_ const char **v = NULL;
         const char *path, *options;
         size_t n = 0;
         int r;
 
-        r = sd_bus_message_enter_container(m, SD_BUS_TYPE_ARRAY, "(ss)");
+        r = sd_bus_message_enter_container(m, SD_BUS_TYPE_VARIANT, pairs ? "a(ss)" : "as");
+        if (r >= 0)
+                r = sd_bus_message_enter_container(m, SD_BUS_TYPE_ARRAY, pairs ? "(ss)" : "s");
         if (r < 0)
                 return r;
-        while ((r = sd_bus_message_read(m, "(ss)", &path, &options)) > 0) {
+        while ((r = pairs ? sd_bus_message_read(m, "(ss)", &path, &options)
+                          : sd_bus_message_read(m, "s", &path)) > 0) {
                 const char **nv;
 
                 if (n >= PATHS_MAX)
@@ -144,9 +119,10 @@ static int read_tmpfs(sd_bus_message *m, const char ***ret) {
                 v[n++] = path;
                 v[n] = NULL;
         }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(v);
@@ -175,19 +151,11 @@ static int on_properties(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
                         break;
                 if (strcmp(name, "ProtectProc") == 0)
                         r = sd_bus_message_read(m, "v", "s", &protect_proc);
-                else if (strcmp(name, "InaccessiblePaths") == 0 && !inaccessible) {
-                        r = sd_bus_message_enter_container(m, SD_BUS_TYPE_VARIANT, "as");
-                        if (r >= 0)
-                                r = read_strv(m, &inaccessible);
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(m);
-                } else if (strcmp(name, "TemporaryFileSystem") == 0 && !tmpfs) {
-                        r = sd_bus_message_enter_container(m, SD_BUS_TYPE_VARIANT, "a(ss)");
-                        if (r >= 0)
-                                r = read_tmpfs(m, &tmpfs);
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(m);
-                } else
+                else if (strcmp(name, "InaccessiblePaths") == 0 && !inaccessible)
+                        r = read_paths(m, false, &inaccessible);
+                else if (strcmp(name, "TemporaryFileSystem") == 0 && !tmpfs)
+                        r = read_paths(m, true, &tmpfs);
+                else
                         r = sd_bus_message_skip(m, "v");
                 if (r >= 0)
                         r = sd_bus_message_exit_container(m);

@@ -52,6 +52,12 @@ static const char *pick_policy(const char *given) {
         return NULL;
 }
 
+static void print_forced(const PolicyMarketplace *mp, const IdentityWarning *w, void *userdata) {
+        fprintf(stderr, "lockd: %s:%u:%u: warning: marketplace %s: %s: %s (force: true)\n",
+                (const char *)userdata, mp->identity_line, mp->identity_column, mp->name,
+                identity_warning_name(w->code), w->message);
+}
+
 static int check_config(const char *path) {
         _cleanup_(policy_freep) Policy *p = NULL;
         char why[512] = "";
@@ -63,19 +69,7 @@ static int check_config(const char *path) {
                 return 1;
         }
         /* Accepted with force: true, still said every time. */
-        for (size_t i = 0; i < p->n_marketplaces; i++) {
-                const PolicyMarketplace *mp = &p->marketplaces[i];
-                IdentityWarning w[4];
-                size_t n = 0;
-
-                if (!mp->force || identity_pattern_lint(mp->identity, w, ELEMENTSOF(w), &n) < 0)
-                        continue;
-                for (size_t k = 0; k < n && k < ELEMENTSOF(w); k++)
-                        fprintf(stderr,
-                                "lockd: %s:%u:%u: warning: marketplace %s: %s: %s (force: true)\n",
-                                path ? path : "-", mp->identity_line, mp->identity_column, mp->name,
-                                identity_warning_name(w[k].code), w[k].message);
-        }
+        policy_forced_warnings(p, print_forced, (void *)(path ? path : "-"));
         printf("# effective policy (%s)\n", path ? path : "the compiled-in default");
         if (policy_format(p, stdout) < 0 || fflush(stdout) != 0) {
                 fprintf(stderr, "lockd: cannot print the policy\n");

@@ -54,11 +54,26 @@ static bool file_of(const char *name, const char *suffix, char id[HANDLE_ID_LEN 
         return handle_id_valid(id);
 }
 
+/* A directory stream over dfd, from its start (a dup shares dfd's offset); NULL with errno. */
+static DIR *dir_stream(int dfd) {
+        int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+        DIR *d;
+
+        if (fd < 0)
+                return NULL;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return NULL;
+        }
+        rewinddir(d);
+        return d;
+}
+
 int handle_store_open(int statefd, uint64_t max_bytes, HandleStore **ret) {
         _cleanup_(handle_store_freep) HandleStore *s = NULL;
         DIR *d;
         struct dirent *de;
-        int fd;
 
         if (statefd < 0 || max_bytes == 0 || !ret)
                 return -EINVAL;
@@ -74,15 +89,9 @@ int handle_store_open(int statefd, uint64_t max_bytes, HandleStore **ret) {
                 return negative_errno();
         /* What an interrupted write left: temporary files, and snapshots whose metadata never
          * arrived (the grant was never answered). */
-        fd = fcntl(s->dfd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0)
+        d = dir_stream(s->dfd);
+        if (!d)
                 return negative_errno();
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
-        rewinddir(d); /* a dup shares the directory's offset with s->dfd */
         while ((de = readdir(d))) {
                 char id[HANDLE_ID_LEN + 1], meta[NAME_MAX + 1];
                 struct stat st;
@@ -318,20 +327,14 @@ int handle_store_load(HandleStore *s, Handles *hs, uint64_t max_snapshot_bytes,
         uint64_t now = handles_now_usec();
         struct dirent *de;
         unsigned dropped = 0;
-        int fd, restored = 0, r = 0;
+        int restored = 0, r = 0;
         DIR *d;
 
         if (!s || !hs)
                 return -EINVAL;
-        fd = fcntl(s->dfd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0)
+        d = dir_stream(s->dfd);
+        if (!d)
                 return negative_errno();
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
-        rewinddir(d); /* a dup shares the directory's offset with s->dfd */
         while ((de = readdir(d))) {
                 char id[HANDLE_ID_LEN + 1];
                 int q;

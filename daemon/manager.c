@@ -517,20 +517,14 @@ static void warn_restart_needed(const Policy *old, const Policy *new) {
 
 /* Says at every start and reload which marketplaces of the policy were accepted with force: true
  * despite their identity's lint warnings. */
-static void log_forced_marketplaces(const Policy *p) {
-        for (size_t i = 0; i < p->n_marketplaces; i++) {
-                const PolicyMarketplace *mp = &p->marketplaces[i];
-                IdentityWarning w[4];
-                size_t n = 0;
+static void log_forced(const PolicyMarketplace *mp, const IdentityWarning *w, void *userdata) {
+        log_struct(LOG_WARNING, NULL, LOG_FIELDS(LOG_FIELD("MARKETPLACE", mp->name)),
+                   "marketplace %s accepted with force: true despite %s: %s", mp->name,
+                   identity_warning_name(w->code), w->message);
+}
 
-                if (!mp->force || identity_pattern_lint(mp->identity, w, ELEMENTSOF(w), &n) < 0)
-                        continue;
-                for (size_t k = 0; k < n && k < ELEMENTSOF(w); k++)
-                        log_struct(LOG_WARNING, NULL,
-                                   LOG_FIELDS(LOG_FIELD("MARKETPLACE", mp->name)),
-                                   "marketplace %s accepted with force: true despite %s: %s",
-                                   mp->name, identity_warning_name(w[k].code), w[k].message);
-        }
+static void log_forced_marketplaces(const Policy *p) {
+        policy_forced_warnings(p, log_forced, NULL);
 }
 
 int manager_reload(Manager *m) {

@@ -846,3 +846,19 @@ Policy *policy_free(Policy *p) {
         free(p);
         return NULL;
 }
+
+void policy_forced_warnings(const Policy *p,
+                            void (*fn)(const PolicyMarketplace *m, const IdentityWarning *w,
+                                       void *userdata),
+                            void *userdata) {
+        for (size_t i = 0; p && fn && i < p->n_marketplaces; i++) {
+                const PolicyMarketplace *mp = &p->marketplaces[i];
+                IdentityWarning w[4];
+                size_t n = 0;
+
+                if (!mp->force || identity_pattern_lint(mp->identity, w, ELEMENTSOF(w), &n) < 0)
+                        continue;
+                for (size_t k = 0; k < n && k < ELEMENTSOF(w); k++)
+                        fn(mp, &w[k], userdata);
+        }
+}

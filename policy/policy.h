@@ -161,5 +161,16 @@ int policy_format(const Policy *p, FILE *f);
 const char *policy_error_name(PolicyError e);
 const char *policy_scope_backend_name(PolicyScopeBackend b);
 
+/*
+ * Calls fn once per lint warning of each marketplace the file accepted with force: true (the
+ * identity's warnings, as identity_pattern_lint() gives them: at most 4 per marketplace), so
+ * that every start and --check-config can say them again. Pure.
+ */
+struct IdentityWarning;
+void policy_forced_warnings(const Policy *p,
+                            void (*fn)(const PolicyMarketplace *m, const struct IdentityWarning *w,
+                                       void *userdata),
+                            void *userdata);
+
 /* The policy's rule for user and group names: [a-z_][a-z0-9_-]*[$]?, 1..32 bytes. */
 bool policy_principal_name_valid(const char *name);
