@@ -1,10 +1,12 @@
 /* The audit log: open and recover, append with one write() and an fsync() per record, the journal
  * copy, and the pure verifier of the hash chain. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -61,6 +63,8 @@ static const EventInfo events[_AUDIT_EVENT_MAX] = {
                              "the audit log's torn last line was cut away"},
         [AUDIT_ROTATED] = {"rotated", LOCKD_MESSAGE_AUDIT_ROTATED, LOG_INFO,
                            "the audit log continues the chain of a rotated file"},
+        [AUDIT_SEGMENT_REMOVED] = {"segment_removed", LOCKD_MESSAGE_AUDIT_SEGMENT_REMOVED,
+                                   LOG_NOTICE, "an old audit log segment was removed"},
 };
 
 static const char *const reserved_names[] = {"seq", "time", "prev", "event"};
@@ -94,8 +98,14 @@ typedef struct PendingCopy {
         char head[AUDIT_HASH_HEX + 1];
 } PendingCopy;
 
+#define AUDIT_NEW_FILE ".audit.jsonl.new" /* a segment switch under way */
+
 struct Audit {
-        int fd; /* O_RDWR | O_APPEND, flock()ed */
+        int dfd; /* AUDIT_DIR */
+        int fd;  /* O_RDWR | O_APPEND, flock()ed */
+        uint64_t segment_bytes; /* 0: one file for ever */
+        unsigned retain;        /* segments kept; 0: all */
+        bool rotating;
         uint64_t seq;
         char head[AUDIT_HASH_HEX + 1];
         off_t size; /* what the file holds: the length a failed write is cut back to */
@@ -523,6 +533,35 @@ static int open_audit_dir(int statefd, bool *ret_created) {
         return TAKE_FD(dfd);
 }
 
+static int strcmp_ptr(const void *a, const void *b) {
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static char **list_segments(int dfd, size_t *ret_n);
+static void strv_free_n(char **v, size_t n);
+
+/*
+ * After a crash in the middle of a segment switch: a new file not yet in place goes (its records
+ * were never answered), and a segment that is still the current file under a second name (the
+ * switch stopped after the link) loses that name. Either way the log is whole again.
+ */
+static void tidy_rotation(int dfd) {
+        struct stat cur, last;
+        bool changed;
+        size_t n = 0;
+        char **v;
+
+        changed = unlinkat(dfd, AUDIT_NEW_FILE, 0) == 0;
+        v = list_segments(dfd, &n);
+        if (v && n > 0 && fstatat(dfd, AUDIT_FILE, &cur, AT_SYMLINK_NOFOLLOW) == 0 &&
+            fstatat(dfd, v[n - 1], &last, AT_SYMLINK_NOFOLLOW) == 0 && cur.st_ino == last.st_ino &&
+            cur.st_dev == last.st_dev && unlinkat(dfd, v[n - 1], 0) == 0)
+                changed = true;
+        strv_free_n(v, n);
+        if (changed)
+                (void)fsync(dfd);
+}
+
 int audit_open(int statefd, Audit **ret) {
         _cleanup_close_ int dfd = -1, fd = -1;
         _cleanup_(json_decrefp) json_t *fields = NULL;
@@ -565,6 +604,9 @@ int audit_open(int statefd, Audit **ret) {
         if (!a)
                 return -ENOMEM;
         a->fd = TAKE_FD(fd);
+        a->dfd = -1;
+        tidy_rotation(dfd);
+        a->dfd = TAKE_FD(dfd);
 
         /* The size read after the lock is taken: nobody appends any more. */
         if (fstat(a->fd, &st) < 0)
@@ -594,8 +636,150 @@ Audit *audit_close(Audit *a) {
         for (size_t i = 0; i < a->n_pending; i++)
                 json_decref(a->pending[i].fields);
         safe_close(a->fd);
+        safe_close(a->dfd);
         free(a);
         return NULL;
+}
+
+bool audit_segment_name_valid(const char *name) {
+        return name && strlen(name) == 6 + 20 + 6 && strncmp(name, "audit-", 6) == 0 &&
+               strspn(name + 6, "0123456789") == 20 && strcmp(name + 26, ".jsonl") == 0;
+}
+
+void audit_set_segments(Audit *a, uint64_t segment_bytes, unsigned retain) {
+        if (!a)
+                return;
+        a->segment_bytes = segment_bytes;
+        a->retain = retain;
+}
+
+/* The segments' names, sorted (oldest first): a new array of n strings, or NULL with errno. */
+static char **list_segments(int dfd, size_t *ret_n) {
+        _cleanup_free_ char **v = NULL;
+        size_t n = 0;
+        struct dirent *de;
+        DIR *d;
+        int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+
+        if (fd < 0)
+                return NULL;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return NULL;
+        }
+        rewinddir(d);
+        while ((de = readdir(d))) {
+                char **nv;
+
+                if (!audit_segment_name_valid(de->d_name))
+                        continue;
+                nv = reallocarray(v, n + 2, sizeof(*v));
+                if (!nv || !(nv[n] = strdup(de->d_name))) {
+                        free(nv ? nv : v);
+                        v = NULL;
+                        closedir(d);
+                        errno = ENOMEM;
+                        return NULL;
+                }
+                v = nv;
+                v[++n] = NULL;
+        }
+        closedir(d);
+        if (n > 1)
+                qsort(v, n, sizeof(*v), strcmp_ptr);
+        *ret_n = n;
+        if (!v)
+                v = calloc(1, sizeof(*v));
+        return TAKE_PTR(v);
+}
+
+static void strv_free_n(char **v, size_t n) {
+        for (size_t i = 0; v && i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+/*
+ * Removes the oldest segments past the retention, each after a durable "segment_removed" record
+ * naming it: the chain itself says what went. A failure leaves the segment (and is returned).
+ */
+static int prune(Audit *a) {
+        size_t n = 0;
+        char **v = list_segments(a->dfd, &n);
+        int r = 0;
+
+        if (!v)
+                return negative_errno();
+        for (size_t i = 0; a->retain > 0 && n - i > a->retain; i++) {
+                _cleanup_(json_decrefp) json_t *f = json_pack("{s:s}", "segment", v[i]);
+
+                r = f ? audit_append(a, AUDIT_SEGMENT_REMOVED, f) : -ENOMEM;
+                if (r < 0)
+                        break;
+                if (unlinkat(a->dfd, v[i], 0) < 0 || fsync(a->dfd) < 0) {
+                        r = negative_errno();
+                        break;
+                }
+        }
+        strv_free_n(v, n);
+        return r;
+}
+
+/*
+ * Closes the current file as a segment and starts the next. The full file gets a second name
+ * (link), the new one is written and synced under AUDIT_NEW_FILE with its "rotated" record, then
+ * renamed over AUDIT_FILE: each step leaves a whole log behind, and audit_open() tidies a switch
+ * cut short. On failure the current file stays the log.
+ */
+static int rotate(Audit *a) {
+        _cleanup_(json_decrefp) json_t *fields = NULL;
+        char seg[64], head[AUDIT_HASH_HEX + 1];
+        uint64_t seq = a->seq;
+        off_t size = a->size;
+        int old = a->fd, fd, r;
+
+        r = audit_sync(a);
+        if (r < 0)
+                return r;
+        snprintf(seg, sizeof(seg), "audit-%020" PRIu64 ".jsonl", a->seq);
+        (void)unlinkat(a->dfd, AUDIT_NEW_FILE, 0);
+        if (linkat(a->dfd, AUDIT_FILE, a->dfd, seg, 0) < 0)
+                return negative_errno();
+        fd = openat(a->dfd, AUDIT_NEW_FILE,
+                    O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+        if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                r = negative_errno();
+                safe_close(fd);
+                goto undo_link;
+        }
+        fields = json_pack("{s:s}", "segment", seg);
+        memcpy(head, a->head, sizeof(head));
+        a->fd = fd;
+        a->size = 0;
+        a->rotating = true;
+        r = fields ? audit_append(a, AUDIT_ROTATED, fields) : -ENOMEM;
+        a->rotating = false;
+        if (r >= 0 && renameat(a->dfd, AUDIT_NEW_FILE, a->dfd, AUDIT_FILE) < 0)
+                r = negative_errno();
+        if (r >= 0 && fsync(a->dfd) < 0)
+                r = negative_errno();
+        if (r < 0) {
+                /* The old file stays the log, as it was. */
+                safe_close(a->fd);
+                a->fd = old;
+                a->size = size;
+                a->seq = seq;
+                memcpy(a->head, head, sizeof(head));
+                (void)unlinkat(a->dfd, AUDIT_NEW_FILE, 0);
+                goto undo_link;
+        }
+        safe_close(old);
+        return prune(a);
+
+undo_link:
+        (void)unlinkat(a->dfd, seg, 0);
+        return r;
 }
 
 uint64_t audit_get_seq(const Audit *a) {
@@ -736,6 +920,14 @@ int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
                 return -EINVAL;
         if (a->broken)
                 return a->broken_error;
+        /* A full segment is closed before the next record: no record is written past the size
+         * (but for the records of the switch itself). */
+        if (a->segment_bytes > 0 && !a->rotating && type != AUDIT_SEGMENT_REMOVED &&
+            (uint64_t)a->size >= a->segment_bytes) {
+                r = rotate(a);
+                if (r < 0)
+                        return r;
+        }
         if (a->seq >= INT64_MAX)
                 return -EOVERFLOW;
         /* Room for the journal copy: a full list is made durable first. */

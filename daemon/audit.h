@@ -11,7 +11,9 @@
 #include "runner.h"
 
 /*
- * The file is AUDIT_DIR/AUDIT_FILE below lockd's state directory. Each record is one line: the
+ * The file is AUDIT_DIR/AUDIT_FILE below lockd's state directory; older segments beside it are
+ * AUDIT_DIR/audit-<seq of their last record, 20 digits>.jsonl (audit_set_segments()), each
+ * after the first beginning with a "rotated" record. Each record is one line: the
  * canonical JSON (compact, keys sorted, ASCII only, so a terminal shows no raw control or bidi
  * characters) of an object holding
  *
@@ -61,7 +63,8 @@ typedef enum AuditEvent {
         AUDIT_MARKETPLACE_REMOVE,
         AUDIT_BUDGET_RESET,
         AUDIT_RECOVERED, /* written by audit_open() itself: a torn last line was cut away */
-        AUDIT_ROTATED,   /* reserved: the first record of a file that continues another */
+        AUDIT_ROTATED,   /* the first record of a file that continues another (a segment) */
+        AUDIT_SEGMENT_REMOVED, /* an old segment was removed by the retention setting */
         _AUDIT_EVENT_MAX,
 } AuditEvent;
 
@@ -209,3 +212,15 @@ typedef struct AuditVerifyResult {
  * arguments (res untouched), -ENOMEM.
  */
 int audit_verify_buffer(const char *buf, size_t len, AuditVerifyResult *res);
+
+/* Whether name is a segment's file name, "audit-" + 20 digits + ".jsonl". */
+bool audit_segment_name_valid(const char *name);
+
+/*
+ * Keeps the log in segments: once the current file holds segment_bytes (0: never), the next
+ * append first closes it as AUDIT_DIR/audit-<its last seq>.jsonl and starts a new file whose first
+ * record ("rotated", naming that segment) continues the chain; the switch is atomic (a crash
+ * leaves either file whole, and audit_open() tidies up after it). Past retain (0: keep all)
+ * segments the oldest go, each after a "segment_removed" record naming it.
+ */
+void audit_set_segments(Audit *a, uint64_t segment_bytes, unsigned retain);

@@ -29,6 +29,7 @@
 #include "ask.h"
 #include "confinement.h"
 #include "handle-store.h"
+#include "audit.h"
 #include "console-tickets.h"
 #include "console.h"
 #include "fd-util.h"
@@ -555,6 +556,8 @@ int manager_reload(Manager *m) {
         m->policy = TAKE_PTR(p);
         if (m->varlink)
                 (void)apply_listener_limits(m);
+        audit_set_segments(m->audit, m->policy->audit.segment_bytes,
+                           m->policy->audit.retain_segments);
         roles_free(m->roles);
         m->roles = TAKE_PTR(roles);
         if (m->sessions)
@@ -710,6 +713,7 @@ int manager_start(Manager *m) {
                 return log_error_errno(r, NULL, "audit log %s/%s/%s: %s", p->state_directory,
                                        AUDIT_DIR, AUDIT_FILE,
                                        r == -EBUSY ? "held by another process" : strerror(-r));
+        audit_set_segments(m->audit, p->audit.segment_bytes, p->audit.retain_segments);
         r = handles_new(m->event, console_handle_expired, m, &m->handles);
         if (r < 0)
                 return log_error_errno(r, NULL, "handles: %s", strerror(-r));

@@ -63,5 +63,8 @@ const char policy_default_yaml[] =
                                                                       "  slice: "
                                                                       "lockd-plugins.slice\n"
                                                                       "  cpu_quota: null\n"
+                                                                      "audit:\n"
+                                                                      "  segment_bytes: 64MiB\n"
+                                                                      "  retain_segments: 16\n"
                                                                       "marketplaces: []\n"
                                                                       "allow_unsigned: false\n";

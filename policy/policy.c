@@ -686,6 +686,13 @@ static int parse_marketplaces(Ctx *c, void *data) {
         return reader_sequence(c, parse_marketplace, data);
 }
 
+static const Field audit_fields[] = {
+        {"segment_bytes", parse_number,
+         SIZE_AT(64 * KiB, 4 * (uint64_t)GiB, PolicyAudit, segment_bytes)},
+        {"retain_segments", parse_number,
+         U32_AT(0, 100000, PolicyAudit, retain_segments, MARK_NONE)},
+};
+
 static const Field root_fields[] = {
         {"security_level", parse_security_level, NULL},
         {"release_quantum", parse_release_quantum, NULL},
@@ -697,6 +704,7 @@ static const Field root_fields[] = {
         {"ephemeral_uids", parse_section, SECTION_FLAT(uid_fields)},
         {"limits", parse_section, SECTION_AT(limits_fields, Policy, limits, PolicyLimits)},
         {"scope", parse_section, SECTION_AT(scope_fields, Policy, scope, PolicyScope)},
+        {"audit", parse_section, SECTION_AT(audit_fields, Policy, audit, PolicyAudit)},
         {"marketplaces", parse_marketplaces, NULL},
         {"allow_unsigned", parse_allow_unsigned, NULL},
 };

@@ -101,6 +101,11 @@ typedef struct PolicyScope {
         uint32_t cpu_quota_percent; /* 1..10000, 0 for no quota */
 } PolicyScope;
 
+typedef struct PolicyAudit {
+        uint64_t segment_bytes;   /* 64 KiB..4 GiB */
+        uint32_t retain_segments; /* 0 (all)..100000 */
+} PolicyAudit;
+
 typedef struct PolicyMarketplace {
         char *name;         /* [a-z0-9][a-z0-9-]{0,63} */
         char *issuer;       /* https://... */
@@ -126,6 +131,7 @@ typedef struct Policy {
         uint32_t ephemeral_uid_first, ephemeral_uid_last;
         PolicyLimits limits;
         PolicyScope scope;
+        PolicyAudit audit;
         PolicyMarketplace *marketplaces;
         size_t n_marketplaces;
         bool allow_unsigned;

@@ -1,6 +1,7 @@
 /* Tests for daemon/audit: append and verify, every kind of tampering, reopen and torn-write
  * recovery, refused fields, one fsync() per record, failed writes undone, the journal copy. */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -1042,12 +1043,14 @@ START_TEST(test_lockctl_verify) {
         ck_assert_msg(lockctl, "LOCKD_LOCKCTL is not set");
         tmpdir_new(&t);
         make_log(&t, 3, head);
-        ck_assert_int_ge(asprintf(&want, "ok: 3 records, head %s\n", head), 0);
-
+        /* The state directory: every segment and the current file (here only that one). */
+        ck_assert_int_ge(asprintf(&want, "ok: 3 records in 1 file(s), head %s\n", head), 0);
         ck_assert_int_ge(asprintf(&cmd, "%s audit verify --state-dir %s", lockctl, t.path), 0);
         ck_assert_int_eq(run_capture(cmd, out, sizeof(out)), 0);
         ck_assert_str_eq(out, want);
         free(cmd);
+        free(want);
+        ck_assert_int_ge(asprintf(&want, "ok: 3 records, head %s\n", head), 0);
         ck_assert_int_ge(
                 asprintf(&cmd, "%s audit verify %s/" AUDIT_DIR "/" AUDIT_FILE, lockctl, t.path), 0);
         ck_assert_int_eq(run_capture(cmd, out, sizeof(out)), 0);
@@ -1111,6 +1114,103 @@ static int append_records(const char *dir, int n) {
         return 0;
 }
 
+
+/* Verifies dir/name into *res (0 or the verifier's error). */
+static int verify_at(int dfd, const char *name, AuditVerifyResult *res) {
+        _cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(read_full_fd(fd, 64 * 1024 * 1024, &buf, &len), 0);
+        return audit_verify_buffer(buf, len, res);
+}
+
+/*
+ * Segments: a full file is closed beside the current one, the new file's first record continues
+ * the chain, past the retention the oldest goes after a segment_removed record, and a switch cut
+ * short by a crash (a second name for the current file, a new file not in place) is tidied away
+ * at the next open.
+ */
+START_TEST(test_segments) {
+        _cleanup_(audit_closep) Audit *a = NULL;
+        _cleanup_close_ int dfd = -1;
+        struct dirent **list = NULL;
+        char path[256], last_seg[300] = "";
+        AuditVerifyResult prev = {}, res;
+        size_t n_segments = 0, removed = 0;
+        TmpDir t;
+        int k;
+
+        tmpdir_new(&t);
+        ck_assert_int_eq(audit_open(t.fd, &a), 0);
+        audit_set_segments(a, 2048, 2);
+        for (int i = 0; i < 200; i++) {
+                _cleanup_(json_decrefp) json_t *f = json_pack("{s:s, s:i}", "plugin", "p", "n", i);
+
+                ck_assert_int_eq(audit_append(a, AUDIT_RUN, f), 0);
+        }
+        a = audit_close(a);
+        dfd = openat(t.fd, AUDIT_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(dfd, 0);
+        snprintf(path, sizeof(path), "%s/%s", t.path, AUDIT_DIR);
+        k = scandir(path, &list, NULL, alphasort);
+        ck_assert_int_gt(k, 0);
+        /* Oldest first, then the current file: each continues the one before. */
+        for (int i = 0; i <= k; i++) {
+                const char *name = i < k ? list[i]->d_name : AUDIT_FILE;
+
+                if (i < k && !audit_segment_name_valid(name))
+                        continue;
+                if (i < k) {
+                        n_segments++;
+                        snprintf(last_seg, sizeof(last_seg), "%s", name);
+                }
+                ck_assert_int_eq(verify_at(dfd, name, &res), 0);
+                ck_assert_msg(strspn(res.first_prev, "0") != AUDIT_HASH_HEX,
+                              "%s does not begin with a rotation", name);
+                if (prev.n_records > 0) {
+                        ck_assert_str_eq(res.first_prev, prev.head);
+                        ck_assert_uint_eq(res.first_seq, prev.last_seq + 1);
+                }
+                prev = res;
+                {
+                        _cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+                        _cleanup_free_ char *buf = NULL;
+                        size_t len = 0;
+
+                        ck_assert_int_eq(read_full_fd(fd, 1 << 26, &buf, &len), 0);
+                        for (const char *p = buf; (p = strstr(p, "\"segment_removed\"")); p++)
+                                removed++;
+                }
+        }
+        for (int i = 0; i < k; i++)
+                free(list[i]);
+        free(list);
+        ck_assert_uint_eq(n_segments, 2);
+        ck_assert_uint_gt(removed, 0);
+
+        /* A switch cut short: the current file under a segment's name too, and a new file. */
+        ck_assert_int_eq(linkat(dfd, AUDIT_FILE, dfd, "audit-99999999999999999999.jsonl", 0), 0);
+        {
+                _cleanup_close_ int fd = openat(dfd, ".audit.jsonl.new",
+                                                O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(write(fd, "{\"half", 6), 6);
+        }
+        ck_assert_int_eq(audit_open(t.fd, &a), 0);
+        ck_assert_int_eq(faccessat(dfd, "audit-99999999999999999999.jsonl", F_OK, 0), -1);
+        ck_assert_int_eq(faccessat(dfd, ".audit.jsonl.new", F_OK, 0), -1);
+        ck_assert_int_eq(faccessat(dfd, last_seg, F_OK, 0), 0);
+        ck_assert_int_eq(audit_append(a, AUDIT_RUN, NULL), 0);
+        a = audit_close(a);
+        ck_assert_int_eq(verify_at(dfd, AUDIT_FILE, &res), 0);
+        ck_assert_uint_eq(res.first_seq, prev.first_seq);
+        tmpdir_done(&t);
+}
+END_TEST
+
 static Suite *audit_suite(void) {
         Suite *s = suite_create("audit");
         TCase *tc = tcase_create("core");
@@ -1128,6 +1228,7 @@ static Suite *audit_suite(void) {
         tcase_add_test(tc, test_open_refusals);
         tcase_add_test(tc, test_journal_copy);
         tcase_add_test(tc, test_lockctl_verify);
+        tcase_add_test(tc, test_segments);
         tcase_add_test(tc, test_event_names);
         suite_add_tcase(s, tc);
         return s;
