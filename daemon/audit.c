@@ -65,6 +65,7 @@ static const EventInfo events[_AUDIT_EVENT_MAX] = {
                            "the audit log continues the chain of a rotated file"},
         [AUDIT_SEGMENT_REMOVED] = {"segment_removed", LOCKD_MESSAGE_AUDIT_SEGMENT_REMOVED,
                                    LOG_NOTICE, "an old audit log segment was removed"},
+        [AUDIT_DONE] = {"done", LOCKD_MESSAGE_AUDIT_DONE, LOG_DEBUG, "a ticket is done"},
 };
 
 static const char *const reserved_names[] = {"seq", "time", "prev", "event"};

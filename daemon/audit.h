@@ -65,6 +65,7 @@ typedef enum AuditEvent {
         AUDIT_RECOVERED, /* written by audit_open() itself: a torn last line was cut away */
         AUDIT_ROTATED,   /* the first record of a file that continues another (a segment) */
         AUDIT_SEGMENT_REMOVED, /* an old segment was removed by the retention setting */
+        AUDIT_DONE,            /* every step of a ticket has its outcome */
         _AUDIT_EVENT_MAX,
 } AuditEvent;
 

@@ -132,6 +132,19 @@ static json_t *outcomes_json(const Ticket *t, bool clear) {
         return list;
 }
 
+/* The agent's view of a ticket a restart ended: expired, every step too. */
+static json_t *restart_wait_reply(const RestartTicket *rt) {
+        json_t *list = json_array();
+
+        for (unsigned i = 0; list && i < rt->steps; i++)
+                if (json_array_append_new(list, json_pack("{s:I, s:n, s:s}", "step", (json_int_t)i,
+                                                          "result", "error", "expired")) < 0) {
+                        json_decref(list);
+                        list = NULL;
+                }
+        return json_pack("{s:s, s:o*}", "state", "expired", "outcomes", list);
+}
+
 /* The agent's view of its ticket: the state and the outcomes, nothing of the console's side. */
 static json_t *wait_reply(const Ticket *t) {
         return json_pack("{s:s, s:o*}", "state", ticket_state_name(t->state), "outcomes",
@@ -239,6 +252,14 @@ void console_ticket_changed(const Ticket *t, void *userdata) {
 
         if (t->state == TICKET_EXPIRED)
                 audit_end(m, AUDIT_EXPIRE, LOCKD_MESSAGE_AUDIT_EXPIRE, t, NULL);
+        /* Done: said in the log (without a sync of its own: the next commit makes it durable),
+         * so that a restart does not end it again as expired. */
+        if (t->state == TICKET_DONE && m->audit) {
+                _cleanup_(json_decrefp) json_t *f = audit_fields(t);
+
+                if (f && audit_append_nosync(m->audit, AUDIT_DONE, f) >= 0)
+                        manager_want_commit(m);
+        }
 
         /* Replies are queued, never torn down here: a cancel callback cannot run under us. */
         for (TicketWatch *w = m->ticket_watches; w; w = next) {
@@ -533,8 +554,14 @@ static int method_wait(VarlinkCall *call, json_t *params, void *userdata) {
         if (!cred)
                 return 0;
         t = tickets_get_for_agent(m->tickets, id, cred->uid);
-        if (!t)
+        if (!t) {
+                /* Open when the last lockd stopped: ended as expired by this one's start. */
+                const RestartTicket *rt = restart_tickets_find(&m->restart_tickets, id, cred->uid);
+
+                if (rt)
+                        return reply_more(call, restart_wait_reply(rt), false);
                 return reply_unknown_ticket(call, AGENT_ERROR("UnknownTicket"), id);
+        }
         more = varlink_call_wants_more(call) && !ticket_state_final(t->state);
         if (more) {
                 r = watch_add(m, call, t->id);

@@ -28,6 +28,7 @@
 #include "answers.h"
 #include "ask.h"
 #include "confinement.h"
+#include "fd-util.h"
 #include "handle-store.h"
 #include "audit.h"
 #include "console-tickets.h"
@@ -294,6 +295,46 @@ static int apply_listener_limits(Manager *m) {
         return varlink_server_set_listener_limits(m->varlink, m->listen_fds[1],
                                                   l->console_connections, 0,
                                                   "io.lockd.Console.TooManyConnections");
+}
+
+/*
+ * Tickets live in memory: those a stopped lockd left pending or running (submitted in the audit
+ * log, never ended there) end now as expired, each with its record, and their agents' Wait says
+ * so (console-tickets.c). Nothing here refuses the start: a log that cannot be read is told.
+ */
+static void end_restart_tickets(Manager *m) {
+        _cleanup_free_ char *path = NULL, *buf = NULL;
+        size_t len = 0;
+        int r;
+
+        if (asprintf(&path, "%s/%s/%s", m->policy->state_directory, AUDIT_DIR, AUDIT_FILE) < 0)
+                return;
+        r = read_full_file(path, 512 * MiB, &buf, &len);
+        if (r >= 0)
+                r = restart_tickets_scan(buf, len, &m->restart_tickets);
+        if (r < 0) {
+                log_error_errno(r, NULL, "cannot tell which tickets were open before the restart: %m");
+                return;
+        }
+        for (size_t i = 0; i < m->restart_tickets.n; i++) {
+                const RestartTicket *t = &m->restart_tickets.v[i];
+                _cleanup_(json_decrefp) json_t *f =
+                        json_pack("{s:s, s:I, s:I, s:s}", "ticket", t->id, "agent_uid",
+                                  (json_int_t)t->agent, "steps", (json_int_t)t->steps, "reason",
+                                  "restart");
+
+                r = f ? audit_append_nosync(m->audit, AUDIT_EXPIRE, f) : -ENOMEM;
+                if (r < 0)
+                        break;
+        }
+        if (r >= 0)
+                r = audit_sync(m->audit);
+        if (r < 0)
+                log_error_errno(r, NULL, "tickets ended by the restart: the record failed: %m");
+        else if (m->restart_tickets.n > 0)
+                log_struct(LOG_NOTICE, NULL, NULL,
+                           "%zu ticket(s) open when lockd stopped ended as expired",
+                           m->restart_tickets.n);
 }
 
 static int setup_sockets(Manager *m) {
@@ -714,6 +755,7 @@ int manager_start(Manager *m) {
                                        AUDIT_DIR, AUDIT_FILE,
                                        r == -EBUSY ? "held by another process" : strerror(-r));
         audit_set_segments(m->audit, p->audit.segment_bytes, p->audit.retain_segments);
+        end_restart_tickets(m);
         r = handles_new(m->event, console_handle_expired, m, &m->handles);
         if (r < 0)
                 return log_error_errno(r, NULL, "handles: %s", strerror(-r));
@@ -882,6 +924,7 @@ Manager *manager_free(Manager *m) {
         /* Handles before the log: an expiry in between would have nowhere to be recorded. */
         m->handles = handles_free(m->handles);
         m->handle_store = handle_store_free(m->handle_store);
+        restart_tickets_done(&m->restart_tickets);
         m->audit = audit_close(m->audit);
         for (size_t i = 0; i < 2; i++)
                 if (m->bound_paths[i]) {

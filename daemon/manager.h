@@ -8,6 +8,7 @@
 #include <systemd/sd-event.h>
 
 #include "ratelimit.h"
+#include "restart.h"
 #include "varlink.h"
 
 typedef struct Policy Policy;
@@ -60,7 +61,8 @@ typedef struct Manager {
                             */
         char *bound_paths[2]; /* sockets lockd bound itself (removed at exit) */
         uint64_t run_seq;     /* the last run's unit number (manager_run_unit_name()) */
-        RateLimit refusals;   /* log lines about refused peers, per uid */
+        RateLimit refusals; /* log lines about refused peers, per uid */
+        RestartTickets restart_tickets; /* open when the last lockd stopped: ended as expired */
         bool stopping;
 } Manager;
 

@@ -344,6 +344,17 @@ def test_sigkill_mid_run_restart(w):
     wait_for(lambda: not units(), what="no scope after the restart")
     r = w.d.lockctl("audit", "verify", "--state-dir", os.path.join(w.d.dir, "state"), check_rc=0)
     check(r.stdout.startswith("ok: "), f"audit verify: {r.stdout}{r.stderr}")
+    # The ticket that was running ended as expired with the restart, and its agent's Wait says
+    # so (another agent still learns nothing of it); a ticket done before is not ended again.
+    r = call_as(AGENT_UID, w.d.agent, "io.lockd.Agent.Wait", {"ticket": s["ticket"]})
+    check(r.get("parameters") == {"state": "expired",
+                                  "outcomes": [{"step": 0, "result": None, "error": "expired"}]},
+          f"Wait after the restart: {r}")
+    r = call_as(AGENT2_UID, w.d.agent, "io.lockd.Agent.Wait", {"ticket": s["ticket"]})
+    check(r.get("error") == "io.lockd.Agent.UnknownTicket", f"another agent: {r}")
+    ends = [x for x in audit_records(w.d) if x["event"] == "expire" and x.get("reason") == "restart"]
+    check([x["ticket"] for x in ends] == [s["ticket"]], f"restart expiry records: {ends}")
+    # The slot the cut-short run reserved is still charged.
     h = grant(w.d, grant_file(w, "k2.txt", content), "--agent", str(AGENT_UID), "--auto",
                  "--budget", "1")["handle"]
     check(agent_handles(w.d)[h]["budget_left"] == 0, "the reserved slot was lost")

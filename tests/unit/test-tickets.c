@@ -8,6 +8,7 @@
 
 #include "check-run.h"
 #include "macro.h"
+#include "restart.h"
 #include "tickets.h"
 
 #define SEC 1000000ULL
@@ -326,6 +327,43 @@ START_TEST(test_expiry_timer) {
 }
 END_TEST
 
+
+/* The tickets a restart ends: submitted in the log and never ended there. */
+START_TEST(test_restart_scan) {
+        static const char log[] =
+                "{\"agent_uid\":61001,\"event\":\"submit\",\"seq\":1,\"steps\":2,"
+                "\"ticket\":\"t-00000000000000000000000000000001\"}\n"
+                "{\"agent_uid\":61001,\"event\":\"submit\",\"seq\":2,\"steps\":1,"
+                "\"ticket\":\"t-00000000000000000000000000000002\"}\n"
+                "{\"agent_uid\":61004,\"event\":\"submit\",\"seq\":3,\"steps\":1,"
+                "\"ticket\":\"t-00000000000000000000000000000003\"}\n"
+                "not json at all\n"
+                "{\"event\":\"done\",\"seq\":4,\"ticket\":\"t-00000000000000000000000000000002\"}\n"
+                "{\"event\":\"cancel\",\"seq\":5,\"ticket\":\"t-00000000000000000000000000000003\"}\n"
+                "{\"agent_uid\":61004,\"event\":\"submit\",\"seq\":6,\"steps\":3,"
+                "\"ticket\":\"t-00000000000000000000000000000004\"}\n";
+        RestartTickets rt = {};
+        const RestartTicket *t;
+
+        ck_assert_int_eq(restart_tickets_scan(log, sizeof(log) - 1, &rt), 0);
+        ck_assert_uint_eq(rt.n, 2);
+        t = restart_tickets_find(&rt, "t-00000000000000000000000000000001", 61001);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_uint_eq(t->steps, 2);
+        ck_assert_ptr_null(restart_tickets_find(&rt, "t-00000000000000000000000000000001", 61004));
+        ck_assert_ptr_null(restart_tickets_find(&rt, "t-00000000000000000000000000000002", 61001));
+        ck_assert_ptr_null(restart_tickets_find(&rt, "t-00000000000000000000000000000003", 61004));
+        t = restart_tickets_find(&rt, "t-00000000000000000000000000000004", 61004);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_uint_eq(t->steps, 3);
+        ck_assert_ptr_null(restart_tickets_find(&rt, "bogus", 61004));
+        restart_tickets_done(&rt);
+        ck_assert_int_eq(restart_tickets_scan(NULL, 0, &rt), 0);
+        ck_assert_uint_eq(rt.n, 0);
+        restart_tickets_done(&rt);
+}
+END_TEST
+
 static Suite *tickets_suite(void) {
         Suite *s = suite_create("tickets");
         TCase *tc = tcase_create("core");
@@ -339,6 +377,7 @@ static Suite *tickets_suite(void) {
         tcase_add_test(tc, test_caps);
         tcase_add_test(tc, test_expiry_on_lookup);
         tcase_add_test(tc, test_expiry_timer);
+        tcase_add_test(tc, test_restart_scan);
         suite_add_tcase(s, tc);
         return s;
 }
