@@ -337,6 +337,23 @@ static void end_restart_tickets(Manager *m) {
                            m->restart_tickets.n);
 }
 
+static void on_scope_connection(ScopeConnection what, int error, void *userdata) {
+        Manager *m = userdata;
+        const char *bus = scope_bus_spec(m->policy);
+
+        if (what == SCOPE_CONNECTION_LOST)
+                log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
+                           "the connection to the manager at %s dropped (runs being set up fail "
+                           "closed); connecting again",
+                           bus);
+        else if (what == SCOPE_CONNECTION_RETRY)
+                log_struct_errno(LOG_WARNING, error, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
+                                 "the manager at %s cannot be reached yet: %m; trying again", bus);
+        else
+                log_struct(LOG_NOTICE, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
+                           "connected to the manager at %s again", bus);
+}
+
 static int setup_sockets(Manager *m) {
         const Policy *p = m->policy;
         ListenSpec specs[2] = {
@@ -826,6 +843,7 @@ int manager_start(Manager *m) {
                                                "their scope; scope.backend: none runs without",
                                                sc.bus, strerror(-r));
                 scope_manager_set_sent_hook(m->scope, on_scope_requests_sent, m);
+                scope_manager_set_connection_hook(m->scope, on_scope_connection, m);
                 /* Runs of a lockd that was killed outright: their scopes go before anything runs.
                  */
                 unsigned stale = 0;

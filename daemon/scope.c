@@ -70,9 +70,17 @@ typedef struct Tracked {
         char unit[SCOPE_UNIT_MAX + 1];
 } Tracked;
 
+#define RECONNECT_MIN_USEC (100ULL * 1000)
+#define RECONNECT_MAX_USEC (5ULL * 1000 * 1000)
+
 struct ScopeManager {
         sd_event *event;
         sd_bus *bus;
+        char *bus_spec;                     /* what ScopeConfig.bus named, to connect again */
+        sd_event_source *reconnect_source;  /* armed while the bus is gone */
+        uint64_t reconnect_usec;            /* the next pause before trying again */
+        ScopeConnectionFn connection_hook;
+        void *connection_userdata;
         pthread_t thread; /* the thread of event */
         char *slice;
         uint64_t cpu_quota_usec;
@@ -265,11 +273,26 @@ static int on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *re
 }
 
 /* The manager went away: no JobRemoved will ever come, so every request fails now. */
+static int on_reconnect(sd_event_source *s, uint64_t usec, void *userdata);
+
 static int on_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         ScopeManager *m = userdata;
 
+        /* Runs whose scopes were being made fail closed (spawn:scope). The manager went away
+         * (a daemon-reexec, a restart): lockd connects again, from the loop, not from inside
+         * this bus's own callback. */
         while (m->requests)
                 request_finish(m->requests, -ECONNRESET);
+        if (m->connection_hook)
+                m->connection_hook(SCOPE_CONNECTION_LOST, 0, m->connection_userdata);
+        if (!m->reconnect_source &&
+            sd_event_add_time_relative(m->event, &m->reconnect_source, CLOCK_MONOTONIC,
+                                       RECONNECT_MIN_USEC, 10 * 1000, on_reconnect, m) >= 0)
+                (void)sd_event_source_set_enabled(m->reconnect_source, SD_EVENT_ONESHOT);
+        else if (m->reconnect_source) {
+                (void)sd_event_source_set_time_relative(m->reconnect_source, m->reconnect_usec);
+                (void)sd_event_source_set_enabled(m->reconnect_source, SD_EVENT_ONESHOT);
+        }
         return 0;
 }
 
@@ -611,6 +634,13 @@ int scope_kill(ScopeManager *m, const char *unit) {
         return command_post(m, c);
 }
 
+void scope_manager_set_connection_hook(ScopeManager *m, ScopeConnectionFn fn, void *userdata) {
+        if (!m)
+                return;
+        m->connection_hook = fn;
+        m->connection_userdata = userdata;
+}
+
 sd_bus *scope_manager_bus(ScopeManager *m) {
         return m ? m->bus : NULL;
 }
@@ -666,33 +696,14 @@ int scope_bus_open(const char *spec, sd_bus **ret) {
         return bus_open_address(spec, !direct, ret);
 }
 
-int scope_manager_new(sd_event *e, const ScopeConfig *cfg, ScopeManager **ret) {
-        _cleanup_(scope_manager_freep) ScopeManager *m = NULL;
+static int on_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
+
+/* Connects to the manager and subscribes to what the scopes need (not yet attached to the loop). */
+static int bus_connect(ScopeManager *m) {
         const char *sender;
         int r;
 
-        if (!e || !cfg || !cfg->bus || !ret)
-                return -EINVAL;
-        if (cfg->slice &&
-            !(strlen(cfg->slice) > 6 && strcmp(cfg->slice + strlen(cfg->slice) - 6, ".slice") == 0))
-                return -EINVAL;
-
-        m = calloc(1, sizeof(*m));
-        if (!m)
-                return -ENOMEM;
-        m->wakeup_fd = -1;
-        m->queue_tail = &m->queue_head;
-        pthread_mutex_init(&m->lock, NULL);
-        m->event = sd_event_ref(e);
-        m->thread = pthread_self();
-        m->cpu_quota_usec = cfg->cpu_quota_usec;
-        if (cfg->slice && cfg->slice[0]) {
-                m->slice = strdup(cfg->slice);
-                if (!m->slice)
-                        return -ENOMEM;
-        }
-
-        r = scope_bus_open(cfg->bus, &m->bus);
+        r = scope_bus_open(m->bus_spec, &m->bus);
         if (r < 0)
                 return r;
         /* A broker delivers only what the match names; on a direct socket only the manager talks.
@@ -711,8 +722,40 @@ int scope_manager_new(sd_event *e, const ScopeConfig *cfg, ScopeManager **ret) {
         if (r < 0)
                 return r;
         /* The manager sends job signals only to subscribers (always so on a private socket). */
-        r = sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "Subscribe",
-                               NULL, NULL, NULL);
+        return sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "Subscribe",
+                                  NULL, NULL, NULL);
+}
+
+int scope_manager_new(sd_event *e, const ScopeConfig *cfg, ScopeManager **ret) {
+        _cleanup_(scope_manager_freep) ScopeManager *m = NULL;
+        int r;
+
+        if (!e || !cfg || !cfg->bus || !ret)
+                return -EINVAL;
+        if (cfg->slice &&
+            !(strlen(cfg->slice) > 6 && strcmp(cfg->slice + strlen(cfg->slice) - 6, ".slice") == 0))
+                return -EINVAL;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->wakeup_fd = -1;
+        m->queue_tail = &m->queue_head;
+        pthread_mutex_init(&m->lock, NULL);
+        m->event = sd_event_ref(e);
+        m->thread = pthread_self();
+        m->cpu_quota_usec = cfg->cpu_quota_usec;
+        m->reconnect_usec = RECONNECT_MIN_USEC;
+        if (cfg->slice && cfg->slice[0]) {
+                m->slice = strdup(cfg->slice);
+                if (!m->slice)
+                        return -ENOMEM;
+        }
+
+        m->bus_spec = strdup(cfg->bus);
+        if (!m->bus_spec)
+                return -ENOMEM;
+        r = bus_connect(m);
         if (r < 0)
                 return r;
 
@@ -726,6 +769,44 @@ int scope_manager_new(sd_event *e, const ScopeConfig *cfg, ScopeManager **ret) {
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(m);
+        return 0;
+}
+
+/* Drops the bus and what hangs on it (its slots). */
+static void bus_drop(ScopeManager *m) {
+        m->job_removed_slot = sd_bus_slot_unref(m->job_removed_slot);
+        m->unit_removed_slot = sd_bus_slot_unref(m->unit_removed_slot);
+        m->disconnected_slot = sd_bus_slot_unref(m->disconnected_slot);
+        if (m->bus) {
+                sd_bus_detach_event(m->bus);
+                m->bus = sd_bus_flush_close_unref(m->bus);
+        }
+}
+
+/* A new connection to the manager after the old one dropped: tried again with a growing pause
+ * (up to RECONNECT_MAX_USEC) until it works. Runs meanwhile fail closed (spawn:scope). */
+static int on_reconnect(sd_event_source *s, uint64_t usec, void *userdata) {
+        ScopeManager *m = userdata;
+        int r;
+
+        bus_drop(m);
+        r = bus_connect(m);
+        if (r >= 0)
+                r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0) {
+                bus_drop(m);
+                m->reconnect_usec = m->reconnect_usec * 2 > RECONNECT_MAX_USEC
+                                            ? RECONNECT_MAX_USEC
+                                            : m->reconnect_usec * 2;
+                (void)sd_event_source_set_time_relative(m->reconnect_source, m->reconnect_usec);
+                (void)sd_event_source_set_enabled(m->reconnect_source, SD_EVENT_ONESHOT);
+                if (m->connection_hook)
+                        m->connection_hook(SCOPE_CONNECTION_RETRY, r, m->connection_userdata);
+                return 0;
+        }
+        m->reconnect_usec = RECONNECT_MIN_USEC;
+        if (m->connection_hook)
+                m->connection_hook(SCOPE_CONNECTION_BACK, 0, m->connection_userdata);
         return 0;
 }
 
@@ -756,6 +837,8 @@ ScopeManager *scope_manager_free(ScopeManager *m) {
         sd_bus_slot_unref(m->job_removed_slot);
         sd_bus_slot_unref(m->unit_removed_slot);
         sd_bus_slot_unref(m->disconnected_slot);
+        sd_event_source_disable_unref(m->reconnect_source);
+        free(m->bus_spec);
         sd_event_source_disable_unref(m->wakeup_source);
         safe_close(m->wakeup_fd);
         if (m->bus) {

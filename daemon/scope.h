@@ -83,7 +83,21 @@ int scope_kill_stale(ScopeManager *m, const char *pattern, unsigned *ret_n);
  */
 int scope_bus_open(const char *spec, sd_bus **ret);
 
-/* The bus to the manager (borrowed), for other questions lockd asks it on the same loop. */
+/* What happened to the connection to the manager: it dropped (runs being set up failed
+ * closed), a new connection failed (error; tried again later, up to every 5 s), it is back. */
+typedef enum ScopeConnection {
+        SCOPE_CONNECTION_LOST,
+        SCOPE_CONNECTION_RETRY,
+        SCOPE_CONNECTION_BACK,
+} ScopeConnection;
+typedef void (*ScopeConnectionFn)(ScopeConnection what, int error, void *userdata);
+
+/* Tells fn (on the loop) what happens to the connection, for the log. NULL: nothing. */
+void scope_manager_set_connection_hook(ScopeManager *m, ScopeConnectionFn fn, void *userdata);
+
+/* The bus to the manager (borrowed), for other questions lockd asks it on the same loop. The
+ * manager may go away (a daemon-reexec): the connection is then made again, and this returns
+ * the new one; a question on the old one fails. */
 sd_bus *scope_manager_bus(ScopeManager *m);
 
 /* Number of scopes started and not yet finished by their run (for Status). */

@@ -301,6 +301,23 @@ def test_reinstall_after_remove(w):
     check('version = "2.0.0"' in hist and "Question B?" in hist, f"history: {hist}")
 
 
+def test_manager_reexec(w):
+    """the manager re-executed (daemon-reexec) drops lockd's bus: lockd connects again, and a
+    run after it gets its scope as before"""
+    name = w.install("good-one")
+    path = os.path.join(w.dir, "reexec.txt")
+    with open(path, "w") as f:
+        f.write("x")
+    r = systemctl("daemon-reexec")
+    check(r.returncode == 0, f"daemon-reexec: {r.stderr}")
+    wait_for(lambda: "connected to the manager at" in w.d.read_log(), timeout=15,
+             what="lockd to connect again")
+    check("dropped" in w.d.read_log(), "the drop was not logged")
+    out = wait_for(lambda: (lambda r: json.loads(r.stdout) if r.returncode == 0 else None)(
+        w.d.lockctl("plugin", "run", name, path, "--json")), timeout=15, what="a run after it")
+    check(out.get("result") == 1 and out.get("unit", "").startswith("lockd-run-"), f"{out}")
+
+
 def test_run_answer(w):
     """TestPlugin runs an installed plugin in its scope and answers 1; the scope is gone after"""
     name = w.install("good-one")
@@ -1755,7 +1772,7 @@ def main():
                   test_wrong_socket, test_agent_console_method, test_console_other_uid, test_overlapping_roles_refused,
                   test_no_manager_refused, test_backend_none, test_check_config, test_marketplace_methods, test_install_list_remove,
                   test_install_refused, test_update_typed_name, test_reinstall_after_remove,
-                  test_run_answer, test_scope_limits,
+                  test_run_answer, test_manager_reexec, test_scope_limits,
                   test_timeout, test_oom, test_status, test_restart_persists,
                   test_sighup_bad_policy, test_many_connections, test_oversize, test_truncated,
                   test_non_json, test_wrong_type, test_unknown_method, test_agent_fds,
