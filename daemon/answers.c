@@ -45,9 +45,7 @@ static uint32_t bucket_of(const uint8_t id[ANSWERS_ID_SIZE]) {
 }
 
 int answers_new(AnswerCache **ret) {
-        _cleanup_free_ AnswerCache *c = NULL;
-        void *key = NULL;
-        int r;
+        AnswerCache *c;
 
         if (!ret)
                 return -EINVAL;
@@ -56,6 +54,20 @@ int answers_new(AnswerCache **ret) {
                 return -ENOMEM;
         for (size_t i = 0; i < ANSWERS_MAX; i++)
                 c->buckets[i] = NO_ENTRY;
+        *ret = c;
+        return 0;
+}
+
+/*
+ * The key and the MAC, made at the first question bound to values (a human typed values by then,
+ * so the secure memory and OpenSSL are in use already): an idle lockd pays for neither.
+ */
+static int ensure_key(AnswerCache *c) {
+        void *key = NULL;
+        int r;
+
+        if (c->key)
+                return 0;
         r = secmem_alloc(KEY_SIZE, &key);
         if (r < 0)
                 return r;
@@ -69,7 +81,6 @@ int answers_new(AnswerCache **ret) {
                 return -ENOMEM;
         }
         c->key = key;
-        *ret = TAKE_PTR(c);
         return 0;
 }
 
@@ -89,7 +100,7 @@ static bool mac_string(EVP_MAC_CTX *ctx, const char *s) {
         return EVP_MAC_update(ctx, (const unsigned char *)s, strlen(s) + 1) == 1;
 }
 
-int answers_id(const AnswerCache *c, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
+int answers_id(AnswerCache *c, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
                const char *inputs, size_t inputs_len, uint8_t id[ANSWERS_ID_SIZE]) {
         OSSL_PARAM params[] = {
                 OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0),
@@ -99,9 +110,13 @@ int answers_id(const AnswerCache *c, const uint8_t digest[BUDGET_DIGEST_SIZE], c
         EVP_MAC_CTX *ctx;
         size_t out_len = 0;
         bool ok;
+        int r;
 
         if (!c || !digest || !key || (!inputs && inputs_len > 0) || !id)
                 return -EINVAL;
+        r = ensure_key(c);
+        if (r < 0)
+                return r;
         ctx = EVP_MAC_CTX_new(c->mac);
         if (!ctx)
                 return -ENOMEM;

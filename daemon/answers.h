@@ -13,10 +13,10 @@
 typedef struct AnswerCache AnswerCache;
 
 /*
- * A new, empty cache with a fresh random key (getrandom(), in locked memory that no core dump
- * holds), made at each start and never written anywhere: a hash of the same values after a
- * restart is another one, so nothing on disk or in a log can be matched to a value. 0, or a
- * negative errno with *ret untouched.
+ * A new, empty cache. Its key is random (getrandom(), in locked memory that no core dump holds),
+ * made at the first answers_id() of each start and never written anywhere: a hash of the same
+ * values after a restart is another one, so nothing on disk or in a log can be matched to a
+ * value. 0, or a negative errno with *ret untouched.
  */
 int answers_new(AnswerCache **ret);
 AnswerCache *answers_free(AnswerCache *c);
@@ -30,7 +30,7 @@ static inline void answers_freep(AnswerCache **c) {
  * (plugin, version, bindings) and the canonical inputs JSON that carries the values (inputs_len
  * bytes). 0, or a negative errno with id untouched.
  */
-int answers_id(const AnswerCache *c, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
+int answers_id(AnswerCache *c, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
                const char *inputs, size_t inputs_len, uint8_t id[ANSWERS_ID_SIZE]);
 
 /* The answer stored under id: 1 and *ret filled, or 0 with *ret untouched. */
