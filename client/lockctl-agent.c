@@ -14,11 +14,14 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "fd-util.h"
 #include "lockctl-console.h"
 #include "lockctl.h"
 #include "macro.h"
@@ -296,6 +299,11 @@ typedef struct Run {
         int32_t code, status;
         char result[32];
         char state[32];
+        /* With a terminal: a pty of the agent's own (its slave the unit's TTYPath), relayed. */
+        int master;
+        char tty[64];
+        bool raw;
+        struct termios saved;
 } Run;
 
 /* Decides lockctl's exit status from the service's end. */
@@ -410,17 +418,90 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
         return 0;
 }
 
-/* A signal to lockctl goes to the agent: lockctl ends when the agent does. */
+/* Copies what fd has now to out (a pty's master or lockctl's stdout). false at its end. */
+static bool relay(int fd, int out) {
+        char buf[4096];
+        ssize_t n = read(fd, buf, sizeof(buf));
+
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return true;
+        if (n <= 0)
+                return false; /* EIO on the master: the agent closed its terminal */
+        return loop_write(out, buf, (size_t)n) >= 0;
+}
+
+static int on_master(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        if (!relay(fd, STDOUT_FILENO))
+                (void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        return 0;
+}
+
+static int on_stdin(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Run *run = userdata;
+
+        if (!relay(fd, run->master))
+                (void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        return 0;
+}
+
+/* The window size of lockctl's terminal, given to the agent's (which then gets SIGWINCH). */
+static void copy_window_size(Run *run) {
+        struct winsize ws;
+
+        if (run->master >= 0 && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+                (void)ioctl(run->master, TIOCSWINSZ, &ws);
+}
+
+/*
+ * Opens a pty for the agent, like systemd-run --pty: the slave becomes the unit's TTYPath (the
+ * manager makes it the agent's controlling terminal, owned by its user), lockctl's own terminal
+ * goes raw and is relayed both ways, so job control, ^C and the window size work in the agent.
+ */
+static int pty_open(Run *run) {
+        run->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+        if (run->master < 0)
+                return negative_errno();
+        if (grantpt(run->master) < 0 || unlockpt(run->master) < 0 ||
+            ptsname_r(run->master, run->tty, sizeof(run->tty)) != 0)
+                return negative_errno();
+        copy_window_size(run);
+        return 0;
+}
+
+static void pty_raw(Run *run) {
+        struct termios t;
+
+        if (tcgetattr(STDIN_FILENO, &run->saved) < 0)
+                return;
+        t = run->saved;
+        cfmakeraw(&t);
+        if (tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0)
+                run->raw = true;
+}
+
+static void pty_restore(Run *run) {
+        if (run->raw)
+                (void)tcsetattr(STDIN_FILENO, TCSANOW, &run->saved);
+        run->raw = false;
+}
+
+/* A signal to lockctl goes to the agent: lockctl ends when the agent does. With a pty the
+ * terminal's own keys (^C, ^Z) reach it through the pty, and a resize as its window size. */
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Run *run = userdata;
 
+        if (run->master >= 0 && si->ssi_signo == SIGWINCH) {
+                copy_window_size(run);
+                return 0;
+        }
         (void)sd_bus_call_method_async(run->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
                                        "KillUnit", NULL, NULL, "ssi", run->unit, "main",
                                        (int32_t)si->ssi_signo);
         return 0;
 }
 
-static int append_fixed_props(sd_bus_message *m, const char *user, const char *exe, char **argv) {
+static int append_fixed_props(sd_bus_message *m, const char *user, const char *exe, char **argv,
+                              const char *tty) {
         const char *term = getenv("TERM");
         _cleanup_free_ char *term_env = NULL;
         int r;
@@ -438,9 +519,15 @@ static int append_fixed_props(sd_bus_message *m, const char *user, const char *e
                                   "ro");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "(sv)(sv)(sv)", "StandardInputFileDescriptor", "h",
-                                  STDIN_FILENO, "StandardOutputFileDescriptor", "h", STDOUT_FILENO,
-                                  "StandardErrorFileDescriptor", "h", STDERR_FILENO);
+        if (tty)
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "TTYPath", "s", tty,
+                                          "StandardInput", "s", "tty", "StandardOutput", "s",
+                                          "tty", "StandardError", "s", "tty");
+        else
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)", "StandardInputFileDescriptor", "h",
+                                          STDIN_FILENO, "StandardOutputFileDescriptor", "h",
+                                          STDOUT_FILENO, "StandardErrorFileDescriptor", "h",
+                                          STDERR_FILENO);
         if (r < 0)
                 return r;
         if (term && *term && asprintf(&term_env, "TERM=%s", term) >= 0) {
@@ -487,7 +574,7 @@ static int start_agent(Run *run, const char *user, const char *exe, char **argv,
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'a', "(sv)");
         if (r >= 0)
-                r = append_fixed_props(m, user, exe, argv);
+                r = append_fixed_props(m, user, exe, argv, run->master >= 0 ? run->tty : NULL);
         for (size_t i = 0; r >= 0 && i < n_props; i++)
                 r = append_prop(m, &props[i]);
         if (r == -EINVAL)
@@ -520,7 +607,7 @@ static int agent_run(int argc, char **argv) {
         const char *user = NULL, *bus_opt = NULL, *v;
         size_t n_props = 0;
         uint64_t rnd = 0;
-        Run run = {.exit_code = LOCKCTL_EXIT_FAIL};
+        Run run = {.exit_code = LOCKCTL_EXIT_FAIL, .master = -1};
         sigset_t mask;
         int i, r;
 
@@ -620,20 +707,44 @@ static int agent_run(int argc, char **argv) {
                                        "Subscribe", NULL, NULL, NULL);
         if (r < 0)
                 goto fail;
+        /* A terminal on both ends: the agent gets one of its own, as with systemd-run --pty.
+         * Pipes (an AI assistant running an MCP server) are handed over as they are. */
+        if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+                r = pty_open(&run);
+                if (r < 0)
+                        goto fail;
+                r = sd_event_add_io(event, NULL, run.master, EPOLLIN, on_master, &run);
+                if (r >= 0)
+                        r = sd_event_add_io(event, NULL, STDIN_FILENO, EPOLLIN, on_stdin, &run);
+                if (r < 0)
+                        goto fail;
+        }
         r = start_agent(&run, user, exe, argv + i, props, n_props);
         if (r != LOCKCTL_EXIT_OK) {
                 run.exit_code = r;
                 goto done;
         }
+        if (run.master >= 0)
+                pty_raw(&run);
         r = sd_event_loop(event);
+        if (run.master >= 0) /* what the agent wrote last */
+                for (char buf[4096];;) {
+                        ssize_t n = read(run.master, buf, sizeof(buf));
+
+                        if (n <= 0 || loop_write(STDOUT_FILENO, buf, (size_t)n) < 0)
+                                break;
+                }
+        pty_restore(&run);
         if (r < 0)
                 goto fail;
         goto done;
 
 fail:
+        pty_restore(&run);
         fprintf(stderr, "lockctl: agent run: %s\n", strerror(-r));
         run.exit_code = LOCKCTL_EXIT_FAIL;
 done:
+        safe_close(run.master);
         free(run.job);
         free(run.unit_path);
         if (run.bus) {

@@ -736,6 +736,47 @@ def test_agent_confinement(w):
     check("require_confinement is false" in w.d.read_log(), "the start did not say it")
 
 
+def test_agent_run_terminal(w):
+    """lockctl agent run on a terminal gives the agent a terminal of its own (a pty, as
+    systemd-run --pty does): it reads what is typed there, echoed, and its exit status comes back;
+    its arguments arrive as typed"""
+    import pty
+    import select
+    from lockdtest import BUS
+    subprocess.run(["userdel", CONFINED_USER], capture_output=True)
+    subprocess.run(["useradd", "-M", "-N", "-u", str(CONFINED_UID), "-d", "/", "-s",
+                    "/usr/sbin/nologin", CONFINED_USER], check=True, capture_output=True)
+    try:
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(LOCKCTL_BIN, [LOCKCTL_BIN, "agent", "run", "--bus", BUS, "--user",
+                                   CONFINED_USER, "--", "/bin/sh", "-c",
+                                   "tty; echo \"$1\"; read line; echo got:$line; exit 5", "sh",
+                                   "needle=${word} %n $$"])
+        out, sent, deadline = b"", False, time.monotonic() + 20
+        while time.monotonic() < deadline:
+            r, _, _ = select.select([fd], [], [], 0.2)
+            if r:
+                try:
+                    data = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not data:
+                    break
+                out += data
+            if not sent and b"needle=" in out:
+                os.write(fd, b"typed\r")
+                sent = True
+        _, status = os.waitpid(pid, 0)
+        text = out.decode(errors="replace")
+        check(os.waitstatus_to_exitcode(status) == 5, f"exit status: {status}; {text!r}")
+        lines = text.split("\r\n")
+        check(lines[0].startswith("/dev/pts/") and "needle=${word} %n $$" in lines and
+              "typed" in lines and "got:typed" in lines, f"the agent's terminal: {text!r}")
+    finally:
+        subprocess.run(["userdel", CONFINED_USER], capture_output=True)
+
+
 def main():
     require_environment()
     check(os.access(SEAL, os.X_OK), "LOCKD_SEAL names no tool")
@@ -748,7 +789,7 @@ def main():
                   test_sigkill_mid_run_restart, test_many_agents, test_stop_wipes_sessions,
                   test_catalog_changes_audited,
                   test_session_end_fresh_value, test_release_level1, test_release_level2,
-                  test_agent_confinement,
+                  test_agent_confinement, test_agent_run_terminal,
                   test_value_nowhere):
             tap.run(t, w)
     finally:
