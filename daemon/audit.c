@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "clock.h"
 #include "log.h"
 #include "macro.h"
+#include "ratelimit.h"
 #include "sigstore-util.h"
 
 /* The one serialization of a record: compact, sorted keys, every non-ASCII character escaped. */
@@ -116,7 +118,13 @@ struct Audit {
         void *sync_userdata;
         PendingCopy pending[AUDIT_PENDING_MAX];
         size_t n_pending; /* records written since the last sync */
+        RateLimit agent_copies; /* journal copies of what agents do, per agent uid */
 };
+
+/* An agent may submit and cancel in a loop: the journal gets a burst of copies per agent and
+ * interval, then one line saying how many were left out. The audit file keeps every record. */
+#define AGENT_COPY_INTERVAL_USEC (60 * 1000000ULL)
+#define AGENT_COPY_BURST         20
 
 const char *audit_event_to_string(AuditEvent e) {
         return (unsigned)e < _AUDIT_EVENT_MAX ? events[e].name : NULL;
@@ -606,6 +614,7 @@ int audit_open(int statefd, Audit **ret) {
                 return -ENOMEM;
         a->fd = TAKE_FD(fd);
         a->dfd = -1;
+        a->agent_copies = RATELIMIT_INIT(AGENT_COPY_INTERVAL_USEC, AGENT_COPY_BURST);
         tidy_rotation(dfd);
         a->dfd = TAKE_FD(dfd);
 
@@ -850,6 +859,30 @@ static void journal_copy(uint64_t seq_no, const char *head, AuditEvent type, jso
                    ev->name, ev->text);
 }
 
+/* Whether the journal gets the copy of a record an agent caused (submit, cancel): false past
+ * the agent's burst; the first copy let through after some were left out is preceded by a
+ * line with their number. */
+static bool agent_copy_pass(Audit *a, AuditEvent type, json_t *fields) {
+        json_t *uid = json_object_get(fields, "agent_uid");
+        unsigned suppressed = 0;
+        char num[21];
+
+        if ((type != AUDIT_SUBMIT && type != AUDIT_CANCEL) || !json_is_integer(uid))
+                return true;
+        if (!ratelimit_pass(&a->agent_copies, (uint32_t)json_integer_value(uid),
+                            clock_now_usec(CLOCK_MONOTONIC), &suppressed))
+                return false;
+        if (suppressed > 0)
+                log_struct(LOG_NOTICE, NULL,
+                           LOG_FIELDS(LOG_FIELD("AGENT_UID",
+                                                log_format_u64(num, (uint64_t)json_integer_value(
+                                                                            uid)))),
+                           "journal copies of agent %" JSON_INTEGER_FORMAT
+                           "'s submits and cancels: %u suppressed (the audit file holds them)",
+                           json_integer_value(uid), suppressed);
+        return true;
+}
+
 static uint64_t now_usec(void) {
         struct timespec ts;
 
@@ -879,7 +912,8 @@ int audit_sync(Audit *a) {
         for (size_t i = 0; i < a->n_pending; i++) {
                 PendingCopy *c = &a->pending[i];
 
-                journal_copy(c->seq, c->head, c->type, c->fields);
+                if (agent_copy_pass(a, c->type, c->fields))
+                        journal_copy(c->seq, c->head, c->type, c->fields);
                 json_decref(c->fields);
                 c->fields = NULL;
         }
@@ -964,13 +998,20 @@ int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
         line[n + 1] = 0;
         hash_hex(line, n, head);
 
-        /* One write() of the whole line on an O_APPEND fd: a crash leaves at most one torn tail,
-         * which audit_open() recognizes. A regular file's write() is interrupted before it wrote
-         * anything or not at all. */
-        do
-                k = write(a->fd, line, n + 1);
-        while (k < 0 && errno == EINTR);
-        if (k != (ssize_t)(n + 1)) {
+        /* The whole line in one write() on an O_APPEND fd: a crash leaves at most one torn tail,
+         * which audit_open() recognizes, and a failure is cut off below. */
+        for (size_t done = 0; done < n + 1; done += (size_t)k) {
+                /* A short write (a disk that filled up in the middle of the line) is followed
+                 * by one more, so that the cause reported is the real one (ENOSPC, EDQUOT). */
+                k = write(a->fd, line + done, n + 1 - done);
+                if (k < 0 && errno == EINTR) {
+                        k = 0;
+                        continue;
+                }
+                if (k <= 0)
+                        break;
+        }
+        if (k <= 0) {
                 r = k < 0 ? negative_errno() : -EIO;
                 if (ftruncate(a->fd, a->size) < 0) {
                         a->broken = true;

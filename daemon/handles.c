@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fd-util.h"
 #include "handle-store.h"
 #include "handles.h"
@@ -32,10 +33,7 @@ struct Handles {
 };
 
 uint64_t handles_now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+        return clock_now_usec(CLOCK_REALTIME);
 }
 
 static Handle *handle_free(Handle *h) {
@@ -138,9 +136,9 @@ static void rearm(Handles *hs) {
         uint64_t next = 0;
 
         for (size_t i = 0; i < hs->n; i++)
-                if (hs->items[i]->expires_usec != 0 &&
-                    (next == 0 || hs->items[i]->expires_usec < next))
-                        next = hs->items[i]->expires_usec;
+                if (hs->items[i]->deadline_usec != 0 &&
+                    (next == 0 || hs->items[i]->deadline_usec < next))
+                        next = hs->items[i]->deadline_usec;
         hs->next_expiry = next;
         if (!hs->timer)
                 return;
@@ -161,7 +159,7 @@ size_t handles_expire(Handles *hs, uint64_t now_usec) {
         for (size_t i = 0; i < hs->n;) {
                 const Handle *h = hs->items[i];
 
-                if (h->expires_usec != 0 && h->expires_usec <= now_usec) {
+                if (h->deadline_usec != 0 && h->deadline_usec <= now_usec) {
                         if (hs->on_expired)
                                 hs->on_expired(h, hs->userdata);
                         (void)remove_at(hs, i); /* an expired handle is refused when read back */
@@ -178,7 +176,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Handles *hs = userdata;
 
         /* The loop's time may lag the clock a little: the clock decides. */
-        (void)handles_expire(hs, handles_now_usec());
+        (void)handles_expire(hs, clock_now_usec(CLOCK_BOOTTIME));
         rearm(hs);
         return 0;
 }
@@ -197,7 +195,7 @@ int handles_new(sd_event *e, HandleExpiredFn on_expired, void *userdata, Handles
                 return -ENOMEM;
         if (e) {
                 hs->event = sd_event_ref(e);
-                r = sd_event_add_time(e, &hs->timer, CLOCK_REALTIME, UINT64_MAX,
+                r = sd_event_add_time(e, &hs->timer, CLOCK_BOOTTIME, UINT64_MAX,
                                       EXPIRY_ACCURACY_USEC, on_timer, hs);
                 if (r < 0)
                         return r;
@@ -272,7 +270,7 @@ int handles_grant(Handles *hs, const HandleSpec *spec, const Handle **ret) {
         if ((flags & O_ACCMODE) == O_WRONLY || (flags & O_PATH))
                 return -EINVAL;
 
-        (void)handles_expire(hs, now);
+        (void)handles_expire(hs, clock_now_usec(CLOCK_BOOTTIME));
         if (hs->n >= HANDLES_MAX)
                 return -EMFILE;
         if (handles_n_agent(hs, spec->agent) >= HANDLES_PER_AGENT_MAX)
@@ -305,6 +303,7 @@ int handles_grant(Handles *hs, const HandleSpec *spec, const Handle **ret) {
                 return r;
         h->agent = spec->agent;
         h->expires_usec = spec->expires_usec;
+        h->deadline_usec = clock_boottime_deadline(spec->expires_usec);
         h->budget = spec->budget;
         h->auto_run = spec->auto_run;
         h->granted_usec = now;
@@ -326,7 +325,7 @@ const Handle *handles_get(Handles *hs, const char *id) {
 
         if (!hs || !handle_id_valid(id))
                 return NULL;
-        (void)handles_expire(hs, handles_now_usec());
+        (void)handles_expire(hs, clock_now_usec(CLOCK_BOOTTIME));
         i = find(hs, id);
         return i < 0 ? NULL : hs->items[i];
 }
@@ -358,6 +357,8 @@ int handles_restore(Handles *hs, const Handle *src) {
         if (!h)
                 return -ENOMEM;
         *h = *src;
+        /* A restart: the time left is taken from the wall clock once, as stored. */
+        h->deadline_usec = clock_boottime_deadline(src->expires_usec);
         hs->items[hs->n++] = h;
         rearm(hs);
         return 0;
@@ -380,7 +381,7 @@ int handles_revoke(Handles *hs, const char *id) {
 size_t handles_n(Handles *hs) {
         if (!hs)
                 return 0;
-        (void)handles_expire(hs, handles_now_usec());
+        (void)handles_expire(hs, clock_now_usec(CLOCK_BOOTTIME));
         return hs->n;
 }
 

@@ -29,6 +29,9 @@ typedef struct Handle {
         uint32_t budget;                    /* distinct answers the content may give */
         bool auto_run;                      /* protocol-1 questions run without approval */
         uint64_t granted_usec;              /* CLOCK_REALTIME */
+        /* CLOCK_BOOTTIME; 0 for never: what the expiry runs on, so that a jump of the wall clock
+         * neither ends a grant early nor keeps it late (expires_usec is only shown and stored). */
+        uint64_t deadline_usec;
 } Handle;
 
 typedef struct Handles Handles;
@@ -49,7 +52,7 @@ typedef struct HandleSpec {
 typedef void (*HandleExpiredFn)(const Handle *h, void *userdata);
 
 /*
- * A new, empty set. With e, a CLOCK_REALTIME timer on e removes each handle when its expiry
+ * A new, empty set. With e, a CLOCK_BOOTTIME timer on e removes each handle when its expiry
  * passes (calling on_expired, which may be NULL); without one, expired handles go only on lookup,
  * listing and handles_expire(). 0 or -ENOMEM.
  */
@@ -115,7 +118,8 @@ int handles_restore(Handles *hs, const Handle *h);
  */
 int handles_revoke(Handles *hs, const char *id);
 
-/* Removes every handle whose expiry is at or before now_usec (calling on_expired). The count. */
+/* Removes every handle whose deadline is at or before now_usec (CLOCK_BOOTTIME), calling
+ * on_expired. The count. */
 size_t handles_expire(Handles *hs, uint64_t now_usec);
 
 /*

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "macro.h"
 
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
 #define LOG_LINE_MAX   16384 /* one stderr line, fields included, before the newline */
 #define LOG_IOV_FIXED  8     /* PRIORITY, MESSAGE, MESSAGE_ID, ERRNO, SYSLOG_IDENTIFIER, CODE_* */
 #define LOG_KEY_PREFIX "LOCKD_"
@@ -239,6 +240,10 @@ static int write_journal(int priority, int error, const char *message_id, const 
         struct iovec iov[LOG_IOV_FIXED + LOG_FIELDS_MAX];
         int k = 0, r = 0;
 
+        /* sd_journal_sendv() drops an entry without a word when journald's socket is missing
+         * (no journald, or not yet): then the line goes to stderr rather than nowhere. */
+        if (access(JOURNAL_SOCKET, F_OK) < 0)
+                return negative_errno();
 #define IOV_STR(s) ((struct iovec){.iov_base = (void *)(s), .iov_len = strlen(s)})
         snprintf(prio, sizeof(prio), "PRIORITY=%d", priority);
         iov[k++] = IOV_STR(prio);

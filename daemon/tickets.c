@@ -5,6 +5,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "clock.h"
 #include "macro.h"
 #include "tickets.h"
 
@@ -59,10 +60,7 @@ bool ticket_id_valid(const char *s) {
 }
 
 uint64_t tickets_now_usec(void) {
-        struct timespec ts;
-
-        (void)clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+        return clock_now_usec(CLOCK_REALTIME);
 }
 
 static void ticket_free(Tickets *ts, Ticket *t) {
@@ -167,8 +165,8 @@ static void rearm(Tickets *ts) {
         uint64_t next = 0;
 
         for (const Ticket *t = ts->open_head; t; t = t->open_next)
-                if (t->state == TICKET_PENDING && (next == 0 || t->expires_usec < next))
-                        next = t->expires_usec;
+                if (t->state == TICKET_PENDING && (next == 0 || t->deadline_usec < next))
+                        next = t->deadline_usec;
         ts->next_expiry = next;
         if (!ts->timer)
                 return;
@@ -201,7 +199,7 @@ size_t tickets_expire(Tickets *ts, uint64_t now_usec) {
                 return 0;
         for (Ticket *t = ts->open_head; t; t = next) {
                 next = t->open_next;
-                if (t->state == TICKET_PENDING && t->expires_usec <= now_usec) {
+                if (t->state == TICKET_PENDING && t->deadline_usec <= now_usec) {
                         finish(ts, t, TICKET_EXPIRED);
                         n++;
                 }
@@ -215,7 +213,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Tickets *ts = userdata;
 
         /* The loop's time may lag the clock a little: the clock decides. */
-        (void)tickets_expire(ts, tickets_now_usec());
+        (void)tickets_expire(ts, clock_now_usec(CLOCK_BOOTTIME));
         rearm(ts);
         return 0;
 }
@@ -244,7 +242,7 @@ int tickets_new(sd_event *e, size_t max, TicketChangedFn on_changed,
                 return -ENOMEM;
         if (e) {
                 ts->event = sd_event_ref(e);
-                r = sd_event_add_time(e, &ts->timer, CLOCK_REALTIME, UINT64_MAX,
+                r = sd_event_add_time(e, &ts->timer, CLOCK_BOOTTIME, UINT64_MAX,
                                       EXPIRY_ACCURACY_USEC, on_timer, ts);
                 if (r < 0)
                         return r;
@@ -304,16 +302,16 @@ static int new_id(const Tickets *ts, char ret[static TICKET_ID_LEN + 1]) {
 int tickets_submit(Tickets *ts, uid_t agent, Plan *plan, const char *const *labels,
                    uint64_t timeout_usec, unsigned max_pending_per_agent, const Ticket **ret) {
         Ticket *t;
-        uint64_t now = tickets_now_usec();
+        uint64_t now = tickets_now_usec(), boot = clock_now_usec(CLOCK_BOOTTIME);
         int r;
 
         if (!plan || plan->n_steps == 0 || plan->n_steps > PLAN_STEPS_MAX || timeout_usec == 0 ||
-            timeout_usec > UINT64_MAX - now)
+            timeout_usec > UINT64_MAX - now || timeout_usec > UINT64_MAX - boot)
                 return -EINVAL;
         for (size_t i = 0; labels && i < plan->n_steps; i++)
                 if (labels[i] && strlen(labels[i]) > TICKET_LABEL_MAX)
                         return -EINVAL;
-        (void)tickets_expire(ts, now);
+        (void)tickets_expire(ts, boot);
         if (tickets_n_pending(ts, agent) >= max_pending_per_agent)
                 return -EDQUOT;
         if (ts->n >= ts->max) {
@@ -352,11 +350,12 @@ int tickets_submit(Tickets *ts, uid_t agent, Plan *plan, const char *const *labe
         t->state = TICKET_PENDING;
         t->created_usec = t->changed_usec = now;
         t->expires_usec = now + timeout_usec;
+        t->deadline_usec = boot + timeout_usec;
         t->plan = plan;
         ts->items[ts->n++] = t;
         ts->index[index_slot(ts, t->id)] = t;
         open_add(ts, t);
-        if (ts->next_expiry == 0 || t->expires_usec < ts->next_expiry)
+        if (ts->next_expiry == 0 || t->deadline_usec < ts->next_expiry)
                 rearm(ts);
         *ret = t;
         return 0;
@@ -417,7 +416,7 @@ int tickets_finish(Tickets *ts, const char *id, TicketState state) {
 }
 
 Ticket *tickets_get_mutable(Tickets *ts, const char *id) {
-        (void)tickets_expire(ts, tickets_now_usec());
+        (void)tickets_expire(ts, clock_now_usec(CLOCK_BOOTTIME));
         return find(ts, id);
 }
 
@@ -454,7 +453,7 @@ int tickets_set_outcome(Tickets *ts, Ticket *t, size_t step, int result, const c
 }
 
 size_t tickets_n(Tickets *ts) {
-        (void)tickets_expire(ts, tickets_now_usec());
+        (void)tickets_expire(ts, clock_now_usec(CLOCK_BOOTTIME));
         return ts->n;
 }
 

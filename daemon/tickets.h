@@ -60,6 +60,9 @@ typedef struct Ticket {
         uint64_t created_usec; /* CLOCK_REALTIME */
         uint64_t expires_usec; /* CLOCK_REALTIME: the state turns expired then, if still pending */
         uint64_t changed_usec; /* CLOCK_REALTIME of the last state change */
+        /* CLOCK_BOOTTIME: when the expiry comes, whatever the wall clock does meanwhile
+         * (expires_usec is what it is shown as). */
+        uint64_t deadline_usec;
         TicketOutcome outcomes[PLAN_STEPS_MAX];
         TicketRun runs[PLAN_STEPS_MAX];
         /* The one-use key the human's values are sealed to: made at the submit for a plan with
@@ -89,7 +92,7 @@ bool ticket_state_final(TicketState s);
 bool ticket_id_valid(const char *s);
 
 /*
- * A new, empty set keeping at most max tickets (1..TICKETS_MAX). With e, a CLOCK_REALTIME timer
+ * A new, empty set keeping at most max tickets (1..TICKETS_MAX). With e, a CLOCK_BOOTTIME timer
  * on e expires pending tickets; without one only tickets_expire() does. 0 or -EINVAL, -ENOMEM.
  */
 int tickets_new(sd_event *e, size_t max, TicketChangedFn on_changed,
@@ -156,7 +159,7 @@ int tickets_start(Tickets *ts, Ticket *t);
  */
 int tickets_set_outcome(Tickets *ts, Ticket *t, size_t step, int result, const char *error);
 
-/* Expires every pending ticket whose expiry is at or before now_usec (outcomes "expired",
+/* Expires every pending ticket whose deadline is at or before now_usec (CLOCK_BOOTTIME; outcomes "expired",
  * on_changed for each). The count. */
 size_t tickets_expire(Tickets *ts, uint64_t now_usec);
 

@@ -17,8 +17,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lockdtest import (AGENT2_UID, AGENT_UID, CONSOLE_UID, ISSUER, PATTERN, PLUGINS_SRC, STRANGER_UID,  # noqa: E402
-                       Daemon, Failed, Tap, Varlink, World, agent_handles, call, call_as,
+from lockdtest import (AGENT2_UID, AGENT_UID, CONSOLE_UID, ISSUER, LOCKCTL, PATTERN, PLUGINS_SRC,  # noqa: E402
+                       STRANGER_UID, Daemon, Failed, Tap, Varlink, World, agent_handles, call, call_as,
                        check, grant, grant_file, plugin_processes, policy_text, read_audit,
                        require_environment, systemctl, tempdir, unit_properties, units, wait_for)
 
@@ -316,6 +316,49 @@ def test_manager_reexec(w):
     out = wait_for(lambda: (lambda r: json.loads(r.stdout) if r.returncode == 0 else None)(
         w.d.lockctl("plugin", "run", name, path, "--json")), timeout=15, what="a run after it")
     check(out.get("result") == 1 and out.get("unit", "").startswith("lockd-run-"), f"{out}")
+
+
+def test_reexec_runs_in_flight(w):
+    """the manager re-executed with runs in flight: no run answers wrongly (each gives its 1 or
+    fails closed with an error), no scope or plugin process is left, lockd connects again"""
+    name = w.install("slow-answer")
+    path = os.path.join(w.dir, "inflight.txt")
+    with open(path, "w") as f:
+        f.write("x")
+    before = w.d.read_log().count("connected to the manager at")
+    cmd = [LOCKCTL, "--socket", w.d.console, "plugin", "run", name, path, "--json"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    wait_for(lambda: len(units()) >= 2, timeout=15, what="two runs in their scopes")
+    # One more started as the manager goes: its scope may be in the making.
+    procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    r = systemctl("daemon-reexec")
+    check(r.returncode == 0, f"daemon-reexec: {r.stderr}")
+    outcomes = []
+    for p in procs:
+        out, err = p.communicate(timeout=60)
+        if p.returncode == 0:
+            res = json.loads(out).get("result")
+            check(res == 1, f"a run in flight answered {out}")
+            outcomes.append("1")
+        elif out.strip():
+            # A run that failed closed: its report says how, and gives no bit.
+            rep = json.loads(out)
+            check(rep.get("result") is None and (rep.get("outcome") or rep.get("cause")),
+                  f"a failed run's report: {out}")
+            outcomes.append(f"{rep.get('outcome')}:{rep.get('cause')}")
+        else:
+            check(err.strip().startswith("lockctl:"), f"a run failed without a clear error: {err}")
+            outcomes.append(err.strip())
+    print(f"# runs in flight across daemon-reexec: {outcomes}", flush=True)
+    wait_for(lambda: not units(), timeout=15, what="every run scope gone")
+    wait_for(lambda: not plugin_processes(), timeout=15, what="no plugin process left")
+    wait_for(lambda: w.d.read_log().count("connected to the manager at") > before, timeout=15,
+             what="lockd to connect again")
+    out = wait_for(lambda: (lambda r: json.loads(r.stdout) if r.returncode == 0 else None)(
+        w.d.lockctl("plugin", "run", w.install("good-one"), path, "--json")), timeout=15,
+        what="a run after it")
+    check(out.get("result") == 1, f"{out}")
 
 
 def test_run_answer(w):
@@ -1772,7 +1815,7 @@ def main():
                   test_wrong_socket, test_agent_console_method, test_console_other_uid, test_overlapping_roles_refused,
                   test_no_manager_refused, test_backend_none, test_check_config, test_marketplace_methods, test_install_list_remove,
                   test_install_refused, test_update_typed_name, test_reinstall_after_remove,
-                  test_run_answer, test_manager_reexec, test_scope_limits,
+                  test_run_answer, test_manager_reexec, test_reexec_runs_in_flight, test_scope_limits,
                   test_timeout, test_oom, test_status, test_restart_persists,
                   test_sighup_bad_policy, test_many_connections, test_oversize, test_truncated,
                   test_non_json, test_wrong_type, test_unknown_method, test_agent_fds,

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Hostile peers against a real lockd under a real systemd manager: agents (other uids) that
-pipeline without reading, fill the connection slots, sit idle, and strangers that connect in a
-loop. lockd's memory stays bounded, the console always gets in, and its log stays short. TAP on
-stdout. Run through tests/integration/with-systemd."""
+"""Hostile peers and faults against a real lockd under a real systemd manager: agents (other
+uids) that pipeline without reading, fill the connection slots, sit idle, strangers that connect
+in a loop, a file whose reads hang, a full state directory, no journald. lockd's memory stays
+bounded, the console always gets in, its log stays short, and no change goes without its audit
+record. TAP on stdout. Run through tests/integration/with-systemd."""
 
 import json
 import os
@@ -11,8 +12,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lockdtest import (AGENT_UID, STRANGER_UID, Daemon, Tap, call_as, check,  # noqa: E402
-                       policy_text, require_environment, tempdir, wait_for)
+from lockdtest import (AGENT_UID, STRANGER_UID, Daemon, Tap, agent_handles, call_as,  # noqa: E402
+                       check, policy_text, require_environment, tempdir, wait_for)
 
 # 16 agent uids for the slot-filling test, on top of the usual ones.
 MANY = list(range(62100, 62116))
@@ -313,12 +314,153 @@ def test_audit_segments(top):
         d.stop()
 
 
+def fill(directory):
+    """Fills the file system of directory to the last byte; returns the filler's path."""
+    path = os.path.join(directory, "filler")
+    with open(path, "wb", buffering=0) as f:
+        for size in (1 << 20, 4096, 1):
+            try:
+                while True:
+                    f.write(b"\0" * size)
+            except OSError as e:
+                check(e.errno in (28, 122), f"filling: {e}")
+    return path
+
+
+def test_full_disk(top):
+    """on a full state directory (a small tmpfs) no change is answered without its record:
+    Cancel and Revoke answered ok have theirs, the first refused names the cause and changes
+    nothing; Grant and Submit are refused; what writes nothing is still served; once space
+    returns the same calls succeed and the audit chain verifies"""
+    top_d = os.path.join(top, "d-full")
+    state = os.path.join(top_d, "state")
+    os.makedirs(state, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", state],
+                   check=True)
+    d = None
+    try:
+        text = policy_text(top_d, "allow_unsigned: true\n").replace(
+            "limits:\n", "limits:\n  pending_tickets_per_agent: 64\n")
+        d = Daemon(top_d, policy=text)
+        d.start()
+        path = os.path.join(top, "full.txt")
+        with open(path, "wb") as f:
+            f.write(b"content")
+        handles = [json.loads(d.lockctl("grant", path, "--agent", str(AGENT_UID), "--json",
+                                        check_rc=0).stdout)["handle"] for _ in range(24)]
+        rel = os.path.join(top, "rel-full")
+        os.makedirs(rel, exist_ok=True)
+        src = os.environ["LOCKD_TEST_PLUGINS_SRC"]
+        subprocess.run(["cp", os.path.join(src, "good-one", "plugin.toml"), rel], check=True)
+        subprocess.run(["cp", os.path.join(os.environ["LOCKD_TEST_PLUGINS"], "good-one"),
+                        os.path.join(rel, "plugin")], check=True)
+        d.lockctl("plugin", "install", rel, check_rc=0)
+        step = {"steps": [{"plugin": "test.good-one", "handle": handles[0]}]}
+        tickets = []
+        for _ in range(40):
+            r = call_as(AGENT_UID, d.agent, "io.lockd.Agent.Submit", step)
+            check(r.get("parameters", {}).get("state") == "pending", f"Submit: {r}")
+            tickets.append(r["parameters"]["ticket"])
+
+        # The audit file's last page may still hold a few records: each change answered ok
+        # must have its record; the first one refused must name the cause.
+        filler = fill(state)
+        audit = os.path.join(state, "audit", "audit.jsonl")
+        full = "the state directory is full (No space left on device)"
+        refused_ticket = None
+        for t in tickets:
+            r = call_as(AGENT_UID, d.agent, "io.lockd.Agent.Cancel", {"ticket": t})
+            if "error" in r:
+                check(full in json.dumps(r), f"Cancel on a full disk: {r}")
+                refused_ticket = t
+                break
+            check(any(rec.get("event") == "cancel" and rec.get("ticket") == t
+                      for rec in map(json.loads, open(audit))), f"Cancel of {t} without record")
+        check(refused_ticket, "every Cancel was answered ok on a full disk")
+        refused_handle = None
+        for h in handles:
+            r = d.lockctl("revoke", h)
+            if r.returncode != 0:
+                check(full in r.stderr, f"revoke on a full disk: {r.stderr}")
+                refused_handle = h
+                break
+            check(any(rec.get("event") == "revoke" and rec.get("handle") == h
+                      for rec in map(json.loads, open(audit))), f"Revoke of {h} without record")
+        check(refused_handle, "every Revoke was answered ok on a full disk")
+        print(f"# full disk: {tickets.index(refused_ticket)} Cancel and "
+              f"{handles.index(refused_handle)} Revoke answered ok (records in the audit file's "
+              "last page), then refused", flush=True)
+        r = d.lockctl("grant", path, "--agent", str(AGENT_UID))
+        check(r.returncode != 0 and "the state directory is full" in r.stderr,
+              f"grant on a full disk: {r.stderr}")
+        r = call_as(AGENT_UID, d.agent, "io.lockd.Agent.Submit", step)
+        check("error" in r and "the state directory is full" in json.dumps(r),
+              f"Submit on a full disk: {r}")
+        # The refused ones changed nothing, and what writes nothing is served.
+        check(refused_handle in agent_handles(d), "the handle went although Revoke was refused")
+        r = d.console_call("io.lockd.Console.GetTicket", {"ticket": refused_ticket})
+        check(r.get("parameters", {}).get("ticket", {}).get("state") == "pending",
+              f"the ticket changed: {r}")
+        check("version:" in d.lockctl("status", check_rc=0).stdout, "status on a full disk")
+        check(d.proc.poll() is None, "lockd died on a full disk")
+
+        # Space returns: the same calls succeed, and the chain verifies.
+        os.unlink(filler)
+        r = call_as(AGENT_UID, d.agent, "io.lockd.Agent.Cancel", {"ticket": refused_ticket})
+        check("error" not in r, f"Cancel after space returned: {r}")
+        d.lockctl("revoke", refused_handle, check_rc=0)
+        check(refused_handle not in agent_handles(d), "the handle stayed after Revoke")
+        d.lockctl("grant", path, "--agent", str(AGENT_UID), check_rc=0)
+        d.stop()
+        r = d.lockctl("audit", "verify", "--state-dir", state, check_rc=0)
+        check(r.stdout.startswith("ok: "), f"verify: {r.stdout}")
+    finally:
+        if d:
+            d.stop()
+        subprocess.run(["umount", state], check=False)
+
+def test_no_journald(top):
+    """with no journald (lockd told its stderr is the journal, whose socket is missing) every
+    change still has its audit record, the chain verifies, and the log lines go to stderr"""
+    if os.environ.get("LOCKD_TEST_BUS") == "system":
+        check(True, "a host journald runs: nothing to test")
+        return
+    check(not os.path.exists("/run/systemd/journal/socket"), "a journald socket exists here")
+    top_d = os.path.join(top, "d-nojournal")
+    os.makedirs(top_d, exist_ok=True)
+    d = Daemon(top_d, policy=policy_text(top_d))
+    open(d.log_path, "ab").close()
+    st = os.stat(d.log_path)
+    os.environ["JOURNAL_STREAM"] = f"{st.st_dev}:{st.st_ino}"
+    try:
+        d.start()
+    finally:
+        del os.environ["JOURNAL_STREAM"]
+    try:
+        path = os.path.join(top, "nojournal.txt")
+        with open(path, "wb") as f:
+            f.write(b"content")
+        for _ in range(5):
+            h = json.loads(d.lockctl("grant", path, "--agent", str(AGENT_UID), "--json",
+                                     check_rc=0).stdout)["handle"]
+            d.lockctl("revoke", h, check_rc=0)
+    finally:
+        d.stop()
+    state = os.path.join(top_d, "state")
+    events = [json.loads(line)["event"]
+              for line in open(os.path.join(state, "audit", "audit.jsonl"))]
+    check(events.count("grant") == 5 and events.count("revoke") == 5, f"audit: {events}")
+    r = d.lockctl("audit", "verify", "--state-dir", state, check_rc=0)
+    check(r.stdout.startswith("ok: "), f"verify: {r.stdout}")
+    check(d.read_log().count("(revoke)") == 5, "the audit lines did not reach stderr")
+
+
 def main():
     require_environment()
     tap = Tap()
     top = tempdir()
     for t in (test_pipelining_bounded, test_console_always_gets_in, test_refusals_rate_limited,
-              test_hung_file, test_audit_segments):
+              test_hung_file, test_audit_segments, test_full_disk, test_no_journald):
         tap.run(t, top)
     return tap.done()
 

@@ -889,7 +889,8 @@ static int short_write_child(const TmpDir *t, off_t size) {
         rl.rlim_cur = (rlim_t)size + 10;
         if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
                 return 2;
-        if (append_run(a, 2) != -EIO) /* 10 bytes written, then cut back */
+        /* 10 bytes written, then the next write() names the real cause; all cut back. */
+        if (append_run(a, 2) != -EFBIG)
                 return 3;
         if (fstatat(t->fd, AUDIT_DIR "/" AUDIT_FILE, &st, 0) < 0 || st.st_size != size)
                 return 4;
@@ -1012,6 +1013,56 @@ START_TEST(test_journal_copy) {
         ck_assert_ptr_nonnull(strstr(buf, "LOCKD_OUTCOME=\"plugin_error\""));
         ck_assert_ptr_nonnull(strstr(buf, "LOCKD_PEAK_MEMORY_BYTES=\"1048576\""));
         free(want);
+        audit_close(a);
+        close(fd);
+        tmpdir_done(&t);
+}
+END_TEST
+
+/* Counts the occurrences of needle in the memfd fd's text. */
+static unsigned count_in(int fd, const char *needle) {
+        static char buf[256 * 1024];
+        unsigned k = 0;
+        ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+        ck_assert_int_ge(n, 0);
+        buf[n] = 0;
+        for (const char *p = buf; (p = strstr(p, needle)); p++)
+                k++;
+        return k;
+}
+
+START_TEST(test_agent_copies_limited) {
+        int fd = memfd_create("stderr", MFD_CLOEXEC);
+        TmpDir t;
+        Audit *a = NULL;
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+        unsetenv("JOURNAL_STREAM");
+        log_open(false);
+        tmpdir_new(&t);
+        ck_assert_int_eq(audit_open(t.fd, &a), 0);
+        /* An agent submitting in a loop: every record in the file, a burst of copies in the
+         * journal; another agent's copies are its own. Consoles' records are never limited. */
+        for (int i = 0; i < 50; i++) {
+                json_t *f = json_pack("{s:s, s:i}", "ticket", "t1", "agent_uid", 61001);
+
+                ck_assert_int_eq(audit_append(a, i % 2 ? AUDIT_CANCEL : AUDIT_SUBMIT, f), 0);
+                json_decref(f);
+        }
+        for (int i = 0; i < 3; i++) {
+                json_t *f = json_pack("{s:s, s:i}", "ticket", "t2", "agent_uid", 61004);
+
+                ck_assert_int_eq(audit_append(a, AUDIT_SUBMIT, f), 0);
+                json_decref(f);
+        }
+        for (int i = 0; i < 30; i++)
+                ck_assert_int_eq(append_run(a, i), 0);
+        ck_assert_uint_eq(audit_get_seq(a), 83);
+        ck_assert_uint_eq(count_in(fd, "LOCKD_AGENT_UID=\"61001\""), 20);
+        ck_assert_uint_eq(count_in(fd, "LOCKD_AGENT_UID=\"61004\""), 3);
+        ck_assert_uint_eq(count_in(fd, " (run): "), 30);
         audit_close(a);
         close(fd);
         tmpdir_done(&t);
@@ -1230,6 +1281,7 @@ static Suite *audit_suite(void) {
         tcase_add_test(tc, test_lockctl_verify);
         tcase_add_test(tc, test_segments);
         tcase_add_test(tc, test_event_names);
+        tcase_add_test(tc, test_agent_copies_limited);
         suite_add_tcase(s, tc);
         return s;
 }

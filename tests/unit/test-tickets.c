@@ -282,13 +282,14 @@ START_TEST(test_expiry_on_lookup) {
         tickets_announce(ts, t);
         seen.changed = 0;
         memcpy(id, t->id, sizeof(id));
-        ck_assert_uint_eq(tickets_expire(ts, t->created_usec + 59 * SEC), 0);
-        ck_assert_uint_eq(tickets_expire(ts, t->expires_usec), 1);
+        ck_assert_uint_eq(t->expires_usec - t->created_usec, 60 * SEC);
+        ck_assert_uint_eq(tickets_expire(ts, t->deadline_usec - SEC), 0);
+        ck_assert_uint_eq(tickets_expire(ts, t->deadline_usec), 1);
         ck_assert_int_eq(t->state, TICKET_EXPIRED);
         ck_assert_uint_eq(seen.changed, 1);
         for (size_t i = 0; i < 3; i++)
                 ck_assert_str_eq(t->outcomes[i].error, "expired");
-        ck_assert_uint_eq(tickets_expire(ts, t->expires_usec + SEC), 0);
+        ck_assert_uint_eq(tickets_expire(ts, t->deadline_usec + SEC), 0);
         /* Kept, final, and its agent may submit again. */
         ck_assert_ptr_eq(tickets_get(ts, id), t);
         ck_assert_int_eq(tickets_finish(ts, id, TICKET_CANCELLED), -EBUSY);
