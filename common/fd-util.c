@@ -194,3 +194,18 @@ int read_full_file(const char *path, size_t max, char **ret, size_t *ret_len) {
                 return -EFBIG;
         return read_full_fd(fd, max, ret, ret_len);
 }
+
+DIR *fd_opendir_dup(int dfd) {
+        int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+        DIR *d;
+
+        if (fd < 0)
+                return NULL;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd); /* keeps errno */
+                return NULL;
+        }
+        rewinddir(d);
+        return d;
+}

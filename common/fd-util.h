@@ -2,6 +2,7 @@
  */
 #pragma once
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,10 @@ int memfd_from_buffer(const void *buf, size_t len, const char *name);
  * negative errno.
  */
 int fd_reopen_readonly(int fd);
+
+/* A directory stream over a duplicate of the directory fd dfd (which stays the caller's), rewound
+ * to its start; NULL with errno set. */
+DIR *fd_opendir_dup(int dfd);
 
 /* Reads until len bytes or EOF, retrying EINTR; returns the bytes read or a negative errno. */
 ssize_t loop_read(int fd, void *buf, size_t len);

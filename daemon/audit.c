@@ -15,6 +15,7 @@
 
 #include "audit.h"
 #include "clock.h"
+#include "fd-util.h"
 #include "log.h"
 #include "macro.h"
 #include "ratelimit.h"
@@ -668,17 +669,10 @@ static char **list_segments(int dfd, size_t *ret_n) {
         _cleanup_free_ char **v = NULL;
         size_t n = 0;
         struct dirent *de;
-        DIR *d;
-        int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+        DIR *d = fd_opendir_dup(dfd);
 
-        if (fd < 0)
+        if (!d)
                 return NULL;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return NULL;
-        }
-        rewinddir(d);
         while ((de = readdir(d))) {
                 char **nv;
 

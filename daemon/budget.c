@@ -686,19 +686,12 @@ static int load_one(BudgetStore *s, const char *name, BudgetError *err) {
 }
 
 static int load_all(BudgetStore *s, BudgetError *err) {
-        int fd = dup(s->dfd);
-        DIR *dir;
+        DIR *dir = fd_opendir_dup(s->dfd);
         struct dirent *de;
         int r = 0;
 
-        if (fd < 0)
+        if (!dir)
                 return fail(err, negative_errno(), BUDGET_DIR ": %m");
-        dir = fdopendir(fd);
-        if (!dir) {
-                safe_close(fd);
-                return fail(err, negative_errno(), BUDGET_DIR ": %m");
-        }
-        rewinddir(dir);
         while ((errno = 0, de = readdir(dir))) {
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;

@@ -54,22 +54,6 @@ static bool file_of(const char *name, const char *suffix, char id[HANDLE_ID_LEN 
         return handle_id_valid(id);
 }
 
-/* A directory stream over dfd, from its start (a dup shares dfd's offset); NULL with errno. */
-static DIR *dir_stream(int dfd) {
-        int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-        DIR *d;
-
-        if (fd < 0)
-                return NULL;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return NULL;
-        }
-        rewinddir(d);
-        return d;
-}
-
 int handle_store_open(int statefd, uint64_t max_bytes, HandleStore **ret) {
         _cleanup_(handle_store_freep) HandleStore *s = NULL;
         DIR *d;
@@ -89,7 +73,7 @@ int handle_store_open(int statefd, uint64_t max_bytes, HandleStore **ret) {
                 return negative_errno();
         /* What an interrupted write left: temporary files, and snapshots whose metadata never
          * arrived (the grant was never answered). */
-        d = dir_stream(s->dfd);
+        d = fd_opendir_dup(s->dfd);
         if (!d)
                 return negative_errno();
         while ((de = readdir(d))) {
@@ -332,7 +316,7 @@ int handle_store_load(HandleStore *s, Handles *hs, uint64_t max_snapshot_bytes,
 
         if (!s || !hs)
                 return -EINVAL;
-        d = dir_stream(s->dfd);
+        d = fd_opendir_dup(s->dfd);
         if (!d)
                 return negative_errno();
         while ((de = readdir(d))) {

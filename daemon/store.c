@@ -640,19 +640,12 @@ static int entry_cmp(const void *a, const void *b) {
 
 /* Calls f for each valid subdirectory name of dfd; stops at f's first error. */
 static int for_each_dir(int dfd, int (*f)(const char *name, void *userdata), void *userdata) {
-        int fd = dup(dfd);
-        DIR *d;
+        DIR *d = fd_opendir_dup(dfd);
         struct dirent *de;
         int r = 0;
 
-        if (fd < 0)
+        if (!d)
                 return negative_errno();
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
-        rewinddir(d);
         while ((errno = 0, de = readdir(d))) {
                 struct stat st;
 

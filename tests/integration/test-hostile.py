@@ -36,6 +36,32 @@ def daemon(top, extra=""):
     return d
 
 
+def write_file(path, content=b"content"):
+    with open(path, "wb") as f:
+        f.write(content)
+    return path
+
+
+def grant_revoke(d, path, n):
+    """Grants path to the agent and revokes it, n times: two audit records each."""
+    for _ in range(n):
+        h = json.loads(d.lockctl("grant", path, "--agent", str(AGENT_UID), "--json",
+                                 check_rc=0).stdout)["handle"]
+        d.lockctl("revoke", h, check_rc=0)
+
+
+def install_unsigned(d, top, case):
+    """Installs the test plugin case unsigned (the policy has allow_unsigned); its name."""
+    rel = os.path.join(top, "rel-" + case)
+    os.makedirs(rel, exist_ok=True)
+    src = os.environ["LOCKD_TEST_PLUGINS_SRC"]
+    subprocess.run(["cp", os.path.join(src, case, "plugin.toml"), rel], check=True)
+    subprocess.run(["cp", os.path.join(os.environ["LOCKD_TEST_PLUGINS"], case),
+                    os.path.join(rel, "plugin")], check=True)
+    d.lockctl("plugin", "install", rel, check_rc=0)
+    return "test." + case
+
+
 # As an agent uid: opens a Wait with "more" on its pending ticket (an open call that streams),
 # then pipelines N calls behind it without reading a byte, for at most T seconds; prints how many
 # whole calls the socket took, and keeps the connection S seconds more.
@@ -61,19 +87,11 @@ def test_pipelining_bounded(top):
     d = daemon(os.path.join(top, "d-pipe"), "allow_unsigned: true\n")
     try:
         # A pending ticket of the agent's own: a plan on a granted handle, never approved.
-        path = os.path.join(top, "pipe.txt")
-        with open(path, "wb") as f:
-            f.write(b"content")
+        path = write_file(os.path.join(top, "pipe.txt"))
         h = json.loads(d.lockctl("grant", path, "--agent", str(AGENT_UID), "--json",
                                  check_rc=0).stdout)["handle"]
         # An unsigned test plugin (allow_unsigned) to ask about; the ticket stays pending.
-        rel = os.path.join(top, "rel-good-one")
-        os.makedirs(rel, exist_ok=True)
-        src = os.environ["LOCKD_TEST_PLUGINS_SRC"]
-        subprocess.run(["cp", os.path.join(src, "good-one", "plugin.toml"), rel], check=True)
-        subprocess.run(["cp", os.path.join(os.environ["LOCKD_TEST_PLUGINS"], "good-one"),
-                        os.path.join(rel, "plugin")], check=True)
-        d.lockctl("plugin", "install", rel, check_rc=0)
+        install_unsigned(d, os.path.join(top, "d-pipe"), "good-one")
         r = call_as(AGENT_UID, d.agent, "io.lockd.Agent.Submit",
                     {"steps": [{"plugin": "test.good-one", "handle": h}]})
         check(r.get("parameters", {}).get("state") == "pending", f"Submit: {r}")
@@ -286,13 +304,7 @@ def test_audit_segments(top):
     d = Daemon(top_d, policy=policy_text(top_d, "audit: {segment_bytes: 64KiB, retain_segments: 2}\n"))
     d.start()
     try:
-        path = os.path.join(top, "audited.txt")
-        with open(path, "wb") as f:
-            f.write(b"audited")
-        for _ in range(420):
-            h = json.loads(d.lockctl("grant", path, "--agent", str(AGENT_UID), "--json",
-                                     check_rc=0).stdout)["handle"]
-            d.lockctl("revoke", h, check_rc=0)
+        grant_revoke(d, write_file(os.path.join(top, "audited.txt"), b"audited"), 420)
         adir = os.path.join(top_d, "state", "audit")
         segs = sorted(f for f in os.listdir(adir) if f.startswith("audit-"))
         check(len(segs) == 2, f"segments: {segs}")
@@ -343,18 +355,10 @@ def test_full_disk(top):
             "limits:\n", "limits:\n  pending_tickets_per_agent: 64\n")
         d = Daemon(top_d, policy=text)
         d.start()
-        path = os.path.join(top, "full.txt")
-        with open(path, "wb") as f:
-            f.write(b"content")
+        path = write_file(os.path.join(top, "full.txt"))
         handles = [json.loads(d.lockctl("grant", path, "--agent", str(AGENT_UID), "--json",
                                         check_rc=0).stdout)["handle"] for _ in range(24)]
-        rel = os.path.join(top, "rel-full")
-        os.makedirs(rel, exist_ok=True)
-        src = os.environ["LOCKD_TEST_PLUGINS_SRC"]
-        subprocess.run(["cp", os.path.join(src, "good-one", "plugin.toml"), rel], check=True)
-        subprocess.run(["cp", os.path.join(os.environ["LOCKD_TEST_PLUGINS"], "good-one"),
-                        os.path.join(rel, "plugin")], check=True)
-        d.lockctl("plugin", "install", rel, check_rc=0)
+        install_unsigned(d, top_d, "good-one")
         step = {"steps": [{"plugin": "test.good-one", "handle": handles[0]}]}
         tickets = []
         for _ in range(40):
@@ -437,13 +441,7 @@ def test_no_journald(top):
     finally:
         del os.environ["JOURNAL_STREAM"]
     try:
-        path = os.path.join(top, "nojournal.txt")
-        with open(path, "wb") as f:
-            f.write(b"content")
-        for _ in range(5):
-            h = json.loads(d.lockctl("grant", path, "--agent", str(AGENT_UID), "--json",
-                                     check_rc=0).stdout)["handle"]
-            d.lockctl("revoke", h, check_rc=0)
+        grant_revoke(d, write_file(os.path.join(top, "nojournal.txt")), 5)
     finally:
         d.stop()
     state = os.path.join(top_d, "state")
