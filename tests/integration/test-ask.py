@@ -671,6 +671,17 @@ def run_cgroup_files(unit):
     return dirs, files
 
 
+def plugin_started():
+    """Whether a plugin runs: a process of an ephemeral uid past its execve (no longer lockd)."""
+    for pid in plugin_processes():
+        try:
+            if not os.readlink(f"/proc/{pid}/exe").endswith("/lockd"):
+                return True
+        except OSError:
+            pass
+    return False
+
+
 def test_agent_confinement(w):
     """an agent started plainly is refused; through lockctl agent run it is accepted, and while
     its plugin runs it sees no other uid's process and nothing of the cgroups; no other uid can
@@ -685,6 +696,7 @@ def test_agent_confinement(w):
         f"users: [{AGENT_UID}, {AGENT2_UID}]", f"users: [{AGENT_UID}, {CONFINED_UID}]")
     d = Daemon(top, policy=text)
     d.start()
+    proc = None
     try:
         r = d.lockctl("status", check_rc=0)
         check("agent confinement: required" in r.stdout, r.stdout)
@@ -708,6 +720,8 @@ def test_agent_confinement(w):
                                 text=True)
         unit = wait_for(lambda: (units() or [None])[0], timeout=20, what="the run's scope")
         check(re.fullmatch(r"lockd-run-[0-9]+\.scope", unit), f"unit name {unit}")
+        # The scope exists a moment before lockd hides it; the plugin starts only after that.
+        wait_for(plugin_started, timeout=20, what="the plugin to start")
         dirs, files = wait_for(lambda: (lambda x: x if x[1] else None)(run_cgroup_files(unit)),
                                timeout=5, what="the run's cgroup files")
         check(all(os.stat(x).st_mode & 0o777 == 0o700 for x in dirs),
@@ -728,6 +742,9 @@ def test_agent_confinement(w):
         check(got["others"] == [], f"the agent saw other uids' processes: {got['others'][:10]}")
         check(got["cgroup"] == [], f"the agent saw cgroup files: {got['cgroup'][:10]}")
     finally:
+        if proc is not None and proc.poll() is None:
+            proc.terminate()  # lockctl passes it on to the agent's unit
+            proc.communicate(timeout=30)
         d.stop()
         subprocess.run(["userdel", CONFINED_USER], capture_output=True)
     # Without the requirement a plain agent connects, and every start says so.

@@ -351,10 +351,13 @@ def test_reexec_runs_in_flight(w):
             check(err.strip().startswith("lockctl:"), f"a run failed without a clear error: {err}")
             outcomes.append(err.strip())
     print(f"# runs in flight across daemon-reexec: {outcomes}", flush=True)
-    wait_for(lambda: not units(), timeout=15, what="every run scope gone")
-    wait_for(lambda: not plugin_processes(), timeout=15, what="no plugin process left")
     wait_for(lambda: w.d.read_log().count("connected to the manager at") > before, timeout=15,
              what="lockd to connect again")
+    wait_for(lambda: not plugin_processes(), timeout=15, what="no plugin process left")
+    # A scope given up on is stopped once lockd is back: none may stay loaded.
+    wait_for(lambda: not units(), timeout=15, what="every run scope gone")
+    time.sleep(2)
+    check(not units(), f"run scopes came back: {units()}")
     out = wait_for(lambda: (lambda r: json.loads(r.stdout) if r.returncode == 0 else None)(
         w.d.lockctl("plugin", "run", w.install("good-one"), path, "--json")), timeout=15,
         what="a run after it")
@@ -398,8 +401,9 @@ def test_scope_limits(w):
     name = w.install("slow-answer")
     path = os.path.join(w.dir, "sample.txt")
     t, box = run_async(w, name, path)
-    unit = wait_for(lambda: [u for u in units() if u.startswith("lockd-run-")], timeout=10,
-                    what="the run's scope")[0]
+    # Active only: a unit an earlier test's manager still lists as a stub is not this run's.
+    unit = wait_for(lambda: [u for u in units() if u.startswith("lockd-run-") and unit_properties(
+        u, "ActiveState").get("ActiveState") == "active"], timeout=10, what="the run's scope")[0]
     props = unit_properties(unit, "MemoryMax", "TasksMax", "RuntimeMaxUSec", "CollectMode",
                             "Slice", "ActiveState")
     check(props.get("ActiveState") == "active", f"{props}")
@@ -1815,7 +1819,7 @@ def main():
                   test_wrong_socket, test_agent_console_method, test_console_other_uid, test_overlapping_roles_refused,
                   test_no_manager_refused, test_backend_none, test_check_config, test_marketplace_methods, test_install_list_remove,
                   test_install_refused, test_update_typed_name, test_reinstall_after_remove,
-                  test_run_answer, test_manager_reexec, test_reexec_runs_in_flight, test_scope_limits,
+                  test_run_answer, test_manager_reexec, test_scope_limits,
                   test_timeout, test_oom, test_status, test_restart_persists,
                   test_sighup_bad_policy, test_many_connections, test_oversize, test_truncated,
                   test_non_json, test_wrong_type, test_unknown_method, test_agent_fds,
@@ -1828,7 +1832,10 @@ def main():
                   test_approve_typed_value, test_approve_without_values,
                   test_results_refused_level2, test_results_level3, test_console_live,
                   test_tickets_cap_and_expiry, test_budgets_fresh_and_errors,
-                  test_budget_show_and_reset, test_budget_charged_by_runs):
+                  test_budget_show_and_reset, test_budget_charged_by_runs,
+                  # Last: after a daemon-reexec that races scope creation, systemd 252's user
+                  # manager has been seen to leave new scopes out of list-units for a while.
+                  test_reexec_runs_in_flight):
             tap.run(t, w)
     finally:
         w.d.stop()
