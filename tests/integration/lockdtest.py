@@ -429,3 +429,33 @@ def agent_handles(d, uid=AGENT_UID):
 def read_audit(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+# ---------------------------------------------------------------------------------------------
+# Small helpers of test-hostile.py and test-faults.py
+
+
+def write_file(path, content=b"content"):
+    with open(path, "wb") as f:
+        f.write(content)
+    return path
+
+
+def grant_revoke(d, path, n):
+    """Grants path to the agent and revokes it, n times: two audit records each."""
+    for _ in range(n):
+        h = json.loads(d.lockctl("grant", path, "--agent", str(AGENT_UID), "--json",
+                                 check_rc=0).stdout)["handle"]
+        d.lockctl("revoke", h, check_rc=0)
+
+
+def install_unsigned(d, top, case):
+    """Installs the test plugin case unsigned (the policy has allow_unsigned); its name."""
+    rel = os.path.join(top, "rel-" + case)
+    os.makedirs(rel, exist_ok=True)
+    src = os.environ["LOCKD_TEST_PLUGINS_SRC"]
+    subprocess.run(["cp", os.path.join(src, case, "plugin.toml"), rel], check=True)
+    subprocess.run(["cp", os.path.join(os.environ["LOCKD_TEST_PLUGINS"], case),
+                    os.path.join(rel, "plugin")], check=True)
+    d.lockctl("plugin", "install", rel, check_rc=0)
+    return "test." + case
