@@ -878,11 +878,7 @@ static bool agent_copy_pass(Audit *a, AuditEvent type, json_t *fields) {
 }
 
 static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
-                return 0;
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+        return clock_now_usec(CLOCK_REALTIME);
 }
 
 int audit_sync(Audit *a) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "clock.h"
 #include "escape.h"
 #include "fd-util.h"
 #include "macro.h"
@@ -346,11 +347,7 @@ static void file_name(const uint8_t d[BUDGET_DIGEST_SIZE], char out[FILE_NAME_LE
 }
 
 static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
-                return 0;
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+        return clock_now_usec(CLOCK_REALTIME);
 }
 
 typedef struct Buf {

@@ -20,6 +20,7 @@
 
 #include "audit.h"
 #include "budget.h"
+#include "clock.h"
 #include "caps.h"
 #include "config.h"
 #include "catalog.h"
@@ -67,10 +68,7 @@ bool manager_allow_unsigned(const Manager *m) {
 }
 
 uint64_t now_monotonic_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+        return clock_now_usec(CLOCK_MONOTONIC);
 }
 
 int manager_load_policy(const char *path, Policy **ret, char *why, size_t why_len) {
@@ -655,12 +653,7 @@ int manager_new(const char *policy_path, Manager **ret) {
         m->listen_fds[0] = m->listen_fds[1] = -1;
         m->start_usec = now_monotonic_usec();
         m->refusals = RATELIMIT_INIT(60 * 1000000ULL, 5);
-        {
-                struct timespec ts;
-
-                if (clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
-                        m->run_seq = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-        }
+        m->run_seq = clock_now_usec(CLOCK_BOOTTIME) / 1000;
         if (policy_path) {
                 m->policy_path = strdup(policy_path);
                 if (!m->policy_path)

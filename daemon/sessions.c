@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "seal.h"
@@ -57,10 +58,7 @@ const char *session_end_name(SessionEnd e) {
 }
 
 uint64_t sessions_now_usec(void) {
-        struct timespec ts;
-
-        (void)clock_gettime(CLOCK_BOOTTIME, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+        return clock_now_usec(CLOCK_BOOTTIME);
 }
 
 /* The audit session id of pid, or AUDIT_SESSION_NONE. */

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fd-util.h"
 #include "identity.h"
 #include "index.h"
@@ -107,10 +108,7 @@ void verifier_set_timeout_usec(uint64_t usec) {
  * lockd's side. */
 
 static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+        return clock_now_usec(CLOCK_MONOTONIC);
 }
 
 /* Fills err with RELEASE_E_VERIFIER: the helper, not the release, failed. Returns -EPROTO. */

@@ -975,18 +975,24 @@ START_TEST(test_open_refusals) {
 }
 END_TEST
 
-START_TEST(test_journal_copy) {
+/* A memfd as stderr, and the log set to write there: what was logged is read back from it. */
+static int capture_stderr(void) {
         int fd = memfd_create("stderr", MFD_CLOEXEC);
-        char buf[8192], *want = NULL;
-        TmpDir t;
-        Audit *a = NULL;
-        json_t *f;
-        ssize_t n;
 
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);
         unsetenv("JOURNAL_STREAM");
         log_open(false);
+        return fd;
+}
+
+START_TEST(test_journal_copy) {
+        int fd = capture_stderr();
+        char buf[8192], *want = NULL;
+        TmpDir t;
+        Audit *a = NULL;
+        json_t *f;
+        ssize_t n;
 
         tmpdir_new(&t);
         ck_assert_int_eq(audit_open(t.fd, &a), 0);
@@ -1033,14 +1039,10 @@ static unsigned count_in(int fd, const char *needle) {
 }
 
 START_TEST(test_agent_copies_limited) {
-        int fd = memfd_create("stderr", MFD_CLOEXEC);
+        int fd = capture_stderr();
         TmpDir t;
         Audit *a = NULL;
 
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-        unsetenv("JOURNAL_STREAM");
-        log_open(false);
         tmpdir_new(&t);
         ck_assert_int_eq(audit_open(t.fd, &a), 0);
         /* An agent submitting in a loop: every record in the file, a burst of copies in the
