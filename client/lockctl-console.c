@@ -175,6 +175,11 @@ int console_print_error(const char *what, const char *error, json_t *params) {
         fprintf(stderr, "lockctl: %s refused: ", what);
         if (strcmp(name, "PermissionDenied") == 0)
                 fputs("permission denied (this user may not do this on lockd's console)", stderr);
+        else if (strcmp(name, "org.varlink.service.InterfaceNotFound") == 0)
+                /* lockd serves io.lockd.Console only to console peers on the console socket. */
+                fputs("this socket does not serve lockd's console to this user (is it the console "
+                      "socket, and is this user listed under consoles in lockd.yaml?)",
+                      stderr);
         else if (strcmp(name, "TooManyConnections") == 0) {
                 const char *limit = json_string_value(json_object_get(params, "limit"));
 

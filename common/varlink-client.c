@@ -347,6 +347,33 @@ int varlink_client_call_more(VarlinkClient *c, const char *method, json_t *param
         }
 }
 
+int varlink_client_start_more(VarlinkClient *c, const char *method, json_t *params) {
+        return client_send_call(c, method, params, true, false, NULL, 0, client_deadline(c));
+}
+
+int varlink_client_next_reply(VarlinkClient *c, uint64_t deadline_usec, json_t **ret_params,
+                              char **ret_error, bool *ret_continues) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len;
+        int r;
+
+        if (c->broken)
+                return -ENOTCONN;
+        r = client_read_message(c, deadline_usec, &buf, &len);
+        /* A deadline passing consumed nothing: what arrived so far stays buffered. */
+        if (r == -ETIMEDOUT)
+                return r;
+        if (r >= 0)
+                r = varlink_message_parse_reply(buf, len, ret_params, ret_error, ret_continues);
+        if (r < 0)
+                c->broken = true;
+        return r;
+}
+
+uint64_t varlink_client_now_usec(void) {
+        return now_usec();
+}
+
 int varlink_client_call_oneway(VarlinkClient *c, const char *method, json_t *params) {
         return client_send_call(c, method, params, false, true, NULL, 0, client_deadline(c));
 }

@@ -26,21 +26,24 @@
  *    A peer that pipelines without reading holds at most that much of lockd's memory.
  *  - shape (varlink_message_parse_call()): org.varlink.service.InvalidParameter {"parameter":
  *    "json" | "method" | "parameters" | "more" | "oneway" | "upgrade" | "message" (an unknown
- *    key)}, then the connection is closed once the answer is out.
- *  - interface unknown: InterfaceNotFound {"interface"}; role: <interface>.PermissionDenied {},
- *    before the method name or any parameter is looked at; method unknown: MethodNotFound
- *    {"method"}. With fds on the message, both "unknown" cases answer InvalidParameter
- *    {"parameter": "method"} instead.
+ *    key)}, then the connection is closed once the answer is out. "parameters": null and
+ *    "upgrade": false are the same as absent.
+ *  - interface unknown, or one this connection's roles may not use: InterfaceNotFound
+ *    {"interface"}, the same answer for both, before the method name or any parameter is looked
+ *    at (a peer learns nothing of interfaces it may not call, and needs no error declared in
+ *    them); method unknown, whatever its spelling: MethodNotFound {"method"}. With fds on the
+ *    message, both "unknown" cases answer InvalidParameter {"parameter": "method"} instead.
  *  - fds on a listener without accept_fds (closed the moment they arrived) or to a method
  *    without VARLINK_METHOD_ACCEPTS_FDS: <interface>.InvalidRequest {"reason"}.
- *  - "more" to a method without VARLINK_METHOD_MORE: InvalidParameter {"parameter": "more"};
- *    "more" with "oneway": InvalidParameter {"parameter": "oneway"}.
+ *  - "upgrade": true: InvalidParameter {"parameter": "upgrade"} (no method here upgrades).
+ *  - "more" to a method without VARLINK_METHOD_MORE is a plain call: one answer, without
+ *    continues (the specification lets a method answer a "more" call once).
  *  - varlink_params_check(): InvalidParameter {"parameter": name}.
  *
- * All of these but the shape errors keep the connection. A oneway call gets no answer, errors
- * included. A handler that returns a negative errno without answering, or returns without
- * answering and without keeping a reference, gets its connection closed: the peer would
- * otherwise wait forever.
+ * All of these but the shape errors keep the connection. A message with "oneway": true gets no
+ * answer, errors included, whatever else it carries ("more" too: it runs as a oneway call). A
+ * handler that returns a negative errno without answering, or returns without answering and without
+ * keeping a reference, gets its connection closed: the peer would otherwise wait forever.
  */
 
 /* One read takes at most this much; a message may span many reads. */
@@ -669,28 +672,35 @@ static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, VarlinkIn
         const VarlinkInterface *iface;
         const VarlinkMethod *method;
         const char *name, *dot, *bad = NULL;
-        bool more, oneway, has_fds = fds->n > 0 || fds->refused;
+        bool more, oneway, upgrade, has_fds = fds->n > 0 || fds->refused;
         json_t *params;
         VarlinkCall *call;
         int r;
 
         if (varlink_message_parse_call(buf, len, &m, &bad) < 0) {
                 close_fds(fds->fds, &fds->n);
-                /* Not a call: answer once, then hang up, since nothing after it can be trusted
-                 * to be framed the way the peer meant. */
-                conn_refuse(c, false, VARLINK_ERROR_INVALID_PARAMETER, "parameter", bad);
+                /* Not a call: answer once (never a oneway message), then hang up, since nothing
+                 * after it can be trusted to be framed the way the peer meant. */
+                conn_refuse(c, varlink_message_is_oneway(buf, len), VARLINK_ERROR_INVALID_PARAMETER,
+                            "parameter", bad);
                 c->closing = true;
                 conn_flush(c);
                 return;
         }
         name = json_string_value(json_object_get(m, "method"));
-        more = json_is_true(json_object_get(m, "more"));
         oneway = json_is_true(json_object_get(m, "oneway"));
+        more = json_is_true(json_object_get(m, "more")) && !oneway;
+        upgrade = json_is_true(json_object_get(m, "upgrade"));
         params = json_object_get(m, "parameters");
         dot = strrchr(name, '.');
 
-        iface = varlink_server_find_interface(c->server, name, (size_t)(dot - name));
-        if (!iface) {
+        /* An interface this connection may not use answers exactly like one that does not
+         * exist: a role error would need a declaration in an interface the peer cannot fetch,
+         * and would tell it what else is served here. */
+        iface = varlink_interface_name_valid(name, (size_t)(dot - name))
+                        ? varlink_server_find_interface(c->server, name, (size_t)(dot - name))
+                        : NULL;
+        if (!iface || !varlink_conn_may_use(c, iface)) {
                 close_fds(fds->fds, &fds->n);
                 if (has_fds)
                         conn_refuse(c, oneway, VARLINK_ERROR_INVALID_PARAMETER, "parameter",
@@ -704,17 +714,6 @@ static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, VarlinkIn
                         conn_refuse(c, oneway, VARLINK_ERROR_INTERFACE_NOT_FOUND, "interface",
                                     ifname);
                 }
-                return;
-        }
-        if (!varlink_conn_may_use(c, iface)) {
-                _cleanup_free_ char *error = NULL;
-
-                close_fds(fds->fds, &fds->n);
-                if (asprintf(&error, "%s.PermissionDenied", iface->name) < 0) {
-                        conn_kill(c);
-                        return;
-                }
-                conn_refuse(c, oneway, error, NULL, NULL);
                 return;
         }
         method = interface_find_method(iface, dot + 1);
@@ -733,18 +732,15 @@ static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, VarlinkIn
                 conn_refuse_fds(c, oneway, iface->name, name);
                 return;
         }
-        /* "more" on a method that never continues is the peer's mistake: named like any other
-         * invalid parameter (ExpectedMore is varlink's error for the opposite case). */
-        if (more && !(method->flags & VARLINK_METHOD_MORE)) {
+        /* No method here hands its connection over to another protocol. */
+        if (upgrade) {
                 close_fds(fds->fds, &fds->n);
-                conn_refuse(c, oneway, VARLINK_ERROR_INVALID_PARAMETER, "parameter", "more");
+                conn_refuse(c, oneway, VARLINK_ERROR_INVALID_PARAMETER, "parameter", "upgrade");
                 return;
         }
-        if (more && oneway) {
-                close_fds(fds->fds, &fds->n);
-                conn_refuse(c, false, VARLINK_ERROR_INVALID_PARAMETER, "parameter", "oneway");
-                return;
-        }
+        /* "more" on a method that never continues: answered once, as a plain call. */
+        if (!(method->flags & VARLINK_METHOD_MORE))
+                more = false;
         if (!params) {
                 params = json_object();
                 if (!params || json_object_set_new(m, "parameters", params) < 0) {

@@ -105,10 +105,25 @@ bool varlink_qualified_name_valid(const char *s) {
         return true;
 }
 
+/* The "method" of a call: a string of at most VARLINK_NAME_MAX bytes with a non-empty part on
+ * either side of its last dot. Which interface and member it names is the dispatcher's to find:
+ * a name that is not found is InterfaceNotFound or MethodNotFound, whatever its spelling. */
+static bool call_method_valid(const char *s) {
+        const char *dot;
+        size_t len;
+
+        if (!s)
+                return false;
+        len = strlen(s);
+        dot = memrchr(s, '.', len);
+        return dot && dot > s && dot[1] != '\0' && len <= VARLINK_NAME_MAX;
+}
+
 int varlink_message_parse_call(const char *buf, size_t len, json_t **ret, const char **ret_bad) {
         _cleanup_(json_decrefp) json_t *m = NULL;
         const char *key, *bad = NULL;
         json_t *v;
+        void *tmp;
 
         m = json_load_object(buf, len);
         if (!m) {
@@ -117,26 +132,33 @@ int varlink_message_parse_call(const char *buf, size_t len, json_t **ret, const 
         }
 
         /* Every key is known and of its type: a peer cannot smuggle anything past this. */
-        json_object_foreach(m, key, v) {
+        json_object_foreach_safe(m, tmp, key, v) {
                 if (strcmp(key, "method") == 0) {
-                        if (!varlink_qualified_name_valid(json_string_value(v))) {
+                        if (!call_method_valid(json_string_value(v))) {
                                 bad = "method";
                                 goto fail;
                         }
                 } else if (strcmp(key, "parameters") == 0) {
-                        if (!json_is_object(v)) {
+                        /* null is the same as absent (the specification's nullable fields). */
+                        if (json_is_null(v)) {
+                                if (json_object_del(m, key) < 0) {
+                                        bad = "parameters";
+                                        goto fail;
+                                }
+                        } else if (!json_is_object(v)) {
                                 bad = "parameters";
                                 goto fail;
                         }
-                } else if (strcmp(key, "more") == 0 || strcmp(key, "oneway") == 0) {
+                } else if (strcmp(key, "more") == 0 || strcmp(key, "oneway") == 0 ||
+                           strcmp(key, "upgrade") == 0) {
+                        /* "upgrade": false is the same as absent; true is refused by the
+                         * dispatcher with a declared error (no method here upgrades). */
                         if (!json_is_boolean(v)) {
-                                bad = strcmp(key, "more") == 0 ? "more" : "oneway";
+                                bad = strcmp(key, "more") == 0     ? "more"
+                                      : strcmp(key, "oneway") == 0 ? "oneway"
+                                                                   : "upgrade";
                                 goto fail;
                         }
-                } else if (strcmp(key, "upgrade") == 0) {
-                        /* Upgrading a connection to another protocol is never supported. */
-                        bad = "upgrade";
-                        goto fail;
                 } else {
                         /* The key itself is the peer's text: name the message, not the key. */
                         bad = "message";
@@ -155,6 +177,12 @@ fail:
         if (ret_bad)
                 *ret_bad = bad;
         return -EBADMSG;
+}
+
+bool varlink_message_is_oneway(const char *buf, size_t len) {
+        _cleanup_(json_decrefp) json_t *m = json_load_object(buf, len);
+
+        return m && json_is_true(json_object_get(m, "oneway"));
 }
 
 int varlink_message_parse_reply(const char *buf, size_t len, json_t **ret_params, char **ret_error,

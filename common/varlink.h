@@ -78,7 +78,7 @@ typedef struct VarlinkInterface {
         const char *description;      /* the interface text GetInterfaceDescription serves */
         const VarlinkMethod *methods; /* terminated by an entry with name NULL */
         unsigned role_mask; /* connections with an intersecting role may call its methods; others
-                               get <name>.PermissionDenied */
+                               get InterfaceNotFound, as for one that does not exist */
 } VarlinkInterface;
 
 typedef struct VarlinkLimits {
@@ -191,12 +191,17 @@ void varlink_call_set_cancel(VarlinkCall *call, void (*fn)(VarlinkCall *call, vo
 int varlink_params_check(const json_t *params, const VarlinkParam *table, const char **ret_bad);
 
 /*
- * Parses one message (len bytes, the NUL excluded) as a call: an object with "method" (string
- * "iface.Method"), optional "parameters" (object), "more" and "oneway" (bools) and nothing else;
- * at most VARLINK_JSON_DEPTH_MAX deep; duplicate keys refused. 0 with *ret (a new reference) or
- * -EBADMSG with *ret_bad naming what was wrong ("json", "method", "parameters", ...). Pure.
+ * Parses one message (len bytes, the NUL excluded) as a call: an object with "method" (a string
+ * "iface.Member", at most VARLINK_NAME_MAX bytes; whether it names anything is the dispatcher's
+ * business), optional "parameters" (object; null is removed, the same as absent), "more",
+ * "oneway" and "upgrade" (bools) and nothing else; at most VARLINK_JSON_DEPTH_MAX deep; duplicate
+ * keys refused. 0 with *ret (a new reference) or -EBADMSG with *ret_bad naming what was wrong
+ * ("json", "method", "parameters", ...). Pure.
  */
 int varlink_message_parse_call(const char *buf, size_t len, json_t **ret, const char **ret_bad);
+/* Whether len bytes are a JSON object with "oneway": true, whatever else is wrong with them: such
+ * a message is never answered, not even with an error. Pure. */
+bool varlink_message_is_oneway(const char *buf, size_t len);
 
 /* Added with the implementation: helpers the server and the client share. */
 
@@ -243,6 +248,16 @@ int varlink_client_call(VarlinkClient *c, const char *method, json_t *params, co
 typedef int (*VarlinkReplyFn)(json_t *params, const char *error, bool continues, void *userdata);
 int varlink_client_call_more(VarlinkClient *c, const char *method, json_t *params, const int *fds,
                              size_t n_fds, VarlinkReplyFn cb, void *userdata);
+/*
+ * The same in two halves, for a caller that does other things between answers: start_more sends
+ * the call; next_reply reads one answer until deadline_usec (CLOCK_MONOTONIC, as
+ * varlink_client_now_usec() reads it; 0: none). -ETIMEDOUT when none came in time leaves the
+ * client usable (the answer may still come); any other failure does not.
+ */
+int varlink_client_start_more(VarlinkClient *c, const char *method, json_t *params);
+int varlink_client_next_reply(VarlinkClient *c, uint64_t deadline_usec, json_t **ret_params,
+                              char **ret_error, bool *ret_continues);
+uint64_t varlink_client_now_usec(void);
 /* Sends a call with "oneway": no answer comes. */
 int varlink_client_call_oneway(VarlinkClient *c, const char *method, json_t *params);
 /* Sends raw bytes as they are (tests of hostile peers) and reads one raw NUL-terminated answer. */

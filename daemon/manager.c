@@ -858,8 +858,8 @@ int manager_start(Manager *m) {
                            "learn more than the bit");
 
         varlink_limits_from_policy(p, &lim);
-        r = varlink_server_new(m->event, &lim, "lockd", "lockd", LOCKD_VERSION,
-                               "https://varlink.org", &m->varlink);
+        r = varlink_server_new(m->event, &lim, "lockd", "lockd", LOCKD_VERSION, LOCKD_URL,
+                               &m->varlink);
         if (r < 0)
                 return log_error_errno(r, NULL, "varlink: %s", strerror(-r));
         r = console_register(m);

@@ -1,4 +1,4 @@
-/* libFuzzer target: varlink_message_parse_call(), then varlink_params_check() against a sample
+/* libFuzzer target: varlink_message_parse_call() and varlink_message_is_oneway(), then varlink_params_check() against a sample
  * table, and varlink_message_parse_reply(), on arbitrary bytes: never a crash, leak or overread,
  * and every refusal names what was wrong. */
 #include <errno.h>
@@ -32,9 +32,23 @@ static void check_call(const char *buf, size_t len) {
                         abort();
                 return;
         }
-        if (!json_is_object(m) ||
-            !varlink_qualified_name_valid(json_string_value(json_object_get(m, "method"))))
-                abort();
+        /* An accepted call has a method "x.Y" of at most VARLINK_NAME_MAX bytes (whether it
+         * names anything is the dispatcher's business), parameters absent or an object (never
+         * null), and boolean flags. */
+        {
+                const char *method = json_string_value(json_object_get(m, "method"));
+                const char *dot = method ? strrchr(method, '.') : NULL;
+
+                if (!json_is_object(m) || !dot || dot == method || !dot[1] ||
+                    strlen(method) > VARLINK_NAME_MAX)
+                        abort();
+                if (json_object_get(m, "parameters") &&
+                    !json_is_object(json_object_get(m, "parameters")))
+                        abort();
+                if (varlink_message_is_oneway(buf, len) !=
+                    json_is_true(json_object_get(m, "oneway")))
+                        abort();
+        }
         params = json_object_get(m, "parameters");
         if (params) {
                 bad = NULL;

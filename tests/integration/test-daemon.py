@@ -69,11 +69,18 @@ def test_wrong_socket(w):
 
 
 def test_agent_console_method(w):
-    """an agent calling a console method gets PermissionDenied, and the reverse too"""
+    """an interface a peer may not use answers like one that does not exist, both ways"""
     r = call_as(AGENT_UID, w.d.agent, "io.lockd.Console.Status")
-    check(r.get("error") == "io.lockd.Console.PermissionDenied", f"agent → console: {r}")
+    check(r.get("error") == "org.varlink.service.InterfaceNotFound" and
+          r["parameters"] == {"interface": "io.lockd.Console"}, f"agent → console: {r}")
+    r = call_as(AGENT_UID, w.d.agent, "io.lockd.Nothing.Status")
+    check(r.get("error") == "org.varlink.service.InterfaceNotFound" and
+          r["parameters"] == {"interface": "io.lockd.Nothing"}, f"agent → nothing: {r}")
+    r = call_as(AGENT_UID, w.d.agent, "org.varlink.service.GetInterfaceDescription",
+                {"interface": "io.lockd.Console"})
+    check(r.get("error") == "org.varlink.service.InterfaceNotFound", f"agent → description: {r}")
     r = w.d.console_call("io.lockd.Agent.ListPlugins")
-    check(r.get("error") == "io.lockd.Agent.PermissionDenied", f"console → agent: {r}")
+    check(r.get("error") == "org.varlink.service.InterfaceNotFound", f"console → agent: {r}")
 
 
 def test_console_other_uid(w):
@@ -831,7 +838,7 @@ def test_grant_refused(w):
     r = w.d.console_call("io.lockd.Console.Grant", {"file_fd": 0, "agent": str(AGENT_UID)})
     check(r.get("error") == "io.lockd.Console.InvalidRequest", f"no fd: {r}")
     r = call_as(AGENT_UID, w.d.agent, "io.lockd.Console.Grant", {"file_fd": 0, "agent": "x"})
-    check(r.get("error") == "io.lockd.Console.PermissionDenied", f"agent → Grant: {r}")
+    check(r.get("error") == "org.varlink.service.InterfaceNotFound", f"agent → Grant: {r}")
     check(set(console_handles(w.d)) == before, "a refused grant left a handle")
 
 

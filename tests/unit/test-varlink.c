@@ -432,21 +432,15 @@ static const ErrorCase error_cases[] = {
         {"{\"method\":1}", VARLINK_ERROR_INVALID_PARAMETER, "parameter", "method", true},
         {"{\"method\":null}", VARLINK_ERROR_INVALID_PARAMETER, "parameter", "method", true},
         {"{\"method\":\"Echo\"}", VARLINK_ERROR_INVALID_PARAMETER, "parameter", "method", true},
-        {"{\"method\":\"io.lockd.Test.echo\"}", VARLINK_ERROR_INVALID_PARAMETER, "parameter",
-         "method", true},
-        {"{\"method\":\"io..Test.Echo\"}", VARLINK_ERROR_INVALID_PARAMETER, "parameter", "method",
-         true},
         {"{\"method\":\"io.lockd.Test.Echo\",\"x\":1}", VARLINK_ERROR_INVALID_PARAMETER,
          "parameter", "message", true},
-        {"{\"method\":\"io.lockd.Test.Echo\",\"upgrade\":true}", VARLINK_ERROR_INVALID_PARAMETER,
+        {"{\"method\":\"io.lockd.Test.Echo\",\"upgrade\":1}", VARLINK_ERROR_INVALID_PARAMETER,
          "parameter", "upgrade", true},
         {"{\"method\":\"io.lockd.Test.Echo\",\"more\":1}", VARLINK_ERROR_INVALID_PARAMETER,
          "parameter", "more", true},
         {"{\"method\":\"io.lockd.Test.Echo\",\"oneway\":\"yes\"}", VARLINK_ERROR_INVALID_PARAMETER,
          "parameter", "oneway", true},
         {"{\"method\":\"io.lockd.Test.Echo\",\"parameters\":[]}", VARLINK_ERROR_INVALID_PARAMETER,
-         "parameter", "parameters", true},
-        {"{\"method\":\"io.lockd.Test.Echo\",\"parameters\":null}", VARLINK_ERROR_INVALID_PARAMETER,
          "parameter", "parameters", true},
         {"{\"method\":\"io.lockd.Test.Echo\",\"method\":\"io.lockd.Test.Echo\"}",
          VARLINK_ERROR_INVALID_PARAMETER, "parameter", "json", true},
@@ -459,11 +453,25 @@ static const ErrorCase error_cases[] = {
          "com.example.Nope", false},
         {"{\"method\":\"io.lockd.Test.Nope\"}", VARLINK_ERROR_METHOD_NOT_FOUND, "method",
          "io.lockd.Test.Nope", false},
-        {"{\"method\":\"io.lockd.Other.Ping\"}", "io.lockd.Other.PermissionDenied", NULL, NULL,
-         false},
-        /* The role is checked before the method and its parameters. */
+        /* Whatever the member's spelling, a name not found is MethodNotFound. */
+        {"{\"method\":\"io.lockd.Test.echo\"}", VARLINK_ERROR_METHOD_NOT_FOUND, "method",
+         "io.lockd.Test.echo", false},
+        {"{\"method\":\"io.lockd.Test.ECHO-1\"}", VARLINK_ERROR_METHOD_NOT_FOUND, "method",
+         "io.lockd.Test.ECHO-1", false},
+        {"{\"method\":\"io..Test.Echo\"}", VARLINK_ERROR_INTERFACE_NOT_FOUND, "interface",
+         "io..Test", false},
+        /* An interface this connection may not use answers like one that does not exist, before
+         * the method and its parameters are looked at. */
+        {"{\"method\":\"io.lockd.Other.Ping\"}", VARLINK_ERROR_INTERFACE_NOT_FOUND, "interface",
+         "io.lockd.Other", false},
         {"{\"method\":\"io.lockd.Other.Nope\",\"parameters\":{\"x\":1}}",
-         "io.lockd.Other.PermissionDenied", NULL, NULL, false},
+         VARLINK_ERROR_INTERFACE_NOT_FOUND, "interface", "io.lockd.Other", false},
+        /* "upgrade": true is refused with a declared error; the connection stays. */
+        {"{\"method\":\"io.lockd.Test.Echo\",\"upgrade\":true,\"parameters\":{\"s\":\"a\"}}",
+         VARLINK_ERROR_INVALID_PARAMETER, "parameter", "upgrade", false},
+        /* "parameters": null is the same as absent. */
+        {"{\"method\":\"io.lockd.Test.Echo\",\"parameters\":null}", VARLINK_ERROR_INVALID_PARAMETER,
+         "parameter", "s", false},
         {"{\"method\":\"io.lockd.Test.Echo\"}", VARLINK_ERROR_INVALID_PARAMETER, "parameter", "s",
          false},
         {"{\"method\":\"io.lockd.Test.Echo\",\"parameters\":{\"s\":null}}",
@@ -499,11 +507,6 @@ static const ErrorCase error_cases[] = {
          VARLINK_ERROR_INVALID_PARAMETER, "parameter", "o", false},
         {"{\"method\":\"io.lockd.Test.Echo\",\"parameters\":{\"s\":\"a\",\"z\":1}}",
          VARLINK_ERROR_INVALID_PARAMETER, "parameter", "z", false},
-        {"{\"method\":\"io.lockd.Test.Echo\",\"more\":true,\"parameters\":{\"s\":\"a\"}}",
-         VARLINK_ERROR_INVALID_PARAMETER, "parameter", "more", false},
-        {"{\"method\":\"io.lockd.Test.Stream\",\"more\":true,\"oneway\":true,"
-         "\"parameters\":{\"n\":1}}",
-         VARLINK_ERROR_INVALID_PARAMETER, "parameter", "oneway", false},
         {"{\"method\":\"org.varlink.service.GetInterfaceDescription\"}",
          VARLINK_ERROR_INVALID_PARAMETER, "parameter", "interface", false},
 };
@@ -607,8 +610,36 @@ START_TEST(test_oneway) {
         /* Errors are not answered either. */
         send_str(c, "{\"method\":\"io.lockd.Test.Nope\",\"oneway\":true}");
         send_str(c, "{\"method\":\"io.lockd.Test.Echo\",\"oneway\":true}");
+        send_str(c, "{\"method\":\"io.lockd.Other.Ping\",\"oneway\":true}");
+        send_str(c, "{\"method\":\"io.lockd.Test.Echo\",\"oneway\":true,\"upgrade\":true}");
+        /* "more" with "oneway": a oneway call, not an error. */
+        send_str(c, "{\"method\":\"io.lockd.Test.Stream\",\"more\":true,\"oneway\":true,"
+                    "\"parameters\":{\"n\":2}}");
         assert_echo_works(c);
         ck_assert_uint_eq(n_oneway, 1);
+        assert_silent(c, 50 * 1000);
+        /* Not even a malformed message is answered when it says oneway; it still hangs up. */
+        send_str(c, "{\"method\":\"io.lockd.Test.Echo\",\"oneway\":true,\"bogus\":1}");
+        assert_closed(c);
+        varlink_client_free(c);
+        server_stop();
+}
+END_TEST
+
+/* "more" on a method that never continues is answered once, as a plain call. */
+START_TEST(test_more_on_plain_method) {
+        VarlinkClient *c;
+        json_t *m;
+
+        reset_counters();
+        server_start(NULL);
+        c = connect_to(sock_plain);
+        m = call_str(c, "{\"method\":\"io.lockd.Test.Echo\",\"more\":true,"
+                        "\"parameters\":{\"s\":\"a\"}}");
+        assert_reply(m);
+        ck_assert(json_object_get(m, "continues") == NULL);
+        json_decref(m);
+        assert_echo_works(c);
         assert_silent(c, 50 * 1000);
         varlink_client_free(c);
         server_stop();
@@ -1573,15 +1604,14 @@ START_TEST(test_parse_call) {
                 {"{\"method\":\"a.b.C\"}", NULL},
                 {"{\"method\":\"a.b.C\",\"parameters\":{},\"more\":true,\"oneway\":false}", NULL},
                 {"{\"method\":\"a-1.b.C9\"}", NULL},
-                {"{\"method\":\"a.C\"}", "method"},
+                {"{\"method\":\"a.C\"}", NULL},
+                {"{\"method\":\"a.b.c-d\",\"upgrade\":false,\"parameters\":null}", NULL},
+                {"{\"method\":\".C\"}", "method"},
                 {"{\"method\":\"C\"}", "method"},
                 {"{\"method\":\"a.b.\"}", "method"},
-                {"{\"method\":\"a.-b.C\"}", "method"},
-                {"{\"method\":\"1a.b.C\"}", "method"},
-                {"{\"method\":\"a.b.C-D\"}", "method"},
                 {"{\"method\":\"a.b.C\",\"more\":null}", "more"},
                 {"{\"method\":\"a.b.C\",\"oneway\":0}", "oneway"},
-                {"{\"method\":\"a.b.C\",\"upgrade\":false}", "upgrade"},
+                {"{\"method\":\"a.b.C\",\"upgrade\":null}", "upgrade"},
                 {"{\"method\":\"a.b.C\",\"Method\":\"x\"}", "message"},
                 {"{}", "method"},
                 {"null", "json"},
@@ -1720,6 +1750,7 @@ static Suite *varlink_suite(void) {
         tcase_add_test(tc, test_deep_nesting);
         tcase_add_test(tc, test_more);
         tcase_add_test(tc, test_oneway);
+        tcase_add_test(tc, test_more_on_plain_method);
         tcase_add_test(tc, test_handler_failures);
         tcase_add_test(tc, test_get_info);
         tcase_add_test(tc, test_get_interface_description);
