@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "escape.h"
 #include "lockctl-console.h"
 #include "lockctl.h"
@@ -25,7 +26,7 @@ static int usage_budget(void) {
 
 /* Whether s is a content digest as lockd writes it: 64 lowercase hex digits. */
 static bool is_digest(const char *s) {
-        return strlen(s) == DIGEST_HEX && strspn(s, "0123456789abcdef") == DIGEST_HEX;
+        return strlen(s) == DIGEST_HEX && hex_lower_valid(s, DIGEST_HEX);
 }
 
 /*

@@ -10,6 +10,7 @@
 #include "fd-util.h"
 #include "lockctl-verify.h"
 #include "trusted-root-default.h"
+#include "codec.h"
 #include "macro.h"
 #include "sigstore.h"
 #include "sigstore-util.h"
@@ -110,7 +111,7 @@ int verb_verify_bundle(int argc, char **argv) {
         SigstoreArtifact artifact = {};
         const char *a = argv[optind];
         if (strncmp(a, "sha256:", 7) == 0) {
-                if (sigstore_hex_decode(a + 7, artifact.sha256, 32) < 0)
+                if (hex_decode(a + 7, strlen(a + 7), artifact.sha256, 32) < 0)
                         return reject("invalid digest %s", a);
                 artifact.have_digest = true;
         } else {

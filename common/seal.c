@@ -11,6 +11,7 @@
 #include <openssl/kdf.h>
 #include <openssl/rand.h>
 
+#include "codec.h"
 #include "seal.h"
 
 #define SEAL_INFO_PREFIX "lockd seal v1"
@@ -202,63 +203,6 @@ out:
         return r;
 }
 
-/* The value of a standard base64 character, or -1. */
-static int b64_value(char c) {
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+')
-                return 62;
-        if (c == '/')
-                return 63;
-        return -1;
-}
-
-/*
- * Strict base64: the standard alphabet, padded to a multiple of 4, '=' only as the last one or
- * two characters, unused bits zero (one encoding per byte string), no whitespace or anything
- * else. Decodes the len characters of in into out (at most max bytes); returns the byte count
- * or -EBADMSG.
- */
-static ssize_t b64_decode_strict(const char *in, size_t len, uint8_t *out, size_t max) {
-        size_t o = 0;
-
-        if (len == 0 || len % 4 != 0)
-                return -EBADMSG;
-        for (size_t i = 0; i < len; i += 4) {
-                bool last = i + 4 == len;
-                int v[4];
-                size_t pad = 0;
-
-                for (size_t j = 0; j < 4; j++) {
-                        if (last && j >= 2 && in[i + j] == '=' && (j == 3 || in[i + 3] == '=')) {
-                                v[j] = 0;
-                                pad++;
-                                continue;
-                        }
-                        v[j] = b64_value(in[i + j]);
-                        if (v[j] < 0)
-                                return -EBADMSG;
-                }
-                if ((pad == 2 && (v[1] & 0x0f)) || (pad == 1 && (v[2] & 0x03)))
-                        return -EBADMSG;
-                if (o + 3 - pad > max)
-                        return -EBADMSG;
-
-                uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 |
-                             (uint32_t)v[3];
-                out[o++] = (uint8_t)(w >> 16);
-                if (pad < 2)
-                        out[o++] = (uint8_t)(w >> 8);
-                if (pad < 1)
-                        out[o++] = (uint8_t)w;
-        }
-        return (ssize_t)o;
-}
-
 int seal_key_new_from_private(const uint8_t priv[SEAL_KEY_SIZE], SealKey **ret) {
         SealKey *k;
         int r;
@@ -351,12 +295,11 @@ int seal_value_with_ephemeral(const uint8_t eph_priv[SEAL_KEY_SIZE],
                 goto out;
 
         blob_len = SEAL_HEADER_SIZE + len + SEAL_TAG_SIZE;
-        text = malloc(4 * ((blob_len + 2) / 3) + 1);
+        text = base64_encode_alloc(blob, blob_len);
         if (!text) {
                 r = -ENOMEM;
                 goto out;
         }
-        EVP_EncodeBlock((unsigned char *)text, blob, (int)blob_len);
         *ret_text = text;
 out:
         if (r < 0)
@@ -393,7 +336,7 @@ int unseal_value(const SealKey *k, const char *ticket_id, const char *name, cons
         _cleanup_secbuf_ SecBuf *value = NULL;
         uint8_t *shared, *key;
         size_t context_len, text_len, len;
-        ssize_t n;
+        size_t n;
         int r;
 
         if (!k || !text || !ret || !ticket_id_valid(ticket_id) || !seal_name_valid(name))
@@ -403,8 +346,9 @@ int unseal_value(const SealKey *k, const char *ticket_id, const char *name, cons
         text_len = strnlen(text, SEAL_TEXT_MAX + 1);
         if (text_len > SEAL_TEXT_MAX)
                 return -EBADMSG;
-        n = b64_decode_strict(text, text_len, blob, sizeof(blob));
-        if (n < 0)
+        /* Strict base64, padded (one text per sealed value); more than a blob holds is not a
+         * sealed value either. */
+        if (text_len == 0 || base64_decode(text, text_len, true, blob, sizeof(blob), &n) < 0)
                 return -EBADMSG;
         if ((size_t)n < SEAL_HEADER_SIZE + 1 + SEAL_TAG_SIZE || blob[0] != SEAL_VERSION)
                 return -EBADMSG;

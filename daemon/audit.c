@@ -17,9 +17,9 @@
 #include "clock.h"
 #include "fd-util.h"
 #include "log.h"
+#include "codec.h"
 #include "macro.h"
 #include "ratelimit.h"
-#include "sigstore-util.h"
 
 /* The one serialization of a record: compact, sorted keys, every non-ASCII character escaped. */
 #define AUDIT_JSON_FLAGS (JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII)
@@ -188,24 +188,11 @@ static bool value_allowed(const json_t *v) {
 }
 
 static void hash_hex(const void *data, size_t len, char out[static AUDIT_HASH_HEX + 1]) {
-        static const char hex[] = "0123456789abcdef";
-        uint8_t md[32];
-
-        sigstore_sha256(data, len, md);
-        for (size_t i = 0; i < sizeof(md); i++) {
-                out[2 * i] = hex[md[i] >> 4];
-                out[2 * i + 1] = hex[md[i] & 15];
-        }
-        out[AUDIT_HASH_HEX] = 0;
+        sha256_hex(data, len, out);
 }
 
 static bool hash_hex_valid(const char *s) {
-        if (strlen(s) != AUDIT_HASH_HEX)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-                        return false;
-        return true;
+        return strlen(s) == AUDIT_HASH_HEX && hex_lower_valid(s, AUDIT_HASH_HEX);
 }
 
 /* The record keys every line carries, as record_check() found them. */

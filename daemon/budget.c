@@ -18,10 +18,10 @@
 #include "clock.h"
 #include "escape.h"
 #include "fd-util.h"
+#include "codec.h"
 #include "macro.h"
 #include "manifest.h"
 #include "seal.h"
-#include "sigstore-util.h"
 #include "store.h"
 
 #define BUDGET_FORMAT  1
@@ -342,7 +342,7 @@ static Answer *budget_find(Budget *b, const char *key, size_t len, uint64_t hash
 }
 
 static void file_name(const uint8_t d[BUDGET_DIGEST_SIZE], char out[FILE_NAME_LEN + 1]) {
-        sigstore_hex_encode(d, BUDGET_DIGEST_SIZE, out);
+        hex_encode(d, BUDGET_DIGEST_SIZE, out);
         memcpy(out + HEX_SIZE, FILE_SUFFIX, sizeof(FILE_SUFFIX));
 }
 
@@ -400,7 +400,7 @@ static int budget_format(const uint8_t d[BUDGET_DIGEST_SIZE], const Answer *answ
                         r = buf_printf(out, "\"time\":%llu,\"version\":\"%s\"}",
                                        (unsigned long long)answers[i].time_usec, k.version);
         }
-        sigstore_hex_encode(d, BUDGET_DIGEST_SIZE, hex);
+        hex_encode(d, BUDGET_DIGEST_SIZE, hex);
         if (r >= 0)
                 r = buf_printf(out, "],\"digest\":\"%s\",\"format\":%d}\n", hex, BUDGET_FORMAT);
         return r;
@@ -557,7 +557,7 @@ static int budget_parse(const char *text, size_t len, const uint8_t d[BUDGET_DIG
         format = json_object_get(root, "format");
         hex = json_string_value(json_object_get(root, "digest"));
         answers = json_object_get(root, "answers");
-        sigstore_hex_encode(d, BUDGET_DIGEST_SIZE, want);
+        hex_encode(d, BUDGET_DIGEST_SIZE, want);
         if (!json_is_integer(format) || json_integer_value(format) != BUDGET_FORMAT || !hex ||
             strcmp(hex, want) != 0 || !json_is_array(answers) || json_array_size(answers) == 0 ||
             json_array_size(answers) > BUDGET_LIMIT_MAX)
@@ -614,7 +614,7 @@ static bool budget_file_name(const char *name, uint8_t d[BUDGET_DIGEST_SIZE]) {
                         return false;
         memcpy(hex, name, HEX_SIZE);
         hex[HEX_SIZE] = 0;
-        return sigstore_hex_decode(hex, d, BUDGET_DIGEST_SIZE) == 0;
+        return hex_decode(hex, strlen(hex), d, BUDGET_DIGEST_SIZE) == 0;
 }
 
 /* Whether name is a temporary file store_write_file() leaves when interrupted: ".#<file>.<hex>". */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "console-reply.h"
 #include "answers.h"
 #include "audit.h"
@@ -27,37 +28,13 @@
  * untouched.
  */
 static int digest_from_hex(const char *s, uint8_t ret[BUDGET_DIGEST_SIZE]) {
-        uint8_t d[BUDGET_DIGEST_SIZE];
-
-        if (!s || strlen(s) != DIGEST_HEX)
+        if (!s || strlen(s) != DIGEST_HEX || !hex_lower_valid(s, DIGEST_HEX))
                 return -EINVAL;
-        for (size_t i = 0; i < DIGEST_HEX; i++) {
-                char c = s[i];
-                unsigned v;
-
-                if (c >= '0' && c <= '9')
-                        v = (unsigned)(c - '0');
-                else if (c >= 'a' && c <= 'f')
-                        v = (unsigned)(c - 'a' + 10);
-                else
-                        return -EINVAL;
-                if (i % 2 == 0)
-                        d[i / 2] = (uint8_t)(v << 4);
-                else
-                        d[i / 2] |= (uint8_t)v;
-        }
-        memcpy(ret, d, sizeof(d));
-        return 0;
+        return hex_decode(s, DIGEST_HEX, ret, BUDGET_DIGEST_SIZE) < 0 ? -EINVAL : 0;
 }
 
 static void digest_to_hex(const uint8_t d[BUDGET_DIGEST_SIZE], char out[DIGEST_HEX + 1]) {
-        static const char hex[] = "0123456789abcdef";
-
-        for (size_t i = 0; i < BUDGET_DIGEST_SIZE; i++) {
-                out[2 * i] = hex[d[i] >> 4];
-                out[2 * i + 1] = hex[d[i] & 0xf];
-        }
-        out[DIGEST_HEX] = 0;
+        hex_encode(d, BUDGET_DIGEST_SIZE, out);
 }
 
 /* What a call names: a content, through a live handle or its digest. */

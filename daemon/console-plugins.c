@@ -12,10 +12,10 @@
 #include "catalog.h"
 #include "console-plugins.h"
 #include "log.h"
+#include "codec.h"
 #include "macro.h"
 #include "manager.h"
 #include "marketplaces.h"
-#include "sigstore-util.h"
 
 /* The largest fd index a call may name. */
 #define FD_INDEX_MAX (VARLINK_FDS_PER_MESSAGE - 1)
@@ -34,7 +34,7 @@ static long peer_uid(VarlinkCall *call) {
 }
 
 static void hex32(const uint8_t d[32], char out[65]) {
-        sigstore_hex_encode(d, 32, out);
+        hex_encode(d, 32, out);
 }
 
 json_t *plugin_to_json(const CatalogPlugin *p, bool console) {

@@ -1,10 +1,10 @@
 /* The Varlink handlers for tickets: the agent's Submit, Wait and Cancel, the console's
  * ListTickets, GetTicket, WatchTickets and Deny, and the audit records of their changes. */
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "console-reply.h"
 #include "ask.h"
 #include "audit.h"
@@ -154,12 +154,12 @@ static json_t *wait_reply(const Ticket *t) {
 /* The ticket's seal public key in base64, or NULL when nothing may be sealed to it now. */
 static json_t *seal_key_json(const Ticket *t) {
         uint8_t pub[SEAL_KEY_SIZE];
-        char b64[4 * ((SEAL_KEY_SIZE + 2) / 3) + 1];
+        char b64[4 * ((SEAL_KEY_SIZE + 2) / 3) + 1]; /* base64_encoded_len(SEAL_KEY_SIZE) + 1 */
 
         if (!t->seal || t->state != TICKET_PENDING)
                 return json_null();
         seal_key_public(t->seal, pub);
-        (void)EVP_EncodeBlock((unsigned char *)b64, pub, sizeof(pub));
+        base64_encode(pub, sizeof(pub), b64);
         return json_string(b64);
 }
 

@@ -14,8 +14,8 @@
 
 #include "fd-util.h"
 #include "handle-store.h"
+#include "codec.h"
 #include "macro.h"
-#include "sigstore-util.h"
 #include "store.h"
 
 #define META_SUFFIX ".meta"
@@ -105,7 +105,7 @@ static int format_meta(const Handle *h, char *out, size_t size) {
         int n;
 
         if (h->label)
-                sigstore_hex_encode((const uint8_t *)h->label, strlen(h->label), label);
+                hex_encode((const uint8_t *)h->label, strlen(h->label), label);
         n = snprintf(out, size,
                      "format %d\nid %s\nsha256 %s\nbytes %" PRIu64 "\nagent %u\nexpires %" PRIu64
                      "\nbudget %" PRIu32 "\nauto %d\ngranted %" PRIu64 "\nlabel %s\n",
@@ -217,9 +217,9 @@ static int parse_meta(char *text, const char *id, Handle *h, char **ret_label) {
                 return -EBADMSG;
         memcpy(h->id, id, sizeof(h->id));
         if (!(v = take_line(&p, "sha256")) || strlen(v) != HANDLE_SHA256_HEX ||
-            sigstore_hex_decode(v, h->digest, sizeof(h->digest)) < 0)
+            hex_decode(v, strlen(v), h->digest, sizeof(h->digest)) < 0)
                 return -EBADMSG;
-        sigstore_hex_encode(h->digest, sizeof(h->digest), h->sha256);
+        hex_encode(h->digest, sizeof(h->digest), h->sha256);
         if (strcmp(h->sha256, v) != 0) /* lowercase only, as written */
                 return -EBADMSG;
         if (!parse_u64(take_line(&p, "bytes"), UINT64_MAX, &h->bytes))
@@ -242,7 +242,7 @@ static int parse_meta(char *text, const char *id, Handle *h, char **ret_label) {
         *ret_label = NULL;
         if (strcmp(v, "-") != 0) {
                 n = strlen(v);
-                if (n % 2 != 0 || n / 2 > sizeof(raw) || sigstore_hex_decode(v, raw, n / 2) < 0 ||
+                if (n % 2 != 0 || n / 2 > sizeof(raw) || hex_decode(v, strlen(v), raw, n / 2) < 0 ||
                     !handle_label_valid((const char *)raw, n / 2))
                         return -EBADMSG;
                 *ret_label = strndup((const char *)raw, n / 2);
@@ -290,7 +290,7 @@ static int load_one(HandleStore *s, Handles *hs, const char *id, uint64_t max_sn
         memfd = memfd_snapshot(dfd, "lockd-handle", max_snapshot_bytes, false);
         if (memfd < 0)
                 return memfd;
-        r = sigstore_sha256_fd(memfd, digest);
+        r = sha256_fd(memfd, digest);
         if (r < 0)
                 return r;
         if (memcmp(digest, h.digest, sizeof(digest)) != 0)

@@ -13,7 +13,7 @@
 #include "fd-util.h"
 #include "handle-store.h"
 #include "handles.h"
-#include "sigstore-util.h"
+#include "codec.h"
 #include "macro.h"
 
 /* How late the expiry timer may fire: a handle lives at most this long past its expiry on the
@@ -46,36 +46,6 @@ static Handle *handle_free(Handle *h) {
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(Handle *, handle_free)
 
-/* Decodes one strict UTF-8 sequence at s (n bytes left): its length, or 0 when invalid. */
-static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *ret) {
-        uint32_t cp, min;
-        size_t len;
-
-        if (s[0] < 0x80) {
-                *ret = s[0];
-                return 1;
-        }
-        if ((s[0] & 0xe0) == 0xc0)
-                len = 2, cp = s[0] & 0x1f, min = 0x80;
-        else if ((s[0] & 0xf0) == 0xe0)
-                len = 3, cp = s[0] & 0x0f, min = 0x800;
-        else if ((s[0] & 0xf8) == 0xf0)
-                len = 4, cp = s[0] & 0x07, min = 0x10000;
-        else
-                return 0;
-        if (n < len)
-                return 0;
-        for (size_t k = 1; k < len; k++) {
-                if ((s[k] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[k] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        *ret = cp;
-        return len;
-}
-
 /* Code points that would change how a label looks on the console, or hide what it says. */
 static bool codepoint_refused(uint32_t cp) {
         return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
@@ -84,17 +54,15 @@ static bool codepoint_refused(uint32_t cp) {
 }
 
 bool handle_label_valid(const char *s, size_t len) {
-        const unsigned char *u = (const unsigned char *)s;
-
         if (!s || len == 0 || len > HANDLE_LABEL_MAX)
                 return false;
         for (size_t i = 0; i < len;) {
                 uint32_t cp;
-                size_t n = utf8_next(u + i, len - i, &cp);
+                int n = utf8_decode(s + i, len - i, &cp);
 
-                if (n == 0 || codepoint_refused(cp))
+                if (n < 0 || codepoint_refused(cp))
                         return false;
-                i += n;
+                i += (size_t)n;
         }
         return true;
 }
@@ -220,8 +188,6 @@ Handles *handles_free(Handles *hs) {
 /* A fresh id no live handle has. 128 bits from the kernel's CSPRNG: an agent cannot guess
  * another's handle, and ids never repeat in practice; the check below makes sure. */
 static int new_id(const Handles *hs, char out[HANDLE_ID_LEN + 1]) {
-        static const char hex[] = "0123456789abcdef";
-
         for (int tries = 0; tries < ID_TRIES; tries++) {
                 uint8_t rnd[HANDLE_ID_RANDOM];
                 size_t got = 0;
@@ -235,11 +201,7 @@ static int new_id(const Handles *hs, char out[HANDLE_ID_LEN + 1]) {
                         got += (size_t)n;
                 }
                 memcpy(out, HANDLE_ID_PREFIX, 2);
-                for (size_t i = 0; i < sizeof(rnd); i++) {
-                        out[2 + 2 * i] = hex[rnd[i] >> 4];
-                        out[2 + 2 * i + 1] = hex[rnd[i] & 15];
-                }
-                out[HANDLE_ID_LEN] = 0;
+                hex_encode(rnd, sizeof(rnd), out + 2);
                 if (find(hs, out) < 0)
                         return 0;
         }
@@ -294,10 +256,10 @@ int handles_grant(Handles *hs, const HandleSpec *spec, const Handle **ret) {
         if (fstat(h->memfd, &st) < 0)
                 return negative_errno();
         h->bytes = (uint64_t)st.st_size;
-        r = sigstore_sha256_fd(h->memfd, h->digest);
+        r = sha256_fd(h->memfd, h->digest);
         if (r < 0)
                 return r;
-        sigstore_hex_encode(h->digest, sizeof(h->digest), h->sha256);
+        hex_encode(h->digest, sizeof(h->digest), h->sha256);
         r = new_id(hs, h->id);
         if (r < 0)
                 return r;

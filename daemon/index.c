@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "index.h"
+#include "codec.h"
 #include "macro.h"
 #include "sigstore-util.h"
 
@@ -29,7 +30,7 @@ static int parse_digest(const char *s, uint8_t out[32]) {
         for (size_t i = 0; i < 64; i++)
                 if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
                         return -EINVAL;
-        return sigstore_hex_decode(s, out, 32) < 0 ? -EINVAL : 0;
+        return hex_decode(s, strlen(s), out, 32) < 0 ? -EINVAL : 0;
 }
 
 /* Refuses any key of o not in keys[], and any of keys[] missing or not a string. */

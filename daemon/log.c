@@ -14,6 +14,7 @@
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "fd-util.h"
 #include "log.h"
 #include "macro.h"
@@ -124,28 +125,12 @@ static bool field_key_valid(const char *key) {
  */
 static size_t utf8_safe_len(const unsigned char *s, size_t avail) {
         uint32_t cp;
-        size_t n;
+        int n = utf8_decode(s, avail, &cp);
 
-        if (s[0] >= 0xc2 && s[0] <= 0xdf)
-                n = 2, cp = s[0] & 0x1f;
-        else if (s[0] >= 0xe0 && s[0] <= 0xef)
-                n = 3, cp = s[0] & 0x0f;
-        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-                n = 4, cp = s[0] & 0x07;
-        else
+        if (n < 0 || (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x2028 && cp <= 0x202e) ||
+            (cp >= 0x2066 && cp <= 0x2069))
                 return 0;
-        if (avail < n)
-                return 0;
-        for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = cp << 6 | (s[i] & 0x3f);
-        }
-        if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-            (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f) ||
-            (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
-                return 0;
-        return n;
+        return (size_t)n;
 }
 
 /*

@@ -11,6 +11,7 @@
 
 #include "fd-util.h"
 #include "identity.h"
+#include "codec.h"
 #include "macro.h"
 #include "marketplaces.h"
 #include "release.h"
@@ -117,7 +118,7 @@ static int entry_new(const char *name, const char *issuer, const char *identity,
         e->marketplace.identity_pattern = strdup(identity);
         if (!e->marketplace.name || !e->marketplace.issuer || !e->marketplace.identity_pattern)
                 return -ENOMEM;
-        r = sigstore_sha256_fd(*root_fd, e->trusted_root_digest);
+        r = sha256_fd(*root_fd, e->trusted_root_digest);
         if (r < 0)
                 return r;
         r = verifier_check_root(*root_fd, e->trusted_root_digest, &err);
@@ -136,8 +137,7 @@ static int entry_new(const char *name, const char *issuer, const char *identity,
                         *ret_reason = "the trusted root does not parse as a Sigstore trusted root";
                 return -EINVAL;
         }
-        sigstore_hex_encode(e->trusted_root_digest, sizeof(e->trusted_root_digest),
-                            e->trusted_root_sha256);
+        hex_encode(e->trusted_root_digest, sizeof(e->trusted_root_digest), e->trusted_root_sha256);
         e->trusted_root_fd = TAKE_FD(*root_fd);
         *ret = TAKE_PTR(e);
         return 0;

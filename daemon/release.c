@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "codec.h"
 #include "macro.h"
 #include "release.h"
 #include "sandbox.h"
@@ -298,9 +299,8 @@ int release_load_fds(const ReleaseFds *fds, bool with_bundles, Release **ret, Re
                 return -EINVAL;
         }
 
-        sigstore_sha256((const uint8_t *)rel->manifest_data, rel->manifest_len,
-                        rel->manifest_sha256);
-        sigstore_sha256(map.p, map.len, rel->binary_sha256);
+        sha256((const uint8_t *)rel->manifest_data, rel->manifest_len, rel->manifest_sha256);
+        sha256(map.p, map.len, rel->binary_sha256);
 
         *ret = TAKE_PTR(rel);
         return 0;

@@ -2,6 +2,7 @@
 #include <string.h>
 #include <openssl/pem.h>
 
+#include "codec.h"
 #include "sigstore-body.h"
 
 static json_t *path(json_t *o, const char *const *keys) {
@@ -23,7 +24,8 @@ static bool b64_equals(json_t *v, const uint8_t *data, size_t len) {
 
 static bool hex_equals(json_t *v, const uint8_t digest[32]) {
         uint8_t d[32];
-        return json_is_string(v) && sigstore_hex_decode(json_string_value(v), d, 32) >= 0 &&
+        return json_is_string(v) &&
+               hex_decode(json_string_value(v), strlen(json_string_value(v)), d, 32) >= 0 &&
                memcmp(d, digest, 32) == 0;
 }
 
@@ -104,7 +106,7 @@ int sigstore_body_check(const SigstoreTlogEntry *t, const SigstoreBundle *b,
         const char *what = NULL;
         uint8_t payload_hash[32];
         if (b->is_dsse)
-                sigstore_sha256(b->payload.data, b->payload.len, payload_hash);
+                sha256(b->payload.data, b->payload.len, payload_hash);
 
         switch (t->kind) {
         case SIGSTORE_HASHEDREKORD_001:

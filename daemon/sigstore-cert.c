@@ -4,6 +4,7 @@
 #include <openssl/ct.h>
 #include <openssl/x509v3.h>
 
+#include "codec.h"
 #include "sigstore-cert.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(GENERAL_NAMES *, GENERAL_NAMES_free)
@@ -108,7 +109,7 @@ static int sct_signed_data(const SCT *sct, X509 *leaf, X509 *issuer, uint8_t **r
         p += 8;
         put_be(p, 1, 2); /* precert_entry */
         p += 2;
-        sigstore_sha256(spki, (size_t)spki_len, p);
+        sha256(spki, (size_t)spki_len, p);
         p += 32;
         put_be(p, (uint64_t)tbs_len, 3);
         p += 3;

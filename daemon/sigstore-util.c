@@ -1,4 +1,5 @@
-/* Codecs, times and signature helpers shared by the parts of the Sigstore verifier. */
+/* Times, proto3 JSON numbers and signature helpers shared by the parts of the Sigstore verifier
+ * (the codecs are codec.h's). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,104 +10,25 @@
 #include <openssl/ec.h>
 #include <openssl/sha.h>
 
+#include "codec.h"
 #include "macro.h"
 #include "sigstore-util.h"
 
-static int b64_value(char c) {
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+')
-                return 62;
-        if (c == '/')
-                return 63;
-        return -1;
-}
-
-/* Decodes standard base64; padding is optional but must be complete when present, and the unused
- * low bits of the last symbol must be zero. */
+/* Decodes standard base64 into a new buffer (codec.h's base64_decode(): padding optional but
+ * complete when present, the unused low bits of the last symbol zero). */
 int sigstore_b64_decode(const char *s, size_t len, SigstoreBytes *ret) {
-        size_t pad = 0;
-        while (len > 0 && s[len - 1] == '=' && pad < 2) {
-                len--;
-                pad++;
-        }
-        if (pad > 0 && (len + pad) % 4 != 0)
-                return -EBADMSG;
-        if (len % 4 == 1)
-                return -EBADMSG;
-        _cleanup_free_ uint8_t *out = malloc(len / 4 * 3 + 3);
+        _cleanup_free_ uint8_t *out = malloc(base64_decoded_max(len));
+        size_t n;
+        int r;
+
         if (!out)
                 return -ENOMEM;
-        size_t n = 0;
-        uint32_t acc = 0;
-        unsigned bits = 0;
-        for (size_t i = 0; i < len; i++) {
-                int v = b64_value(s[i]);
-                if (v < 0)
-                        return -EBADMSG;
-                acc = (acc << 6) | (uint32_t)v;
-                bits += 6;
-                if (bits >= 8) {
-                        bits -= 8;
-                        out[n++] = (uint8_t)(acc >> bits);
-                }
-        }
-        if (bits > 0 && (acc & ((1u << bits) - 1)) != 0)
+        r = base64_decode(s, len, false, out, base64_decoded_max(len), &n);
+        if (r < 0)
                 return -EBADMSG;
         ret->data = TAKE_PTR(out);
         ret->len = n;
         return 0;
-}
-
-char *sigstore_b64_encode(const uint8_t *data, size_t len) {
-        static const char tab[] =
-                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        char *out = malloc((len + 2) / 3 * 4 + 1), *p = out;
-        if (!out)
-                return NULL;
-        for (size_t i = 0; i < len; i += 3) {
-                uint32_t v = (uint32_t)data[i] << 16;
-                if (i + 1 < len)
-                        v |= (uint32_t)data[i + 1] << 8;
-                if (i + 2 < len)
-                        v |= data[i + 2];
-                *p++ = tab[(v >> 18) & 63];
-                *p++ = tab[(v >> 12) & 63];
-                *p++ = i + 1 < len ? tab[(v >> 6) & 63] : '=';
-                *p++ = i + 2 < len ? tab[v & 63] : '=';
-        }
-        *p = 0;
-        return out;
-}
-
-/* Decodes exactly out_len bytes of hex (either case) from s, which must be 2*out_len long. */
-int sigstore_hex_decode(const char *s, uint8_t *out, size_t out_len) {
-        if (strlen(s) != out_len * 2)
-                return -EBADMSG;
-        for (size_t i = 0; i < out_len * 2; i++) {
-                char c = s[i];
-                int v = c >= '0' && c <= '9'   ? c - '0'
-                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                               : -1;
-                if (v < 0)
-                        return -EBADMSG;
-                if (i % 2 == 0)
-                        out[i / 2] = (uint8_t)(v << 4);
-                else
-                        out[i / 2] |= (uint8_t)v;
-        }
-        return 0;
-}
-
-void sigstore_hex_encode(const uint8_t *data, size_t len, char *out) {
-        for (size_t i = 0; i < len; i++)
-                sprintf(out + 2 * i, "%02x", data[i]);
-        out[2 * len] = 0;
 }
 
 /* Parses "YYYY-MM-DDTHH:MM:SS[.frac]Z"; the fraction is dropped (times compare in whole seconds).
@@ -165,54 +87,6 @@ int sigstore_json_uint64(json_t *v, uint64_t *ret) {
         *ret = r;
         return 0;
 }
-
-/*
- * The low-level SHA-256 functions on purpose: in OpenSSL 3, SHA256() and every EVP digest first
- * initialise the library context and its default provider, which makes lockd touch 2 MiB more of
- * libcrypto's pages (measured: 1.4 → 3.4 MiB resident) for a digest that needs none of it. The
- * hashing code is the same; deprecated in 3.0, present in every 3.x.
- */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-void sigstore_sha256(const uint8_t *data, size_t len, uint8_t out[32]) {
-        SHA256_CTX ctx;
-
-        SHA256_Init(&ctx);
-        SHA256_Update(&ctx, data, len);
-        SHA256_Final(out, &ctx);
-}
-
-int sigstore_sha256_fd(int fd, uint8_t out[32]) {
-        _cleanup_free_ uint8_t *buf = malloc(SHA256_FD_CHUNK);
-        struct stat st;
-        uint64_t size, off = 0;
-        SHA256_CTX ctx;
-
-        if (!buf)
-                return -ENOMEM;
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode) || st.st_size < 0)
-                return -EBADFD;
-        size = (uint64_t)st.st_size;
-        SHA256_Init(&ctx);
-        while (off < size) {
-                size_t want = size - off < SHA256_FD_CHUNK ? (size_t)(size - off) : SHA256_FD_CHUNK;
-                ssize_t n = pread(fd, buf, want, (off_t)off);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        return -EIO; /* shrank while read: a sealed memfd cannot */
-                SHA256_Update(&ctx, buf, (size_t)n);
-                off += (uint64_t)n;
-        }
-        SHA256_Final(out, &ctx);
-        return 0;
-}
-#pragma GCC diagnostic pop
 
 /* The digest a Sigstore ECDSA key signs with: chosen by curve, as in the key details of the spec.
  */

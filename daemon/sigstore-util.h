@@ -110,25 +110,14 @@ int sigstore_bundle_parse(const char *json, size_t len, SigstoreBundle *ret, cha
                           size_t reason_size);
 void sigstore_bundle_done(SigstoreBundle *b);
 
-/* Strict standard base64 (padding optional, no whitespace); returns 0 or -EBADMSG. */
+/* Standard base64 into a new buffer (codec.h's base64_decode(), padding optional); 0, -EBADMSG or
+ * -ENOMEM. The codecs themselves are in codec.h. */
 int sigstore_b64_decode(const char *s, size_t len, SigstoreBytes *ret);
-char *sigstore_b64_encode(const uint8_t *data, size_t len);
-int sigstore_hex_decode(const char *s, uint8_t *out, size_t out_len);
-void sigstore_hex_encode(const uint8_t *data, size_t len, char *out);
 /* RFC 3339 UTC ("2021-01-12T11:53:27Z", optional fraction): seconds since the epoch, or -EBADMSG.
  */
 int sigstore_parse_rfc3339(const char *s, int64_t *ret);
 /* A proto3 JSON int64: a decimal string or a JSON integer, non-negative. */
 int sigstore_json_uint64(json_t *v, uint64_t *ret);
-void sigstore_sha256(const uint8_t *data, size_t len, uint8_t out[32]);
-#define SHA256_FD_CHUNK ((size_t)64 * 1024)
-/*
- * The SHA-256 of everything in the regular file or memfd fd (from offset 0, through pread() in
- * chunks, so neither a mapping nor the heap ever holds it whole), with the same low-level
- * functions as sigstore_sha256(): no OpenSSL 3 provider starts. 0, -EBADFD not a regular file,
- * -EIO it shrank while read, or another negative errno.
- */
-int sigstore_sha256_fd(int fd, uint8_t out[32]);
 /* Verifies sig over msg with key: ECDSA/RSA over SHA-256 (or SHA-384/512 for P-384/P-521), Ed25519
  * plain. */
 int sigstore_verify_sig(EVP_PKEY *key, const uint8_t *msg, size_t msg_len, const uint8_t *sig,

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <openssl/pem.h>
 
+#include "codec.h"
 #include "sigstore-body.h"
 #include "sigstore-cert.h"
 
@@ -28,11 +29,11 @@ static const SigstoreLogKey *find_tlog(const SigstoreTrustRoot *root, const uint
 
 /* The SET: the log's signature over canonical JSON {body, integratedTime, logID, logIndex}. */
 static int verify_set(const SigstoreTlogEntry *t, const SigstoreLogKey *log) {
-        _cleanup_free_ char *b64 = sigstore_b64_encode(t->body.data, t->body.len);
+        _cleanup_free_ char *b64 = base64_encode_alloc(t->body.data, t->body.len);
         if (!b64)
                 return -ENOMEM;
         char hex[65];
-        sigstore_hex_encode(t->log_id, 32, hex);
+        hex_encode(t->log_id, 32, hex);
         _cleanup_free_ char *msg = NULL;
         int n = asprintf(&msg,
                          "{\"body\":\"%s\",\"integratedTime\":%" PRId64
@@ -152,7 +153,7 @@ static int check_statement(const SigstoreBundle *b, const uint8_t digest[32], Si
                 return REJECT("DSSE payload is not an in-toto statement");
         json_t *subjects = json_object_get(st, "subject");
         char hex[65];
-        sigstore_hex_encode(digest, 32, hex);
+        hex_encode(digest, 32, hex);
         for (size_t i = 0; i < json_array_size(subjects); i++) {
                 const char *d = json_string_value(json_object_get(
                         json_object_get(json_array_get(subjects, i), "digest"), "sha256"));
@@ -240,7 +241,7 @@ int sigstore_verify(const SigstoreTrustRoot *root, const char *bundle_json, size
         /* the artifact's digest */
         uint8_t digest[32];
         if (artifact->data) {
-                sigstore_sha256(artifact->data, artifact->size, digest);
+                sha256(artifact->data, artifact->size, digest);
                 if (artifact->have_digest && memcmp(digest, artifact->sha256, 32) != 0) {
                         sigstore_fail(REASON, "artifact bytes and digest disagree");
                         return -EINVAL;
@@ -264,7 +265,7 @@ int sigstore_verify(const SigstoreTrustRoot *root, const char *bundle_json, size
                 r = check_statement(&b, digest, ret);
                 if (r < 0)
                         return r;
-                sigstore_sha256(pae, pae_len, expected);
+                sha256(pae, pae_len, expected);
         } else {
                 if (b.have_digest && memcmp(b.digest, digest, 32) != 0)
                         return REJECT("message digest in the bundle does not match the artifact");

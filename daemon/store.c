@@ -15,10 +15,10 @@
 #include <openssl/sha.h>
 
 #include "fd-util.h"
+#include "codec.h"
 #include "macro.h"
 #include "marketplaces.h"
 #include "store.h"
-#include "sigstore-util.h"
 
 #define DIGESTS_MAX ((size_t)4096)
 
@@ -76,7 +76,7 @@ static int random_suffix(char out[17]) {
 
         if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
                 return negative_errno();
-        sigstore_hex_encode(b, sizeof(b), out);
+        hex_encode(b, sizeof(b), out);
         return 0;
 }
 
@@ -130,7 +130,7 @@ static int remove_flat_dir(int dfd, const char *name) {
  * Writes the file dfd/name atomically: a temporary name created O_EXCL in the same directory,
  * the bytes (from data, or from src_fd by pread() when data is NULL), fsync(), renameat(). The
  * SHA-256 of what was written goes to sha256 (the low-level SHA-256 functions: see
- * sigstore_sha256() for why not EVP). The caller fsync()s dfd.
+ * sha256() for why not EVP). The caller fsync()s dfd.
  */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -212,11 +212,11 @@ static void format_digests(const uint8_t digests[_F_MAX][32], const uint8_t *ori
         char hex[65];
 
         for (size_t i = 0; i < _F_MAX; i++) {
-                sigstore_hex_encode(digests[i], 32, hex);
+                hex_encode(digests[i], 32, hex);
                 off += (size_t)snprintf(out + off, size - off, "%s  %s\n", hex, file_names[i]);
         }
         if (origin_sha256) {
-                sigstore_hex_encode(origin_sha256, 32, hex);
+                hex_encode(origin_sha256, 32, hex);
                 (void)snprintf(out + off, size - off, "%s  %s\n", hex, STORE_ORIGIN_FILE);
         }
 }
@@ -235,7 +235,7 @@ static int parse_digest_line(const char **p, const char *end, const char *name,
                         return -EINVAL;
         memcpy(hex, q, 64);
         hex[64] = 0;
-        if (sigstore_hex_decode(hex, digest, 32) < 0)
+        if (hex_decode(hex, strlen(hex), digest, 32) < 0)
                 return -EINVAL;
         q += 64;
         if (q[0] != ' ' || q[1] != ' ' || memcmp(q + 2, name, nlen) != 0 || q[2 + nlen] != '\n')
@@ -565,12 +565,12 @@ int store_load_origin(int statefd, const char *name, const char *version, Releas
         }
 
         /* The digests are checked on the bytes kept (the memfd), not on a second read. */
-        sigstore_sha256((const uint8_t *)rel->manifest_data, rel->manifest_len, actual[F_MANIFEST]);
-        sigstore_sha256(map.p ? map.p : (const uint8_t *)"", map.len, actual[F_BINARY]);
-        sigstore_sha256((const uint8_t *)rel->manifest_bundle, rel->manifest_bundle_len,
-                        actual[F_MANIFEST_BUNDLE]);
-        sigstore_sha256((const uint8_t *)rel->binary_bundle, rel->binary_bundle_len,
-                        actual[F_BINARY_BUNDLE]);
+        sha256((const uint8_t *)rel->manifest_data, rel->manifest_len, actual[F_MANIFEST]);
+        sha256(map.p ? map.p : (const uint8_t *)"", map.len, actual[F_BINARY]);
+        sha256((const uint8_t *)rel->manifest_bundle, rel->manifest_bundle_len,
+               actual[F_MANIFEST_BUNDLE]);
+        sha256((const uint8_t *)rel->binary_bundle, rel->binary_bundle_len,
+               actual[F_BINARY_BUNDLE]);
         for (size_t i = 0; i < _F_MAX; i++)
                 if (memcmp(recorded[i], actual[i], 32) != 0)
                         return fail(err, STORE_E_DIGEST_MISMATCH, -EKEYREJECTED,
@@ -586,7 +586,7 @@ int store_load_origin(int statefd, const char *name, const char *version, Releas
                                       &origin_len);
                 if (r < 0)
                         return file_fail(err, STORE_ORIGIN_FILE, r);
-                sigstore_sha256((const uint8_t *)origin_text, origin_len, origin_actual);
+                sha256((const uint8_t *)origin_text, origin_len, origin_actual);
                 if (memcmp(origin_recorded, origin_actual, 32) != 0)
                         return fail(err, STORE_E_DIGEST_MISMATCH, -EKEYREJECTED,
                                     "%s %s: %s differs from the digest recorded at install", name,

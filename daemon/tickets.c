@@ -5,6 +5,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "codec.h"
 #include "clock.h"
 #include "macro.h"
 #include "tickets.h"
@@ -277,8 +278,6 @@ size_t tickets_n_pending(const Tickets *ts, uid_t agent) {
 /* A fresh id that no ticket holds: 128 bits from getrandom(), so an agent cannot guess another's
  * ticket (and the console cannot be tricked into approving a ticket it did not see). */
 static int new_id(const Tickets *ts, char ret[static TICKET_ID_LEN + 1]) {
-        static const char hex[] = "0123456789abcdef";
-
         for (unsigned tries = 0; tries < ID_TRIES; tries++) {
                 uint8_t rnd[TICKET_ID_RANDOM];
                 ssize_t l = getrandom(rnd, sizeof(rnd), 0);
@@ -288,11 +287,7 @@ static int new_id(const Tickets *ts, char ret[static TICKET_ID_LEN + 1]) {
                 if ((size_t)l != sizeof(rnd))
                         return -EIO;
                 memcpy(ret, TICKET_ID_PREFIX, 2);
-                for (size_t i = 0; i < sizeof(rnd); i++) {
-                        ret[2 + 2 * i] = hex[rnd[i] >> 4];
-                        ret[3 + 2 * i] = hex[rnd[i] & 0xf];
-                }
-                ret[TICKET_ID_LEN] = 0;
+                hex_encode(rnd, sizeof(rnd), ret + 2);
                 if (!find(ts, ret))
                         return 0;
         }

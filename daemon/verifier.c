@@ -33,6 +33,7 @@
 #include "fd-util.h"
 #include "identity.h"
 #include "index.h"
+#include "codec.h"
 #include "macro.h"
 #include "sigstore-util.h"
 #include "verifier.h"
@@ -459,7 +460,7 @@ int verifier_verify_release(const MarketplaceEntry *m, const ReleaseFds *sealed,
         }
         if (index_fds) {
                 req.flags |= VERIFIER_FLAG_INDEX;
-                r = sigstore_sha256_fd(index_fds[0], index_sha256);
+                r = sha256_fd(index_fds[0], index_sha256);
                 if (r < 0)
                         return helper_failed(err, "digest of the index: %s", strerror(-r));
         }
@@ -738,7 +739,7 @@ static int read_request(VerifierRequest *req) {
 }
 
 /* Reads and parses the trusted root at fd 4, with its digest. */
-static int load_root(SigstoreTrustRoot **ret, uint8_t sha256[32], VerifierReply *reply) {
+static int load_root(SigstoreTrustRoot **ret, uint8_t ret_sha256[32], VerifierReply *reply) {
         _cleanup_free_ char *json = NULL;
         size_t len;
         int r;
@@ -750,7 +751,7 @@ static int load_root(SigstoreTrustRoot **ret, uint8_t sha256[32], VerifierReply 
                                       : "the trusted root is not a readable regular file");
                 return r;
         }
-        sigstore_sha256((const uint8_t *)json, len, sha256);
+        sha256(json, len, ret_sha256);
         r = sigstore_trust_root_load(json, len, ret);
         if (r < 0) {
                 reply_set(reply, r == -ENOMEM ? RELEASE_E_NOMEM : RELEASE_E_BUNDLE, r,
@@ -762,7 +763,7 @@ static int load_root(SigstoreTrustRoot **ret, uint8_t sha256[32], VerifierReply 
 
 /* The index at fds 9 and 10 verified under m and listing rel with its digests, as lockd did in
  * process before; its digest for the reply. */
-static int check_index(const Marketplace *m, const Release *rel, uint8_t sha256[32],
+static int check_index(const Marketplace *m, const Release *rel, uint8_t ret_sha256[32],
                        ReleaseError *err) {
         _cleanup_(index_freep) MarketplaceIndex *idx = NULL;
         _cleanup_free_ char *json = NULL, *bundle = NULL;
@@ -783,7 +784,7 @@ static int check_index(const Marketplace *m, const Release *rel, uint8_t sha256[
                                   r == -EFBIG ? "too large" : "not a readable regular file");
                 return r;
         }
-        sigstore_sha256((const uint8_t *)json, len, sha256);
+        sha256(json, len, ret_sha256);
         r = index_verify(m, json, len, bundle, bundle_len, &idx, err);
         if (r < 0)
                 return r;

@@ -5,47 +5,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "codec.h"
 #include "inputs.h"
 #include "macro.h"
-
-int utf8_valid(const char *buf, size_t len) {
-        const uint8_t *s = (const uint8_t *)buf;
-        size_t i = 0;
-
-        while (i < len) {
-                uint8_t c = s[i];
-                uint32_t cp;
-                size_t n;
-
-                if (c < 0x80) {
-                        i++;
-                        continue;
-                } else if ((c & 0xe0) == 0xc0) {
-                        n = 1;
-                        cp = c & 0x1f;
-                } else if ((c & 0xf0) == 0xe0) {
-                        n = 2;
-                        cp = c & 0x0f;
-                } else if ((c & 0xf8) == 0xf0) {
-                        n = 3;
-                        cp = c & 0x07;
-                } else {
-                        return false;
-                }
-                if (len - i <= n)
-                        return false;
-                for (size_t k = 1; k <= n; k++) {
-                        if ((s[i + k] & 0xc0) != 0x80)
-                                return false;
-                        cp = (cp << 6) | (s[i + k] & 0x3f);
-                }
-                if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-                    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                        return false;
-                i += n + 1;
-        }
-        return true;
-}
 
 static bool email_valid(const char *v, size_t len) {
         const char *at = memchr(v, '@', len);

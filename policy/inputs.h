@@ -22,6 +22,3 @@ int input_value_check(const ManifestInput *in, const char *value, size_t len);
  */
 int inputs_canonical_json(const Manifest *m, const char *const values[MANIFEST_INPUTS_MAX],
                           char **ret, size_t *ret_bad);
-
-/* Whether buf holds valid UTF-8 (no overlongs, surrogates or code points past U+10FFFF). */
-int utf8_valid(const char *buf, size_t len);

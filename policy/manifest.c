@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "macro.h"
 #include "manifest.h"
 #include "toml.h"
@@ -257,25 +258,27 @@ static int check_text(const char *s, size_t len, const char **ret_reason) {
                 *ret_reason = "is longer than 1024 bytes";
                 return -EINVAL;
         }
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)s[i];
+        for (size_t i = 0; i < len;) {
+                uint32_t cp;
+                int n = utf8_decode(s + i, len - i, &cp);
 
-                if ((c < 0x20 && c != '\t') || c == 0x7f ||
-                    (c == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 &&
-                     (unsigned char)s[i + 1] <= 0x9f)) {
+                /* The TOML reader checked the encoding; a string decoded from escapes is
+                 * checked again here, like any other. */
+                if (n < 0) {
+                        *ret_reason = "is not valid UTF-8";
+                        return -EINVAL;
+                }
+                if ((cp < 0x20 && cp != '\t') || (cp >= 0x7f && cp <= 0x9f)) {
                         *ret_reason = "holds a control character";
                         return -EINVAL;
                 }
-                if (c == 0xe2 && i + 2 < len &&
-                    (((unsigned char)s[i + 1] == 0x80 && (unsigned char)s[i + 2] >= 0xaa &&
-                      (unsigned char)s[i + 2] <= 0xae) ||
-                     ((unsigned char)s[i + 1] == 0x81 && (unsigned char)s[i + 2] >= 0xa6 &&
-                      (unsigned char)s[i + 2] <= 0xa9))) {
+                if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)) {
                         *ret_reason = "holds a bidirectional override or isolate";
                         return -EINVAL;
                 }
-                if (c != ' ' && c != '\t')
+                if (cp != ' ' && cp != '\t')
                         blank = false;
+                i += (size_t)n;
         }
         if (blank) {
                 *ret_reason = "is only white space";

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "codec.h"
 #include "macro.h"
 #include "policy-internal.h"
 #include "policy.h"
@@ -56,43 +57,6 @@ static const char *printable(const char *s, size_t n, char *buf, size_t len) {
 }
 
 /*
- * Decodes the UTF-8 sequence at s (n > 0 bytes available) into *ret; returns its length, or 0 for
- * an invalid, overlong, truncated or surrogate sequence.
- */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret) {
-        uint32_t cp;
-        size_t len;
-
-        if (s[0] < 0x80) {
-                *ret = s[0];
-                return 1;
-        }
-        if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-                cp = s[0] & 0x1f;
-                len = 2;
-        } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-                cp = s[0] & 0x0f;
-                len = 3;
-        } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-                cp = s[0] & 0x07;
-                len = 4;
-        } else
-                return 0;
-        if (len > n)
-                return 0;
-        for (size_t k = 1; k < len; k++) {
-                if ((s[k] & 0xc0) != 0x80)
-                        return 0;
-                cp = cp << 6 | (s[k] & 0x3f);
-        }
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        *ret = cp;
-        return len;
-}
-
-/*
  * The characters lockd refuses anywhere, in the file and in a decoded string alike: NUL and every
  * other control character but tab and line feed (and carriage return, which reader_prescan() allows
  * only before a line feed), the C1 controls and the line breaks YAML 1.1 knows beyond LF (NEL,
@@ -115,9 +79,10 @@ int reader_prescan(Ctx *c) {
 
         for (size_t i = 0; i < c->len;) {
                 uint32_t cp;
-                size_t n = utf8_decode(s + i, c->len - i, &cp);
+                int k = utf8_decode(s + i, c->len - i, &cp);
+                size_t n = k > 0 ? (size_t)k : 0;
 
-                if (n == 0)
+                if (k < 0)
                         return reader_fail_at(c, E_POLICY_SYNTAX, (Mark){line, column},
                                               "invalid UTF-8 at byte 0x%02x", s[i]);
                 if (cp == 0)
@@ -494,12 +459,12 @@ int reader_string(Ctx *c, size_t max, char **ret) {
         n = c->event->data.scalar.length;
         for (size_t i = 0; i < n;) {
                 uint32_t cp;
-                size_t k = utf8_decode((const unsigned char *)s + i, n - i, &cp);
+                int k = utf8_decode(s + i, n - i, &cp);
 
-                if (k == 0 || cp < 0x20 || codepoint_refused(cp))
+                if (k < 0 || cp < 0x20 || codepoint_refused(cp))
                         return fail(c, E_POLICY_VALUE,
                                     "contains a control or otherwise refused character");
-                i += k;
+                i += (size_t)k;
         }
         if (n == 0)
                 return fail(c, E_POLICY_VALUE, "must not be empty");

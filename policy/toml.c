@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "macro.h"
 #include "toml.h"
 
@@ -122,6 +123,7 @@ static int check_encoding(Parser *p) {
                 const unsigned char *s = (const unsigned char *)p->buf + i;
                 size_t left = p->len - i, n;
                 uint32_t cp;
+                int k;
                 Mark m = {line, (unsigned)(i - line_start + 1)};
 
                 if (s[0] < 0x80) {
@@ -139,33 +141,23 @@ static int check_encoding(Parser *p) {
                         continue;
                 }
 
-                if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-                        n = 2;
-                        cp = s[0] & 0x1f;
-                } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-                        n = 3;
-                        cp = s[0] & 0x0f;
-                } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-                        n = 4;
-                        cp = s[0] & 0x07;
-                } else
+                k = utf8_decode(s, left, &cp);
+                switch (k) {
+                case UTF8_E_LEAD:
                         return fail_at(p, TOML_E_UTF8, m, "invalid UTF-8 lead byte 0x%02x", s[0]);
-
-                if (left < n)
+                case UTF8_E_TRUNCATED:
                         return fail_at(p, TOML_E_UTF8, m, "truncated UTF-8 sequence");
-                for (size_t k = 1; k < n; k++) {
-                        if ((s[k] & 0xc0) != 0x80)
-                                return fail_at(p, TOML_E_UTF8, m,
-                                               "invalid UTF-8 continuation byte 0x%02x", s[k]);
-                        cp = (cp << 6) | (s[k] & 0x3f);
-                }
-                if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000))
+                case UTF8_E_CONTINUATION:
+                        return fail_at(p, TOML_E_UTF8, m, "invalid UTF-8 continuation byte");
+                case UTF8_E_OVERLONG:
                         return fail_at(p, TOML_E_UTF8, m, "overlong UTF-8 sequence");
-                if (cp >= 0xd800 && cp <= 0xdfff)
-                        return fail_at(p, TOML_E_UTF8, m, "UTF-8-encoded surrogate U+%04X",
-                                       (unsigned)cp);
-                if (cp > 0x10ffff)
+                case UTF8_E_SURROGATE:
+                        return fail_at(p, TOML_E_UTF8, m, "UTF-8-encoded surrogate");
+                case UTF8_E_RANGE:
                         return fail_at(p, TOML_E_UTF8, m, "code point past U+10FFFF");
+                default:
+                        n = (size_t)k;
+                }
                 if (cp >= 0x80 && cp <= 0x9f)
                         return fail_at(p, TOML_E_UTF8, m, "C1 control character U+%04X",
                                        (unsigned)cp);
@@ -225,39 +217,6 @@ static void skip_ws_comments_newlines(Parser *p) {
 static bool is_bare_key_char(char c) {
         return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
                c == '_' || c == '-';
-}
-
-static int hex_value(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
-static size_t utf8_encode(char *out, uint32_t cp) {
-        if (cp < 0x80) {
-                out[0] = (char)cp;
-                return 1;
-        }
-        if (cp < 0x800) {
-                out[0] = (char)(0xc0 | (cp >> 6));
-                out[1] = (char)(0x80 | (cp & 0x3f));
-                return 2;
-        }
-        if (cp < 0x10000) {
-                out[0] = (char)(0xe0 | (cp >> 12));
-                out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-                out[2] = (char)(0x80 | (cp & 0x3f));
-                return 3;
-        }
-        out[0] = (char)(0xf0 | (cp >> 18));
-        out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-        out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        out[3] = (char)(0x80 | (cp & 0x3f));
-        return 4;
 }
 
 /*
@@ -323,7 +282,7 @@ static int parse_escape(Parser *p, char *out) {
         case 'U':
                 digits = c == 'u' ? 4 : 8;
                 for (size_t i = 0; i < digits; i++) {
-                        int h = hex_value(peek_at(p, 2 + i));
+                        int h = unhexchar(peek_at(p, 2 + i));
                         if (h < 0)
                                 return fail_at(p, TOML_E_SYNTAX, m,
                                                "\\%c takes exactly %zu hexadecimal digits", c,
@@ -337,7 +296,7 @@ static int parse_escape(Parser *p, char *out) {
                 if (cp > 0x10ffff)
                         return fail_at(p, TOML_E_SYNTAX, m, "escape of a code point past U+10FFFF");
                 p->pos += 2 + digits;
-                return (int)utf8_encode(out, cp);
+                return (int)utf8_encode(cp, out);
         default:
                 if (c == '\0' || c == '\n' || c == '\r')
                         return fail_at(p, TOML_E_SYNTAX, m, "backslash at the end of a line");

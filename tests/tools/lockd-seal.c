@@ -1,11 +1,11 @@
 /* Test tool: seals one value (read from stdin) to a ticket's public key, as lockctl approve does,
  * so tests can drive io.lockd.Console.Approve without a terminal. Prints the sealed text. */
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "seal.h"
 
 int main(int argc, char **argv) {
@@ -13,14 +13,15 @@ int main(int argc, char **argv) {
         char value[SEAL_VALUE_MAX + 2], *text = NULL;
         size_t len = 0;
         ssize_t n;
-        int l, r;
+        size_t l;
+        int r;
 
         if (argc != 4) {
                 fprintf(stderr, "usage: lockd-seal TICKET PLACEHOLDER SEAL_KEY_BASE64 <value\n");
                 return 2;
         }
-        l = EVP_DecodeBlock(pub, (const unsigned char *)argv[3], (int)strlen(argv[3]));
-        if (l != 33 || strlen(argv[3]) != 44 || argv[3][43] != '=') {
+        if (base64_decode(argv[3], strlen(argv[3]), true, pub, sizeof(pub), &l) < 0 ||
+            l != SEAL_KEY_SIZE) {
                 fprintf(stderr, "lockd-seal: the key is not base64 of 32 bytes\n");
                 return 2;
         }

@@ -15,6 +15,7 @@
 #include <openssl/ts.h>
 #include <openssl/x509v3.h>
 
+#include "codec.h"
 #include "sigstore-util.h"
 
 #define OID_ISSUER_RAW  "1.3.6.1.4.1.57264.1.1"
@@ -161,8 +162,8 @@ static char *spki_b64(EVP_PKEY *key, uint8_t id[32]) {
         if (n <= 0)
                 return NULL;
         if (id)
-                sigstore_sha256(der, (size_t)n, id);
-        return sigstore_b64_encode(der, (size_t)n);
+                sha256(der, (size_t)n, id);
+        return base64_encode_alloc(der, (size_t)n);
 }
 
 /* ECDSA-SHA256 of msg with key, DER signature in *ret. */
@@ -189,7 +190,7 @@ static int key_id(EVP_PKEY *key, uint8_t id[32]) {
 static char *b64_der_cert(X509 *x) {
         _cleanup_free_ uint8_t *der = NULL;
         int n = i2d_X509(x, &der);
-        return n > 0 ? sigstore_b64_encode(der, (size_t)n) : NULL;
+        return n > 0 ? base64_encode_alloc(der, (size_t)n) : NULL;
 }
 
 static void rfc3339(int64_t t, char out[32]) {
@@ -333,7 +334,7 @@ static json_t *tsa_json(const Instance *in, const char *start) {
 static json_t *log_json(EVP_PKEY *key, const char *url, const char *start) {
         uint8_t id[32];
         _cleanup_free_ char *spki = spki_b64(key, id);
-        _cleanup_free_ char *id_b64 = sigstore_b64_encode(id, 32);
+        _cleanup_free_ char *id_b64 = base64_encode_alloc(id, 32);
         if (!spki || !id_b64)
                 return NULL;
         return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "baseUrl", url,
@@ -425,7 +426,7 @@ static SCT *make_sct(X509 *pre, X509 *issuer, EVP_PKEY *ctlog, uint64_t ts_ms) {
         p += 8;
         put_be(p, 1, 2); /* precert_entry */
         p += 2;
-        sigstore_sha256(spki, (size_t)spki_len, p);
+        sha256(spki, (size_t)spki_len, p);
         p += 32;
         put_be(p, (uint64_t)tbs_len, 3);
         p += 3;
@@ -501,7 +502,7 @@ static void node_hash(const uint8_t l[32], const uint8_t r[32], uint8_t out[32])
         buf[0] = 1;
         memcpy(buf + 1, l, 32);
         memcpy(buf + 33, r, 32);
-        sigstore_sha256(buf, sizeof(buf), out);
+        sha256(buf, sizeof(buf), out);
 }
 
 static size_t split_point(size_t n) {
@@ -542,7 +543,7 @@ static void audit_path(size_t m, const uint8_t (*leaves)[32], size_t n, uint8_t 
 /* The signed note of a checkpoint for (size, root), signed by the log key. */
 static char *make_checkpoint(EVP_PKEY *log, const uint8_t log_id[32], uint64_t size,
                              const uint8_t root[32]) {
-        _cleanup_free_ char *root_b64 = sigstore_b64_encode(root, 32), *text = NULL;
+        _cleanup_free_ char *root_b64 = base64_encode_alloc(root, 32), *text = NULL;
         if (!root_b64 ||
             asprintf(&text, "%s\n%" PRIu64 "\n%s\n", CHECKPOINT_ORIG, size, root_b64) < 0)
                 return NULL;
@@ -555,7 +556,7 @@ static char *make_checkpoint(EVP_PKEY *log, const uint8_t log_id[32], uint64_t s
                 return NULL;
         memcpy(raw, log_id, 4);
         memcpy(raw + 4, sig, sig_len);
-        _cleanup_free_ char *raw_b64 = sigstore_b64_encode(raw, 4 + sig_len);
+        _cleanup_free_ char *raw_b64 = base64_encode_alloc(raw, 4 + sig_len);
         char *note = NULL;
         if (!raw_b64 ||
             asprintf(&note, "%s\n\xe2\x80\x94 %s %s\n", text, CHECKPOINT_NAME, raw_b64) < 0)
@@ -569,7 +570,7 @@ static char *cert_pem_b64(X509 *x) {
         if (!bio || PEM_write_bio_X509(bio, x) != 1)
                 return NULL;
         long n = BIO_get_mem_data(bio, &pem);
-        return sigstore_b64_encode((const uint8_t *)pem, (size_t)n);
+        return base64_encode_alloc((const uint8_t *)pem, (size_t)n);
 }
 
 static char *str_concat(const char *a, const char *b) {
@@ -582,8 +583,8 @@ static char *str_concat(const char *a, const char *b) {
 static json_t *make_tlog_entry(const Instance *in, X509 *leaf, const uint8_t digest[32],
                                const uint8_t *sig, size_t sig_len, Break brk) {
         char hex[65];
-        sigstore_hex_encode(digest, 32, hex);
-        _cleanup_free_ char *sig_b64 = sigstore_b64_encode(sig, sig_len);
+        hex_encode(digest, 32, hex);
+        _cleanup_free_ char *sig_b64 = base64_encode_alloc(sig, sig_len);
         _cleanup_free_ char *pem_b64 = cert_pem_b64(leaf);
         if (!sig_b64 || !pem_b64)
                 return NULL;
@@ -596,12 +597,12 @@ static json_t *make_tlog_entry(const Instance *in, X509 *leaf, const uint8_t dig
         if (!body_text)
                 return NULL;
         size_t body_len = strlen(body_text);
-        _cleanup_free_ char *body_b64 = sigstore_b64_encode((const uint8_t *)body_text, body_len);
+        _cleanup_free_ char *body_b64 = base64_encode_alloc((const uint8_t *)body_text, body_len);
 
         uint8_t log_id[32];
         if (key_id(in->rekor_key, log_id) < 0)
                 return NULL;
-        _cleanup_free_ char *log_id_b64 = sigstore_b64_encode(log_id, 32);
+        _cleanup_free_ char *log_id_b64 = base64_encode_alloc(log_id, 32);
         if (!body_b64 || !log_id_b64)
                 return NULL;
         int64_t integrated = (int64_t)time(NULL) - 1;
@@ -609,7 +610,7 @@ static json_t *make_tlog_entry(const Instance *in, X509 *leaf, const uint8_t dig
 
         /* the SET over canonical JSON {body, integratedTime, logID, logIndex} */
         char log_hex[65];
-        sigstore_hex_encode(log_id, 32, log_hex);
+        hex_encode(log_id, 32, log_hex);
         _cleanup_free_ char *set_msg = NULL;
         int n = asprintf(&set_msg,
                          "{\"body\":\"%s\",\"integratedTime\":%" PRId64
@@ -621,7 +622,7 @@ static json_t *make_tlog_entry(const Instance *in, X509 *leaf, const uint8_t dig
                 return NULL;
         if (brk == BREAK_SET)
                 set[set_len / 2] ^= 0x01;
-        _cleanup_free_ char *set_b64 = sigstore_b64_encode(set, set_len);
+        _cleanup_free_ char *set_b64 = base64_encode_alloc(set, set_len);
 
         /* a small tree: the entry among other leaves, its audit path and a signed checkpoint */
         uint8_t leaves[TREE_SIZE][32], path[16][32], root[32];
@@ -635,14 +636,14 @@ static json_t *make_tlog_entry(const Instance *in, X509 *leaf, const uint8_t dig
         if (brk == BREAK_PROOF)
                 path[0][7] ^= 0x01;
         _cleanup_free_ char *checkpoint = make_checkpoint(in->rekor_key, log_id, TREE_SIZE, root);
-        _cleanup_free_ char *root_b64 = sigstore_b64_encode(root, 32);
+        _cleanup_free_ char *root_b64 = base64_encode_alloc(root, 32);
         if (!set_b64 || !checkpoint || !root_b64)
                 return NULL;
         json_t *hashes = json_array();
         if (!hashes)
                 return NULL;
         for (size_t i = 0; i < n_path; i++) {
-                _cleanup_free_ char *h = sigstore_b64_encode(path[i], 32);
+                _cleanup_free_ char *h = base64_encode_alloc(path[i], 32);
                 if (!h || json_array_append_new(hashes, json_string(h)) < 0) {
                         json_decref(hashes);
                         return NULL;
@@ -666,7 +667,7 @@ static json_t *make_tlog_entry(const Instance *in, X509 *leaf, const uint8_t dig
  * as Sigstore does), DER in base64. With BREAK_TSA the imprint is of other bytes. */
 static char *make_timestamp(const Instance *in, const uint8_t *sig, size_t sig_len, Break brk) {
         uint8_t imprint[32];
-        sigstore_sha256(sig, sig_len, imprint);
+        sha256(sig, sig_len, imprint);
         if (brk == BREAK_TSA)
                 imprint[0] ^= 0x01;
 
@@ -700,7 +701,7 @@ static char *make_timestamp(const Instance *in, const uint8_t *sig, size_t sig_l
                 return NULL;
         _cleanup_free_ uint8_t *der = NULL;
         int m = i2d_TS_RESP(resp, &der);
-        return m > 0 ? sigstore_b64_encode(der, (size_t)m) : NULL;
+        return m > 0 ? base64_encode_alloc(der, (size_t)m) : NULL;
 }
 
 /* Signs one file into FILE.sigstore.json, breaking brk. */
@@ -711,7 +712,7 @@ static int sign_file(const Instance *in, const char *file, const char *identity,
         if (read_file(file, &data, &len) < 0)
                 return fail("cannot read a file to sign");
         uint8_t digest[32];
-        sigstore_sha256(data, len, digest);
+        sha256(data, len, digest);
 
         int64_t now = (int64_t)time(NULL);
         _cleanup_free_ char *bad_identity = str_concat(identity, "-evil");
@@ -740,11 +741,11 @@ static int sign_file(const Instance *in, const char *file, const char *identity,
         memcpy(shown, digest, 32);
         if (brk == BREAK_DIGEST) {
                 static const char other[] = "some other content\n";
-                sigstore_sha256((const uint8_t *)other, sizeof(other) - 1, shown);
+                sha256((const uint8_t *)other, sizeof(other) - 1, shown);
         }
         _cleanup_free_ char *cert_b64 = b64_der_cert(leaf);
-        _cleanup_free_ char *digest_b64 = sigstore_b64_encode(shown, 32);
-        _cleanup_free_ char *sig_b64 = sigstore_b64_encode(sig, sig_len);
+        _cleanup_free_ char *digest_b64 = base64_encode_alloc(shown, 32);
+        _cleanup_free_ char *sig_b64 = base64_encode_alloc(sig, sig_len);
         _cleanup_free_ char *ts_b64 = make_timestamp(in, sig, sig_len, brk);
         if (!cert_b64 || !digest_b64 || !sig_b64 || !ts_b64) {
                 json_decref(entry);

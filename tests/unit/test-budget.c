@@ -17,8 +17,8 @@
 #include "check-run.h"
 #include "tmp-dir.h"
 #include "fd-util.h"
+#include "codec.h"
 #include "macro.h"
-#include "sigstore-util.h"
 
 #define PLUGIN "pdf.contains"
 
@@ -28,7 +28,7 @@ static const char *data_dir(void) {
 }
 
 static void digest_of(const char *s, uint8_t d[BUDGET_DIGEST_SIZE]) {
-        sigstore_sha256((const uint8_t *)s, strlen(s), d);
+        sha256((const uint8_t *)s, strlen(s), d);
 }
 
 /* A key for PLUGIN at version, with pairs "input=placeholder,..." added in the order given. */
@@ -81,7 +81,7 @@ static bool exists_at(int dfd, const char *name) {
 }
 
 static void budget_file(const uint8_t d[BUDGET_DIGEST_SIZE], char out[80]) {
-        sigstore_hex_encode(d, BUDGET_DIGEST_SIZE, out);
+        hex_encode(d, BUDGET_DIGEST_SIZE, out);
         strcat(out, ".json");
 }
 
@@ -507,7 +507,7 @@ START_TEST(test_persistence) {
         ck_assert_int_ge(bfd, 0);
         budget_file(d2, name);
         text = read_at(bfd, name);
-        sigstore_hex_encode(d2, BUDGET_DIGEST_SIZE, hex);
+        hex_encode(d2, BUDGET_DIGEST_SIZE, hex);
         ck_assert_int_ge(
                 asprintf(&expected,
                          "{\"answers\":[{\"inputs\":[],\"outcome\":\"0\",\"plugin\":\"" PLUGIN
@@ -711,7 +711,7 @@ static void valid_case(const char *dir, const char *name) {
 
                 *nl = 0;
                 ck_assert_int_eq(sscanf(line, "%64s %zu", hex, &used), 2);
-                ck_assert_int_eq(sigstore_hex_decode(hex, digest, sizeof(digest)), 0);
+                ck_assert_int_eq(hex_decode(hex, strlen(hex), digest, sizeof(digest)), 0);
                 ck_assert_msg(budget_used(s, digest) == used, "%s: %s", name, line);
                 lines++;
         }
@@ -1007,7 +1007,7 @@ START_TEST(test_bench) {
                 for (unsigned i = 0; i < CONTENTS; i++) {
                         char name[80], *text = NULL;
 
-                        sigstore_hex_encode(digests[i], BUDGET_DIGEST_SIZE, hex);
+                        hex_encode(digests[i], BUDGET_DIGEST_SIZE, hex);
                         snprintf(name, sizeof(name), "%s.json", hex);
                         ck_assert_int_ge(asprintf(&text, "{\"answers\":["), 0);
                         for (unsigned j = 0; j < ANSWERS; j++) {

@@ -15,8 +15,8 @@
 #include "check-run.h"
 #include "fd-util.h"
 #include "handles.h"
+#include "codec.h"
 #include "macro.h"
-#include "sigstore-util.h"
 
 #define SHA256_ABC   "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 #define SHA256_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -118,8 +118,8 @@ START_TEST(test_sha256) {
         ck_assert_str_eq(h->sha256, SHA256_EMPTY);
         ck_assert_uint_eq(h->bytes, 0);
         ck_assert_int_eq(handles_grant(hs, SPEC(big, 61001), &h), 0);
-        sigstore_sha256(buf, big_len, d);
-        sigstore_hex_encode(d, 32, hex);
+        sha256(buf, big_len, d);
+        hex_encode(d, 32, hex);
         ck_assert_str_eq(h->sha256, hex);
         ck_assert_mem_eq(h->digest, d, 32);
         ck_assert_uint_eq(h->bytes, big_len);

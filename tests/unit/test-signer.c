@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "check-run.h"
 #include "fd-util.h"
 #include "sigstore-util.h"
@@ -155,7 +156,7 @@ static int verify_under(const char *root_json, size_t root_len, const char *file
         SigstoreArtifact a = {.data = (const uint8_t *)art, .size = art_len};
         if (by_digest) {
                 a = (SigstoreArtifact){.have_digest = true};
-                sigstore_sha256((const uint8_t *)art, art_len, a.sha256);
+                sha256((const uint8_t *)art, art_len, a.sha256);
         }
         SigstorePolicy p = {.identity = identity, .issuer = issuer};
         int r = sigstore_verify(root, bundle, bundle_len, &a, &p, res);

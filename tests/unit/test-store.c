@@ -16,6 +16,7 @@
 #include "tmp-dir.h"
 #include "fd-util.h"
 #include "index.h"
+#include "codec.h"
 #include "macro.h"
 #include "manifest.h"
 #include "marketplace.h"
@@ -92,8 +93,8 @@ static Release *release_fake(const char *version, const char *binary) {
         r->binary_fd = memfd_from_buffer(binary, strlen(binary), "plugin");
         ck_assert_int_ge(r->binary_fd, 0);
         r->binary_size = strlen(binary);
-        sigstore_sha256((const uint8_t *)r->manifest_data, r->manifest_len, r->manifest_sha256);
-        sigstore_sha256((const uint8_t *)binary, strlen(binary), r->binary_sha256);
+        sha256((const uint8_t *)r->manifest_data, r->manifest_len, r->manifest_sha256);
+        sha256((const uint8_t *)binary, strlen(binary), r->binary_sha256);
         return r;
 }
 
@@ -154,7 +155,7 @@ START_TEST(test_store_roundtrip) {
 
         snprintf(path, sizeof(path), "%s/plugins/" NAME "/1.2.3/digests", t.path);
         digests = read_path(path, &len);
-        sigstore_hex_encode(rel->binary_sha256, 32, hex);
+        hex_encode(rel->binary_sha256, 32, hex);
         ck_assert_ptr_nonnull(strstr(digests, hex));
         ck_assert_ptr_nonnull(strstr(digests, "  plugin\n"));
         snprintf(path, sizeof(path), "%s/plugins/" NAME "/1.2.3/plugin", t.path);
@@ -490,8 +491,8 @@ START_TEST(test_index_check_release) {
         char mhex[65], bhex[65];
         ReleaseError err = {};
 
-        sigstore_hex_encode(rel->manifest_sha256, 32, mhex);
-        sigstore_hex_encode(rel->binary_sha256, 32, bhex);
+        hex_encode(rel->manifest_sha256, 32, mhex);
+        hex_encode(rel->binary_sha256, 32, bhex);
         ck_assert_int_ge(asprintf(&json,
                                   "{\"name\": \"official\", \"releases\": ["
                                   "{\"name\": \"%s\", \"version\": \"1.2.3\", \"manifest_sha256\": "
