@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <systemd/sd-event.h>
 
+#include "oom-watch.h"
 #include "config.h"
 #include "escape.h"
 #include "fd-util.h"

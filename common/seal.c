@@ -32,8 +32,12 @@ struct SealKey {
         uint8_t pub[SEAL_KEY_SIZE];
 };
 
-/* A ticket id: 1..SEAL_TICKET_ID_MAX bytes of printable ASCII other than space. */
-static bool ticket_id_valid(const char *id) {
+/*
+ * The ticket id a sealed value is bound to, as the sealing format takes it: 1..SEAL_TICKET_ID_MAX
+ * bytes of printable ASCII other than space. Only the format's own rule: lockd's ids are stricter
+ * (ticket_id_valid(), tickets.h), and a value sealed to an id lockd never issued opens nowhere.
+ */
+static bool seal_ticket_id_valid(const char *id) {
         size_t n;
 
         if (!id)
@@ -275,7 +279,7 @@ int seal_value_with_ephemeral(const uint8_t eph_priv[SEAL_KEY_SIZE],
         int r;
 
         if (!eph_priv || !ticket_pub || !value || !ret_text || len == 0 || len > SEAL_VALUE_MAX ||
-            !ticket_id_valid(ticket_id) || !seal_name_valid(name))
+            !seal_ticket_id_valid(ticket_id) || !seal_name_valid(name))
                 return -EINVAL;
         context_len = context_build(ticket_id, name, context);
 
@@ -339,7 +343,7 @@ int unseal_value(const SealKey *k, const char *ticket_id, const char *name, cons
         size_t n;
         int r;
 
-        if (!k || !text || !ret || !ticket_id_valid(ticket_id) || !seal_name_valid(name))
+        if (!k || !text || !ret || !seal_ticket_id_valid(ticket_id) || !seal_name_valid(name))
                 return -EINVAL;
         context_len = context_build(ticket_id, name, context);
 

@@ -6,6 +6,7 @@
 
 #include "answers.h"
 #include "ask.h"
+#include "commit.h"
 #include "audit.h"
 #include "budget.h"
 #include "catalog.h"
@@ -544,7 +545,7 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
         manager_run_unit_name(m, req->unit, sizeof(req->unit));
         req->done = step_done;
         s->req = TAKE_PTR(req);
-        manager_want_commit_after_scope(m);
+        commit_want_after_scope(m);
         if (queue_push(m, s) < 0) {
                 fail_unrun(m, s, "not_run:memory");
                 step_run_free(s);

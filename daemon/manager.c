@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "landlock.h"
 #include "audit.h"
 #include "budget.h"
 #include "clock.h"
@@ -40,6 +41,7 @@
 #include "log-ids.h"
 #include "log.h"
 #include "macro.h"
+#include "commit.h"
 #include "manager.h"
 #include "marketplaces.h"
 #include "policy.h"
@@ -57,10 +59,7 @@
 #define VARLINK_OUT_BYTES    ((size_t)4 * 1024 * 1024)
 #define VARLINK_STALL_USEC   (30ULL * 1000000)
 #define VARLINK_PENDING      16
-#define RUN_QUEUE_PER_WORKER 64
-/* How long a commit waits for a queued run's scope request before it happens anyway: a run that
- * waits for a free worker must not hold its Submit's answer. */
-#define COMMIT_SCOPE_WAIT_USEC (2 * 1000ULL)
+#define RUN_QUEUE_PER_WORKER   64
 #define NOFILE_WANTED          ((rlim_t)8192)
 
 bool manager_allow_unsigned(const Manager *m) {
@@ -426,82 +425,6 @@ static void maybe_finish_stop(Manager *m) {
                 sd_event_exit(m->event, 0);
 }
 
-void manager_commit(Manager *m) {
-        int r;
-
-        if (m->budget && budget_dirty(m->budget)) {
-                r = budget_flush(m->budget);
-                /* The reservations stay pending: no answer of theirs leaves before a flush
-                 * succeeds (ask.c tries again before each). */
-                if (r < 0)
-                        log_error_errno(r, NULL, "budget reservations could not be written: %m");
-        }
-        console_submits_flush(m);
-        m->commit_after_scope = false;
-        if (m->commit_timer)
-                (void)sd_event_source_set_enabled(m->commit_timer, SD_EVENT_OFF);
-        if (m->commit)
-                (void)sd_event_source_set_enabled(m->commit, SD_EVENT_OFF);
-}
-
-static int on_commit_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        manager_commit(userdata);
-        return 0;
-}
-
-void manager_want_commit_after_scope(Manager *m) {
-        int r;
-
-        if (!m->scope) {
-                manager_want_commit(m);
-                return;
-        }
-        if (m->commit_after_scope)
-                return;
-        if (!m->commit_timer)
-                r = sd_event_add_time_relative(m->event, &m->commit_timer, CLOCK_MONOTONIC,
-                                               COMMIT_SCOPE_WAIT_USEC, 0, on_commit_timer, m);
-        else
-                r = sd_event_source_set_time_relative(m->commit_timer, COMMIT_SCOPE_WAIT_USEC);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(m->commit_timer, SD_EVENT_ONESHOT);
-        if (r < 0) {
-                manager_want_commit(m);
-                return;
-        }
-        m->commit_after_scope = true;
-        if (m->commit)
-                (void)sd_event_source_set_enabled(m->commit, SD_EVENT_OFF);
-}
-
-static int on_commit(sd_event_source *s, void *userdata) {
-        manager_commit(userdata);
-        return 0;
-}
-
-static void on_scope_requests_sent(void *userdata) {
-        Manager *m = userdata;
-        int idle = m->commit ? sd_event_source_get_enabled(m->commit, NULL) : 0;
-
-        if (m->commit_after_scope || idle > 0)
-                manager_commit(m);
-}
-
-void manager_want_commit(Manager *m) {
-        /* A commit that waits for a scope request comes soon enough. */
-        if (m->commit_after_scope)
-                return;
-        if (!m->commit) {
-                if (sd_event_add_defer(m->event, &m->commit, on_commit, m) < 0) {
-                        /* No idle-time commit: do it now rather than never. */
-                        manager_commit(m);
-                        return;
-                }
-                (void)sd_event_source_set_priority(m->commit, SD_EVENT_PRIORITY_IDLE);
-        }
-        (void)sd_event_source_set_enabled(m->commit, SD_EVENT_ONESHOT);
-}
-
 void manager_run_finished(Manager *m) {
         m->runs_total++;
         notify_status(m);
@@ -526,10 +449,10 @@ void manager_stop(Manager *m) {
                    run_pool_n_active(m->runs));
         /* No new connection, no new call: the peers are told by their sockets closing. */
         m->varlink = varlink_server_free(m->varlink);
-        /* Submits waiting for their records' commit are answered (the server is gone, so
-         * nobody hears it, but their auto tickets' steps reach the backlog), then steps not yet
+        /* Submits waiting for their records' commit are answered by the commit (the server is gone,
+         * so nobody hears it, but their auto tickets' steps reach the backlog), then steps not yet
          * running end (their slots go back), so none starts now. */
-        console_submits_flush(m);
+        commit_run(m);
         ask_flush(m);
         run_pool_kill_all(m->runs);
         /* The typed values go with the stop, not with the process's end. */
@@ -835,7 +758,7 @@ int manager_start(Manager *m) {
                                                "no systemd manager at %s (%s): plugin runs need "
                                                "their scope; scope.backend: none runs without",
                                                sc.bus, strerror(-r));
-                scope_manager_set_sent_hook(m->scope, on_scope_requests_sent, m);
+                scope_manager_set_sent_hook(m->scope, commit_scope_requests_sent, m);
                 scope_manager_set_connection_hook(m->scope, on_scope_connection, m);
                 /* Runs of a lockd that was killed outright: their scopes go before anything runs.
                  */

@@ -46,7 +46,7 @@ typedef struct Manager {
         Tickets *tickets;              /* agents' plans, in memory only */
         TicketWatch *ticket_watches;   /* Wait and WatchTickets calls following tickets */
         struct SubmitWait *submits;    /* Submits whose audit record waits for the group commit */
-        sd_event_source *commit;       /* the idle-time commit (manager_want_commit()) */
+        sd_event_source *commit;       /* the idle-time commit (commit_want()) */
         sd_event_source *commit_timer; /* the commit's deadline while it waits for a scope */
         bool commit_after_scope;       /* the next scope request's hook commits */
         Sessions *sessions;            /* the humans' typed values, in locked memory only */
@@ -85,20 +85,6 @@ int manager_loop(Manager *m);
 int manager_reload(Manager *m);
 /* SIGTERM: closes the sockets, kills the runs in flight, leaves the loop once they ended. */
 void manager_stop(Manager *m);
-/*
- * The group commit: makes the audit records and budget reservations written without a sync
- * durable (one fsync() each for the log and the budget directory), then answers the Submits that
- * waited for it. manager_want_commit() asks for it when the loop is idle; it also runs right
- * after the run pool's scope requests went out, while the manager works on them.
- */
-void manager_commit(Manager *m);
-void manager_want_commit(Manager *m);
-/*
- * Asks for the commit right after the next scope request went out (a run was just queued), and
- * at the latest COMMIT_SCOPE_WAIT_USEC from now: an idle-time commit would block the loop just
- * before the request leaves, instead of while the manager works on it.
- */
-void manager_want_commit_after_scope(Manager *m);
 
 /*
  * Writes the next run's unit name, "lockd-run-<seq>.scope", into out. The numbers start at the

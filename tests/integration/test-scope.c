@@ -21,6 +21,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "oom-watch.h"
 #include "check-run.h"
 #include "fd-util.h"
 #include "macro.h"
@@ -666,8 +667,8 @@ END_TEST
 
 /*
  * The kernel behaviours oom_watch_fired() relies on once the manager removed the cgroup (see
- * daemon/oom-watch.c): asked only after the unit is gone, the watch still tells an OOM kill from
- * a clean end.
+ * daemon/runtime/oom-watch.c): asked only after the unit is gone, the watch still tells an OOM kill
+ * from a clean end.
  */
 START_TEST(test_oom_after_removal) {
         LoopThread t;

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "landlock.h"
 #include "macro.h"
 #include "sandbox.h"
 #include "check-run.h"

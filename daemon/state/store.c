@@ -17,7 +17,7 @@
 #include "fd-util.h"
 #include "codec.h"
 #include "macro.h"
-#include "marketplaces.h"
+#include "marketplace.h"
 #include "store.h"
 
 #define DIGESTS_MAX ((size_t)4096)
@@ -313,7 +313,7 @@ static int parse_origin(const char *s, size_t len, StoreOrigin *ret) {
                 return -EINVAL;
         s += sizeof(k1) - 1;
         nl = strchr(s, '\n');
-        if (!nl || (n = (size_t)(nl - s)) > STORE_MARKETPLACE_NAME_MAX)
+        if (!nl || (n = (size_t)(nl - s)) > MARKETPLACE_NAME_MAX)
                 return -EINVAL;
         memcpy(o.marketplace, s, n);
         o.marketplace[n] = 0;
@@ -338,7 +338,7 @@ int store_install_origin(int statefd, const Release *rel, const StoreOrigin *ori
         _cleanup_close_ int pfd = -1, nfd = -1, tfd = -1;
         uint8_t digests[_F_MAX][32], origin_sha256[32];
         char tmpdir[NAME_MAX], suffix[17], text[(_F_MAX + 1) * (64 + 2 + 32 + 1) + 1];
-        char origin_text[sizeof("marketplace=\nsigned=yes\n") + STORE_MARKETPLACE_NAME_MAX];
+        char origin_text[sizeof("marketplace=\nsigned=yes\n") + MARKETPLACE_NAME_MAX];
         const Manifest *m;
         bool created_plugins, created_name;
         struct stat st;

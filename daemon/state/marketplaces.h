@@ -11,7 +11,6 @@
 #define MARKETPLACES_DIR         "marketplaces"
 #define MARKETPLACES_CONFIG_FILE "marketplace.json"
 #define MARKETPLACES_ROOT_FILE   "trusted_root.json"
-#define MARKETPLACE_NAME_MAX     64
 #define MARKETPLACE_ISSUER_MAX   512
 #define MARKETPLACE_IDENTITY_MAX 1024
 #define MARKETPLACE_ROOT_MAX     ((size_t)1024 * 1024)
@@ -54,9 +53,6 @@ typedef void (*MarketplacesReportFn)(const char *name, int error, const char *me
 
 /* "policy" or "added". */
 const char *marketplace_source_name(MarketplaceSource s);
-
-/* Whether name is a marketplace name: [a-z0-9][a-z0-9-]{0,63}. */
-bool marketplace_name_valid(const char *name);
 
 /*
  * Checks the parts of a marketplace: the name (marketplace_name_valid()), the issuer (an https://

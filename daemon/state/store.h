@@ -5,15 +5,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "marketplace.h"
 #include "release.h"
 
 #define STORE_PLUGINS_DIR  "plugins"
 #define STORE_DIGESTS_FILE "digests"
 #define STORE_ORIGIN_FILE  "origin"
 #define STORE_ORIGIN_MAX   ((size_t)256)
-
-/* A marketplace name's longest form, as marketplaces.h defines it. */
-#define STORE_MARKETPLACE_NAME_MAX 64
 
 typedef enum StoreErrorCode {
         STORE_OK = 0,
@@ -43,8 +41,8 @@ typedef struct StoreEntry {
 /* Where a stored release came from, recorded beside it at install (the origin file, listed in
  * digests like the release's files). */
 typedef struct StoreOrigin {
-        char marketplace[STORE_MARKETPLACE_NAME_MAX + 1]; /* "" for an unsigned release */
-        bool signed_;                                     /* exactly when marketplace is set */
+        char marketplace[MARKETPLACE_NAME_MAX + 1]; /* "" for an unsigned release */
+        bool signed_;                               /* exactly when marketplace is set */
 } StoreOrigin;
 
 /* "STORE_E_DIGEST_MISMATCH", …; "STORE_E_UNKNOWN" out of range. */

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "oom-watch.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "scope.h"

@@ -5,8 +5,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "landlock.h"
 #include "macro.h"
-#include "sandbox.h"
 
 /* Debian 12's <linux/landlock.h> stops at ABI 2: the newer rights are defined here. */
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE

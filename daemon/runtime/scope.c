@@ -76,9 +76,9 @@ typedef struct Tracked {
 struct ScopeManager {
         sd_event *event;
         sd_bus *bus;
-        char *bus_spec;                     /* what ScopeConfig.bus named, to connect again */
-        sd_event_source *reconnect_source;  /* armed while the bus is gone */
-        uint64_t reconnect_usec;            /* the next pause before trying again */
+        char *bus_spec;                    /* what ScopeConfig.bus named, to connect again */
+        sd_event_source *reconnect_source; /* armed while the bus is gone */
+        uint64_t reconnect_usec;           /* the next pause before trying again */
         ScopeConnectionFn connection_hook;
         void *connection_userdata;
         pthread_t thread; /* the thread of event */

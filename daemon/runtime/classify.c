@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "classify.h"
 #include "macro.h"
-#include "runner.h"
 
 void run_classify(const uint8_t *out, size_t out_len, uint64_t out_total, const RunExit *e,
                   RunResult *r) {

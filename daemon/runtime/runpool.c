@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "oom-watch.h"
 #include "macro.h"
 #include "cgroup.h"
 #include "runpool.h"

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf-check.h"
 #include "fd-util.h"
 #include "codec.h"
 #include "macro.h"

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sandbox.h"
+#include "elf-check.h"
 
 /*
  * Landlock lets a plugin read and execute its own bytes only, so a dynamic loader and shared

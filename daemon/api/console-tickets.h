@@ -20,7 +20,5 @@ void console_ticket_changed(const Ticket *t, void *userdata);
 void console_ticket_release_plan(Plan *plan, void *userdata);
 /* The SessionEndedFn lockd gives sessions_new(): the audit record of a session's end. */
 void console_session_ended(const SessionId *id, SessionEnd why, size_t n_values, void *userdata);
-/* Answers the Submits waiting for the group commit of their audit records now (lockd stops). */
-void console_submits_flush(Manager *m);
 /* Drops every Wait and WatchTickets call still followed (at lockd's exit, after the server). */
 void console_tickets_done(Manager *m);

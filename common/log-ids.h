@@ -25,7 +25,7 @@
 #define LOCKD_MESSAGE_AGENT_UNCONFINED    "21e60ef19e8c4e0cba518c9b8f0cedb0"
 #define LOCKD_MESSAGE_CONFINEMENT_OFF     "df248a59417540c28895ad0d763c791e"
 
-/* The journal copy of each audit record (daemon/audit.c), one id per AuditEvent. */
+/* The journal copy of each audit record (daemon/state/audit.c), one id per AuditEvent. */
 #define LOCKD_MESSAGE_AUDIT_GRANT              "4e761faf3cd44ad49f70ccfa723a868b"
 #define LOCKD_MESSAGE_AUDIT_REVOKE             "f5ebaef2aa9247788ef71e9b482c098d"
 #define LOCKD_MESSAGE_AUDIT_SUBMIT             "4f4eb974a578489a8421123b00f5e8c2"

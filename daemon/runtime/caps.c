@@ -14,7 +14,7 @@ static inline void cap_freep(cap_t *c) {
 }
 
 /*
- * The spawning path of daemon/runner.c needs exactly these:
+ * The spawning path of daemon/runtime/runner.c needs exactly these:
  *   CAP_SETUID, CAP_SETGID  the child's setgroups()/setresgid()/setresuid() to the run's
  *                           ephemeral uid;
  *   CAP_SETPCAP             the child's PR_CAPBSET_DROP of the whole bounding set;

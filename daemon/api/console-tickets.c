@@ -10,6 +10,7 @@
 #include "audit.h"
 #include "budget.h"
 #include "catalog.h"
+#include "commit.h"
 #include "console-tickets.h"
 #include "handles.h"
 #include "inputs.h"
@@ -36,14 +37,6 @@ typedef struct TicketWatch {
         char ticket[TICKET_ID_LEN + 1]; /* Wait: this one */
         struct TicketWatch *prev, *next;
 } TicketWatch;
-
-/* A Submit whose ticket waits for its audit record to be durable: the group commit makes every
- * record written meanwhile durable with one fsync(), then answers them all. */
-typedef struct SubmitWait {
-        VarlinkCall *call;
-        char ticket[TICKET_ID_LEN + 1];
-        struct SubmitWait *next;
-} SubmitWait;
 
 static void watch_free(TicketWatch *w) {
         Manager *m = w->manager;
@@ -86,16 +79,7 @@ static int watch_add(Manager *m, VarlinkCall *call, const char *ticket) {
 }
 
 void console_tickets_done(Manager *m) {
-        /* Submits still waiting get no answer at exit (audit_close() makes their records
-         * durable); a stop answered them before (console_submits_flush()). */
-        while (m->submits) {
-                struct SubmitWait *w = m->submits;
-
-                m->submits = w->next;
-                varlink_call_unref(w->call);
-                free(w);
-        }
-
+        commit_forget_submits(m);
         while (m->ticket_watches)
                 watch_free(m->ticket_watches);
 }
@@ -258,7 +242,7 @@ void console_ticket_changed(const Ticket *t, void *userdata) {
                 _cleanup_(json_decrefp) json_t *f = audit_fields(t);
 
                 if (f && audit_append_nosync(m->audit, AUDIT_DONE, f) >= 0)
-                        manager_want_commit(m);
+                        commit_want(m);
         }
 
         /* Replies are queued, never torn down here: a cancel callback cannot run under us. */
@@ -374,76 +358,6 @@ static int approve_record(Manager *m, const Ticket *t, const struct ucred *by, s
         return r;
 }
 
-/* Submits waiting at once before the commit is done at once rather than at idle time. */
-#define SUBMIT_BATCH_MAX 64
-
-/* Answers every waiting Submit after one audit_sync(): announced (and an auto ticket started)
- * when the records are durable, removed and refused when they are not. */
-static void submit_flush(Manager *m) {
-        int r = audit_sync(m->audit);
-        SubmitWait *w;
-
-        if (r < 0)
-                log_error_errno(r, LOCKD_MESSAGE_AUDIT_SUBMIT,
-                                "tickets refused: their audit records could not be made "
-                                "durable: %m");
-        /* The list is taken first: announcing and running may queue nothing new, but a
-         * reply's failure must not see a half-walked list. */
-        w = m->submits;
-        m->submits = NULL;
-        while (w) {
-                SubmitWait *next = w->next;
-                Ticket *t = tickets_get_mutable(m->tickets, w->ticket);
-
-                if (r < 0 || !t) {
-                        if (t)
-                                (void)tickets_remove(m->tickets, w->ticket);
-                        (void)reply_audit_unavailable(w->call, AGENT_ERROR("Unavailable"),
-                                                      r < 0 ? r : -EIO);
-                } else {
-                        tickets_announce(m->tickets, t);
-                        /* It may be done already (every answer cached): the id stays valid for
-                         * Wait. */
-                        (void)reply_more(w->call,
-                                         json_pack("{s:s, s:s}", "ticket", t->id, "state",
-                                                   ticket_state_name(t->state)),
-                                         false);
-                }
-                varlink_call_unref(w->call);
-                free(w);
-                w = next;
-        }
-}
-
-void console_submits_flush(Manager *m) {
-        if (m->submits)
-                submit_flush(m);
-}
-
-/* Queues call's answer behind the group commit, which runs when the loop has nothing more
- * urgent (so the Submits of one read, and of every connection ready now, share one fsync()),
- * or at once past SUBMIT_BATCH_MAX of them. */
-static int submit_wait(Manager *m, VarlinkCall *call, const char *ticket) {
-        SubmitWait *w, **tail = &m->submits;
-        size_t n = 0;
-
-        w = calloc(1, sizeof(*w));
-        if (!w)
-                return -ENOMEM;
-        w->call = varlink_call_ref(call);
-        memcpy(w->ticket, ticket, sizeof(w->ticket));
-        while (*tail) {
-                tail = &(*tail)->next;
-                n++;
-        }
-        *tail = w;
-        if (n + 1 >= SUBMIT_BATCH_MAX)
-                manager_commit(m);
-        else
-                manager_want_commit(m);
-        return 0;
-}
-
 static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         const struct ucred *cred = peer_cred(call);
@@ -529,7 +443,7 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
         }
         /* The answer and the announcement wait for the commit (submit_flush(), which may run
          * from here: nothing of the ticket may be touched after this call). */
-        r = submit_wait(m, call, t->id);
+        r = commit_queue_submit(m, call, t->id);
         if (r < 0) {
                 /* The record is written but nobody waits for it: it stays, like that of a
                  * ticket whose agent left; the ticket goes. */

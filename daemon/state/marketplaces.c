@@ -19,7 +19,7 @@
 #include "store.h"
 #include "verifier.h"
 
-_Static_assert(MARKETPLACE_NAME_MAX == STORE_MARKETPLACE_NAME_MAX,
+_Static_assert(MARKETPLACE_NAME_MAX == MARKETPLACE_NAME_MAX,
                "the store's origin file holds marketplace names");
 
 struct Marketplaces {
@@ -30,21 +30,6 @@ struct Marketplaces {
 
 const char *marketplace_source_name(MarketplaceSource s) {
         return s == MARKETPLACE_SOURCE_POLICY ? "policy" : "added";
-}
-
-bool marketplace_name_valid(const char *name) {
-        size_t n;
-
-        if (!name)
-                return false;
-        n = strlen(name);
-        if (n == 0 || n > MARKETPLACE_NAME_MAX || name[0] == '-')
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
-                      name[i] == '-'))
-                        return false;
-        return true;
 }
 
 static bool printable_ascii(const char *s) {

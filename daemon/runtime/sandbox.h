@@ -7,10 +7,6 @@
 
 #include "seccomp.h"
 
-/* The Landlock ABI below which lockd refuses to run a plugin at all: there is no unsandboxed
- * fallback. */
-#define SANDBOX_LANDLOCK_ABI_MIN 1
-
 typedef struct SandboxLimits {
         uint64_t cpu_s;        /* RLIMIT_CPU soft; the hard limit is one second more */
         uint64_t memory_bytes; /* RLIMIT_DATA; RLIMIT_AS is this + 4 GiB */
@@ -52,20 +48,3 @@ static inline void sandbox_freep(Sandbox **p) {
 
 /* Says in one sentence why sandbox_new() refused, for a negative errno it returned. */
 const char *sandbox_strerror(int r);
-
-/* Checks that the ELF image in buf is a static x86-64 executable: 0, -ENOEXEC or -ELIBEXEC. */
-int elf_check_static(const uint8_t *buf, size_t len);
-
-/*
- * Landlock: returns the kernel's ABI version (>= 1), or -EOPNOTSUPP where Landlock is absent
- * or disabled.
- */
-int landlock_abi_version(void);
-
-/*
- * Builds the ruleset every plugin gets: every filesystem right the ABI knows handled with no rule
- * (the binary is a memfd, which Landlock neither needs nor accepts a rule for), TCP bind and
- * connect handled with no rule at ABI >= 4, abstract unix sockets and signals scoped at ABI >= 6.
- * Returns the ruleset fd (O_CLOEXEC) and stores the ABI used in *ret_abi.
- */
-int landlock_ruleset_new(int *ret_abi);

@@ -2,9 +2,15 @@
  * file's Sigstore bundle is verified under them. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "sigstore.h"
+
+#define MARKETPLACE_NAME_MAX 64
+
+/* Whether name is a marketplace name: [a-z0-9][a-z0-9-]{0,63}. */
+bool marketplace_name_valid(const char *name);
 
 typedef struct Marketplace {
         char *name;

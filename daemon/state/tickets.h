@@ -159,8 +159,8 @@ int tickets_start(Tickets *ts, Ticket *t);
  */
 int tickets_set_outcome(Tickets *ts, Ticket *t, size_t step, int result, const char *error);
 
-/* Expires every pending ticket whose deadline is at or before now_usec (CLOCK_BOOTTIME; outcomes "expired",
- * on_changed for each). The count. */
+/* Expires every pending ticket whose deadline is at or before now_usec (CLOCK_BOOTTIME; outcomes
+ * "expired", on_changed for each). The count. */
 size_t tickets_expire(Tickets *ts, uint64_t now_usec);
 
 /* The tickets in submit order (after expiring): tickets_n() then tickets_at(ts, 0..n-1). */

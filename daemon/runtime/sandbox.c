@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "landlock.h"
+#include "elf-check.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "sandbox.h"

@@ -9,7 +9,6 @@
 #include <systemd/sd-event.h>
 
 typedef struct ScopeManager ScopeManager;
-typedef struct OomWatch OomWatch;
 
 typedef struct ScopeConfig {
         /* "system" (the system bus), "user" (the calling user's manager: its private socket
@@ -102,17 +101,3 @@ sd_bus *scope_manager_bus(ScopeManager *m);
 
 /* Number of scopes started and not yet finished by their run (for Status). */
 unsigned scope_manager_n_active(const ScopeManager *m);
-
-/*
- * Watches the memory cgroup that pid is in now (its scope's) for an OOM kill: cgroup v1
- * memory.oom_control through cgroup.event_control, or v2 memory.events. 0, -ENOENT no memory
- * controller for pid, or another negative errno.
- */
-int oom_watch_new(pid_t pid, OomWatch **ret);
-/* Whether the kernel OOM-killed a task in that cgroup; call right after the run's child died. */
-bool oom_watch_fired(OomWatch *w);
-OomWatch *oom_watch_free(OomWatch *w);
-static inline void oom_watch_freep(OomWatch **w) {
-        if (*w)
-                oom_watch_free(*w);
-}

@@ -1,0 +1,42 @@
+/* One plugin run: spawn under the sandbox, collect stdout/stderr/detail, classify the answer
+ * (classify.h). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "classify.h"
+#include "sandbox.h"
+
+/*
+ * Called in the parent with the child's pid and pidfd after the child exists but before it may
+ * enter the sandbox (it waits on a pipe): the place to move it into a scope. Non-zero fails the
+ * run closed with cause spawn:scope.
+ */
+typedef int (*RunStartHook)(pid_t pid, int pidfd, void *userdata);
+
+typedef struct RunParams {
+        int input_fd;            /* becomes fd 3; must be open read-only, its own offset */
+        const void *inputs_json; /* canonical JSON for fd 6 (only if spec.inputs) */
+        size_t inputs_len;
+        bool drop_to_uid; /* run as uid/gid below (requires root), else as the caller */
+        uid_t uid;
+        gid_t gid;
+        RunStartHook start_hook; /* optional */
+        void *start_hook_userdata;
+        /*
+         * Optional: called right after the child was reaped when SIGKILL ended it and lockd's
+         * timeout did not send that: true when the scope's memory limit killed it (RUN_CAUSE_OOM).
+         */
+        bool (*oom_check)(void *userdata);
+        void *oom_check_userdata;
+} RunParams;
+
+/*
+ * Runs the plugin once, blocking until it ended, and fills *ret. Returns 0 when the run took
+ * place (whatever its outcome: failures inside the sandbox are in *ret as plugin_error), or a
+ * negative errno when the parent could not even try (no pipes, bad params): then *ret is
+ * untouched.
+ */
+int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret);
