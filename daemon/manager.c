@@ -639,8 +639,9 @@ int manager_start(Manager *m) {
         r = landlock_abi_version();
         if (r < 0)
                 return log_error_errno(r, NULL,
-                                       "this kernel has no Landlock: plugins cannot run "
-                                       "sandboxed, and lockd has no fallback");
+                                       "Landlock: %s; plugins cannot run sandboxed, and "
+                                       "lockd has no fallback",
+                                       landlock_strerror(r) ? landlock_strerror(r) : strerror(-r));
         m->landlock_abi = r;
 
         r = roles_resolve(p, &m->roles, why, sizeof(why));

@@ -375,7 +375,7 @@ static int parse_bounded(ManifestDiag *d, const TomlEntry *e, ManifestError code
 static int parse_limits(ManifestDiag *d, const TomlEntry *e, Manifest *m) {
         static const char *const required[] = {"cpu_s", "memory", "timeout_s"};
         const TomlValue *t = e->value;
-        int64_t v;
+        int64_t v = 0;
         int r;
 
         r = expect_type(d, e, TOML_TABLE);
@@ -435,7 +435,7 @@ static bool input_name_is_valid(const char *s, size_t len) {
 /* One element of inputs: { name, kind, max_bytes }, all three required. */
 static int parse_input(ManifestDiag *d, const TomlValue *t, const Manifest *m, ManifestInput *in) {
         static const char *const required[] = {"name", "kind", "max_bytes"};
-        int64_t v;
+        int64_t v = 0;
         int r;
 
         if (t->type != TOML_TABLE)

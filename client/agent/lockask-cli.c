@@ -176,7 +176,7 @@ int lockask_files(const LockaskOptions *global, int argc, char **argv) {
         LockdAgent *a = NULL;
         LockdFile *f = NULL;
         size_t n = 0;
-        int r, ex;
+        int r, ex = LOCKASK_EXIT_REFUSED;
 
         if (parse_args(files_usage, &o, argc, argv, 0, &ex) < 0)
                 return ex;
@@ -231,7 +231,7 @@ int lockask_questions(const LockaskOptions *global, int argc, char **argv) {
         LockdAgent *a = NULL;
         LockdQuestion *q = NULL;
         size_t n = 0;
-        int r, ex;
+        int r, ex = LOCKASK_EXIT_REFUSED;
 
         if (parse_args(questions_usage, &o, argc, argv, 0, &ex) < 0)
                 return ex;
@@ -348,7 +348,7 @@ static int wait_and_print(const LockaskOptions *o, LockdAgent *a, const char *ti
                           unsigned long long timeout_usec) {
         LockdAgentError e = {.step = -1};
         LockdTicket t = {};
-        int r, ex;
+        int r, ex = LOCKASK_EXIT_REFUSED;
 
         r = lockd_agent_wait(a, ticket, timeout_usec, 0, on_change, (void *)ticket, &t, &e);
         if (r == -ETIMEDOUT && t.state) {
@@ -592,7 +592,7 @@ int lockask_cancel(const LockaskOptions *global, int argc, char **argv) {
         LockaskOptions o = *global;
         LockdAgentError e = {.step = -1};
         LockdAgent *a = NULL;
-        int i, r, ex;
+        int i, r, ex = LOCKASK_EXIT_REFUSED;
 
         i = parse_args(cancel_usage, &o, argc, argv, 1, &ex);
         if (i < 0)

@@ -39,11 +39,32 @@ struct ll_ruleset_attr {
 int landlock_abi_version(void) {
         long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 
+        /* ENOSYS: not built in; EOPNOTSUPP: built in but not enabled at boot. EPERM is neither:
+         * the kernel has Landlock, but a seccomp filter around lockd (a container manager's, say)
+         * refuses the call, and the cure is elsewhere: the caller says which. */
         if (abi < 0)
                 return errno == ENOSYS || errno == EOPNOTSUPP ? -EOPNOTSUPP : negative_errno();
         if (abi < 1)
                 return -EOPNOTSUPP;
         return (int)abi;
+}
+
+const char *landlock_strerror(int r) {
+        switch (r) {
+        case -EOPNOTSUPP:
+                return "this kernel has no Landlock, or it is not enabled (it needs "
+                       "CONFIG_SECURITY_LANDLOCK=y and landlock in the lsm= boot list): lockd "
+                       "refuses to run plugins without it";
+        case -EPERM:
+                return "the kernel has Landlock, but a seccomp filter around lockd refuses its "
+                       "system calls (EPERM), as systemd-nspawn 252 and some container runtimes "
+                       "do: allow landlock_create_ruleset, landlock_add_rule and "
+                       "landlock_restrict_self to lockd (systemd-nspawn "
+                       "--system-call-filter=\"landlock_create_ruleset landlock_add_rule "
+                       "landlock_restrict_self\"), or run lockd outside that container";
+        default:
+                return NULL;
+        }
 }
 
 int landlock_ruleset_new(int *ret_abi) {

@@ -6,10 +6,14 @@
 #define SANDBOX_LANDLOCK_ABI_MIN 1
 
 /*
- * Landlock: returns the kernel's ABI version (>= 1), or -EOPNOTSUPP where Landlock is absent
- * or disabled.
+ * Landlock: returns the kernel's ABI version (>= 1), -EOPNOTSUPP where Landlock is absent or
+ * disabled, -EPERM where a seccomp filter around this process refuses the system call, or
+ * another negative errno.
  */
 int landlock_abi_version(void);
+/* What to tell an administrator about r, a landlock_abi_version() or landlock_ruleset_new()
+ * failure: a sentence naming the cause and the cure, or NULL for an errno without one. */
+const char *landlock_strerror(int r);
 
 /*
  * Builds the ruleset every plugin gets: every filesystem right the ABI knows handled with no rule

@@ -112,8 +112,9 @@ const char *sandbox_strerror(int r) {
         case -EINVAL:
                 return "invalid protocol or limits";
         case -EOPNOTSUPP:
-                return "this kernel has no Landlock (or it is disabled): lockd refuses to run "
-                       "plugins without it";
+        case -EPERM:
+                /* sandbox_new() returns these only from Landlock. */
+                return landlock_strerror(r);
         default:
                 return strerror(-r);
         }

@@ -506,7 +506,10 @@ static int on_wakeup(sd_event_source *s, int fd, uint32_t revents, void *userdat
         bool started = false;
         Command *c;
 
-        (void)read(m->wakeup_fd, &counter, sizeof(counter));
+        /* Resets the eventfd. A failed read (EAGAIN: another wakeup took it) changes nothing: the
+         * queue is taken below either way. */
+        ssize_t k = read(m->wakeup_fd, &counter, sizeof(counter));
+        (void)k;
         pthread_mutex_lock(&m->lock);
         c = m->queue_head;
         m->queue_head = NULL;
@@ -550,7 +553,8 @@ static int command_post(ScopeManager *m, Command *c) {
         m->n_queued++;
         pthread_mutex_unlock(&m->lock);
         /* An eventfd write only fails when the counter would overflow: the loop is woken anyway. */
-        (void)write(m->wakeup_fd, &one, sizeof(one));
+        if (write(m->wakeup_fd, &one, sizeof(one)) < 0)
+                return 0;
         return 0;
 }
 

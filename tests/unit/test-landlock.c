@@ -4,6 +4,8 @@
  * domain are scoped (ABI >= 6). The plugin suite cannot see these: seccomp refuses socket() first.
  */
 #include <arpa/inet.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -130,6 +132,51 @@ START_TEST(test_scopes) {
 }
 END_TEST
 
+/* Refuses landlock_create_ruleset with EPERM, as a container manager's seccomp filter does. */
+static int deny_landlock_eperm(void) {
+        struct sock_filter f[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_landlock_create_ruleset, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = {.len = ELEMENTSOF(f), .filter = f};
+
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return -errno;
+        return syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0 ? -errno : 0;
+}
+
+/* A filter that refuses Landlock is told apart from a kernel without it, with the cure named. */
+START_TEST(test_filtered) {
+        const char *why;
+        int status;
+        pid_t pid;
+
+        ck_assert_int_ge(landlock_abi_version(), 1);
+        why = landlock_strerror(-EOPNOTSUPP);
+        ck_assert(why && strstr(why, "no Landlock"));
+        why = landlock_strerror(-EPERM);
+        ck_assert(why && strstr(why, "seccomp filter") && strstr(why, "--system-call-filter"));
+        ck_assert_str_eq(sandbox_strerror(-EPERM), why);
+        ck_assert_ptr_null(landlock_strerror(-ENOMEM));
+
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int abi, fd;
+
+                if (deny_landlock_eperm() < 0)
+                        _exit(10);
+                fd = landlock_ruleset_new(&abi);
+                _exit(landlock_abi_version() == -EPERM && fd == -EPERM ? 0 : 11);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("landlock");
         TCase *tc = tcase_create("landlock");
@@ -137,6 +184,7 @@ int main(void) {
         tcase_add_test(tc, test_files);
         tcase_add_test(tc, test_tcp);
         tcase_add_test(tc, test_scopes);
+        tcase_add_test(tc, test_filtered);
         suite_add_tcase(s, tc);
         return check_run(s);
 }

@@ -330,8 +330,10 @@ END_TEST
 /* A handle that does not exist and one granted to another agent: the same answer after the same
  * calls, wherever it is in the plan. */
 START_TEST(test_absent_and_foreign_handles_alike) {
-        static const char *const fmt = "[{\"plugin\": \"pdf.blank-page\", \"handle\": \"%s\"},"
-                                       " {\"plugin\": \"nope.nope\", \"handle\": \"%s\"}]";
+/* A literal, so that the format is checked at every optimisation level. */
+#define TWO_STEPS                                                                                  \
+        "[{\"plugin\": \"pdf.blank-page\", \"handle\": \"%s\"},"                                   \
+        " {\"plugin\": \"nope.nope\", \"handle\": \"%s\"}]"
         const char *ids[] = {"h-bob", "h-nobody"};
         PlanError e[2][2] = {};
         Trace t[2][2] = {};
@@ -340,9 +342,9 @@ START_TEST(test_absent_and_foreign_handles_alike) {
                 char plan[512], expected_calls[128];
 
                 /* The unknown handle first, then second. */
-                snprintf(plan, sizeof(plan), fmt, ids[k], "h-report");
+                snprintf(plan, sizeof(plan), TWO_STEPS, ids[k], "h-report");
                 ck_assert_int_eq(validate_text(plan, &t[k][0], &e[k][0]), -EINVAL);
-                snprintf(plan, sizeof(plan), fmt, "h-report", ids[k]);
+                snprintf(plan, sizeof(plan), TWO_STEPS, "h-report", ids[k]);
                 ck_assert_int_eq(validate_text(plan, &t[k][1], &e[k][1]), -EINVAL);
 
                 snprintf(expected_calls, sizeof(expected_calls), "h:%s h:h-report", ids[k]);

@@ -1,4 +1,8 @@
 /* Example plugin (protocol 2): does the text contain the human-typed needle? Reports where. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE    /* memmem() is a GNU extension: without this it is undeclared, and its      \
+                          pointer would be cut to an int */
+#endif
 #include <stdlib.h>
 #include <string.h>
 
