@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "escape.h"
@@ -244,7 +245,7 @@ static int read_and_seal(int tty, const uint8_t pub[SEAL_KEY_SIZE], const char *
         return 0;
 }
 
-int approve_ticket(const char *id, bool yes) {
+int approve_ticket(const char *id, bool yes, char *ret_state, size_t state_size) {
         _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL, *need = NULL, *values = NULL,
                                        *answer = NULL;
         _cleanup_close_ int tty = -1;
@@ -324,6 +325,10 @@ int approve_ticket(const char *id, bool yes) {
         r = ticket_call("approve", "Approve", params, &answer);
         if (r != 0)
                 return r;
+        if (ret_state)
+                snprintf(ret_state, state_size, "%s",
+                         console_json_string(answer, "state") ? console_json_string(answer, "state")
+                                                              : "");
         fputs("ticket ", stdout);
         console_fputs_escaped(id, stdout);
         fputs(": ", stdout);
@@ -364,8 +369,11 @@ static int ticket_args(int argc, char **argv, const char *usage, const char *fla
 
 /* approve TICKET [--yes] */
 int verb_approve(int argc, char **argv) {
-        static const char usage[] = "usage: lockctl approve TICKET [--yes]";
+        static const char usage[] = "usage: lockctl approve TICKET [--yes] [--json]";
+        bool json = console_take_json(&argc, argv);
+        _cleanup_close_ int saved = -1;
         const char *id = NULL;
+        char state[32] = "";
         bool yes = false;
         int r;
 
@@ -379,7 +387,23 @@ int verb_approve(int argc, char **argv) {
                         strerror(-r));
                 return LOCKCTL_EXIT_FAIL;
         }
-        return approve_ticket(id, yes);
+        if (!json)
+                return approve_ticket(id, yes, NULL, 0);
+        /* With --json, what approve shows the human (the steps, the prompts, the state) goes to
+         * stderr; stdout gets the one JSON object. */
+        fflush(stdout);
+        saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+        if (saved < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+                fprintf(stderr, "lockctl: approve: %s\n", strerror(errno));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        r = approve_ticket(id, yes, state, sizeof(state));
+        fflush(stdout);
+        if (dup2(saved, STDOUT_FILENO) < 0)
+                return LOCKCTL_EXIT_FAIL;
+        if (r != 0)
+                return r;
+        return console_print_json_steal(json_pack("{s:s, s:s}", "ticket", id, "state", state));
 }
 
 /* A measure from lockd: the number with its unit, "-" when lockd sent none. */

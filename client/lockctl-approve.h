@@ -9,9 +9,10 @@
  * Approves ticket id as `lockctl approve` does: shows every step, asks for confirmation on the
  * terminal unless yes, prompts there with echo off for each placeholder the input session does
  * not hold, seals each value to the ticket's key and calls Approve. Prints the resulting state,
- * or one line saying why not. Returns an exit code.
+ * or one line saying why not, and copies the state into ret_state (may be NULL). Returns an exit
+ * code.
  */
-int approve_ticket(const char *id, bool yes);
+int approve_ticket(const char *id, bool yes, char *ret_state, size_t state_size);
 
 /*
  * Prints the message for an error of a ticket method (UnknownTicket, TicketNotPending,

@@ -11,7 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "audit.h"
+#include "audit-chain.h"
+#include "lockctl-console.h"
 #include "lockctl.h"
 #include "macro.h"
 
@@ -19,7 +20,7 @@
 #define LOCKCTL_STATE_DIR_DEFAULT "/var/lib/lockd"
 
 static int usage_audit(void) {
-        fprintf(stderr, "usage: lockctl audit verify [--state-dir DIR | FILE]\n");
+        fprintf(stderr, "usage: lockctl audit verify [--state-dir DIR | FILE] [--json]\n");
         return LOCKCTL_EXIT_USAGE;
 }
 
@@ -196,17 +197,26 @@ done:
         return rc;
 }
 
+static int audit_verify(int argc, char **argv);
+
 int verb_audit(int argc, char **argv) {
+        if (argc < 1 || strcmp(argv[0], "verify") != 0)
+                return usage_audit();
+        if (console_take_json(&argc, argv))
+                return console_report_json(audit_verify, argc, argv);
+        return audit_verify(argc, argv);
+}
+
+/* audit verify [--state-dir DIR | FILE], argv[0] being "verify". */
+static int audit_verify(int argc, char **argv) {
         _cleanup_free_ char *path = NULL;
         const char *state_dir = NULL, *file = NULL;
 
-        if (argc < 1 || strcmp(argv[0], "verify") != 0)
-                return usage_audit();
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc && !state_dir)
                         state_dir = argv[++i];
                 else if (strcmp(argv[i], "--help") == 0) {
-                        printf("usage: lockctl audit verify [--state-dir DIR | FILE]\n");
+                        printf("usage: lockctl audit verify [--state-dir DIR | FILE] [--json]\n");
                         return LOCKCTL_EXIT_OK;
                 } else if (argv[i][0] != '-' && !file)
                         file = argv[i];

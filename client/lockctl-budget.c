@@ -19,7 +19,7 @@
 
 static int usage_budget(void) {
         fputs("usage: lockctl [--socket PATH] budget show [HANDLE|SHA256] [--json]\n"
-              "       lockctl [--socket PATH] budget reset HANDLE|SHA256 [--yes]\n",
+              "       lockctl [--socket PATH] budget reset HANDLE|SHA256 [--yes] [--json]\n",
               stderr);
         return LOCKCTL_EXIT_USAGE;
 }
@@ -295,6 +295,7 @@ static int confirm_reset(json_t *params) {
 /* budget reset HANDLE|SHA256 [--yes]: drops the content's answers after the human confirmed. */
 static int verb_budget_reset(int argc, char **argv) {
         _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
+        bool json = console_take_json(&argc, argv);
         const char *target = NULL;
         bool yes = false;
         int r;
@@ -322,6 +323,8 @@ static int verb_budget_reset(int argc, char **argv) {
         r = budget_call("budget reset", "ResetBudget", params, &reply);
         if (r != 0)
                 return r;
+        if (json)
+                return console_print_json(reply);
         printf("budget reset: %lld answer(s) dropped\n", console_json_integer(reply, "answers", 0));
         return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
 }

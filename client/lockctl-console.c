@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -21,6 +22,7 @@
 #define CONSOLE_TIMEOUT_USEC (60ULL * 1000 * 1000)
 
 static const char *arg_socket = NULL;
+static bool arg_json = false;
 
 int console_parse_global_options(int *argc, char ***argv) {
         while (*argc >= 2) {
@@ -45,10 +47,91 @@ int console_parse_global_options(int *argc, char ***argv) {
                         v[1] = v[0];
                         *argv = v + 1;
                         *argc -= 1;
+                } else if (strcmp(v[1], "--json") == 0) {
+                        /* Before the verb, as after it: the verb finds it in its arguments
+                         * (lockctl.c appends it). */
+                        arg_json = true;
+                        v[1] = v[0];
+                        *argv = v + 1;
+                        *argc -= 1;
                 } else
                         break;
         }
         return 0;
+}
+
+int console_print_json_steal(json_t *v) {
+        int r;
+
+        if (!v) {
+                fprintf(stderr, "lockctl: out of memory\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        r = console_print_json(v);
+        json_decref(v);
+        return r;
+}
+
+int console_report_json(ConsoleVerbFn fn, int argc, char **argv) {
+        _cleanup_close_ int saved = -1, mem = -1;
+        _cleanup_free_ char *text = NULL;
+        _cleanup_(json_decrefp) json_t *lines = NULL;
+        size_t len = 0;
+        int rc, r;
+
+        /* What the verb prints on stdout goes into a memfd (a pipe could fill up and block it). */
+        fflush(stdout);
+        mem = memfd_create("lockctl-report", MFD_CLOEXEC);
+        saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+        if (mem < 0 || saved < 0 || dup2(mem, STDOUT_FILENO) < 0) {
+                fprintf(stderr, "lockctl: %s\n", strerror(errno));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        rc = fn(argc, argv);
+        fflush(stdout);
+        if (dup2(saved, STDOUT_FILENO) < 0)
+                return LOCKCTL_EXIT_FAIL;
+        if (rc == LOCKCTL_EXIT_USAGE)
+                return rc;
+        r = read_full_fd(mem, 16 * MiB, &text, &len);
+        lines = json_array();
+        if (r < 0 || !lines) {
+                fprintf(stderr, "lockctl: the report: %s\n", strerror(r < 0 ? -r : ENOMEM));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+                nl = strchr(line, '\n');
+                if (nl)
+                        *nl = 0;
+                if (json_array_append_new(lines, json_string(line)) < 0)
+                        return LOCKCTL_EXIT_FAIL;
+        }
+        r = console_print_json_steal(
+                json_pack("{s:b, s:O}", "ok", rc == LOCKCTL_EXIT_OK, "report", lines));
+        return r != 0 ? r : rc;
+}
+
+bool console_take_json(int *argc, char **argv) {
+        bool json = false;
+        int n = 0;
+
+        for (int i = 0; i < *argc; i++) {
+                if (strcmp(argv[i], "--") == 0) {
+                        while (i < *argc)
+                                argv[n++] = argv[i++];
+                        break;
+                }
+                if (strcmp(argv[i], "--json") == 0)
+                        json = true;
+                else
+                        argv[n++] = argv[i];
+        }
+        *argc = n;
+        return json;
+}
+
+bool console_json_global(void) {
+        return arg_json;
 }
 
 const char *console_socket_path(void) {

@@ -14,11 +14,26 @@
 #define CONSOLE_INTERFACE      "io.lockd.Console"
 
 /*
- * Consumes the global options that come before the verb (--socket PATH, --socket=PATH) from
+ * Consumes the global options that come before the verb (--socket PATH, --socket=PATH, --json) from
  * *argc and *argv, leaving argv[0] in place and the verb in (*argv)[1]. 0, or LOCKCTL_EXIT_USAGE
  * after printing why.
  */
 int console_parse_global_options(int *argc, char ***argv);
+/* A verb's function, for console_report_json(). */
+typedef int (*ConsoleVerbFn)(int argc, char **argv);
+/*
+ * --json for a verb that prints a report (audit verify, release verify): runs fn with its
+ * stdout captured and prints {"ok": exit status 0, "report": [its lines]} instead. A usage error
+ * stays as it is. Returns fn's exit code.
+ */
+int console_report_json(ConsoleVerbFn fn, int argc, char **argv);
+/* console_print_json() of v, which it takes (NULL: out of memory, exit 1). */
+int console_print_json_steal(json_t *v);
+/* Removes every --json from a verb's arguments (those before a "--"); whether there was one. For
+ * the verbs whose own parsing knows no --json. */
+bool console_take_json(int *argc, char **argv);
+/* Whether --json came before the verb. */
+bool console_json_global(void);
 
 /* The console socket: --socket, else $LOCKD_CONSOLE_SOCKET if set and non-empty, else the default.
  */

@@ -23,7 +23,7 @@ static int usage_grant(void) {
 }
 
 static int usage_revoke(void) {
-        fprintf(stderr, "usage: lockctl [--socket PATH] revoke HANDLE\n");
+        fprintf(stderr, "usage: lockctl [--socket PATH] revoke HANDLE [--json]\n");
         return LOCKCTL_EXIT_USAGE;
 }
 
@@ -217,6 +217,8 @@ int verb_grant(int argc, char **argv) {
 /* revoke HANDLE: takes the handle away at once. */
 int verb_revoke(int argc, char **argv) {
         _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
+        bool json = console_take_json(&argc, argv);
+        int r;
 
         if (argc != 1 || argv[0][0] == 0 || argv[0][0] == '-')
                 return usage_revoke();
@@ -225,7 +227,10 @@ int verb_revoke(int argc, char **argv) {
                 fprintf(stderr, "lockctl: the handle must be UTF-8\n");
                 return LOCKCTL_EXIT_USAGE;
         }
-        return handle_call("revoke", "Revoke", params, NULL, 0, &reply);
+        r = handle_call("revoke", "Revoke", params, NULL, 0, &reply);
+        if (r != 0 || !json)
+                return r;
+        return console_print_json_steal(json_pack("{s:s, s:b}", "handle", argv[0], "revoked", 1));
 }
 
 /* handles [--json]: one line per live handle, every string from lockd escaped. */

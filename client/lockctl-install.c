@@ -455,6 +455,7 @@ int verb_plugin_list(int argc, char **argv) {
 int verb_plugin_remove(int argc, char **argv) {
         _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
         const char *name = NULL, *version = NULL;
+        bool json = console_take_json(&argc, argv);
         int r;
 
         for (int i = 0; i < argc; i++) {
@@ -480,6 +481,9 @@ int verb_plugin_remove(int argc, char **argv) {
         r = console_call_once("plugin remove", "RemovePlugin", params, NULL, 0, &reply);
         if (r != 0)
                 return r;
+        if (json)
+                return console_print_json_steal(json_pack("{s:s, s:s?, s:b}", "name", name,
+                                                          "version", version, "removed", 1));
         fputs("removed ", stdout);
         console_fputs_escaped(name, stdout);
         if (version) {
@@ -490,7 +494,7 @@ int verb_plugin_remove(int argc, char **argv) {
         return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
 
 usage:
-        fprintf(stderr, "usage: lockctl plugin remove NAME [--version VERSION]\n");
+        fprintf(stderr, "usage: lockctl plugin remove NAME [--version VERSION] [--json]\n");
         return LOCKCTL_EXIT_USAGE;
 }
 

@@ -213,10 +213,11 @@ static int verb_marketplace_list(int argc, char **argv) {
 /* marketplace remove NAME: RemoveMarketplace. */
 static int verb_marketplace_remove(int argc, char **argv) {
         _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
+        bool json = console_take_json(&argc, argv);
         int r;
 
         if (argc != 1 || argv[0][0] == 0 || argv[0][0] == '-') {
-                fprintf(stderr, "usage: lockctl marketplace remove NAME\n");
+                fprintf(stderr, "usage: lockctl marketplace remove NAME [--json]\n");
                 return LOCKCTL_EXIT_USAGE;
         }
         params = json_pack("{s:s}", "name", argv[0]);
@@ -227,6 +228,9 @@ static int verb_marketplace_remove(int argc, char **argv) {
         r = console_call_once("marketplace remove", "RemoveMarketplace", params, NULL, 0, &reply);
         if (r != 0)
                 return r;
+        if (json)
+                return console_print_json_steal(
+                        json_pack("{s:s, s:b}", "name", argv[0], "removed", 1));
         fputs("removed marketplace ", stdout);
         console_fputs_escaped(argv[0], stdout);
         putchar('\n');

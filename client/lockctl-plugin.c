@@ -74,10 +74,14 @@ static int load_manifest(int dirfd, const char *dir, Manifest **ret, FILE *diag_
 static int verb_plugin_lint(int argc, char **argv) {
         _cleanup_(manifest_freep) Manifest *m = NULL;
         _cleanup_close_ int dirfd = -1;
+        _cleanup_free_ char *diag = NULL;
+        bool json = console_take_json(&argc, argv);
+        size_t diag_len = 0;
+        FILE *out;
         int r;
 
         if (argc != 1) {
-                fprintf(stderr, "usage: lockctl plugin lint DIR\n");
+                fprintf(stderr, "usage: lockctl plugin lint DIR [--json]\n");
                 return LOCKCTL_EXIT_USAGE;
         }
         dirfd = open(argv[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -85,11 +89,27 @@ static int verb_plugin_lint(int argc, char **argv) {
                 fprintf(stderr, "lockctl: %s: %s\n", argv[0], strerror(errno));
                 return LOCKCTL_EXIT_USAGE;
         }
-        r = load_manifest(dirfd, argv[0], &m, stdout, LOCKCTL_EXIT_FAIL);
-        if (r != 0)
+        if (!json) {
+                r = load_manifest(dirfd, argv[0], &m, stdout, LOCKCTL_EXIT_FAIL);
+                if (r != 0)
+                        return r;
+                printf("ok\n");
+                return LOCKCTL_EXIT_OK;
+        }
+        /* --json: the same verdict, the error line as lint prints it, as {"ok", "error"}. */
+        out = open_memstream(&diag, &diag_len);
+        if (!out)
+                return LOCKCTL_EXIT_FAIL;
+        r = load_manifest(dirfd, argv[0], &m, out, LOCKCTL_EXIT_FAIL);
+        fclose(out);
+        if (r == LOCKCTL_EXIT_USAGE)
                 return r;
-        printf("ok\n");
-        return LOCKCTL_EXIT_OK;
+        if (diag_len > 0 && diag[diag_len - 1] == '\n')
+                diag[--diag_len] = 0;
+        if (console_print_json_steal(
+                    json_pack("{s:b, s:s?}", "ok", r == 0, "error", r == 0 ? NULL : diag)) != 0)
+                return LOCKCTL_EXIT_FAIL;
+        return r;
 }
 
 /*
@@ -135,6 +155,25 @@ static int build_inputs(const Manifest *m, char **values, size_t n_values, char 
                         m->inputs[bad].name, input_kind_name(m->inputs[bad].kind),
                         m->inputs[bad].max_bytes);
         return r;
+}
+
+/* The run as one JSON object: what print_result() shows, on stdout. */
+static int print_result_json(const RunResult *res) {
+        /* The detail escaped as print_result() shows it: the plugin's bytes need not be UTF-8. */
+        _cleanup_free_ char *esc =
+                res->detail_total > 0 ? escape_bytes(res->detail, res->detail_len) : NULL;
+        char cause[64];
+
+        return console_print_json_steal(json_pack(
+                "{s:s, s:s?, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:s?, s:I}", "outcome",
+                run_outcome_name(res->outcome), "cause",
+                res->outcome == RUN_PLUGIN_ERROR ? run_cause_format(res, cause, sizeof(cause))
+                                                 : NULL,
+                "uid", (int)res->uid, "landlock_abi", res->landlock_abi, "cpu_usec",
+                (json_int_t)res->cpu_usec, "peak_memory_bytes", (json_int_t)res->peak_rss_bytes,
+                "wall_usec", (json_int_t)res->wall_usec, "stdout_bytes",
+                (json_int_t)res->stdout_bytes, "stderr_bytes", (json_int_t)res->stderr_bytes,
+                "detail", esc, "detail_bytes", (json_int_t)res->detail_total));
 }
 
 static void print_result(const RunResult *res) {
@@ -277,7 +316,7 @@ static int verb_plugin_test(int argc, char **argv) {
         RunResult res;
         UidPool pool = {};
         ScopeRun scope = {.quit_fd = -1, .ready_fd = -1};
-        bool use_scope = false;
+        bool use_scope = false, json = console_take_json(&argc, argv);
         int r;
 
         for (int i = 0; i < argc; i++) {
@@ -404,7 +443,11 @@ static int verb_plugin_test(int argc, char **argv) {
                 fprintf(stderr, "lockctl: cannot run the plugin: %s\n", strerror(-r));
                 return LOCKCTL_EXIT_USAGE;
         }
-        print_result(&res);
+        if (json) {
+                if (print_result_json(&res) != 0)
+                        return LOCKCTL_EXIT_FAIL;
+        } else
+                print_result(&res);
         if (use_scope && scope.start_error < 0)
                 fprintf(stderr, "scope: %s: could not be started through '%s': %s\n", scope.unit,
                         scope.bus, strerror(-scope.start_error));
@@ -417,8 +460,8 @@ static int verb_plugin_test(int argc, char **argv) {
         return res.outcome == RUN_PLUGIN_ERROR ? LOCKCTL_EXIT_FAIL : LOCKCTL_EXIT_OK;
 
 usage:
-        fprintf(stderr,
-                "usage: lockctl plugin test DIR FIXTURE [--input NAME=VALUE]... [--scope]\n");
+        fprintf(stderr, "usage: lockctl plugin test DIR FIXTURE [--input NAME=VALUE]... [--scope] "
+                        "[--json]\n");
         return LOCKCTL_EXIT_USAGE;
 }
 

@@ -8,6 +8,7 @@
 
 #include "fd-util.h"
 #include "index.h"
+#include "lockctl-console.h"
 #include "lockctl.h"
 #include "macro.h"
 #include "marketplace.h"
@@ -121,7 +122,11 @@ static int verb_release_verify(int argc, char **argv) {
 }
 
 int verb_release(int argc, char **argv) {
-        if (argc >= 1 && strcmp(argv[0], "verify") == 0)
-                return verb_release_verify(argc - 1, argv + 1);
+        if (argc >= 1 && strcmp(argv[0], "verify") == 0) {
+                argc--, argv++;
+                if (console_take_json(&argc, argv))
+                        return console_report_json(verb_release_verify, argc, argv);
+                return verb_release_verify(argc, argv);
+        }
         return usage_verify();
 }

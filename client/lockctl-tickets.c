@@ -8,7 +8,7 @@
 #include "macro.h"
 
 static int usage_deny(void) {
-        fputs("usage: lockctl deny TICKET\n", stderr);
+        fputs("usage: lockctl deny TICKET [--json]\n", stderr);
         return LOCKCTL_EXIT_USAGE;
 }
 
@@ -102,6 +102,8 @@ int verb_tickets(int argc, char **argv) {
 /* deny TICKET: every step of a pending ticket ends as denied. */
 int verb_deny(int argc, char **argv) {
         _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
+        bool json = console_take_json(&argc, argv);
+        int r;
 
         if (argc != 1 || argv[0][0] == 0 || argv[0][0] == '-')
                 return usage_deny();
@@ -110,5 +112,9 @@ int verb_deny(int argc, char **argv) {
                 fprintf(stderr, "lockctl: the ticket must be UTF-8\n");
                 return LOCKCTL_EXIT_USAGE;
         }
-        return ticket_call("deny", "Deny", params, &reply);
+        r = ticket_call("deny", "Deny", params, &reply);
+        if (r != 0 || !json)
+                return r;
+        return console_print_json_steal(
+                json_pack("{s:s, s:s}", "ticket", argv[0], "state", "denied"));
 }

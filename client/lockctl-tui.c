@@ -233,7 +233,7 @@ static int run_outside(Console *c, const char *id, bool approve) {
 
         tty_leave(&c->mode);
         if (approve)
-                exit_code = approve_ticket(id, false);
+                exit_code = approve_ticket(id, false, NULL, 0);
         else
                 exit_code = verb_results(1, (char *[]){(char *)id, NULL});
         fflush(stdout);

@@ -277,5 +277,45 @@ expect "marketplace remove: cannot connect" 1 "" "$cant" -- --socket "$nowhere" 
 expect "marketplace: unknown subcommand" 2 "" "usage: lockctl marketplace lint\|add\|list\|remove" -- \
         marketplace bogus
 
+# Help on every command and subcommand (exit 0, its usage on stdout), --json before the verb and
+# after it, --json on the commands that change something.
+for args in "-h" "--help" "help" "plugin test --help" "plugin lint -h" "plugin install --help" \
+        "plugin remove --help" "marketplace add -h" "marketplace remove --help" "grant --help" \
+        "revoke -h" "handles --help" "budget reset --help" "tickets -h" "deny --help" \
+        "approve --help" "results -h" "session end --help" "console --help" "status -h" \
+        "agent run --help" "audit verify --help" "release verify -h" "verify-bundle --help" \
+        "help grant"; do
+        # shellcheck disable=SC2086
+        out=$(timeout 20 "$lockctl" $args 2>/dev/null) && rc=0 || rc=$?
+        first=$(printf '%s\n' "$out" | head -n 1)
+        case $first in
+        "usage: lockctl"*) [ "$rc" = 0 ] && ok "lockctl $args: usage, exit 0" ||
+                not_ok "lockctl $args: exit $rc" ;;
+        *) not_ok "lockctl $args: no usage ($first), exit $rc" ;;
+        esac
+done
+expect "revoke --json: cannot connect" 1 "" "$cant" -- --socket "$nowhere" revoke h-1 --json
+expect "--json revoke: cannot connect" 1 "" "$cant" -- --socket "$nowhere" --json revoke h-1
+expect "deny --json: cannot connect" 1 "" "$cant" -- --socket "$nowhere" deny t-1 --json
+expect "plugin remove --json: cannot connect" 1 "" "$cant" -- \
+        --socket "$nowhere" plugin remove x.y --json
+expect "marketplace remove --json: cannot connect" 1 "" "$cant" -- \
+        --socket "$nowhere" --json marketplace remove m
+expect "budget reset --json: cannot connect" 1 "" "$cant" -- \
+        --socket "$nowhere" budget reset h-1 --yes --json
+lint_json=$(timeout 20 "$lockctl" --json plugin lint "$rel" 2>/dev/null) && rc=0 || rc=$?
+if [ "$rc" = 1 ] && printf '%s' "$lint_json" | grep -q '"ok": false' &&
+        printf '%s' "$lint_json" | grep -q '"error": "error: '; then
+        ok "--json plugin lint: a bad manifest is {ok: false, error}, exit 1"
+else
+        not_ok "--json plugin lint: exit $rc, $lint_json"
+fi
+audit_json=$(timeout 20 "$lockctl" audit verify "$work/none.jsonl" --json 2>/dev/null) && rc=0 || rc=$?
+if [ "$rc" = 1 ] && printf '%s' "$audit_json" | grep -q '"ok": false'; then
+        ok "audit verify --json: a missing file is {ok: false}, exit 1"
+else
+        not_ok "audit verify --json: exit $rc, $audit_json"
+fi
+
 echo "1..$n"
 [ "$failed" = 0 ]

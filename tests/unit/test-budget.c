@@ -628,8 +628,25 @@ START_TEST(test_reset) {
 END_TEST
 
 /* Copies the files of dir/budgets (if any) into statefd's budgets/. */
+/*
+ * The name a fixture file stands for. Names a packaging tool deletes as editor leftovers (dh_clean
+ * and dpkg-source drop "*~" and ".#*") are stored spelled out: "@TILDE@" at the end is "~",
+ * "@DOTHASH@" at the start ".#". The test writes the real name into its temporary directory.
+ */
+static const char *fixture_name(const char *stored, char *buf, size_t size) {
+        const char *tilde = strstr(stored, "@TILDE@");
+
+        if (strncmp(stored, "@DOTHASH@", 9) == 0)
+                snprintf(buf, size, ".#%s", stored + 9);
+        else if (tilde && tilde[7] == '\0')
+                snprintf(buf, size, "%.*s~", (int)(tilde - stored), stored);
+        else
+                snprintf(buf, size, "%s", stored);
+        return buf;
+}
+
 static void copy_case(const char *dir, int statefd) {
-        char path[PATH_MAX];
+        char path[PATH_MAX], name[NAME_MAX + 1];
         _cleanup_close_ int bfd = -1;
         DIR *d;
         struct dirent *de;
@@ -651,7 +668,7 @@ static void copy_case(const char *dir, int statefd) {
                         continue;
                 ck_assert_int_ge(asprintf(&file, "%s/budgets/%s", dir, de->d_name), 0);
                 ck_assert_int_eq(read_full_file(file, BUDGET_FILE_MAX * 2, &buf, &len), 0);
-                write_at(bfd, de->d_name, buf, len);
+                write_at(bfd, fixture_name(de->d_name, name, sizeof(name)), buf, len);
         }
         closedir(d);
 }
