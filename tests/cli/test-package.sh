@@ -1,0 +1,71 @@
+#!/bin/sh
+# The Debian package as a packager builds it: dpkg-buildpackage -us -uc -b on a clean copy of the
+# tree with Debian's default flags, lintian (pedantic) without an error or a warning, and the
+# packages holding what they must. TAP on stdout. Missing tools are failures (scripts/deps --test
+# installs them).
+# usage: test-package.sh SOURCE_DIR
+set -u
+src=$1
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+finish() { echo "1..$n"; [ "$failed" = 0 ]; exit $?; }
+
+for tool in dpkg-buildpackage dh lintian; do
+        command -v $tool >/dev/null || { not_ok "$tool is not installed"; finish; }
+done
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/lockd"
+# A clean tree: what git tracks (plus debian/ as it stands), nothing built.
+if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+        (cd "$src" && git ls-files -z --cached --others --exclude-standard |
+                xargs -0 cp --parents -P -t "$work/lockd")
+else
+        (cd "$src" && tar --exclude='./build*' --exclude=node_modules -cf - .) | tar -xf - -C "$work/lockd"
+fi
+# The tests ran already; the package's own test subset is for a build that has not.
+if (cd "$work/lockd" && DEB_BUILD_OPTIONS="nocheck parallel=2" dpkg-buildpackage -us -uc -b \
+        >"$work/build.log" 2>&1); then
+        ok "dpkg-buildpackage -us -uc -b builds lockd and lockd-dev"
+else
+        not_ok "dpkg-buildpackage failed"
+        tail -n 30 "$work/build.log" | sed 's/^/# /'
+        finish
+fi
+deb=$(ls "$work"/lockd_*_amd64.deb)
+dev=$(ls "$work"/lockd-dev_*_amd64.deb)
+if lintian --pedantic --fail-on error,warning "$work"/lockd_*_amd64.changes >"$work/lintian.log" 2>&1
+then
+        ok "lintian --pedantic: no error, no warning"
+else
+        not_ok "lintian --pedantic"
+        sed 's/^/# /' "$work/lintian.log"
+fi
+dpkg -c "$deb" | awk '{print $6}' >"$work/files"
+dpkg -c "$dev" | awk '{print $6}' >>"$work/files"
+for f in ./usr/sbin/lockd ./usr/bin/lockctl ./usr/bin/lockask ./usr/libexec/lockd/lockd-verify \
+        ./lib/systemd/system/lockd.service ./lib/systemd/system/lockd.socket \
+        ./lib/systemd/system/lockd-console.socket ./usr/lib/sysusers.d/lockd.conf \
+        ./usr/lib/tmpfiles.d/lockd.conf ./usr/share/man/man8/lockd.8.gz \
+        ./usr/share/man/man1/lockask.1.gz ./usr/share/man/man5/lockd.yaml.5.gz \
+        ./etc/lockd/lockd.yaml ./usr/share/bash-completion/completions/lockctl \
+        ./usr/include/lockd/lockplugin.h ./usr/include/lockd/lockd-agent.h; do
+        grep -qx "$f" "$work/files" && ok "holds $f" || not_ok "does not hold $f"
+done
+dpkg -e "$deb" "$work/control"
+grep -qx /etc/lockd/lockd.yaml "$work/control/conffiles" && ok "lockd.yaml is a conffile" ||
+        not_ok "lockd.yaml is not a conffile"
+grep -q "systemd-sysusers.*lockd.conf" "$work/control/postinst" &&
+        ok "postinst creates the lockd-console group (systemd-sysusers)" ||
+        not_ok "postinst runs no systemd-sysusers"
+# The units a fresh installation enables: what follows dh's "new installations run enable".
+fresh=$(awk '/new installations run enable/ { getline; print }' "$work/control/postinst" |
+        grep -o "'[^']*'" | sort | tr '\n' ' ')
+if [ "$fresh" = "'lockd-console.socket' 'lockd.socket' " ]; then
+        ok "postinst enables the sockets, not the service"
+else
+        not_ok "postinst enables on a fresh installation: $fresh"
+fi
+finish
