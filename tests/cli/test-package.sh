@@ -17,21 +17,11 @@ for tool in dpkg-buildpackage dh lintian; do
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir "$work/lockd"
-# A clean tree: what git tracks (plus debian/ as it stands), nothing built.
-if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-        (cd "$src" && git ls-files -z --cached --others --exclude-standard |
-                xargs -0 cp --parents -P -t "$work/lockd")
-else
-        (cd "$src" && tar --exclude='./build*' --exclude=node_modules -cf - .) | tar -xf - -C "$work/lockd"
-fi
-# The tests ran already; the package's own test subset is for a build that has not.
-if (cd "$work/lockd" && DEB_BUILD_OPTIONS="nocheck parallel=2" dpkg-buildpackage -us -uc -b \
-        >"$work/build.log" 2>&1); then
+if "$(dirname "$0")/../tools/build-deb.sh" "$src" "$work"; then
         ok "dpkg-buildpackage -us -uc -b builds lockd and lockd-dev"
 else
         not_ok "dpkg-buildpackage failed"
-        tail -n 30 "$work/build.log" | sed 's/^/# /'
+        tail -n 30 "$work/log" | sed 's/^/# /'
         finish
 fi
 deb=$(ls "$work"/lockd_*_amd64.deb)

@@ -1,0 +1,225 @@
+#!/bin/bash
+# lockd installed as users install it: the built .deb in a Debian 12 rootfs (debootstrap
+# minbase, cached), the rootfs's own /lib/systemd/systemd booted as PID 1 in new pid, mount,
+# cgroup, uts, ipc and net namespaces (ARCHITECTURE.md, testing; not systemd-nspawn), from
+# cgroups of its own. Then, inside: socket activation, Type=notify, reload and a bad policy on
+# reload, plugin runs in scopes on the system bus with MemoryMax= and TasksMax= enforced,
+# journald entries with lockd's MESSAGE_IDs, a confined agent served and a plain one refused,
+# systemd-analyze security, and a purge that leaves nothing. Everything started is gone
+# afterwards. TAP on stdout; a missing prerequisite is a failure.
+# usage: test-installed.sh SOURCE_DIR PLUGINS_BUILD_DIR PLUGINS_SRC_DIR
+set -u
+src=$1
+plugins=$2
+plugins_src=$3
+here=$(cd "$(dirname "$0")" && pwd)
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+bail() { not_ok "$1"; echo "1..$n"; exit 1; }
+
+[ "$(id -u)" = 0 ] || bail "the installed suite runs as root"
+for tool in debootstrap unshare nsenter dpkg-buildpackage; do
+        command -v $tool >/dev/null || bail "$tool is not installed (scripts/deps --test)"
+done
+
+# The rootfs: minbase plus what the package needs at run time and what the checks use. Cached,
+# and made again when this list changes.
+include=systemd,systemd-sysv,dbus,libpam-systemd,libjansson4,libyaml-0-2,libcap2,libssl3,passwd
+cache=${LOCKD_ROOTFS_CACHE:-/var/cache/lockd-test}
+rootfs=$cache/rootfs-bookworm-$(echo "$include" | sha256sum | cut -c1-12)
+if [ ! -x "$rootfs/lib/systemd/systemd" ]; then
+        mkdir -p "$cache"
+        rm -rf "$rootfs.tmp"
+        if ! debootstrap --variant=minbase --include="$include" bookworm "$rootfs.tmp" \
+                http://deb.debian.org/debian >"$cache/debootstrap.log" 2>&1; then
+                tail -n 20 "$cache/debootstrap.log" | sed 's/^/# /'
+                bail "debootstrap could not make the rootfs (is Debian's mirror reachable?)"
+        fi
+        mv "$rootfs.tmp" "$rootfs"
+fi
+ok "a Debian 12 rootfs (debootstrap minbase, cached)"
+
+work=$(mktemp -d)
+name=lockd-installed-$$
+created=()
+back=() # the cgroup this shell came from, per hierarchy: where it goes before ours are removed
+pid1=
+cgroot=/sys/fs/cgroup
+origin_of() {
+        # The cgroup this shell came from in hierarchy $1, to go back to before removing ours.
+        local h=$1 key
+        case $h in
+        unified) key="" ;;
+        systemd) key="name=systemd" ;;
+        *) key=$h ;;
+        esac
+        awk -F: -v k="$key" '$2 == k { sub(/^[^:]*:[^:]*:/, ""); print; exit }' "$work/self.cgroup"
+}
+cleanup() {
+        local d p pids
+        if [ -n "$pid1" ] && kill -0 "$pid1" 2>/dev/null; then
+                kill -RTMIN+4 "$pid1" 2>/dev/null # poweroff
+                for _ in $(seq 50); do kill -0 "$pid1" 2>/dev/null || break; sleep 0.1; done
+        fi
+        for _ in 1 2 3 4 5 6 7 8 9 10; do
+                pids=$(for d in "${created[@]}"; do
+                        find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null
+                done | grep -vx "$$" | sort -u)
+                [ -z "$pids" ] && break
+                for p in $pids; do kill -KILL "$p" 2>/dev/null; done
+                sleep 0.1
+        done
+        for i in "${!created[@]}"; do
+                echo $$ >"${back[$i]}/cgroup.procs" 2>/dev/null
+        done
+        mountpoint -q "$work/root" && { umount "$work/root" 2>/dev/null || umount -l "$work/root"; }
+        for d in "${created[@]}"; do
+                find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+                [ -d "$d" ] && echo "# could not remove $d"
+        done
+        rm -rf "$work"
+}
+trap cleanup EXIT
+cp /proc/self/cgroup "$work/self.cgroup"
+
+# The package, built from a clean copy of this tree.
+if ! "$here/../tools/build-deb.sh" "$src" "$work/deb"; then
+        tail -n 30 "$work/deb/log" | sed 's/^/# /'
+        bail "the package does not build"
+fi
+ok "the package builds"
+
+# A throwaway root: the cached rootfs under an overlay.
+mkdir -p "$work/upper" "$work/ovl" "$work/root"
+mount -t overlay overlay -o "lowerdir=$rootfs,upperdir=$work/upper,workdir=$work/ovl" \
+        "$work/root" || bail "cannot mount an overlay on the rootfs"
+root=$work/root
+cp "$work"/deb/lockd_*_amd64.deb "$root/tmp/"
+if chroot "$root" sh -c 'dpkg -i /tmp/lockd_*_amd64.deb' >"$work/dpkg.log" 2>&1; then
+        ok "dpkg -i installs lockd into the rootfs"
+else
+        sed 's/^/# /' "$work/dpkg.log"
+        bail "dpkg -i failed"
+fi
+check "installing made the lockd-console group (sysusers)" \
+        "chroot '$root' getent group lockd-console >/dev/null"
+
+# What the checks install: test plugins, unsigned (the policy allows it here), and an agent user.
+for c in good-one scope-oom threads-cap; do
+        mkdir -p "$root/root/rel/$c"
+        cp "$plugins_src/$c/plugin.toml" "$root/root/rel/$c/"
+        cp "$plugins/$c" "$root/root/rel/$c/plugin"
+done
+chroot "$root" useradd --system --no-create-home --shell /usr/sbin/nologin agent
+cat >"$root/etc/lockd/lockd.yaml" <<'YAML'
+agents:
+  users: [agent]
+allow_unsigned: true
+YAML
+printf 'a file only the human may read\n' >"$root/root/file.txt"
+
+# Boot: from cgroups of our own (never the root one), as PID 1 of new namespaces.
+if [ -e "$cgroot/cgroup.controllers" ]; then
+        hier=("$cgroot$(sed -n 's/^0:://p' /proc/self/cgroup)")
+else
+        hier=()
+        for h in systemd unified memory pids cpu cpuacct; do
+                [ -d "$cgroot/$h" ] && hier+=("$cgroot/$h$(origin_of "$h")")
+        done
+fi
+for h in "${hier[@]}"; do
+        h=${h%/}
+        mkdir "$h/$name" || bail "cannot create the cgroup $h/$name"
+        created+=("$h/$name")
+        back+=("$h")
+done
+for d in "${created[@]}"; do echo $$ >"$d/cgroup.procs" || bail "cannot move into $d"; done
+unshare --pid --mount --cgroup --uts --ipc --net --fork "$here/boot-inner.sh" "$root" \
+        >"$work/console.log" 2>&1 &
+for _ in $(seq 50); do
+        pid1=$(pgrep -f -n '^/lib/systemd/systemd --log-target=console$' || true)
+        [ -n "$pid1" ] && break
+        sleep 0.1
+done
+[ -n "$pid1" ] || { sed 's/^/# /' "$work/console.log"; bail "systemd did not start"; }
+# Everything below runs inside: the container's namespaces and root.
+inside() { nsenter -t "$pid1" -m -u -i -n -p -C -r -w "$@"; }
+state=
+for _ in $(seq 100); do
+        state=$(inside systemctl is-system-running 2>/dev/null)
+        case $state in running | degraded) break ;; esac
+        sleep 0.1
+done
+case $state in
+running) ok "systemd as PID 1 reaches running" ;;
+*) inside systemctl --failed --no-legend | sed 's/^/# /'; bail "systemd is $state" ;;
+esac
+
+check "lockd.socket and lockd-console.socket listen, lockd.service waits" \
+        "inside systemctl is-active --quiet lockd.socket lockd-console.socket &&
+         ! inside systemctl is-active --quiet lockd.service"
+check "lockd.service is not enabled: it starts on its sockets" \
+        "[ \"\$(inside systemctl is-enabled lockd.service 2>/dev/null)\" != enabled ]"
+inside lockctl status >/dev/null 2>&1
+check "the first connection starts lockd (socket activation, Type=notify)" \
+        "inside systemctl is-active --quiet lockd.service &&
+         [ \"\$(inside systemctl show -P Type lockd.service)\" = notify ]"
+
+check "systemctl reload lockd" "inside systemctl reload lockd.service"
+cp "$root/etc/lockd/lockd.yaml" "$work/policy.good"
+printf 'agents: [\n' >"$root/etc/lockd/lockd.yaml"
+inside systemctl reload lockd.service >/dev/null 2>&1
+sleep 0.5
+check "a policy that does not load on reload leaves lockd running on the old one" \
+        "inside systemctl is-active --quiet lockd.service && inside lockctl status >/dev/null 2>&1"
+cp "$work/policy.good" "$root/etc/lockd/lockd.yaml"
+inside systemctl reload lockd.service
+
+for c in good-one scope-oom threads-cap; do
+        inside lockctl plugin install "/root/rel/$c" >"$work/install.log" 2>&1 ||
+                sed 's/^/# /' "$work/install.log"
+done
+run=$(inside lockctl plugin run test.good-one /root/file.txt 2>&1)
+check "a plugin runs in a scope on the system manager: 1" "printf '%s' \"\$run\" | head -n 1 | grep -qx 1"
+if [ -n "${LOCKD_INSTALLED_DEBUG:-}" ]; then
+        lp=$(inside systemctl show -P MainPID lockd.service)
+        inside sh -c "ls -ld /sys/fs/cgroup/*/lockd.slice/lockd-plugins.slice; grep cgroup /proc/$lp/mountinfo | grep -v ' / /sys/fs/cgroup '; cat /proc/$lp/cgroup" | sed 's/^/# dbg /'
+        inside journalctl -b -u lockd --no-pager | tail -n 15 | sed 's/^/# dbg /'
+fi
+run=$(inside lockctl plugin run test.scope-oom /root/file.txt 2>&1)
+check "MemoryMax= of the run's scope kills a plugin over it (cause oom)" \
+        "printf '%s' \"\$run\" | grep -q 'oom'"
+run=$(inside lockctl plugin run test.threads-cap /root/file.txt 2>&1)
+check "a plugin starting threads past TasksMax= is refused" \
+        "printf '%s' \"\$run\" | head -n 1 | grep -qx 1"
+printf '%s\n' "$run" | sed 's/^/# /'
+
+check "journald holds lockd's records with its MESSAGE_IDs" \
+        "inside journalctl -b -o export MESSAGE_ID=f0be636c08d345d09720c92f01affeb1 |
+         grep -qx 'MESSAGE_ID=f0be636c08d345d09720c92f01affeb1'"
+
+# An agent: served when started confined by lockctl agent run, refused as a plain process.
+check "an agent started with lockctl agent run is served" \
+        "inside lockctl agent run --user agent -- /usr/bin/lockask files >/dev/null 2>&1"
+check "a plain agent process is refused" \
+        "! inside runuser -u agent -- /usr/bin/lockask files >/dev/null 2>&1 &&
+         inside journalctl -b -o export MESSAGE_ID=21e60ef19e8c4e0cba518c9b8f0cedb0 | grep -q MESSAGE_ID"
+
+exposure=$(inside systemd-analyze security lockd.service 2>/dev/null |
+        sed -n 's/.*Overall exposure level for lockd.service: \([0-9.]*\).*/\1/p')
+check "systemd-analyze security lockd.service: $exposure (at most 1.5)" \
+        "[ -n '$exposure' ] && awk 'BEGIN { exit !($exposure <= 1.5) }'"
+
+inside systemctl stop lockd.service lockd.socket lockd-console.socket
+inside dpkg --purge lockd >"$work/purge.log" 2>&1 || sed 's/^/# /' "$work/purge.log"
+left=$(inside sh -c 'ls /lib/systemd/system/lockd* /etc/lockd /var/lib/lockd /run/lockd \
+        /run/lockd.sock /etc/systemd/system/sockets.target.wants/lockd* 2>/dev/null;
+        getent group lockd-console; systemctl list-units --all --no-legend "lockd*"')
+check "dpkg --purge leaves no unit, group, socket or state" "[ -z \"\$left\" ]"
+[ -z "$left" ] || printf '%s\n' "$left" | sed 's/^/# /'
+
+echo "1..$n"
+[ "$failed" = 0 ]
