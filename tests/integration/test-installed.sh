@@ -4,7 +4,8 @@
 # cgroup, uts, ipc and net namespaces (ARCHITECTURE.md, testing; not systemd-nspawn), from
 # cgroups of its own. Then, inside: socket activation, Type=notify, reload and a bad policy on
 # reload, plugin runs in scopes on the system bus with MemoryMax= and TasksMax= enforced,
-# journald entries with lockd's MESSAGE_IDs, a confined agent served and a plain one refused,
+# journald entries with lockd's MESSAGE_IDs, an approval with a typed value that goes nowhere
+# else (not the journal, not the state), a confined agent served and a plain one refused,
 # systemd-analyze security, and a purge that leaves nothing. Everything started is gone
 # afterwards. TAP on stdout; a missing prerequisite is a failure.
 # usage: test-installed.sh SOURCE_DIR PLUGINS_BUILD_DIR PLUGINS_SRC_DIR
@@ -83,6 +84,8 @@ cleanup() {
         rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 cp /proc/self/cgroup "$work/self.cgroup"
 
 # The package, built from a clean copy of this tree.
@@ -108,7 +111,7 @@ check "installing made the lockd-console group (sysusers)" \
         "chroot '$root' getent group lockd-console >/dev/null"
 
 # What the checks install: test plugins, unsigned (the policy allows it here), and an agent user.
-for c in good-one scope-oom threads-cap; do
+for c in good-one good-inputs scope-oom threads-cap; do
         mkdir -p "$root/root/rel/$c"
         cp "$plugins_src/$c/plugin.toml" "$root/root/rel/$c/"
         cp "$plugins/$c" "$root/root/rel/$c/plugin"
@@ -120,6 +123,10 @@ agents:
 allow_unsigned: true
 YAML
 printf 'a file only the human may read\n' >"$root/root/file.txt"
+# A value only the human types: it must reach the plugin's fd 6 and nothing else. The file does
+# not hold it (lockd keeps granted files' snapshots in its state), so the answer is 0.
+secret=Zq7-typed-only-$$-$RANDOM
+printf 'a file that holds no typed value\n' >"$root/root/secret.txt"
 
 # Boot: from cgroups of our own (never the root one), as PID 1 of new namespaces.
 if [ -e "$cgroot/cgroup.controllers" ]; then
@@ -178,7 +185,7 @@ check "a policy that does not load on reload leaves lockd running on the old one
 cp "$work/policy.good" "$root/etc/lockd/lockd.yaml"
 inside systemctl reload lockd.service
 
-for c in good-one scope-oom threads-cap; do
+for c in good-one good-inputs scope-oom threads-cap; do
         inside lockctl plugin install "/root/rel/$c" >"$work/install.log" 2>&1 ||
                 sed 's/^/# /' "$work/install.log"
 done
@@ -207,6 +214,37 @@ check "an agent started with lockctl agent run is served" \
 check "a plain agent process is refused" \
         "! inside runuser -u agent -- /usr/bin/lockask files >/dev/null 2>&1 &&
          inside journalctl -b -o export MESSAGE_ID=21e60ef19e8c4e0cba518c9b8f0cedb0 | grep -q MESSAGE_ID"
+
+# The whole question flow with a typed value: grant, an agent's plan with ${word}, the human's
+# approval typing the value at a terminal (script(1) gives lockctl one), the answer; then the
+# value is nowhere in the journal or lockd's state.
+handle=$(inside lockctl grant /root/secret.txt --agent agent --json 2>/dev/null |
+        sed -n 's/.*"handle": "\([^"]*\)".*/\1/p')
+ticket=$(inside lockctl agent run --user agent -- /usr/bin/lockask ask "$handle" test.good-inputs \
+        --input 'needle=${word}' --no-wait 2>/dev/null)
+# The value goes in once lockctl prompts with echo off: typed before, the terminal would echo it
+# and lockctl would flush it.
+mkfifo "$work/tty-in"
+timeout 60 nsenter -t "$pid1" -m -u -i -n -p -C -r -w \
+        script -qec "lockctl approve $ticket --yes" /dev/null <"$work/tty-in" \
+        >"$work/approve.log" 2>&1 &
+approver=$!
+exec 9>"$work/tty-in"
+for _ in $(seq 100); do
+        grep -q 'value for' "$work/approve.log" 2>/dev/null && break
+        sleep 0.1
+done
+printf '%s\n' "$secret" >&9
+exec 9>&-
+wait "$approver"
+answer=$(inside lockctl agent run --user agent -- /usr/bin/lockask wait "$ticket" --timeout 30s \
+        2>"$work/wait.log")
+check "an approval with a typed value answers the agent's question: $answer" "[ '$answer' = 0 ]"
+[ "$answer" = 0 ] || { echo "handle $handle ticket $ticket"; cat "$work/approve.log" "$work/wait.log"; } |
+        sed 's/^/# /'
+check "the typed value is nowhere in journalctl -o export or lockd's state" \
+        "! inside journalctl -b -o export | grep -aq '$secret' &&
+         ! inside grep -raq '$secret' /var/lib/lockd /run/lockd"
 
 exposure=$(inside systemd-analyze security lockd.service 2>/dev/null |
         sed -n 's/.*Overall exposure level for lockd.service: \([0-9.]*\).*/\1/p')
