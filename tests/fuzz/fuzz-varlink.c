@@ -1,6 +1,6 @@
-/* libFuzzer target: varlink_message_parse_call() and varlink_message_is_oneway(), then varlink_params_check() against a sample
- * table, and varlink_message_parse_reply(), on arbitrary bytes: never a crash, leak or overread,
- * and every refusal names what was wrong. */
+/* libFuzzer target: varlink_message_parse_call() and varlink_message_is_oneway(), then
+ * varlink_params_check() against a sample table, and varlink_message_parse_reply(), on arbitrary
+ * bytes: never a crash, leak or overread, and every refusal names what was wrong. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
