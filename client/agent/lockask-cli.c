@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lockask-json.h"
 #include "lockask.h"
 #include "macro.h"
 
@@ -190,19 +191,7 @@ int lockask_files(const LockaskOptions *global, int argc, char **argv) {
                 return ex;
         }
         if (o.json) {
-                _cleanup_(json_decrefp) json_t *list = json_array();
-
-                for (size_t i = 0; list && i < n; i++) {
-                        json_t *h = json_pack(
-                                "{s:s, s:s?, s:I, s:o}", "handle", f[i].handle, "label", f[i].label,
-                                "budget_left", (json_int_t)f[i].budget_left, "expires_usec",
-                                f[i].expires_usec < 0 ? json_null()
-                                                      : json_integer(f[i].expires_usec));
-
-                        if (!h || json_array_append_new(list, h) < 0)
-                                break;
-                }
-                _cleanup_(json_decrefp) json_t *v = json_pack("{s:O}", "files", list);
+                _cleanup_(json_decrefp) json_t *v = lockask_files_json(f, n);
                 print_json(v);
         } else if (n == 0)
                 puts("no files are granted to you");
@@ -248,16 +237,8 @@ int lockask_questions(const LockaskOptions *global, int argc, char **argv) {
                 _cleanup_(json_decrefp) json_t *list = json_array();
 
                 for (size_t i = 0; list && i < n; i++) {
-                        json_t *acc = json_array(), *in = json_array();
+                        json_t *acc = lockask_accepts_json(&q[i]), *in = lockask_inputs_json(&q[i]);
 
-                        for (size_t j = 0; acc && j < q[i].n_accepts; j++)
-                                json_array_append_new(acc, json_string(q[i].accepts[j]));
-                        for (size_t j = 0; in && j < q[i].n_inputs; j++)
-                                json_array_append_new(
-                                        in,
-                                        json_pack("{s:s, s:s, s:I}", "name", q[i].inputs[j].name,
-                                                  "kind", q[i].inputs[j].kind, "max_bytes",
-                                                  (json_int_t)q[i].inputs[j].max_bytes));
                         json_array_append_new(
                                 list, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:o*, s:o*}",
                                                 "name", q[i].name, "version", q[i].version,
@@ -298,20 +279,9 @@ static int print_ticket(const LockaskOptions *o, const char *ticket, const Lockd
                 if (t->outcomes[i].result < 0)
                         all_answered = false;
         if (o->json) {
-                _cleanup_(json_decrefp) json_t *list = json_array();
-
-                for (size_t i = 0; list && i < t->n_outcomes; i++) {
-                        const LockdOutcome *x = &t->outcomes[i];
-
-                        json_array_append_new(
-                                list,
-                                json_pack("{s:I, s:o, s:s?}", "step", (json_int_t)x->step, "result",
-                                          x->result < 0 ? json_null() : json_integer(x->result),
-                                          "error", x->error));
-                }
                 _cleanup_(json_decrefp) json_t *v =
-                        json_pack("{s:s, s:s, s:b, s:O}", "ticket", ticket, "state", t->state,
-                                  "final", t->final, "outcomes", list);
+                        json_pack("{s:s, s:s, s:b, s:o*}", "ticket", ticket, "state", t->state,
+                                  "final", t->final, "outcomes", lockask_outcomes_json(t));
                 if (v && timed_out)
                         json_object_set_new(v, "timed_out", json_true());
                 print_json(v);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lockask-json.h"
 #include "lockask-mcp.h"
 #include "lockd-agent.h"
 #include "macro.h"
@@ -185,7 +186,7 @@ static long long wait_seconds(json_t *args, long long def) {
 }
 
 static json_t *list_files(const char *socket) {
-        _cleanup_(json_decrefp) json_t *list = json_array(), *s = NULL;
+        _cleanup_(json_decrefp) json_t *s = NULL;
         _cleanup_free_ char *text = NULL;
         LockdAgentError e = {.step = -1};
         LockdAgent *a = NULL;
@@ -203,15 +204,8 @@ static json_t *list_files(const char *socket) {
                 lockd_agent_error_clear(&e);
                 return err;
         }
-        for (size_t i = 0; list && i < n; i++)
-                json_array_append_new(
-                        list, json_pack("{s:s, s:s?, s:I, s:o}", "handle", f[i].handle, "label",
-                                        f[i].label, "budget_left", (json_int_t)f[i].budget_left,
-                                        "expires_usec",
-                                        f[i].expires_usec < 0 ? json_null()
-                                                              : json_integer(f[i].expires_usec)));
+        s = lockask_files_json(f, n);
         lockd_files_free(f, n);
-        s = json_pack("{s:O}", "files", list);
         text = json_dumps(s, JSON_INDENT(1));
         return s && text ? tool_result(s, text, false) : NULL;
 }
@@ -236,15 +230,8 @@ static json_t *list_questions(const char *socket) {
                 return err;
         }
         for (size_t i = 0; list && i < n; i++) {
-                json_t *acc = json_array(), *in = json_array();
+                json_t *acc = lockask_accepts_json(&q[i]), *in = lockask_inputs_json(&q[i]);
 
-                for (size_t j = 0; acc && j < q[i].n_accepts; j++)
-                        json_array_append_new(acc, json_string(q[i].accepts[j]));
-                for (size_t j = 0; in && j < q[i].n_inputs; j++)
-                        json_array_append_new(in, json_pack("{s:s, s:s, s:I}", "name",
-                                                            q[i].inputs[j].name, "kind",
-                                                            q[i].inputs[j].kind, "max_bytes",
-                                                            (json_int_t)q[i].inputs[j].max_bytes));
                 json_array_append_new(list,
                                       json_pack("{s:s, s:s, s:s, s:s, s:s, s:o*, s:o*}", "plugin",
                                                 q[i].name, "version", q[i].version, "question",
@@ -259,14 +246,14 @@ static json_t *list_questions(const char *socket) {
 
 /* The result for a ticket's state: its outcomes, or how to get them later. */
 static json_t *ticket_result(const char *ticket, const LockdTicket *t) {
-        _cleanup_(json_decrefp) json_t *list = json_array(), *s = NULL;
+        _cleanup_(json_decrefp) json_t *s = NULL;
         _cleanup_free_ char *text = NULL;
         char *buf = NULL;
         size_t len = 0;
         FILE *f;
 
         f = open_memstream(&buf, &len);
-        if (!f || !list)
+        if (!f)
                 return NULL;
         if (t->final)
                 fprintf(f, "ticket %s: %s\n", ticket, t->state);
@@ -281,10 +268,6 @@ static json_t *ticket_result(const char *ticket, const LockdTicket *t) {
                 const LockdOutcome *o = &t->outcomes[i];
                 const char *why = o->error ? lockd_agent_explain(o->error) : NULL;
 
-                json_array_append_new(
-                        list, json_pack("{s:I, s:o, s:s?}", "step", (json_int_t)o->step, "result",
-                                        o->result < 0 ? json_null() : json_integer(o->result),
-                                        "error", o->error));
                 if (o->result >= 0)
                         fprintf(f, "step %lld: %d\n", (long long)o->step, o->result);
                 else
@@ -296,8 +279,8 @@ static json_t *ticket_result(const char *ticket, const LockdTicket *t) {
                 return NULL;
         }
         text = buf;
-        s = json_pack("{s:s, s:s, s:b, s:O}", "ticket", ticket, "state", t->state, "final",
-                      t->final, "outcomes", list);
+        s = json_pack("{s:s, s:s, s:b, s:o*}", "ticket", ticket, "state", t->state, "final",
+                      t->final, "outcomes", lockask_outcomes_json(t));
         return s ? tool_result(s, text, false) : NULL;
 }
 
