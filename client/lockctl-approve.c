@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "escape.h"
@@ -371,11 +370,10 @@ static int ticket_args(int argc, char **argv, const char *usage, const char *fla
 int verb_approve(int argc, char **argv) {
         static const char usage[] = "usage: lockctl approve TICKET [--yes] [--json]";
         bool json = console_take_json(&argc, argv);
-        _cleanup_close_ int saved = -1;
         const char *id = NULL;
         char state[32] = "";
         bool yes = false;
-        int r;
+        int r, saved;
 
         r = ticket_args(argc, argv, usage, "--yes", &id, &yes);
         if (r != 0)
@@ -391,15 +389,13 @@ int verb_approve(int argc, char **argv) {
                 return approve_ticket(id, yes, NULL, 0);
         /* With --json, what approve shows the human (the steps, the prompts, the state) goes to
          * stderr; stdout gets the one JSON object. */
-        fflush(stdout);
-        saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-        if (saved < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
-                fprintf(stderr, "lockctl: approve: %s\n", strerror(errno));
+        saved = console_stdout_redirect(STDERR_FILENO);
+        if (saved < 0) {
+                fprintf(stderr, "lockctl: approve: %s\n", strerror(-saved));
                 return LOCKCTL_EXIT_FAIL;
         }
         r = approve_ticket(id, yes, state, sizeof(state));
-        fflush(stdout);
-        if (dup2(saved, STDOUT_FILENO) < 0)
+        if (console_stdout_restore(saved) < 0)
                 return LOCKCTL_EXIT_FAIL;
         if (r != 0)
                 return r;

@@ -72,24 +72,48 @@ int console_print_json_steal(json_t *v) {
         return r;
 }
 
+int console_stdout_redirect(int fd) {
+        int saved;
+
+        fflush(stdout);
+        saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+        if (saved < 0)
+                return negative_errno();
+        if (dup2(fd, STDOUT_FILENO) < 0) {
+                int r = negative_errno();
+
+                safe_close(saved);
+                return r;
+        }
+        return saved;
+}
+
+int console_stdout_restore(int saved) {
+        int r = 0;
+
+        fflush(stdout);
+        if (dup2(saved, STDOUT_FILENO) < 0)
+                r = negative_errno();
+        safe_close(saved);
+        return r;
+}
+
 int console_report_json(ConsoleVerbFn fn, int argc, char **argv) {
-        _cleanup_close_ int saved = -1, mem = -1;
+        _cleanup_close_ int mem = -1;
         _cleanup_free_ char *text = NULL;
         _cleanup_(json_decrefp) json_t *lines = NULL;
         size_t len = 0;
-        int rc, r;
+        int rc, r, saved;
 
         /* What the verb prints on stdout goes into a memfd (a pipe could fill up and block it). */
-        fflush(stdout);
         mem = memfd_create("lockctl-report", MFD_CLOEXEC);
-        saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-        if (mem < 0 || saved < 0 || dup2(mem, STDOUT_FILENO) < 0) {
-                fprintf(stderr, "lockctl: %s\n", strerror(errno));
+        saved = mem < 0 ? negative_errno() : console_stdout_redirect(mem);
+        if (saved < 0) {
+                fprintf(stderr, "lockctl: %s\n", strerror(-saved));
                 return LOCKCTL_EXIT_FAIL;
         }
         rc = fn(argc, argv);
-        fflush(stdout);
-        if (dup2(saved, STDOUT_FILENO) < 0)
+        if (console_stdout_restore(saved) < 0)
                 return LOCKCTL_EXIT_FAIL;
         if (rc == LOCKCTL_EXIT_USAGE)
                 return rc;

@@ -19,6 +19,11 @@
  * after printing why.
  */
 int console_parse_global_options(int *argc, char ***argv);
+/* Points stdout at fd (flushing it first) until console_stdout_restore(saved): returns the saved
+ * stdout, or a negative errno with stdout unchanged. */
+int console_stdout_redirect(int fd);
+/* Flushes and puts the saved stdout back (closing saved): 0 or a negative errno. */
+int console_stdout_restore(int saved);
 /* A verb's function, for console_report_json(). */
 typedef int (*ConsoleVerbFn)(int argc, char **argv);
 /*

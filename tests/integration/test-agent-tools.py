@@ -156,7 +156,11 @@ def test_lockask_wait_cancel(w, fx):
     r = lockask(w, "wait", t, "--timeout", "300ms", "--json", rc=1)
     j = json.loads(r.stdout)
     check(j["state"] == "pending" and j["timed_out"] is True, f"{j}")
-    w.d.lockctl("approve", t, "--yes", check_rc=0)
+    # --json: the steps shown to the human go to stderr, one object to stdout.
+    r = w.d.lockctl("approve", t, "--yes", "--json", check_rc=0)
+    j = json.loads(r.stdout)
+    check(j["ticket"] == t and j["state"] in ("running", "done") and "step 0" in r.stderr,
+          f"approve --json: {r.stdout!r} {r.stderr!r}")
     r = lockask(w, "wait", t, rc=0)
     check(r.stdout == "1\n", f"after approval: {r.stdout!r}")
     t2 = json.loads(lockask(w, "ask", fx.manual, fx.zero, "--no-wait", "--json",
