@@ -187,7 +187,13 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
 
         q->call_slot = sd_bus_slot_unref(q->call_slot);
         if (sd_bus_message_is_method_error(reply, NULL)) {
-                r = sd_bus_message_get_errno(reply);
+                /* A connection that closes answers every call in flight with a NoReply error of
+                 * its own making (ETIMEDOUT): the cause is the drop, and the run's says so. */
+                if (sd_bus_message_is_method_error(reply, SD_BUS_ERROR_NO_REPLY) &&
+                    sd_bus_is_open(sd_bus_message_get_bus(reply)) <= 0)
+                        r = ECONNRESET;
+                else
+                        r = sd_bus_message_get_errno(reply);
                 request_finish(q, r > 0 ? -r : -EIO);
                 return 0;
         }

@@ -273,16 +273,19 @@ class Daemon:
         self.log_path = os.path.join(self.dir, "lockd.log")
         self.proc = None
 
-    def start(self, argv_extra=(), timeout=20):
+    def start(self, argv_extra=(), timeout=20, wrapper=(), env_extra=None):
+        """Starts lockd, under wrapper (a command that execs its arguments: same pid) and with
+        env_extra added to its environment, and waits for READY=1."""
         notify = os.path.join(self.dir, "notify.sock")
         if os.path.exists(notify):
             os.unlink(notify)
         ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         ns.bind(notify)
         ns.settimeout(timeout)
-        env = dict(os.environ, NOTIFY_SOCKET=notify)
+        env = dict(os.environ, NOTIFY_SOCKET=notify, **(env_extra or {}))
         self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([LOCKD, "--config", self.policy, *argv_extra], env=env,
+        self.proc = subprocess.Popen([*wrapper, LOCKD, "--config", self.policy, *argv_extra],
+                                     env=env,
                                      stdout=self.log, stderr=self.log)
         deadline = time.monotonic() + timeout
         self.notifications = []
