@@ -20,6 +20,7 @@
 #include "policy.h"
 #include "release.h"
 #include "runpool.h"
+#include "spawner-link.h"
 #include "schedule.h"
 
 /* One step on its way through the pool. It holds what the outcome needs after the run, never a
@@ -268,7 +269,7 @@ static void drain(Manager *m) {
                 int r;
 
                 s->req->userdata = s;
-                r = run_pool_submit(m->runs, s->req);
+                r = spawner_link_submit(m->spawner, s->req);
                 /* The pool is full: s keeps its place, and its agent its turn. */
                 if (r == -EAGAIN)
                         return;
@@ -542,7 +543,7 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
         req->fairness_key = t->agent;
         /* ARCHITECTURE.md: lockd-run-<seq>.scope, which the audit's run record names. The name
          * says nothing of the ticket: an agent that lists units cannot tell its runs apart. */
-        manager_run_unit_name(m, req->unit, sizeof(req->unit));
+        manager_run_name(m, req);
         req->done = step_done;
         s->req = TAKE_PTR(req);
         commit_want_after_scope(m);

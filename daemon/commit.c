@@ -12,6 +12,7 @@
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "spawner-link.h"
 #include "tickets.h"
 
 /* How long a commit waits for a queued run's scope request before it happens anyway: a run that
@@ -130,7 +131,7 @@ static int on_commit_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 void commit_want_after_scope(Manager *m) {
         int r;
 
-        if (!m->scope) {
+        if (!spawner_link_scopes(m->spawner)) {
                 commit_want(m);
                 return;
         }

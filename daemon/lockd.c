@@ -1,6 +1,6 @@
-/* lockd: answers one bit about a granted file through a sandboxed, signed plugin. */
-#include "daemon.h"
+/* lockd: the spawner, root (ARCHITECTURE.md): it starts the engine and runs its plugins. */
+#include "spawner-run.h"
 
 int main(int argc, char **argv) {
-        return lockd_main(argc, argv);
+        return spawner_run(argc, argv);
 }

@@ -43,10 +43,12 @@
 #include "macro.h"
 #include "commit.h"
 #include "manager.h"
+#include "policy-file.h"
 #include "marketplaces.h"
 #include "policy.h"
 #include "roles.h"
 #include "runpool.h"
+#include "spawner-link.h"
 #include "sandbox.h"
 #include "scope.h"
 #include "sockets.h"
@@ -71,26 +73,7 @@ uint64_t now_monotonic_usec(void) {
 }
 
 int manager_load_policy(const char *path, Policy **ret, char *why, size_t why_len) {
-        _cleanup_free_ char *buf = NULL;
-        PolicyDiag diag = {};
-        size_t len = 0;
-        int r;
-
-        if (!path)
-                return policy_default(ret);
-        r = read_full_file(path, POLICY_BYTES_MAX, &buf, &len);
-        if (r < 0) {
-                snprintf(why, why_len, "%s: %s", path,
-                         r == -EFBIG ? "larger than 256 KiB" : strerror(-r));
-                return r;
-        }
-        r = policy_parse(buf, len, ret, &diag);
-        if (r < 0 && r != -ENOMEM)
-                snprintf(why, why_len, "%s:%u:%u: %s: %s", path, diag.line, diag.column,
-                         policy_error_name(diag.code), diag.message);
-        else if (r < 0)
-                snprintf(why, why_len, "%s: out of memory", path);
-        return r;
+        return policy_file_load(path, ret, why, why_len);
 }
 
 static void varlink_limits_from_policy(const Policy *p, VarlinkLimits *l) {
@@ -122,38 +105,25 @@ static int open_private_dir(const char *path, mode_t mode) {
         return TAKE_FD(fd);
 }
 
-/* The socket's group id: (gid_t)-1 for none, (gid_t)-2 for a name NSS does not know. */
-static gid_t socket_gid(const PolicySocket *s) {
-        struct group gr, *res = NULL;
-        char buf[4096];
-
-        if (!s->has_group)
-                return (gid_t)-1;
-        if (s->group.numeric)
-                return (gid_t)s->group.id;
-        if (getgrnam_r(s->group.name, &gr, buf, sizeof(buf), &res) != 0 || !res)
-                return (gid_t)-2;
-        return res->gr_gid;
-}
-
 /* An agent connection held while the manager says whether its unit lets it watch runs. */
 typedef struct AgentCheck {
         Manager *manager;
         VarlinkConn *conn;
-        ConfinementCheck *check;
+        SpawnerCheck *check;
         int pidfd; /* ours when the kernel gave none with the connection (no SO_PEERPIDFD) */
 } AgentCheck;
 
 static AgentCheck *agent_check_free(AgentCheck *a) {
         if (!a)
                 return NULL;
-        confinement_check_free(a->check);
+        spawner_check_free(a->check);
         safe_close(a->pidfd);
         free(a);
         return NULL;
 }
 
-static void agent_checked(bool ok, const char *unit, const char *missing, void *userdata) {
+static void agent_checked(bool ok, const char *unit, ConfinementReason why, void *userdata) {
+        const char *missing = confinement_reason_sentence(why);
         AgentCheck *a = userdata;
         Manager *m = a->manager;
         VarlinkConn *c = a->conn;
@@ -198,7 +168,7 @@ static int agent_check_start(Manager *m, VarlinkConn *c) {
         AgentCheck *a;
         int pidfd, r;
 
-        if (!m->scope)
+        if (!spawner_link_scopes(m->spawner))
                 return -EHOSTUNREACH;
         a = calloc(1, sizeof(*a));
         if (!a)
@@ -211,8 +181,7 @@ static int agent_check_start(Manager *m, VarlinkConn *c) {
                 a->pidfd = (int)syscall(SYS_pidfd_open, uc->pid, 0);
                 pidfd = a->pidfd;
         }
-        r = confinement_check_start(scope_manager_bus(m->scope), uc->pid, pidfd, agent_checked, a,
-                                    &a->check);
+        r = spawner_link_confine(m->spawner, uc->pid, pidfd, agent_checked, a, &a->check);
         if (r < 0) {
                 agent_check_free(a);
                 return r;
@@ -334,60 +303,19 @@ static void end_restart_tickets(Manager *m) {
                            m->restart_tickets.n);
 }
 
-static void on_scope_connection(ScopeConnection what, int error, void *userdata) {
-        Manager *m = userdata;
-        const char *bus = scope_bus_spec(m->policy);
-
-        if (what == SCOPE_CONNECTION_LOST)
-                log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
-                           "the connection to the manager at %s dropped (runs being set up fail "
-                           "closed); connecting again",
-                           bus);
-        else if (what == SCOPE_CONNECTION_RETRY)
-                log_struct_errno(LOG_WARNING, error, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
-                                 "the manager at %s cannot be reached yet: %m; trying again", bus);
-        else
-                log_struct(LOG_NOTICE, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
-                           "connected to the manager at %s again", bus);
-}
-
 static int setup_sockets(Manager *m) {
-        const Policy *p = m->policy;
-        ListenSpec specs[2] = {
-                {.name = "agent",
-                 .path = p->agent_socket.path,
-                 .mode = p->agent_socket.mode,
-                 .gid = socket_gid(&p->agent_socket)},
-                {.name = "console",
-                 .path = p->console_socket.path,
-                 .mode = p->console_socket.mode,
-                 .gid = socket_gid(&p->console_socket)},
-        };
+        ListenSpec specs[2] = {{.name = "agent"}, {.name = "console"}};
         int fds[2] = {-1, -1};
         int r;
 
-        for (size_t i = 0; i < 2; i++)
-                if (specs[i].gid == (gid_t)-2)
-                        return log_error_errno(-ENOENT, NULL, "%s socket: unknown group",
-                                               specs[i].name);
+        /* The spawner binds them (or has them from systemd) and hands both over, named. */
         r = sockets_from_systemd(specs, 2, fds);
-        if (r < 0)
-                return log_error_errno(r, NULL, "socket activation: unexpected fds passed");
-        for (size_t i = 0; i < 2; i++) {
-                if (fds[i] >= 0) {
-                        m->socket_activated = true;
-                        continue;
-                }
-                fds[i] = socket_bind_listen(&specs[i], LISTEN_BACKLOG);
-                if (fds[i] < 0) {
-                        r = fds[i];
-                        if (i == 1)
-                                safe_close(fds[0]);
-                        return log_error_errno(
-                                r, NULL, "%s socket %s: %s", specs[i].name, specs[i].path,
-                                r == -EEXIST ? "in use or not a socket" : strerror(-r));
-                }
-                m->bound_paths[i] = strdup(specs[i].path);
+        if (r < 0 || fds[0] < 0 || fds[1] < 0) {
+                safe_close(fds[0]);
+                safe_close(fds[1]);
+                return log_error_errno(r < 0 ? r : -EBADF, NULL,
+                                       "the agent and console sockets were not passed: "
+                                       "lockd-engine is started by lockd only");
         }
         m->listen_fds[0] = fds[0];
         m->listen_fds[1] = fds[1];
@@ -410,9 +338,8 @@ static int setup_sockets(Manager *m) {
 static void notify_status_full(Manager *m, bool ready) {
         if (m->stopping)
                 return;
-        (void)sd_notifyf(false, "%sSTATUS=Serving %zu plugin(s), %u run(s) in flight",
-                         ready ? "READY=1\n" : "", catalog_n(m->catalog),
-                         run_pool_n_active(m->runs));
+        spawner_link_notify(m->spawner, ready ? SPAWNER_NOTIFY_READY : SPAWNER_NOTIFY_STATUS,
+                            (unsigned)catalog_n(m->catalog));
 }
 
 static void notify_status(Manager *m) {
@@ -420,8 +347,7 @@ static void notify_status(Manager *m) {
 }
 
 static void maybe_finish_stop(Manager *m) {
-        if (m->stopping && run_pool_n_active(m->runs) == 0 && run_pool_n_queued(m->runs) == 0 &&
-            ask_backlog(m) == 0)
+        if (m->stopping && spawner_link_n_active(m->spawner) == 0 && ask_backlog(m) == 0)
                 sd_event_exit(m->event, 0);
 }
 
@@ -444,9 +370,9 @@ void manager_stop(Manager *m) {
         if (m->stopping)
                 return;
         m->stopping = true;
-        (void)sd_notify(false, "STOPPING=1\nSTATUS=Stopping: killing the runs in flight");
+        spawner_link_notify(m->spawner, SPAWNER_NOTIFY_STOPPING, (unsigned)catalog_n(m->catalog));
         log_struct(LOG_INFO, LOCKD_MESSAGE_STOPPING, NULL, "stopping: %u run(s) in flight",
-                   run_pool_n_active(m->runs));
+                   spawner_link_n_active(m->spawner));
         /* No new connection, no new call: the peers are told by their sockets closing. */
         m->varlink = varlink_server_free(m->varlink);
         /* Submits waiting for their records' commit are answered by the commit (the server is gone,
@@ -454,7 +380,7 @@ void manager_stop(Manager *m) {
          * running end (their slots go back), so none starts now. */
         commit_run(m);
         ask_flush(m);
-        run_pool_kill_all(m->runs);
+        spawner_link_kill_all(m->spawner);
         /* The typed values go with the stop, not with the process's end. */
         m->sessions = sessions_free(m->sessions);
         (void)sd_event_add_time_relative(m->event, NULL, CLOCK_MONOTONIC, STOP_GRACE_USEC, 0,
@@ -514,8 +440,7 @@ int manager_reload(Manager *m) {
         VarlinkLimits lim;
         int r;
 
-        (void)sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading %s",
-                         m->policy_path ? m->policy_path : "the compiled-in policy");
+        spawner_link_notify(m->spawner, SPAWNER_NOTIFY_RELOADING, (unsigned)catalog_n(m->catalog));
         r = manager_load_policy(m->policy_path, &p, why, sizeof(why));
         if (r >= 0)
                 r = roles_resolve(p, &roles, why, sizeof(why));
@@ -560,8 +485,9 @@ const char *scope_bus_spec(const Policy *p) {
                                                  : p->scope.bus_address;
 }
 
-void manager_run_unit_name(Manager *m, char *out, size_t size) {
-        snprintf(out, size, "lockd-run-%" PRIu64 ".scope", ++m->run_seq);
+void manager_run_name(Manager *m, RunRequest *req) {
+        req->id = ++m->run_seq;
+        snprintf(req->unit, sizeof(req->unit), "lockd-run-%" PRIu64 ".scope", req->id);
 }
 
 int manager_new(const char *policy_path, Manager **ret) {
@@ -572,7 +498,7 @@ int manager_new(const char *policy_path, Manager **ret) {
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
-        m->state_fd = m->runtime_fd = -1;
+        m->state_fd = m->spawner_fd = -1;
         m->listen_fds[0] = m->listen_fds[1] = -1;
         m->start_usec = now_monotonic_usec();
         m->refusals = RATELIMIT_INIT(60 * 1000000ULL, 5);
@@ -633,32 +559,24 @@ int manager_start(Manager *m) {
         sigset_t ss;
         int r;
 
-        if (geteuid() != 0)
+        /*
+         * The engine holds no privilege: started by the spawner as user lockd, with no
+         * capability and no_new_privs (ARCHITECTURE.md). It says so rather than serve as root.
+         */
+        if (geteuid() == 0)
                 return log_error_errno(-EPERM, NULL,
-                                       "lockd must run as root: each plugin run gets its own uid");
-        r = landlock_abi_version();
+                                       "lockd-engine must not run as root: lockd starts it as "
+                                       "user lockd");
+        r = spawner_link_channel_fd();
         if (r < 0)
                 return log_error_errno(r, NULL,
-                                       "Landlock: %s; plugins cannot run sandboxed, and "
-                                       "lockd has no fallback",
-                                       landlock_strerror(r) ? landlock_strerror(r) : strerror(-r));
-        m->landlock_abi = r;
+                                       "no channel to the spawner: lockd-engine is "
+                                       "started by lockd only");
+        m->spawner_fd = r;
 
         r = roles_resolve(p, &m->roles, why, sizeof(why));
         if (r < 0)
                 return log_error_errno(r, NULL, "roles: %s", why);
-        r = roles_check_uid_range(p->ephemeral_uid_first, p->ephemeral_uid_last, why, sizeof(why));
-        if (r < 0)
-                return log_error_errno(r, NULL, "ephemeral_uids: %s", why);
-        /* Each run in flight holds a uid of its own. */
-        if ((uint64_t)p->ephemeral_uid_last - p->ephemeral_uid_first + 1 <
-            p->limits.concurrent_runs)
-                return log_error_errno(-EINVAL, NULL,
-                                       "ephemeral_uids holds %u uid(s), fewer than "
-                                       "limits.concurrent_runs (%u): each run needs its own",
-                                       p->ephemeral_uid_last - p->ephemeral_uid_first + 1,
-                                       p->limits.concurrent_runs);
-
         r = sd_event_default(&m->event);
         if (r < 0)
                 return log_error_errno(r, NULL, "event loop: %s", strerror(-r));
@@ -676,12 +594,8 @@ int manager_start(Manager *m) {
         if (m->state_fd < 0)
                 return log_error_errno(
                         m->state_fd, NULL, "state directory %s: %s", p->state_directory,
-                        m->state_fd == -EPERM ? "not root's own or writable by others"
+                        m->state_fd == -EPERM ? "not the engine's own or writable by others"
                                               : strerror(-m->state_fd));
-        m->runtime_fd = open_private_dir(p->runtime_directory, 0755);
-        if (m->runtime_fd < 0)
-                return log_error_errno(m->runtime_fd, NULL, "runtime directory %s: %s",
-                                       p->runtime_directory, strerror(-m->runtime_fd));
         /* Nothing is granted, revoked or run before the log that records it is open. */
         r = audit_open(m->state_fd, &m->audit);
         if (r < 0)
@@ -747,31 +661,14 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, NULL, "plugin store: %s", strerror(-r));
 
-        if (p->scope.backend == POLICY_SCOPE_SYSTEMD) {
-                ScopeConfig sc = {
-                        .bus = scope_bus_spec(p),
-                        .slice = p->scope.slice,
-                        .cpu_quota_usec = (uint64_t)p->scope.cpu_quota_percent * 10000ULL,
-                };
-                r = scope_manager_new(m->event, &sc, &m->scope);
-                if (r < 0)
-                        return log_error_errno(r, LOCKD_MESSAGE_SCOPE_FAILED,
-                                               "no systemd manager at %s (%s): plugin runs need "
-                                               "their scope; scope.backend: none runs without",
-                                               sc.bus, strerror(-r));
-                scope_manager_set_sent_hook(m->scope, commit_scope_requests_sent, m);
-                scope_manager_set_connection_hook(m->scope, on_scope_connection, m);
-                /* Runs of a lockd that was killed outright: their scopes go before anything runs.
-                 */
-                unsigned stale = 0;
-                r = scope_kill_stale(m->scope, "lockd-run-*.scope", &stale);
-                if (r < 0)
-                        return log_error_errno(r, LOCKD_MESSAGE_SCOPE_FAILED,
-                                               "cannot list the scopes of earlier runs: %m");
-                if (stale > 0)
-                        log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
-                                   "killed %u scope(s) left by an earlier lockd", stale);
-        } else
+        /* The spawner: it says HELLO back, with what the runs get (ARCHITECTURE.md). */
+        r = spawner_link_new(m->event, TAKE_FD(m->spawner_fd),
+                             p->limits.concurrent_runs * (1 + RUN_QUEUE_PER_WORKER), &m->spawner);
+        if (r < 0)
+                return log_error_errno(r, NULL, "the spawner did not answer: %s", strerror(-r));
+        m->landlock_abi = spawner_link_landlock_abi(m->spawner);
+        spawner_link_set_sent_hook(m->spawner, commit_scope_requests_sent, m);
+        if (!spawner_link_scopes(m->spawner))
                 log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_BACKEND_NONE, NULL,
                            "scope.backend is none: plugin runs get no transient scope, so no "
                            "cgroup memory or task limit and no OOM detection");
@@ -793,39 +690,15 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return r;
 
-        /* From here on lockd holds only what spawning needs; threads created later inherit it. */
-        r = caps_drop_except(caps_kept, caps_n_kept);
-        if (r < 0)
-                return log_error_errno(r, NULL, "cannot drop capabilities: %s", strerror(-r));
-        /* Started by hand as well as by the unit: nothing lockd execs (a plugin, the verifier)
-         * can ever gain privileges through a set-id or file-capability binary. */
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                return log_error_errno(negative_errno(), NULL, "cannot set no_new_privs: %m");
+        /* For Status: what the spawner keeps (caps.c); the engine itself holds nothing. */
         m->capabilities_kept = caps_names(caps_kept, caps_n_kept);
         if (!m->capabilities_kept)
                 return -ENOMEM;
-        log_struct(LOG_INFO, LOCKD_MESSAGE_CAPABILITIES, NULL,
-                   "capabilities kept: cap_setuid cap_setgid cap_setpcap cap_kill; every other "
-                   "one dropped from every set and the bounding set");
-
-        RunPoolConfig rc = {
-                .workers = p->limits.concurrent_runs,
-                .queue_max = p->limits.concurrent_runs * RUN_QUEUE_PER_WORKER,
-                .uid_first = p->ephemeral_uid_first,
-                .uid_last = p->ephemeral_uid_last,
-                .drop_to_uid = true,
-                .scope_timeout_usec = SCOPE_WAIT_USEC,
-                .slice = p->scope.slice,
-        };
-        r = run_pool_new(m->event, &rc, m->scope, &m->runs);
-        if (r < 0)
-                return log_error_errno(r, NULL, "run workers: %s", strerror(-r));
 
         log_struct(LOG_INFO, LOCKD_MESSAGE_STARTED, NULL,
-                   "lockd %s started: %zu plugin(s), security level %u, %s sockets, scopes %s",
-                   LOCKD_VERSION, catalog_n(m->catalog), p->security_level,
-                   m->socket_activated ? "activated" : "bound",
-                   m->scope ? "through systemd" : "off");
+                   "lockd %s started: %zu plugin(s), security level %u, scopes %s", LOCKD_VERSION,
+                   catalog_n(m->catalog), p->security_level,
+                   spawner_link_scopes(m->spawner) ? "through systemd" : "off");
         notify_status_full(m, true);
         return 0;
 }
@@ -847,13 +720,12 @@ Manager *manager_free(Manager *m) {
         if (m->tickets)
                 ask_flush(m);
         m->ask = ask_queue_free(m->ask);
-        m->runs = run_pool_free(m->runs);
+        m->spawner = spawner_link_free(m->spawner);
         m->sessions = sessions_free(m->sessions);
         /* Tickets hold plugin references: they go before the catalog. */
         m->tickets = tickets_free(m->tickets);
         m->budget = budget_close(m->budget);
         m->answers = answers_free(m->answers);
-        m->scope = scope_manager_free(m->scope);
         m->catalog = catalog_free(m->catalog);
         m->marketplaces = marketplaces_free(m->marketplaces);
         /* Handles before the log: an expiry in between would have nowhere to be recorded. */
@@ -861,18 +733,12 @@ Manager *manager_free(Manager *m) {
         m->handle_store = handle_store_free(m->handle_store);
         restart_tickets_done(&m->restart_tickets);
         m->audit = audit_close(m->audit);
-        for (size_t i = 0; i < 2; i++)
-                if (m->bound_paths[i]) {
-                        /* Sockets lockd bound itself go with it; activated ones are systemd's. */
-                        (void)unlink(m->bound_paths[i]);
-                        free(m->bound_paths[i]);
-                }
         roles_free(m->roles);
         policy_free(m->policy);
         free(m->policy_path);
         strv_free(m->capabilities_kept);
         safe_close(m->state_fd);
-        safe_close(m->runtime_fd);
+        safe_close(m->spawner_fd);
         sd_event_unref(m->event);
         free(m);
         return NULL;

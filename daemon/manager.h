@@ -15,8 +15,8 @@ typedef struct Policy Policy;
 typedef struct Roles Roles;
 typedef struct Catalog Catalog;
 typedef struct Marketplaces Marketplaces;
-typedef struct ScopeManager ScopeManager;
-typedef struct RunPool RunPool;
+typedef struct SpawnerLink SpawnerLink;
+typedef struct RunRequest RunRequest;
 typedef struct Audit Audit;
 typedef struct Handles Handles;
 typedef struct Tickets Tickets;
@@ -33,11 +33,10 @@ typedef struct Manager {
         char *policy_path; /* NULL: the compiled-in default */
         Roles *roles;      /* policy's role lists resolved to ids */
         int state_fd;      /* the state directory (O_DIRECTORY|O_PATH-less, for openat) */
-        int runtime_fd;    /* the runtime directory */
+        int spawner_fd;    /* the channel to the spawner until the link takes it */
         Catalog *catalog;  /* installed plugins, loaded and ready to run */
         Marketplaces *marketplaces;
-        ScopeManager *scope; /* NULL with scope.backend none */
-        RunPool *runs;
+        SpawnerLink *spawner;          /* the root process: runs and confinement checks */
         Audit *audit;                  /* the hash-chained audit log in the state directory */
         Handles *handles;              /* granted files, kept in the handle store */
         HandleStore *handle_store;     /* handles/ in the state directory */
@@ -56,10 +55,8 @@ typedef struct Manager {
         uint64_t runs_total;
         int landlock_abi;
         char **capabilities_kept; /* NULL-terminated names, for Status */
-        bool socket_activated;
         int listen_fds[2]; /* agent, console: owned by the Varlink server, kept to tell them apart
                             */
-        char *bound_paths[2]; /* sockets lockd bound itself (removed at exit) */
         uint64_t run_seq;     /* the last run's unit number (manager_run_unit_name()) */
         RateLimit refusals; /* log lines about refused peers, per uid */
         RestartTickets restart_tickets; /* open when the last lockd stopped: ended as expired */
@@ -87,11 +84,12 @@ int manager_reload(Manager *m);
 void manager_stop(Manager *m);
 
 /*
- * Writes the next run's unit name, "lockd-run-<seq>.scope", into out. The numbers start at the
+ * Names the next run: its id, and its unit "lockd-run-<id>.scope" (the spawner names the scope
+ * the same way from the id alone). The numbers start at the
  * boot-time clock's milliseconds when lockd starts, so a restarted lockd never reuses a name the
  * manager may still hold, and grow by one per run: they tell nothing of the ticket.
  */
-void manager_run_unit_name(Manager *m, char *out, size_t size);
+void manager_run_name(Manager *m, RunRequest *req);
 
 /* The policy's scope.bus as scope_bus_open() takes it: "system", "user" or the address. */
 const char *scope_bus_spec(const Policy *p);

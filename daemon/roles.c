@@ -10,10 +10,9 @@
 #include <string.h>
 
 #include "macro.h"
+#include "nss-util.h"
 #include "roles.h"
 
-#define NSS_BUFFER_START (16 * 1024)
-#define NSS_BUFFER_MAX   (16 * 1024 * 1024) /* a group with more members than this is refused */
 #define GROUPS_MAX       65536              /* NGROUPS_MAX on Linux */
 #define ENUMERATE_MAX    (1u << 20)         /* passwd entries checked for a role conflict */
 
@@ -42,52 +41,6 @@ static void say(char *why, size_t len, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(why, len, fmt, ap);
         va_end(ap);
-}
-
-/*
- * One call into the passwd database (pw) or the group database (gr, pw NULL): the entry named name,
- * the one with id (name NULL), or with next the next entry of the enumeration the caller opened
- * with setpwent()/setgrent(). Its strings live in *buf of *len bytes, allocated when *buf is NULL
- * and grown on ERANGE up to NSS_BUFFER_MAX. 0 with the entry filled, -ENOENT when there is no such
- * entry or no further one, or another negative errno.
- */
-static int nss_get(struct passwd *pw, struct group *gr, const char *name, uint32_t id, bool next,
-                   char **buf, size_t *len) {
-        if (!*buf) {
-                *len = NSS_BUFFER_START;
-                *buf = malloc(*len);
-                if (!*buf)
-                        return -ENOMEM;
-        }
-        for (;;) {
-                struct passwd *pw_res = NULL;
-                struct group *gr_res = NULL;
-                int r;
-
-                if (pw && next)
-                        r = getpwent_r(pw, *buf, *len, &pw_res);
-                else if (pw && name)
-                        r = getpwnam_r(name, pw, *buf, *len, &pw_res);
-                else if (pw)
-                        r = getpwuid_r(id, pw, *buf, *len, &pw_res);
-                else if (next)
-                        r = getgrent_r(gr, *buf, *len, &gr_res);
-                else if (name)
-                        r = getgrnam_r(name, gr, *buf, *len, &gr_res);
-                else
-                        r = getgrgid_r(id, gr, *buf, *len, &gr_res);
-                if (r == ERANGE && *len < NSS_BUFFER_MAX) {
-                        char *b = realloc(*buf, *len * 2);
-                        if (!b)
-                                return -ENOMEM;
-                        *buf = b;
-                        *len *= 2;
-                        continue;
-                }
-                if (r == ENOENT || (r == 0 && !pw_res && !gr_res))
-                        return -ENOENT;
-                return -r;
-        }
 }
 
 /* getpwnam_r (name) or getpwuid_r (!name). 0 with *ret filled, -ENOENT when there is no such
@@ -517,63 +470,4 @@ RoleKind roles_classify(Roles *r, uid_t uid, gid_t gid) {
         if (mask == (ROLE_AGENT | ROLE_CONSOLE))
                 return ROLE_NONE;
         return (RoleKind)mask;
-}
-
-int roles_check_uid_range(uid_t first, uid_t last, char *why, size_t why_len) {
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0;
-        int r;
-
-        if (why && why_len > 0)
-                why[0] = '\0';
-        if (first == 0 || first > last || last == (uid_t)-1)
-                return -EINVAL;
-
-        setpwent();
-        for (;;) {
-                struct passwd pw;
-
-                r = nss_get(&pw, NULL, NULL, 0, true, &buf, &len);
-                if (r < 0)
-                        break;
-                if ((pw.pw_uid >= first && pw.pw_uid <= last) ||
-                    (pw.pw_gid >= first && pw.pw_gid <= last)) {
-                        say(why, why_len,
-                            "user '%s' (uid %" PRIu32 ", gid %" PRIu32
-                            ") is inside the ephemeral range %" PRIu32 "..%" PRIu32,
-                            pw.pw_name, (uint32_t)pw.pw_uid, (uint32_t)pw.pw_gid, (uint32_t)first,
-                            (uint32_t)last);
-                        r = -EEXIST;
-                        break;
-                }
-        }
-        endpwent();
-        if (r != -ENOENT) {
-                if (r != -EEXIST)
-                        say(why, why_len, "cannot enumerate users: %s", strerror(-r));
-                return r;
-        }
-
-        setgrent();
-        for (;;) {
-                struct group gr;
-
-                r = nss_get(NULL, &gr, NULL, 0, true, &buf, &len);
-                if (r < 0)
-                        break;
-                if (gr.gr_gid >= first && gr.gr_gid <= last) {
-                        say(why, why_len,
-                            "group '%s' (gid %" PRIu32 ") is inside the ephemeral range %" PRIu32
-                            "..%" PRIu32,
-                            gr.gr_name, (uint32_t)gr.gr_gid, (uint32_t)first, (uint32_t)last);
-                        r = -EEXIST;
-                        break;
-                }
-        }
-        endgrent();
-        if (r == -ENOENT)
-                return 0;
-        if (r != -EEXIST)
-                say(why, why_len, "cannot enumerate groups: %s", strerror(-r));
-        return r;
 }

@@ -62,11 +62,3 @@ static inline void roles_freep(Roles **r) {
  * gets ROLE_NONE: fail closed. A uid NSS cannot look up counts by uid and gid only.
  */
 RoleKind roles_classify(Roles *r, uid_t uid, gid_t gid);
-
-/*
- * Checks that no passwd entry (uid or primary gid, getpwent()) and no group (getgrent()) has an
- * id in [first, last], the range the plugins' ephemeral uids and gids come from: a plugin run
- * must never share an id with anything else. 0; -EEXIST with the first such entry in why;
- * -EINVAL for an empty range or one including 0; another negative errno if enumeration fails.
- */
-int roles_check_uid_range(uid_t first, uid_t last, char *why, size_t why_len);

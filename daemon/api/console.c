@@ -30,6 +30,7 @@
 #include "marketplaces.h"
 #include "policy.h"
 #include "runpool.h"
+#include "spawner-link.h"
 #include "scope.h"
 
 static int method_status(VarlinkCall *call, json_t *params, void *userdata) {
@@ -41,18 +42,19 @@ static int method_status(VarlinkCall *call, json_t *params, void *userdata) {
         for (size_t i = 0; m->capabilities_kept && m->capabilities_kept[i]; i++)
                 if (json_array_append_new(caps, json_string(m->capabilities_kept[i])) < 0)
                         return -ENOMEM;
-        reply = json_pack(
-                "{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:i, s:O, s:b, s:s?}", "version",
-                LOCKD_VERSION, "security_level", (int)m->policy->security_level, "uptime_usec",
-                (json_int_t)(now_monotonic_usec() - m->start_usec), "plugins",
-                (json_int_t)catalog_n(m->catalog), "marketplaces",
-                (json_int_t)marketplaces_n(m->marketplaces), "runs_active",
-                (json_int_t)run_pool_n_active(m->runs), "runs_total", (json_int_t)m->runs_total,
-                "connections",
-                (json_int_t)(m->varlink ? varlink_server_n_connections(m->varlink) : 0),
-                "scope_backend", m->scope ? "systemd" : "none", "landlock_abi", m->landlock_abi,
-                "capabilities", caps, "agent_confinement", m->policy->agents.require_confinement,
-                "scope_bus", m->scope ? scope_bus_spec(m->policy) : NULL);
+        reply = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:i, s:O, s:b, s:s?}",
+                          "version", LOCKD_VERSION, "security_level",
+                          (int)m->policy->security_level, "uptime_usec",
+                          (json_int_t)(now_monotonic_usec() - m->start_usec), "plugins",
+                          (json_int_t)catalog_n(m->catalog), "marketplaces",
+                          (json_int_t)marketplaces_n(m->marketplaces), "runs_active",
+                          (json_int_t)spawner_link_n_active(m->spawner), "runs_total",
+                          (json_int_t)m->runs_total, "connections",
+                          (json_int_t)(m->varlink ? varlink_server_n_connections(m->varlink) : 0),
+                          "scope_backend", spawner_link_scopes(m->spawner) ? "systemd" : "none",
+                          "landlock_abi", m->landlock_abi, "capabilities", caps,
+                          "agent_confinement", m->policy->agents.require_confinement, "scope_bus",
+                          spawner_link_scopes(m->spawner) ? scope_bus_spec(m->policy) : NULL);
         if (!reply)
                 return -ENOMEM;
         return varlink_call_reply(call, reply, false);
@@ -216,7 +218,7 @@ static int method_test_plugin_files(VarlinkCall *call, json_t *params, void *use
                 return req->input_fd;
         req->sandbox = plugin->sandbox;
         req->fairness_key = varlink_conn_peer(varlink_call_conn(call))->uid;
-        manager_run_unit_name(m, req->unit, sizeof(req->unit));
+        manager_run_name(m, req);
         req->done = test_run_done;
 
         t = calloc(1, sizeof(*t));
@@ -225,7 +227,7 @@ static int method_test_plugin_files(VarlinkCall *call, json_t *params, void *use
         *t = (TestRun){
                 .manager = m, .call = varlink_call_ref(call), .plugin = catalog_plugin_ref(plugin)};
         req->userdata = t;
-        r = run_pool_submit(m->runs, req);
+        r = spawner_link_submit(m->spawner, req);
         if (r < 0) {
                 varlink_call_unref(t->call);
                 catalog_plugin_unref(t->plugin);

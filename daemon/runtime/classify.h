@@ -8,6 +8,8 @@
 #include <sys/types.h>
 
 #define RUN_DETAIL_MAX 4096 /* bytes of fd 7 kept; the rest is drained unread */
+/* Bytes of stdout kept: "1\n" is 2 bytes, a third is enough to know it is bad output. */
+#define RUN_STDOUT_KEEP 3
 
 typedef enum RunOutcome {
         RUN_ZERO = 0,

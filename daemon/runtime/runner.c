@@ -44,7 +44,6 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 #define CHILD_STATUS_FD  9  /* O_CLOEXEC: EOF tells the parent that execve succeeded */
 #define CHILD_HIGH_FD    32 /* staging area while the fixed numbers are laid out */
 #define NPROC_HEADROOM   512
-#define STDOUT_KEEP      3 /* "1\n" is 2 bytes: a third byte is enough to know it is bad output */
 
 /* What the child reports through its status pipe when it cannot enter the sandbox. */
 typedef struct ChildFailure {
@@ -352,8 +351,7 @@ static void close_pair(int p[2]) {
         p[1] = safe_close(p[1]);
 }
 
-/* Drains one pipe without blocking, keeping at most keep bytes in buf; false at EOF. */
-static bool drain(int fd, uint8_t *buf, size_t keep, size_t *kept, uint64_t *total) {
+bool run_drain(int fd, uint8_t *buf, size_t keep, size_t *kept, uint64_t *total) {
         uint8_t scratch[16384];
 
         for (;;) {
@@ -375,7 +373,7 @@ typedef struct RunIO {
         int stdout_fd, stderr_fd, detail_fd, pidfd;
         bool (*oom_check)(void *userdata);
         void *oom_check_userdata;
-        uint8_t out[STDOUT_KEEP];
+        uint8_t out[RUN_STDOUT_KEEP];
         size_t out_len;
         uint64_t out_total;
 } RunIO;
@@ -408,13 +406,14 @@ static int collect(RunIO *io, uint64_t deadline, RunResult *res, RunExit *e, str
                         e->timed_out = true;
                 }
                 if (out_open && p[0].revents)
-                        out_open = drain(io->stdout_fd, io->out, sizeof(io->out), &io->out_len,
-                                         &io->out_total);
+                        out_open = run_drain(io->stdout_fd, io->out, sizeof(io->out), &io->out_len,
+                                             &io->out_total);
                 if (err_open && p[1].revents)
-                        err_open = drain(io->stderr_fd, NULL, 0, &unused, &res->stderr_bytes);
+                        err_open = run_drain(io->stderr_fd, NULL, 0, &unused, &res->stderr_bytes);
                 if (det_open && p[2].revents)
-                        det_open = drain(io->detail_fd, (uint8_t *)res->detail, sizeof(res->detail),
-                                         &res->detail_len, &res->detail_total);
+                        det_open = run_drain(io->detail_fd, (uint8_t *)res->detail,
+                                             sizeof(res->detail), &res->detail_len,
+                                             &res->detail_total);
                 if (!exited && p[3].revents) {
                         siginfo_t si = {};
 
@@ -442,6 +441,56 @@ static int collect(RunIO *io, uint64_t deadline, RunResult *res, RunExit *e, str
         return 0;
 }
 
+/*
+ * Waits for the plugin's end without reading its output (another process does), killing it at
+ * the deadline. 0 with *e and *ru filled, or a negative errno with the plugin killed and reaped.
+ */
+static int wait_exit(int pidfd, uint64_t deadline, bool (*oom_check)(void *), void *oom_userdata,
+                     RunExit *e, struct rusage *ru) {
+        for (;;) {
+                struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+                uint64_t now = now_usec();
+                int timeout_ms = -1;
+                siginfo_t si = {};
+
+                if (!e->timed_out)
+                        timeout_ms = now >= deadline ? 0 : (int)((deadline - now + 999) / 1000);
+                if (poll(&pfd, 1, timeout_ms) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        goto fail;
+                }
+                if (!e->timed_out && now_usec() >= deadline) {
+                        (void)syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                        e->timed_out = true;
+                }
+                if (!pfd.revents)
+                        continue;
+                if (syscall(SYS_waitid, P_PIDFD, pidfd, &si, WEXITED, ru) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        goto fail;
+                }
+                if (si.si_code == CLD_EXITED) {
+                        e->exited = true;
+                        e->exit_status = si.si_status;
+                } else
+                        e->signal = si.si_status;
+                if (e->signal == SIGKILL && !e->timed_out && oom_check)
+                        e->oom = oom_check(oom_userdata);
+                return 0;
+        }
+fail : {
+        int r = negative_errno();
+        siginfo_t si = {};
+
+        /* We cannot watch it any more: it must not outlive the run. */
+        (void)syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        (void)syscall(SYS_waitid, P_PIDFD, pidfd, &si, WEXITED, NULL);
+        return r;
+}
+}
+
 int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
         _cleanup_close_ int devnull = -1, inputs_mfd = -1, inputs_ro = -1, pidfd = -1;
         int out[2] = {-1, -1}, err[2] = {-1, -1}, det[2] = {-1, -1}, go[2] = {-1, -1},
@@ -460,7 +509,10 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
 
         if (!sb || !p || p->input_fd < 0)
                 return -EINVAL;
-        if (sb->spec.inputs && !p->inputs_json)
+        if (p->fds ? (p->fds->stdout_fd < 0 || p->fds->stderr_fd < 0 || !p->fds->exit ||
+                      (sb->spec.inputs && p->fds->inputs_fd < 0) ||
+                      (sb->spec.detail && p->fds->detail_fd < 0))
+                   : sb->spec.inputs && !p->inputs_json)
                 return -EINVAL;
         if (p->drop_to_uid && geteuid() != 0)
                 return -EPERM;
@@ -474,7 +526,7 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
         devnull = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (devnull < 0)
                 return negative_errno();
-        if (sb->spec.inputs) {
+        if (sb->spec.inputs && !p->fds) {
                 /* fd 6: sealed against any change, and handed over through a read-only open. */
                 inputs_mfd = memfd_from_buffer(p->inputs_json, p->inputs_len, "lockd-inputs");
                 if (inputs_mfd < 0)
@@ -483,8 +535,9 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
                 if (inputs_ro < 0)
                         return inputs_ro;
         }
-        if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0 ||
-            pipe2(st, O_CLOEXEC) < 0 || (sb->spec.detail && pipe2(det, O_CLOEXEC) < 0)) {
+        if (pipe2(go, O_CLOEXEC) < 0 || pipe2(st, O_CLOEXEC) < 0 ||
+            (!p->fds && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+                         (sb->spec.detail && pipe2(det, O_CLOEXEC) < 0)))) {
                 r = negative_errno();
                 goto finish;
         }
@@ -496,11 +549,11 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
         a->go_write_fd = go[1];
         a->status_fd = st[1];
         a->devnull_fd = devnull;
-        a->stdout_fd = out[1];
-        a->stderr_fd = err[1];
+        a->stdout_fd = p->fds ? p->fds->stdout_fd : out[1];
+        a->stderr_fd = p->fds ? p->fds->stderr_fd : err[1];
         a->input_fd = p->input_fd;
-        a->inputs_fd = inputs_ro;
-        a->detail_fd = det[1];
+        a->inputs_fd = p->fds ? p->fds->inputs_fd : inputs_ro;
+        a->detail_fd = p->fds ? p->fds->detail_fd : det[1];
         a->drop_uid = p->drop_to_uid;
         a->uid = p->uid;
         a->gid = p->gid;
@@ -584,6 +637,22 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
                 res.spawn_stage = (SpawnStage)fail.stage;
                 res.spawn_errno = fail.error;
                 res.wall_usec = now_usec() - start;
+                *ret = res;
+                goto finish;
+        }
+
+        if (p->fds) {
+                /* Another process reads the output: wait for the end, kill at the deadline. */
+                r = wait_exit(pidfd, now_usec() + sb->spec.limits.timeout_s * 1000000ULL,
+                              p->oom_check, p->oom_check_userdata, &e, &ru);
+                if (r < 0)
+                        goto finish;
+                res.wall_usec = now_usec() - start;
+                res.cpu_usec =
+                        (uint64_t)ru.ru_utime.tv_sec * 1000000ULL + (uint64_t)ru.ru_utime.tv_usec +
+                        (uint64_t)ru.ru_stime.tv_sec * 1000000ULL + (uint64_t)ru.ru_stime.tv_usec;
+                res.peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024;
+                *p->fds->exit = e;
                 *ret = res;
                 goto finish;
         }

@@ -16,6 +16,19 @@
  */
 typedef int (*RunStartHook)(pid_t pid, int pidfd, void *userdata);
 
+/*
+ * The fds of a run whose output another process reads (the engine, ARCHITECTURE.md): the child
+ * gets them as they are, and runner_run() only waits for the plugin's end and reports it in
+ * *exit, never reading a byte the plugin wrote.
+ */
+typedef struct RunFds {
+        int inputs_fd; /* fd 6, read-only (only if spec.inputs) */
+        int stdout_fd; /* write ends of the reader's pipes */
+        int stderr_fd;
+        int detail_fd; /* only if spec.detail */
+        RunExit *exit; /* filled when the plugin ran */
+} RunFds;
+
 typedef struct RunParams {
         int input_fd;            /* becomes fd 3; must be open read-only, its own offset */
         const void *inputs_json; /* canonical JSON for fd 6 (only if spec.inputs) */
@@ -31,12 +44,19 @@ typedef struct RunParams {
          */
         bool (*oom_check)(void *userdata);
         void *oom_check_userdata;
+        /* Optional: the output goes to another process's pipes (inputs_json then unused). */
+        const RunFds *fds;
 } RunParams;
 
 /*
  * Runs the plugin once, blocking until it ended, and fills *ret. Returns 0 when the run took
  * place (whatever its outcome: failures inside the sandbox are in *ret as plugin_error), or a
  * negative errno when the parent could not even try (no pipes, bad params): then *ret is
- * untouched.
+ * untouched. With p->fds, *ret holds no classification: a run that reached the plugin has
+ * cause RUN_CAUSE_NONE and its end in *p->fds->exit; one that did not has RUN_CAUSE_SPAWN.
  */
 int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret);
+
+/* Drains one non-blocking pipe, keeping at most keep bytes in buf (NULL: count only) and counting
+ * every byte in *total; false at EOF (or a read error other than EAGAIN/EINTR), true while open. */
+bool run_drain(int fd, uint8_t *buf, size_t keep, size_t *kept, uint64_t *total);

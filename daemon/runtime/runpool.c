@@ -71,8 +71,10 @@ struct RunPool {
 RunRequest *run_request_new(void) {
         RunRequest *req = calloc(1, sizeof(*req));
 
-        if (req)
+        if (req) {
                 req->input_fd = -1;
+                req->inputs_fd = req->stdout_fd = req->stderr_fd = req->detail_fd = -1;
+        }
         return req;
 }
 
@@ -80,6 +82,10 @@ RunRequest *run_request_free(RunRequest *req) {
         if (!req)
                 return NULL;
         safe_close(req->input_fd);
+        safe_close(req->inputs_fd);
+        safe_close(req->stdout_fd);
+        safe_close(req->stderr_fd);
+        safe_close(req->detail_fd);
         if (req->inputs_json) {
                 /* Human-typed values: wiped, never left behind in freed memory. */
                 explicit_bzero(req->inputs_json, req->inputs_len);
@@ -183,7 +189,7 @@ static int start_hook(pid_t pid, int pidfd, void *userdata) {
         }
         pthread_mutex_lock(&p->lock);
         w->pidfd = fd;
-        r = p->stopping ? -ECANCELED : 0;
+        r = p->stopping || req->cancelled ? -ECANCELED : 0;
         pthread_mutex_unlock(&p->lock);
         if (r < 0)
                 goto refuse;
@@ -226,6 +232,13 @@ static void run_one(Worker *w, RunRequest *req) {
         uid_t uid = 0;
         int r;
 
+        pthread_mutex_lock(&p->lock);
+        r = req->cancelled ? -ECANCELED : 0;
+        pthread_mutex_unlock(&p->lock);
+        if (r < 0) {
+                req->error = r;
+                return;
+        }
         if (p->cfg.drop_to_uid) {
                 pthread_mutex_lock(&p->lock);
                 r = uid_pool_acquire(&p->uids, &uid);
@@ -235,6 +248,13 @@ static void run_one(Worker *w, RunRequest *req) {
                         return;
                 }
         }
+        RunFds fds = {
+                .inputs_fd = req->inputs_fd,
+                .stdout_fd = req->stdout_fd,
+                .stderr_fd = req->stderr_fd,
+                .detail_fd = req->detail_fd,
+                .exit = &req->exit,
+        };
 
         RunParams rp = {
                 .input_fd = req->input_fd,
@@ -247,8 +267,13 @@ static void run_one(Worker *w, RunRequest *req) {
                 .start_hook_userdata = w,
                 .oom_check = oom_check,
                 .oom_check_userdata = w,
+                .fds = req->external ? &fds : NULL,
         };
         r = runner_run(req->sandbox, &rp, &req->result);
+        /* The child has them, or had them: EOF on the reader's side must not wait for us. */
+        req->stdout_fd = safe_close(req->stdout_fd);
+        req->stderr_fd = safe_close(req->stderr_fd);
+        req->detail_fd = safe_close(req->detail_fd);
         if (r < 0)
                 req->error = r;
         else if (req->scoped && req->result.cause == RUN_CAUSE_TIMEOUT)
@@ -260,7 +285,7 @@ static void run_one(Worker *w, RunRequest *req) {
          * Stopped before the plugin ran (start_hook() refused, or the child died of our SIGKILL
          * before its go-ahead): nothing of the plugin ran, so it is no plugin failure either.
          */
-        if (r >= 0 && p->stopping && req->result.cause == RUN_CAUSE_SPAWN)
+        if (r >= 0 && (p->stopping || req->cancelled) && req->result.cause == RUN_CAUSE_SPAWN)
                 req->error = -ECANCELED;
         w->pidfd = safe_close(w->pidfd);
         w->oom = oom_watch_free(w->oom);
@@ -423,6 +448,34 @@ void run_pool_kill_all(RunPool *p) {
                         (void)scope_kill(p->scope, w->req->unit);
         }
         pthread_cond_broadcast(&p->cond);
+        pthread_mutex_unlock(&p->lock);
+}
+
+void run_pool_kill(RunPool *p, uint64_t id) {
+        if (!p || id == 0)
+                return;
+        pthread_mutex_lock(&p->lock);
+        /* Queued: marked, and its worker ends it unrun when it comes up. */
+        if (p->ring) {
+                KeyQueue *q = p->ring;
+                do {
+                        for (RunRequest *r = q->head; r; r = r->next)
+                                if (r->id == id)
+                                        r->cancelled = true;
+                        q = q->next;
+                } while (q != p->ring);
+        }
+        for (unsigned i = 0; i < p->cfg.workers && p->workers; i++) {
+                Worker *w = &p->workers[i];
+
+                if (!w->req || w->req->id != id)
+                        continue;
+                w->req->cancelled = true;
+                if (w->pidfd >= 0)
+                        (void)syscall(__NR_pidfd_send_signal, w->pidfd, SIGKILL, NULL, 0);
+                if (w->req->scoped)
+                        (void)scope_kill(p->scope, w->req->unit);
+        }
         pthread_mutex_unlock(&p->lock);
 }
 

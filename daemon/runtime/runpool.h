@@ -32,8 +32,18 @@ struct RunRequest {
         bool scoped; /* it ran inside its scope */
         RunResult result; /* spawn:scope when the scope could not be created: fail closed */
 
+        /*
+         * Set by the spawner for a run whose output the engine reads (runner.h, RunFds): then
+         * the fds below are the child's, owned by the request (-1 when absent), and the pool
+         * fills exit instead of classifying.
+         */
+        bool external;
+        uint64_t id; /* the engine's run id: what run_pool_kill() names */
+        int inputs_fd, stdout_fd, stderr_fd, detail_fd;
+        RunExit exit;
+
         RunRequest *next;
-        bool cancelled;
+        bool cancelled; /* run_pool_kill() came first: it never starts */
 };
 
 typedef struct RunPoolConfig {
@@ -74,6 +84,11 @@ int run_pool_submit(RunPool *p, RunRequest *req);
  * let into the sandbox; every queued one with -ECANCELED. Loop's thread only.
  */
 void run_pool_kill_all(RunPool *p);
+
+/* Kills the run whose id is id: a queued one never starts (-ECANCELED), one in flight gets
+ * SIGKILL and its scope is stopped. An id not in the pool is no error (it may have just ended).
+ * Loop's thread only. */
+void run_pool_kill(RunPool *p, uint64_t id);
 
 /* Runs in flight or finished and not yet handed to their done callback. */
 unsigned run_pool_n_active(const RunPool *p);

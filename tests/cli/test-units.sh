@@ -141,18 +141,25 @@ sysusers_group() {
         root=$work/sysusers-root
         mkdir -p "$root/etc"
         systemd-sysusers --root="$root" - <"$src/sysusers.d/lockd.conf" || return 1
-        grep -q '^lockd-console:x:[0-9]*:$' "$root/etc/group" && ! [ -s "$root/etc/passwd" ]
+        # The engine's user, a system user with no login; its group; the console group.
+        grep -q '^lockd-console:x:[0-9]*:$' "$root/etc/group" &&
+                grep -q '^lockd:x:[0-9]*:$' "$root/etc/group" &&
+                grep -q '^lockd:x:[0-9]*:[0-9]*:lockd engine:/var/lib/lockd:/usr/sbin/nologin$' \
+                        "$root/etc/passwd" &&
+                [ "$(grep -c . "$root/etc/passwd")" = 1 ]
 }
-ok "sysusers.d creates the lockd-console group and no user" sysusers_group
+ok "sysusers.d creates the engine's user lockd and the lockd-console group" sysusers_group
 
 tmpfiles_dirs() {
         root=$work/tmpfiles-root
-        mkdir -p "$root"
+        mkdir -p "$root/etc"
+        systemd-sysusers --root="$root" - <"$src/sysusers.d/lockd.conf" >/dev/null || return 1
         systemd-tmpfiles --root="$root" --create - <"$src/tmpfiles.d/lockd.conf" || return 1
-        [ "$(stat -c '%a %u %g' "$root/var/lib/lockd")" = "700 0 0" ] &&
+        ids=$(awk -F: '$1 == "lockd" { print $3 " " $4 }' "$root/etc/passwd")
+        [ "$(stat -c '%a %u %g' "$root/var/lib/lockd")" = "700 $ids" ] &&
                 [ "$(stat -c '%a %u %g' "$root/run/lockd")" = "755 0 0" ]
 }
-ok "tmpfiles.d creates /var/lib/lockd 0700 and /run/lockd 0755, root's" tmpfiles_dirs
+ok "tmpfiles.d creates /var/lib/lockd 0700 user lockd's and /run/lockd 0755 root's" tmpfiles_dirs
 
 # ---- Under a real manager: the unit's sandbox applies, and plugins answer as they do outside. ----
 if [ -n "${LOCKD_TEST_BUS:-}" ] && [ -n "${LOCKD_UNITS_LOCKCTL:-}" ]; then
@@ -173,7 +180,8 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0)
                 fi
                 ;;
         esac
-        # Every [Service] setting of the unit but how it is started and State/RuntimeDirectory=
+        # Every [Service] setting of the unit but how it is started, State/RuntimeDirectory= and the
+        # state directory's ReadWritePaths=
         # (a user manager puts those under the home directory; under the system manager they
         # would touch the host's /var/lib/lockd).
         awk '/^\[Service\]/ { s = 1; next } /^\[/ { s = 0 } s && /^[A-Za-z]/' \
@@ -184,7 +192,8 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0)
         while IFS= read -r line; do
                 case $line in
                 Type=* | NotifyAccess=* | ExecStart=* | ExecReload=* | Restart=* | \
-                        TimeoutStopSec=* | StateDirectory* | RuntimeDirectory*) continue ;;
+                        TimeoutStopSec=* | StateDirectory* | RuntimeDirectory* | \
+                        ReadWritePaths=/var/lib/lockd) continue ;;
                 esac
                 set -- "$@" -p "$line"
         done <"$work/settings"
@@ -260,7 +269,11 @@ case ${LOCKD_TEST_BUS:-} in unix:*) e2e=$lockd ;; *) e2e="" ;; esac
 if [ -n "$e2e" ]; then
         t=$(mktemp -d /run/lockd-units-e2e.XXXXXX) || exit 1
         trap 'rm -rf "$work" "${cases:-}" "$t"' EXIT
+        # The engine (user lockd) reads the policy here; the state directory is its own, as
+        # tmpfiles.d makes /var/lib/lockd.
+        chmod 0755 "$t"
         mkdir -m 0700 "$t/state"
+        chown lockd:lockd "$t/state"
         printf 'state_directory: %s\nscope:\n  bus: user\nallow_unsigned: true\n' "$t/state" \
                 >"$t/lockd.yaml"
         u=$XDG_RUNTIME_DIR/systemd/user
@@ -278,6 +291,7 @@ ExecStart=$e2e --config $t/lockd.yaml
 ProtectHome=no
 StateDirectory=
 RuntimeDirectory=
+ReadWritePaths=
 ReadWritePaths=$t/state /run/lockd
 BindReadOnlyPaths=$(cd "$(dirname "$e2e")/.." && pwd)
 CONF
@@ -325,6 +339,22 @@ print(buf.rstrip(b"\0").decode())' "$1"
         }
         ok "the running lockd holds CAP_KILL CAP_SETGID CAP_SETUID CAP_SETPCAP only, no_new_privs, seccomp" \
                 confined
+        engine_confined() {
+                pid=$(systemctl --user show -P MainPID lockd.service)
+                engine=$(awk '{ print $1 }' "/proc/$pid/task/$pid/children")
+                [ -n "$engine" ] || return 1
+                grep -E '^(Uid|CapPrm|CapEff|CapBnd|NoNewPrivs|Seccomp):' "/proc/$engine/status" \
+                        >"$work/engine-status" || return 1
+                cat "$work/engine-status"
+                uid=$(id -u lockd)
+                grep -q "^Uid:[[:space:]]*$uid[[:space:]]*$uid[[:space:]]*$uid[[:space:]]*$uid$" \
+                        "$work/engine-status" &&
+                        [ "$(grep -c -E '^Cap(Prm|Eff|Bnd):[[:space:]]*0000000000000000$' "$work/engine-status")" = 3 ] &&
+                        grep -q '^NoNewPrivs:[[:space:]]*1$' "$work/engine-status" &&
+                        grep -q '^Seccomp:[[:space:]]*2$' "$work/engine-status"
+        }
+        ok "its engine runs as user lockd with no capability, no_new_privs and a seccomp filter" \
+                engine_confined
         # root is a console of the default policy, not an agent: the agent socket must not give it
         # the console's interface (a console would get around the console socket's 0660 group).
         agent_socket_is_agents_only() {

@@ -54,6 +54,10 @@ class Tap:
         self.failed = 0
 
     def run(self, fn, *args):
+        # LOCKD_TEST_ONLY=part runs only the tests whose function name holds it (by hand).
+        only = os.environ.get("LOCKD_TEST_ONLY")
+        if only and only not in fn.__name__:
+            return
         self.n += 1
         desc = (fn.__doc__ or fn.__name__).strip().splitlines()[0]
         try:

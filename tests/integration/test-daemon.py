@@ -697,7 +697,7 @@ def test_socket_unit(w):
         # one shipped.
         text = "\n".join(line for line in text.splitlines()
                          if not re.match(r"^(Protect|Private|Restrict|Lock|Memory|System|NoNew|"
-                                         r"Capability|Ambient|StateDirectory|RuntimeDirectory|"
+                                         r"Capability|Ambient|StateDirectory|RuntimeDirectory|ReadWritePaths|"
                                          r"DevicePolicy|Remove|UMask|ProcSubset|KeyringMode|"
                                          r"IPAddress|SocketUser|SocketGroup)", line))
         with open(os.path.join(unit_dir, u), "w") as f:
@@ -709,7 +709,13 @@ def test_socket_unit(w):
         os.chmod(dm.console, 0o666)
         r = call(dm.console, "io.lockd.Console.Status")
         check(r.get("parameters", {}).get("version"), f"{r}")
-        check(systemctl("is-active", "lockd.service").stdout.strip() == "active", "not active")
+        state = systemctl("is-active", "lockd.service").stdout.strip()
+        if state != "active":
+            journal = subprocess.run(["journalctl", "--no-pager", "-n", "30"] +
+                                     ([] if os.environ.get("LOCKD_TEST_BUS") == "system"
+                                      else ["--user"]), capture_output=True, text=True).stdout
+            raise Failed(f"lockd.service is {state}:\n"
+                         f"{systemctl('status', '--no-pager', 'lockd.service').stdout}\n{journal}")
     finally:
         systemctl("stop", "lockd.service", "lockd.socket", "lockd-console.socket")
         for u in ("lockd.socket", "lockd-console.socket", "lockd.service"):

@@ -13,9 +13,9 @@ static const char *missing_of(const char *unit, const char *protect_proc, const 
                              .protect_proc = protect_proc,
                              .inaccessible = inaccessible,
                              .tmpfs = tmpfs};
-        const char *missing = NULL;
+        ConfinementReason missing = CONFINEMENT_OK;
 
-        return confinement_evaluate(&u, &missing) ? NULL : missing;
+        return confinement_evaluate(&u, &missing) ? NULL : confinement_reason_sentence(missing);
 }
 
 START_TEST(test_evaluate) {

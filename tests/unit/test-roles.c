@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check-run.h"
+#include "uidpool.h"
 #include "macro.h"
 #include "roles.h"
 
@@ -261,19 +262,19 @@ END_TEST
 START_TEST(test_uid_range) {
         char why[256];
 
-        ck_assert_int_eq(roles_check_uid_range(1, 10, why, sizeof(why)), -EEXIST);
+        ck_assert_int_eq(uid_pool_check_range(1, 10, why, sizeof(why)), -EEXIST);
         ck_assert_ptr_nonnull(strstr(why, "daemon"));
-        ck_assert_int_eq(roles_check_uid_range(65534, 65534, why, sizeof(why)), -EEXIST);
+        ck_assert_int_eq(uid_pool_check_range(65534, 65534, why, sizeof(why)), -EEXIST);
         ck_assert_ptr_nonnull(strstr(why, "65534"));
         /* The test group's gid, which no user has as uid or primary gid */
-        ck_assert_int_eq(roles_check_uid_range(test_gid, test_gid, why, sizeof(why)), -EEXIST);
+        ck_assert_int_eq(uid_pool_check_range(test_gid, test_gid, why, sizeof(why)), -EEXIST);
         ck_assert_ptr_nonnull(strstr(why, test_group));
-        ck_assert_int_eq(roles_check_uid_range(3000000000u, 3000100000u, why, sizeof(why)), 0);
+        ck_assert_int_eq(uid_pool_check_range(3000000000u, 3000100000u, why, sizeof(why)), 0);
         ck_assert_str_eq(why, "");
-        ck_assert_int_eq(roles_check_uid_range(0, 10, why, sizeof(why)), -EINVAL);
-        ck_assert_int_eq(roles_check_uid_range(20, 10, why, sizeof(why)), -EINVAL);
-        ck_assert_int_eq(roles_check_uid_range(20, 30, NULL, 0),
-                         roles_check_uid_range(20, 30, why, sizeof(why)));
+        ck_assert_int_eq(uid_pool_check_range(0, 10, why, sizeof(why)), -EINVAL);
+        ck_assert_int_eq(uid_pool_check_range(20, 10, why, sizeof(why)), -EINVAL);
+        ck_assert_int_eq(uid_pool_check_range(20, 30, NULL, 0),
+                         uid_pool_check_range(20, 30, why, sizeof(why)));
 }
 END_TEST
 

@@ -40,19 +40,36 @@ static bool any_covers(const char **paths) {
         return false;
 }
 
-bool confinement_evaluate(const ConfinementUnit *u, const char **ret_missing) {
-        const char *missing = NULL;
+static const char *const reasons[_CONFINEMENT_REASON_MAX] = {
+        [CONFINEMENT_OK] = "confined",
+        [CONFINEMENT_NO_UNIT] = "the peer runs in no unit of the manager",
+        [CONFINEMENT_NOT_SERVICE] =
+                "the peer's unit is not a service (start it with lockctl agent run)",
+        [CONFINEMENT_PROTECT_PROC] = "ProtectProc=invisible",
+        [CONFINEMENT_CGROUP_FS] = "no access to " CGROUP_FS " (TemporaryFileSystem=" CGROUP_FS ")",
+        [CONFINEMENT_NO_PROPERTIES] = "the manager did not tell the unit's properties",
+        [CONFINEMENT_BAD_ANSWER] = "the manager's answer did not parse",
+        [CONFINEMENT_NO_MANAGER] = "the manager cannot be asked",
+        [CONFINEMENT_PEER_GONE] = "the peer's process is gone",
+};
+
+const char *confinement_reason_sentence(ConfinementReason r) {
+        return r >= 0 && r < _CONFINEMENT_REASON_MAX ? reasons[r] : "an unknown reason";
+}
+
+bool confinement_evaluate(const ConfinementUnit *u, ConfinementReason *ret_missing) {
+        ConfinementReason missing = CONFINEMENT_OK;
         size_t n;
 
         if (!u || !u->unit || !u->unit[0])
-                missing = "the peer runs in no unit of the manager";
+                missing = CONFINEMENT_NO_UNIT;
         else if ((n = strlen(u->unit)) < 8 || strcmp(u->unit + n - 8, ".service") != 0)
-                missing = "the peer's unit is not a service (start it with lockctl agent run)";
+                missing = CONFINEMENT_NOT_SERVICE;
         else if (!u->protect_proc || (strcmp(u->protect_proc, "invisible") != 0 &&
                                       strcmp(u->protect_proc, "noaccess") != 0))
-                missing = "ProtectProc=invisible";
+                missing = CONFINEMENT_PROTECT_PROC;
         else if (!any_covers(u->inaccessible) && !any_covers(u->tmpfs))
-                missing = "no access to " CGROUP_FS " (TemporaryFileSystem=" CGROUP_FS ")";
+                missing = CONFINEMENT_CGROUP_FS;
         if (missing && ret_missing)
                 *ret_missing = missing;
         return !missing;
@@ -83,12 +100,12 @@ static void confinement_check_freep_(ConfinementCheck **c) {
         confinement_check_free(*c);
 }
 
-static void finish(ConfinementCheck *c, bool ok, const char *missing) {
+static void finish(ConfinementCheck *c, bool ok, ConfinementReason missing) {
         if (c->finished)
                 return;
         c->finished = true;
         c->slot = sd_bus_slot_unref(c->slot);
-        c->done(ok, c->unit, ok ? NULL : missing, c->userdata);
+        c->done(ok, c->unit, ok ? CONFINEMENT_OK : missing, c->userdata);
 }
 
 /*
@@ -133,12 +150,13 @@ static int read_paths(sd_bus_message *m, bool pairs, const char ***ret) {
 static int on_properties(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         ConfinementCheck *c = userdata;
         _cleanup_free_ const char **inaccessible = NULL, **tmpfs = NULL;
-        const char *protect_proc = NULL, *missing = NULL;
+        const char *protect_proc = NULL;
+        ConfinementReason missing = CONFINEMENT_OK;
         ConfinementUnit u;
         int r;
 
         if (sd_bus_message_is_method_error(m, NULL)) {
-                finish(c, false, "the manager did not tell the unit's properties");
+                finish(c, false, CONFINEMENT_NO_PROPERTIES);
                 return 0;
         }
         r = sd_bus_message_enter_container(m, SD_BUS_TYPE_ARRAY, "{sv}");
@@ -161,7 +179,7 @@ static int on_properties(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
                         r = sd_bus_message_exit_container(m);
         }
         if (r < 0) {
-                finish(c, false, "the manager's answer did not parse");
+                finish(c, false, CONFINEMENT_BAD_ANSWER);
                 return 0;
         }
         u = (ConfinementUnit){.unit = c->unit,
@@ -169,7 +187,7 @@ static int on_properties(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
                               .inaccessible = inaccessible,
                               .tmpfs = tmpfs};
         if (confinement_evaluate(&u, &missing))
-                finish(c, true, NULL);
+                finish(c, true, CONFINEMENT_OK);
         else
                 finish(c, false, missing);
         return 0;
@@ -190,7 +208,8 @@ static int ask_by_pid(ConfinementCheck *c) {
 static int on_unit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         ConfinementCheck *c = userdata;
         _cleanup_free_ char *name = NULL;
-        const char *path, *missing = NULL;
+        const char *path;
+        ConfinementReason missing = CONFINEMENT_OK;
         size_t n;
         int r;
 
@@ -199,17 +218,17 @@ static int on_unit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
                 no_pidfd_method = true;
                 c->by_pid = true;
                 if (ask_by_pid(c) < 0)
-                        finish(c, false, "the manager cannot be asked");
+                        finish(c, false, CONFINEMENT_NO_MANAGER);
                 return 0;
         }
         if (sd_bus_message_is_method_error(m, NULL)) {
-                finish(c, false, "the peer runs in no unit of the manager");
+                finish(c, false, CONFINEMENT_NO_UNIT);
                 return 0;
         }
         /* GetUnitByPIDFD answers (unit path, pid, invocation id); GetUnitByPID the path. */
         r = sd_bus_message_read(m, "o", &path);
         if (r < 0 || sd_bus_path_decode(path, UNIT_PATH_PREFIX, &name) <= 0 || !name) {
-                finish(c, false, "the manager's answer did not parse");
+                finish(c, false, CONFINEMENT_BAD_ANSWER);
                 return 0;
         }
         snprintf(c->unit, sizeof(c->unit), "%s", name);
@@ -218,7 +237,7 @@ static int on_unit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
          * still names a live process, that pid was not reused, and the unit is the peer's.
          */
         if (c->pidfd < 0 || syscall(SYS_pidfd_send_signal, c->pidfd, 0, NULL, 0) < 0) {
-                finish(c, false, "the peer's process is gone");
+                finish(c, false, CONFINEMENT_PEER_GONE);
                 return 0;
         }
         n = strlen(c->unit);
@@ -232,7 +251,7 @@ static int on_unit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
                                      "org.freedesktop.DBus.Properties", "GetAll", on_properties, c,
                                      "s", SYSTEMD_SERVICE);
         if (r < 0)
-                finish(c, false, "the manager cannot be asked");
+                finish(c, false, CONFINEMENT_NO_MANAGER);
         return 0;
 }
 

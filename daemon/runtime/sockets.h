@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "policy.h"
+
 typedef struct ListenSpec {
         const char *name; /* "agent" or "console": the FileDescriptorName= under activation */
         const char *path; /* where lockd binds it when started by hand */
@@ -28,3 +30,6 @@ int sockets_from_systemd(const ListenSpec *specs, size_t n, int *ret_fds);
  * a negative errno.
  */
 int socket_bind_listen(const ListenSpec *spec, int backlog);
+
+/* A policy socket's group id: (gid_t)-1 for none, (gid_t)-2 for a name NSS does not know. */
+gid_t socket_policy_gid(const PolicySocket *s);

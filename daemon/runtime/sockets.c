@@ -1,6 +1,7 @@
 /* The daemon's listening sockets: socket activation by name, or bound at the policy's paths. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -120,4 +121,18 @@ fail:
         r = negative_errno();
         (void)unlink(spec->path);
         return r;
+}
+
+/* The socket's group id: (gid_t)-1 for none, (gid_t)-2 for a name NSS does not know. */
+gid_t socket_policy_gid(const PolicySocket *s) {
+        struct group gr, *res = NULL;
+        char buf[4096];
+
+        if (!s->has_group)
+                return (gid_t)-1;
+        if (s->group.numeric)
+                return (gid_t)s->group.id;
+        if (getgrnam_r(s->group.name, &gr, buf, sizeof(buf), &res) != 0 || !res)
+                return (gid_t)-2;
+        return res->gr_gid;
 }

@@ -1,0 +1,555 @@
+/* lockd's root process from start to end: its own configuration, the sockets, the state
+ * directory handed to user lockd, the engine started, capabilities cut, scopes, and the request
+ * table served until the engine is gone (ARCHITECTURE.md, Processes and privileges). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "config.h"
+#include "fd-util.h"
+#include "identity.h"
+#include "landlock.h"
+#include "log-ids.h"
+#include "log.h"
+#include "macro.h"
+#include "nss-util.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
+
+#include "policy-file.h"
+#include "scope.h"
+#include "secmem.h"
+#include "sockets.h"
+#include "spawner-run.h"
+#include "spawner.h"
+#include "engine-launch.h"
+#include "uidpool.h"
+
+#ifndef __NR_pidfd_send_signal
+#define __NR_pidfd_send_signal 424
+#endif
+
+#define DEFAULT_POLICY_PATH  "/etc/lockd/lockd.yaml"
+#define ENGINE_USER          "lockd"
+#define LISTEN_BACKLOG       128
+#define SCOPE_WAIT_USEC      (10ULL * 1000000)
+#define RUN_QUEUE_PER_WORKER 64
+#define ENGINE_EXIT_WAIT_MS  5000
+#define CHOWN_DEPTH_MAX      16
+
+typedef struct Run {
+        sd_event *event;
+        pid_t engine_pid;
+        int engine_pidfd;
+        bool term_forwarded;
+        const char *bus;
+} Run;
+
+static void usage(FILE *f) {
+        fputs("usage: lockd [--config FILE]\n"
+              "       lockd --check-config [FILE]\n"
+              "\n"
+              "  --config FILE        the policy (default " DEFAULT_POLICY_PATH
+              ", or the compiled-in\n"
+              "                       default when that file does not exist)\n"
+              "  --check-config [FILE] validate FILE (default: as --config would pick) and print\n"
+              "                       the effective policy; exit 0 valid, 1 invalid\n"
+              "  --engine PATH        the engine to start (default: the installed lockd-engine)\n"
+              "  --version            print the version\n",
+              f);
+}
+
+static const char *pick_policy(const char *given) {
+        if (given)
+                return given;
+        if (access(DEFAULT_POLICY_PATH, F_OK) == 0)
+                return DEFAULT_POLICY_PATH;
+        return NULL;
+}
+
+static void print_forced(const PolicyMarketplace *mp, const IdentityWarning *w, void *userdata) {
+        fprintf(stderr, "lockd: %s:%u:%u: warning: marketplace %s: %s: %s (force: true)\n",
+                (const char *)userdata, mp->identity_line, mp->identity_column, mp->name,
+                identity_warning_name(w->code), w->message);
+}
+
+static int check_config(const char *path) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+        char why[512] = "";
+        int r;
+
+        r = policy_file_load(path, &p, why, sizeof(why));
+        if (r < 0) {
+                fprintf(stderr, "lockd: %s\n", why[0] ? why : strerror(-r));
+                return 1;
+        }
+        /* Accepted with force: true, still said every time. */
+        policy_forced_warnings(p, print_forced, (void *)(path ? path : "-"));
+        printf("# effective policy (%s)\n", path ? path : "the compiled-in default");
+        if (policy_format(p, stdout) < 0 || fflush(stdout) != 0) {
+                fprintf(stderr, "lockd: cannot print the policy\n");
+                return 1;
+        }
+        return 0;
+}
+
+/* The engine executable: the installed one, or the build tree's beside a build tree's lockd
+ * (decided from /proc/self/exe, never from the environment). */
+static const char *engine_path(void) {
+        static char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+        if (n > 0) {
+                self[n] = 0;
+                if (strcmp(self, LOCKD_BUILD_LOCKD_PATH) == 0)
+                        return LOCKD_BUILD_ENGINE_PATH;
+        }
+        return LOCKD_ENGINE_PATH;
+}
+
+/*
+ * Gives the engine what a lockd of one process left root's under dfd: every directory, and every
+ * regular file or symlink with a single link, that root owns. Never follows a symlink, never
+ * leaves dev, and never touches a file with more than one link: an engine that once ran here
+ * could have made a hard link to a file of root's elsewhere (where protected_hardlinks is off),
+ * and that file must not become its own. Walked at a start that finds the directory itself not
+ * the engine's yet, before the engine runs.
+ */
+static int chown_tree(int dfd, dev_t dev, uid_t uid, gid_t gid, unsigned depth) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int fd, r = 0;
+
+        if (depth > CHOWN_DEPTH_MAX)
+                return -ELOOP;
+        fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd);
+        if (!d) {
+                r = negative_errno();
+                safe_close(fd);
+                return r;
+        }
+        while ((de = readdir(d))) {
+                struct stat st;
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return negative_errno();
+                if (st.st_dev != dev)
+                        continue;
+                if (S_ISDIR(st.st_mode)) {
+                        _cleanup_close_ int sub =
+                                openat(dirfd(d), de->d_name,
+                                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (sub < 0)
+                                return negative_errno();
+                        r = chown_tree(sub, dev, uid, gid, depth + 1);
+                        if (r < 0)
+                                return r;
+                        if (st.st_uid == 0 && fchown(sub, uid, gid) < 0)
+                                return negative_errno();
+                } else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && st.st_uid == 0 &&
+                           st.st_nlink == 1) {
+                        if (fchownat(dirfd(d), de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+                                return negative_errno();
+                }
+        }
+        return 0;
+}
+
+/*
+ * The state directory, 0700 and the engine's: created, or handed over (chown_tree()). One that
+ * is the engine's already is left alone, unopened: under lockd.service the spawner has no
+ * CAP_DAC_OVERRIDE and could not open it (tmpfiles.d made it user lockd's).
+ */
+static int state_dir_prepare(const char *path, uid_t uid, gid_t gid) {
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+        int r;
+
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+        if (lstat(path, &st) < 0)
+                return negative_errno();
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        if (st.st_uid == uid && st.st_gid == gid && (st.st_mode & 07777) == 0700)
+                return 0;
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (st.st_uid != uid && st.st_uid != 0)
+                return -EPERM; /* someone else's: never taken over */
+        r = chown_tree(fd, st.st_dev, uid, gid, 0);
+        if (r < 0)
+                return r;
+        if ((st.st_uid != uid || st.st_gid != gid) && fchown(fd, uid, gid) < 0)
+                return negative_errno();
+        if ((st.st_mode & 07777) != 0700 && fchmod(fd, 0700) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static void on_scope_connection(ScopeConnection what, int error, void *userdata) {
+        const char *bus = userdata;
+
+        if (what == SCOPE_CONNECTION_LOST)
+                log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
+                           "the connection to the manager at %s dropped (runs being set up fail "
+                           "closed); connecting again",
+                           bus);
+        else if (what == SCOPE_CONNECTION_RETRY)
+                log_struct_errno(LOG_WARNING, error, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
+                                 "the manager at %s cannot be reached yet: %m; trying again", bus);
+        else
+                log_struct(LOG_NOTICE, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
+                           "connected to the manager at %s again", bus);
+}
+
+/* SIGTERM, SIGINT and SIGHUP go to the engine, which decides; the spawner ends when it does. */
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Run *run = userdata;
+        int sig = si->ssi_signo == SIGHUP ? SIGHUP : SIGTERM;
+
+        if (sig == SIGTERM)
+                run->term_forwarded = true;
+        (void)syscall(__NR_pidfd_send_signal, run->engine_pidfd, sig, NULL, 0);
+        return 0;
+}
+
+static const char *scope_bus(const Policy *p) {
+        return p->scope.bus == POLICY_BUS_SYSTEM ? "system"
+               : p->scope.bus == POLICY_BUS_USER ? "user"
+                                                 : p->scope.bus_address;
+}
+
+/* The engine's user: it must exist and must not be root. */
+static int engine_user(uid_t *ret_uid, gid_t *ret_gid) {
+        _cleanup_free_ char *buf = NULL;
+        struct passwd pw;
+        size_t len = 0;
+        int r;
+
+        r = nss_get(&pw, NULL, ENGINE_USER, 0, false, &buf, &len);
+        if (r < 0)
+                return r;
+        if (pw.pw_uid == 0 || pw.pw_gid == 0)
+                return -EPERM;
+        *ret_uid = pw.pw_uid;
+        *ret_gid = pw.pw_gid;
+        return 0;
+}
+
+/* Binds (or takes from systemd) the two sockets; bound paths are recorded for the end. */
+static int open_sockets(const Policy *p, int fds[2], char *bound[2], bool *ret_activated) {
+        ListenSpec specs[2] = {
+                {.name = "agent",
+                 .path = p->agent_socket.path,
+                 .mode = p->agent_socket.mode,
+                 .gid = socket_policy_gid(&p->agent_socket)},
+                {.name = "console",
+                 .path = p->console_socket.path,
+                 .mode = p->console_socket.mode,
+                 .gid = socket_policy_gid(&p->console_socket)},
+        };
+        int r;
+
+        for (size_t i = 0; i < 2; i++)
+                if (specs[i].gid == (gid_t)-2)
+                        return log_error_errno(-ENOENT, NULL, "%s socket: unknown group",
+                                               specs[i].name);
+        r = sockets_from_systemd(specs, 2, fds);
+        if (r < 0)
+                return log_error_errno(r, NULL, "socket activation: unexpected fds passed");
+        *ret_activated = r > 0;
+        for (size_t i = 0; i < 2; i++) {
+                if (fds[i] >= 0)
+                        continue;
+                fds[i] = socket_bind_listen(&specs[i], LISTEN_BACKLOG);
+                if (fds[i] < 0)
+                        return log_error_errno(
+                                fds[i], NULL, "%s socket %s: %s", specs[i].name, specs[i].path,
+                                fds[i] == -EEXIST ? "in use or not a socket" : strerror(-fds[i]));
+                bound[i] = strdup(specs[i].path);
+        }
+        return 0;
+}
+
+/* Waits for the engine to end (it was told, or its channel closed); SIGKILL after a while. */
+static int engine_reap(Run *run) {
+        struct pollfd pfd = {.fd = run->engine_pidfd, .events = POLLIN};
+        siginfo_t si = {};
+
+        if (poll(&pfd, 1, ENGINE_EXIT_WAIT_MS) <= 0)
+                (void)syscall(__NR_pidfd_send_signal, run->engine_pidfd, SIGKILL, NULL, 0);
+        if (waitid(P_PID, (id_t)run->engine_pid, &si, WEXITED) < 0)
+                return -1;
+        return si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+}
+
+int spawner_run(int argc, char **argv) {
+        static const struct option opts[] = {
+                {"config", required_argument, NULL, 'c'},
+                {"check-config", optional_argument, NULL, 'C'},
+                {"engine", required_argument, NULL, 'E'},
+                {"help", no_argument, NULL, 'h'},
+                {"version", no_argument, NULL, 'V'},
+                {},
+        };
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_(scope_manager_freep) ScopeManager *scope = NULL;
+        _cleanup_(spawner_freep) Spawner *sp = NULL;
+        const char *config = NULL, *check = NULL, *engine = NULL;
+        int fds[2] = {-1, -1}, pair[2] = {-1, -1};
+        char *bound[2] = {NULL, NULL};
+        Run run = {.engine_pidfd = -1};
+        char why[512] = "";
+        bool checking = false, activated = false;
+        uid_t euid;
+        gid_t egid;
+        sigset_t ss;
+        int c, r, status, ret = 1;
+
+        while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'c':
+                        config = optarg;
+                        break;
+                case 'C':
+                        checking = true;
+                        check = optarg;
+                        break;
+                case 'E':
+                        engine = optarg;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return 0;
+                case 'V':
+                        printf("lockd %s\n", LOCKD_VERSION);
+                        return 0;
+                default:
+                        usage(stderr);
+                        return 2;
+                }
+        }
+        if (checking && !check && optind < argc)
+                check = argv[optind++];
+        if (optind < argc) {
+                fprintf(stderr, "lockd: unexpected argument '%s'\n", argv[optind]);
+                usage(stderr);
+                return 2;
+        }
+        config = pick_policy(checking && check ? check : config);
+        if (checking)
+                return check_config(config);
+
+        log_open(false);
+        r = secmem_harden_process();
+        if (r < 0)
+                return log_error_errno(r, NULL, "cannot make lockd undumpable: %m"), 1;
+        r = policy_file_load(config, &p, why, sizeof(why));
+        if (r < 0)
+                return log_error_errno(r, NULL, "%s", why[0] ? why : strerror(-r)), 1;
+        if (geteuid() != 0)
+                return log_error_errno(-EPERM, NULL,
+                                       "lockd must run as root: each plugin run gets its own uid"),
+                       1;
+        r = landlock_abi_version();
+        if (r < 0)
+                return log_error_errno(r, NULL,
+                                       "Landlock: %s; plugins cannot run sandboxed, and "
+                                       "lockd has no fallback",
+                                       landlock_strerror(r) ? landlock_strerror(r) : strerror(-r)),
+                       1;
+        SpawnerConfig cfg = {
+                .landlock_abi = r,
+                .pool =
+                        {
+                                .workers = p->limits.concurrent_runs,
+                                .queue_max = p->limits.concurrent_runs * RUN_QUEUE_PER_WORKER,
+                                .uid_first = p->ephemeral_uid_first,
+                                .uid_last = p->ephemeral_uid_last,
+                                .drop_to_uid = true,
+                                .scope_timeout_usec = SCOPE_WAIT_USEC,
+                                .slice = p->scope.slice,
+                        },
+        };
+        r = uid_pool_check_range(p->ephemeral_uid_first, p->ephemeral_uid_last, why, sizeof(why));
+        if (r < 0)
+                return log_error_errno(r, NULL, "ephemeral_uids: %s", why), 1;
+        /* Each run in flight holds a uid of its own. */
+        if ((uint64_t)p->ephemeral_uid_last - p->ephemeral_uid_first + 1 <
+            p->limits.concurrent_runs)
+                return log_error_errno(-EINVAL, NULL,
+                                       "ephemeral_uids holds %u uid(s), fewer than "
+                                       "limits.concurrent_runs (%u): each run needs its own",
+                                       p->ephemeral_uid_last - p->ephemeral_uid_first + 1,
+                                       p->limits.concurrent_runs),
+                       1;
+        r = engine_user(&euid, &egid);
+        if (r < 0)
+                return log_error_errno(r, NULL,
+                                       "user " ENGINE_USER ": %s; the engine runs as it (the "
+                                       "package's sysusers.d file creates it)",
+                                       r == -ENOENT  ? "no such user"
+                                       : r == -EPERM ? "must not be root"
+                                                     : strerror(-r)),
+                       1;
+        r = state_dir_prepare(p->state_directory, euid, egid);
+        if (r < 0)
+                return log_error_errno(r, NULL,
+                                       "state directory %s: %s; it must be user " ENGINE_USER
+                                       "'s (systemd-tmpfiles --create makes it so)",
+                                       p->state_directory,
+                                       r == -EPERM ? "owned by another user, or root's and "
+                                                     "lockd may not change that here"
+                                                   : strerror(-r)),
+                       1;
+        /* The runtime directory holds the console socket when lockd binds it: root's, 0755. */
+        if (mkdir(p->runtime_directory, 0755) < 0 && errno != EEXIST)
+                return log_error_errno(negative_errno(), NULL, "runtime directory %s: %m",
+                                       p->runtime_directory),
+                       1;
+
+        sigemptyset(&ss);
+        sigaddset(&ss, SIGTERM);
+        sigaddset(&ss, SIGINT);
+        sigaddset(&ss, SIGHUP);
+        sigprocmask(SIG_BLOCK, &ss, NULL);
+
+        if (open_sockets(p, fds, bound, &activated) < 0)
+                goto finish;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
+                log_error_errno(negative_errno(), NULL, "the engine's channel: %m");
+                goto finish;
+        }
+        EngineLaunch el = {
+                .path = engine ? engine : engine_path(),
+                .config = config,
+                .uid = euid,
+                .gid = egid,
+                .listen_fds = {fds[0], fds[1]},
+                .channel_fd = pair[1],
+        };
+        r = engine_launch(&el, &run.engine_pid, &run.engine_pidfd);
+        /* The sockets are the engine's alone from here: the root process holds none. */
+        fds[0] = safe_close(fds[0]);
+        fds[1] = safe_close(fds[1]);
+        pair[1] = safe_close(pair[1]);
+        if (r < 0) {
+                log_error_errno(r, NULL, "cannot start the engine %s: %m", el.path);
+                goto finish;
+        }
+
+        r = caps_drop_except(caps_kept, caps_n_kept);
+        if (r < 0) {
+                log_error_errno(r, NULL, "cannot drop capabilities: %s", strerror(-r));
+                goto finish;
+        }
+        /* Nothing the spawner execs (nothing but plugins) gains privileges through a file. */
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+                log_error_errno(negative_errno(), NULL, "cannot set no_new_privs: %m");
+                goto finish;
+        }
+        log_struct(LOG_INFO, LOCKD_MESSAGE_CAPABILITIES, NULL,
+                   "spawner: sockets %s, handed to the engine (pid %d, user " ENGINE_USER
+                   ", no capability); capabilities kept: cap_setuid cap_setgid cap_setpcap "
+                   "cap_kill",
+                   activated ? "activated by systemd" : "bound", (int)run.engine_pid);
+
+        r = sd_event_default(&run.event);
+        if (r < 0) {
+                log_error_errno(r, NULL, "event loop: %s", strerror(-r));
+                goto finish;
+        }
+        if (sd_event_add_signal(run.event, NULL, SIGTERM, on_signal, &run) < 0 ||
+            sd_event_add_signal(run.event, NULL, SIGINT, on_signal, &run) < 0 ||
+            sd_event_add_signal(run.event, NULL, SIGHUP, on_signal, &run) < 0) {
+                log_error_errno(-EIO, NULL, "cannot watch signals");
+                goto finish;
+        }
+        if (p->scope.backend == POLICY_SCOPE_SYSTEMD) {
+                ScopeConfig sc = {
+                        .bus = scope_bus(p),
+                        .slice = p->scope.slice,
+                        .cpu_quota_usec = (uint64_t)p->scope.cpu_quota_percent * 10000ULL,
+                };
+                unsigned stale = 0;
+
+                r = scope_manager_new(run.event, &sc, &scope);
+                if (r < 0) {
+                        log_error_errno(r, LOCKD_MESSAGE_SCOPE_FAILED,
+                                        "no systemd manager at %s (%s): plugin runs need their "
+                                        "scope; scope.backend: none runs without",
+                                        sc.bus, strerror(-r));
+                        goto finish;
+                }
+                scope_manager_set_connection_hook(scope, on_scope_connection, (void *)sc.bus);
+                /* Runs of a lockd that was killed outright: their scopes go before anything runs.
+                 */
+                r = scope_kill_stale(scope, "lockd-run-*.scope", &stale);
+                if (r < 0) {
+                        log_error_errno(r, LOCKD_MESSAGE_SCOPE_FAILED,
+                                        "cannot list the scopes of earlier runs: %m");
+                        goto finish;
+                }
+                if (stale > 0)
+                        log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
+                                   "killed %u scope(s) left by an earlier lockd", stale);
+        }
+        r = spawner_new(run.event, &cfg, scope, TAKE_FD(pair[0]), run.engine_pid, &sp);
+        if (r < 0) {
+                log_error_errno(r, NULL, "spawner: %s", strerror(-r));
+                goto finish;
+        }
+        r = sd_event_loop(run.event);
+        sp = spawner_free(sp); /* every run killed, every scope stopped */
+        status = engine_reap(&run);
+        run.engine_pid = 0;
+        /* A clean end: the engine was told to stop and stopped; anything else restarts lockd. */
+        ret = r == 0 && status == 0 ? 0 : 1;
+        if (status != 0 && status != -1)
+                log_struct(LOG_ERR, NULL, NULL, "the engine ended with status %d", status);
+
+finish:
+        sp = spawner_free(sp);
+        if (run.engine_pid > 0) {
+                (void)syscall(__NR_pidfd_send_signal, run.engine_pidfd, SIGKILL, NULL, 0);
+                (void)waitpid(run.engine_pid, NULL, 0);
+        }
+        safe_close(run.engine_pidfd);
+        safe_close(pair[0]);
+        safe_close(pair[1]);
+        safe_close(fds[0]);
+        safe_close(fds[1]);
+        for (size_t i = 0; i < 2; i++)
+                if (bound[i]) {
+                        /* Sockets lockd bound itself go with it; activated ones are systemd's. */
+                        (void)unlink(bound[i]);
+                        free(bound[i]);
+                }
+        scope = scope_manager_free(scope);
+        sd_event_unref(run.event);
+        return ret;
+}

@@ -1,0 +1,616 @@
+/* The spawner: the root side of lockd, serving the engine's closed request table (spawner-proto.h)
+ * with the run pool, the scopes and the agent confinement check (ARCHITECTURE.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "confinement.h"
+#include "fd-util.h"
+#include "log.h"
+#include "macro.h"
+#include "spawner-proto.h"
+#include "spawner.h"
+
+#ifndef F_GET_SEALS
+#define F_GET_SEALS 1034
+#endif
+#ifndef __NR_pidfd_send_signal
+#define __NR_pidfd_send_signal 424
+#endif
+
+/* What a memfd must be sealed against before the spawner hands it to a plugin. */
+#define SEALS_NEEDED (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK)
+/* A send that the engine does not take within this long ends the spawner. */
+#define SEND_TIMEOUT_SEC 10
+
+/* One plugin's sandbox, built here from the engine's memfd and spec, shared by its runs. */
+typedef struct CachedSandbox {
+        dev_t dev;
+        ino_t ino;
+        int key_fd; /* the engine's memfd, held so its inode number cannot name another file */
+        SandboxSpec spec;
+        Sandbox *sandbox;
+        unsigned refs; /* runs in flight */
+        uint64_t last_use;
+} CachedSandbox;
+
+typedef struct SpawnerRunState {
+        Spawner *spawner;
+        CachedSandbox *cached;
+} SpawnerRunState;
+
+typedef struct Check {
+        Spawner *spawner;
+        uint64_t id;
+        int pidfd;
+        ConfinementCheck *check;
+        struct Check *next;
+} Check;
+
+struct Spawner {
+        sd_event *event;
+        int fd;
+        sd_event_source *io;
+        pid_t engine_pid;
+        ScopeManager *scope;
+        RunPool *pool;
+        SpawnerConfig cfg;
+        bool hello, stopping, failed;
+        unsigned n_runs, runs_max;
+        uint64_t *run_ids; /* runs_max slots; 0: free */
+        CachedSandbox *cache;
+        size_t n_cache, cache_max;
+        uint64_t use_clock;
+        Check *checks;
+        unsigned n_checks;
+};
+
+/* Ends the spawner on a request it cannot believe: the loop exits, and lockd with it. */
+static void fail(Spawner *s, const char *why, const char *detail) {
+        if (s->failed)
+                return;
+        s->failed = true;
+        log_struct(LOG_ERR, NULL, NULL,
+                   "the engine sent %s%s%s: ending every run and lockd (it restarts)", why,
+                   detail ? ": " : "", detail ? detail : "");
+        s->io = sd_event_source_disable_unref(s->io);
+        run_pool_kill_all(s->pool);
+        (void)sd_event_exit(s->event, 1);
+}
+
+/* Sends one reply. A peer that does not take it within SEND_TIMEOUT_SEC ends the spawner. */
+static void send_reply(Spawner *s, const void *msg, size_t size) {
+        ssize_t n;
+
+        if (s->failed)
+                return;
+        do
+                n = send(s->fd, msg, size, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)size) {
+                s->failed = true;
+                log_struct_errno(LOG_ERR, n < 0 ? errno : EIO, NULL, NULL,
+                                 "cannot answer the engine: %m; ending every run and lockd");
+                s->io = sd_event_source_disable_unref(s->io);
+                run_pool_kill_all(s->pool);
+                (void)sd_event_exit(s->event, 1);
+        }
+}
+
+static int run_slot(Spawner *s, uint64_t id) {
+        for (unsigned i = 0; i < s->runs_max; i++)
+                if (s->run_ids[i] == id)
+                        return (int)i;
+        return -1;
+}
+
+static void cache_release(CachedSandbox *c) {
+        if (c && c->refs > 0)
+                c->refs--;
+}
+
+/*
+ * The sandbox for this memfd and spec: the cached one, or one built now by sandbox_new(), which
+ * copies the bytes into a memfd of the spawner's own, checks the ELF and builds the Landlock
+ * ruleset and the seccomp program from the spec alone. NULL with *ret_error on failure.
+ */
+static CachedSandbox *cache_get(Spawner *s, int binary_fd, const SandboxSpec *spec,
+                                int *ret_error) {
+        CachedSandbox *slot = NULL;
+        struct stat st;
+        int r;
+
+        if (fstat(binary_fd, &st) < 0) {
+                *ret_error = negative_errno();
+                return NULL;
+        }
+        for (size_t i = 0; i < s->n_cache; i++) {
+                CachedSandbox *c = &s->cache[i];
+
+                if (c->dev == st.st_dev && c->ino == st.st_ino &&
+                    memcmp(&c->spec, spec, sizeof(*spec)) == 0) {
+                        c->refs++;
+                        c->last_use = ++s->use_clock;
+                        return c;
+                }
+        }
+        if (s->n_cache < s->cache_max)
+                slot = &s->cache[s->n_cache++];
+        else {
+                /* The least recently used one that no run holds. */
+                for (size_t i = 0; i < s->n_cache; i++) {
+                        CachedSandbox *c = &s->cache[i];
+                        if (c->refs == 0 && (!slot || c->last_use < slot->last_use))
+                                slot = c;
+                }
+                if (!slot) {
+                        *ret_error = -ENOSPC;
+                        return NULL;
+                }
+                sandbox_free(slot->sandbox);
+                safe_close(slot->key_fd);
+        }
+        *slot = (CachedSandbox){.key_fd = -1};
+        r = sandbox_new(binary_fd, spec, &slot->sandbox);
+        if (r >= 0) {
+                slot->key_fd = fcntl(binary_fd, F_DUPFD_CLOEXEC, 3);
+                if (slot->key_fd < 0)
+                        r = negative_errno();
+        }
+        if (r < 0) {
+                sandbox_free(slot->sandbox);
+                /* The slot stays, empty: no inode matches it and no run holds it. */
+                *slot = (CachedSandbox){.key_fd = -1, .ino = 0, .dev = (dev_t)-1};
+                *ret_error = r;
+                return NULL;
+        }
+        slot->dev = st.st_dev;
+        slot->ino = st.st_ino;
+        slot->spec = *spec;
+        slot->refs = 1;
+        slot->last_use = ++s->use_clock;
+        return slot;
+}
+
+static void on_run_done(RunRequest *req, void *userdata) {
+        SpawnerRunState *st = userdata;
+        Spawner *s = st->spawner;
+        SpawnerReplyExited x = {};
+        int slot;
+
+        spawner_header_init(&x.h, SPAWNER_REPLY_EXITED);
+        x.run_id = req->id;
+        x.error = req->error < 0 ? req->error : 0;
+        if (req->error >= 0) {
+                const RunResult *res = &req->result;
+
+                x.flags = (req->scoped ? SPAWNER_EXITED_SCOPED : 0);
+                if (res->cause == RUN_CAUSE_SPAWN) {
+                        x.flags |= SPAWNER_EXITED_SPAWN;
+                        x.spawn_stage = (uint32_t)res->spawn_stage;
+                        x.spawn_errno = res->spawn_errno;
+                } else {
+                        x.flags |= (req->exit.exited ? SPAWNER_EXITED_EXITED : 0) |
+                                   (req->exit.timed_out ? SPAWNER_EXITED_TIMED_OUT : 0) |
+                                   (req->exit.oom ? SPAWNER_EXITED_OOM : 0);
+                        x.exit_status = req->exit.exit_status;
+                        x.signal = req->exit.signal;
+                }
+                x.wall_usec = res->wall_usec;
+                x.cpu_usec = res->cpu_usec;
+                x.peak_rss_bytes = res->peak_rss_bytes;
+                x.uid = (uint32_t)res->uid;
+                x.landlock_abi = res->landlock_abi;
+        }
+        slot = run_slot(s, req->id);
+        if (slot >= 0)
+                s->run_ids[slot] = 0;
+        s->n_runs--;
+        cache_release(st->cached);
+        free(st);
+        run_request_free(req);
+        send_reply(s, &x, sizeof(x));
+}
+
+/* Whether fd is a memfd sealed against every change of its bytes. */
+static bool sealed_memfd(int fd) {
+        int seals = fcntl(fd, F_GET_SEALS);
+
+        return seals >= 0 && (seals & SEALS_NEEDED) == SEALS_NEEDED;
+}
+
+/* Whether fd is the write end of a pipe, open for writing only. */
+static bool pipe_write_end(int fd) {
+        struct stat st;
+        int fl = fcntl(fd, F_GETFL);
+
+        return fl >= 0 && (fl & O_ACCMODE) == O_WRONLY && fstat(fd, &st) == 0 &&
+               S_ISFIFO(st.st_mode);
+}
+
+static void handle_run(Spawner *s, const SpawnerRun *m, int *fds) {
+        bool inputs = m->flags & SPAWNER_RUN_INPUTS, detail = m->flags & SPAWNER_RUN_DETAIL;
+        int binary = fds[0], input = fds[1], in6 = inputs ? fds[2] : -1;
+        int out = fds[2 + inputs], err = fds[3 + inputs], det = detail ? fds[4 + inputs] : -1;
+        _cleanup_(run_request_freep) RunRequest *req = NULL;
+        SpawnerRunState *st;
+        SandboxSpec spec = {
+                .protocol = m->protocol,
+                .inputs = inputs,
+                .detail = detail,
+                .limits = {.cpu_s = m->cpu_s,
+                           .memory_bytes = m->memory_bytes,
+                           .timeout_s = m->timeout_s},
+        };
+        char id[32];
+        int slot, r;
+
+        snprintf(id, sizeof(id), "%" PRIu64, m->run_id);
+        if (!s->hello || s->stopping)
+                return fail(s, "a run out of order", s->hello ? "after STOP" : "before HELLO");
+        if (s->n_runs >= s->runs_max)
+                return fail(s, "more runs than may be in flight", id);
+        if (run_slot(s, m->run_id) >= 0)
+                return fail(s, "a run id already in flight", id);
+        /*
+         * What a plugin gets is checked here, not believed: its binary, its input and its inputs
+         * sealed memfds (no byte can change under the run), its output ends pipes open for
+         * writing only.
+         */
+        if (!sealed_memfd(binary) || !sealed_memfd(input) || (inputs && !sealed_memfd(in6)))
+                return fail(s, "a run whose memfd is not sealed", id);
+        if (!pipe_write_end(out) || !pipe_write_end(err) || (detail && !pipe_write_end(det)))
+                return fail(s, "a run whose output is not a pipe's write end", id);
+
+        st = calloc(1, sizeof(*st));
+        req = run_request_new();
+        if (!st || !req) {
+                free(st);
+                return fail(s, "a run lockd has no memory for", id);
+        }
+        st->spawner = s;
+        /* Fresh read-only opens: the plugin's own offsets, never the engine's descriptions. */
+        req->input_fd = fd_reopen_readonly(input);
+        req->inputs_fd = inputs ? fd_reopen_readonly(in6) : -1;
+        if (req->input_fd < 0 || (inputs && req->inputs_fd < 0)) {
+                free(st);
+                return fail(s, "a run whose memfd cannot be opened again", id);
+        }
+        req->external = true;
+        req->id = m->run_id;
+        req->fairness_key = m->fairness_key;
+        req->stdout_fd = TAKE_FD(fds[2 + inputs]);
+        req->stderr_fd = TAKE_FD(fds[3 + inputs]);
+        if (detail)
+                req->detail_fd = TAKE_FD(fds[4 + inputs]);
+        snprintf(req->unit, sizeof(req->unit), "lockd-run-%" PRIu64 ".scope", m->run_id);
+        req->done = on_run_done;
+        req->userdata = st;
+
+        st->cached = cache_get(s, binary, &spec, &r);
+        if (!st->cached) {
+                SpawnerReplyExited x = {};
+
+                /* Not the engine's fault alone (a binary this kernel cannot run): the run fails. */
+                free(st);
+                spawner_header_init(&x.h, SPAWNER_REPLY_EXITED);
+                x.run_id = m->run_id;
+                x.error = r < 0 && r >= -4095 ? r : -EIO;
+                send_reply(s, &x, sizeof(x));
+                return;
+        }
+        req->sandbox = st->cached->sandbox;
+        slot = run_slot(s, 0);
+        s->run_ids[slot] = m->run_id;
+        s->n_runs++;
+        r = run_pool_submit(s->pool, req);
+        if (r < 0) {
+                RunRequest *q = TAKE_PTR(req);
+
+                q->error = r;
+                on_run_done(q, st);
+                return;
+        }
+        TAKE_PTR(req);
+}
+
+static void on_confined(bool ok, const char *unit, ConfinementReason missing, void *userdata) {
+        Check *c = userdata;
+        Spawner *s = c->spawner;
+        SpawnerReplyConfined x = {};
+
+        spawner_header_init(&x.h, SPAWNER_REPLY_CONFINED);
+        x.check_id = c->id;
+        x.ok = ok;
+        x.reason = (uint32_t)missing;
+        snprintf(x.unit, sizeof(x.unit), "%s", unit ? unit : "");
+        /* Unlinked before the reply: the check is over. */
+        for (Check **p = &s->checks; *p; p = &(*p)->next)
+                if (*p == c) {
+                        *p = c->next;
+                        break;
+                }
+        s->n_checks--;
+        confinement_check_free(c->check);
+        safe_close(c->pidfd);
+        free(c);
+        send_reply(s, &x, sizeof(x));
+}
+
+/* The pid in a pidfd's fdinfo, or -1: the pidfd must name the pid the request says. */
+static pid_t pidfd_pid(int fd) {
+        char path[64], line[128];
+        FILE *f;
+        long pid = -1;
+
+        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+        f = fopen(path, "re");
+        if (!f)
+                return -1;
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "Pid: %ld", &pid) == 1)
+                        break;
+        fclose(f);
+        return (pid_t)pid;
+}
+
+static void handle_confine(Spawner *s, const SpawnerConfine *m, int *fds) {
+        SpawnerReplyConfined x = {};
+        Check *c;
+        int r;
+
+        if (!s->hello || s->stopping)
+                return fail(s, "a confinement check out of order", NULL);
+        if (s->n_checks >= SPAWNER_CHECKS_MAX)
+                return fail(s, "more confinement checks than may be in flight", NULL);
+        for (Check *i = s->checks; i; i = i->next)
+                if (i->id == m->check_id)
+                        return fail(s, "a confinement check id already in flight", NULL);
+        /* A pidfd of exactly that pid (a dead one is a pidfd too: the check says gone). */
+        if (syscall(__NR_pidfd_send_signal, fds[0], 0, NULL, 0) < 0 && errno != ESRCH)
+                return fail(s, "a confinement check without a pidfd", NULL);
+        if (pidfd_pid(fds[0]) != (pid_t)m->pid && pidfd_pid(fds[0]) != -1)
+                return fail(s, "a confinement check whose pidfd is another process", NULL);
+
+        spawner_header_init(&x.h, SPAWNER_REPLY_CONFINED);
+        x.check_id = m->check_id;
+        if (!s->scope) {
+                x.error = -EHOSTUNREACH;
+                return send_reply(s, &x, sizeof(x));
+        }
+        c = calloc(1, sizeof(*c));
+        if (!c) {
+                x.error = -ENOMEM;
+                return send_reply(s, &x, sizeof(x));
+        }
+        *c = (Check){.spawner = s, .id = m->check_id, .pidfd = TAKE_FD(fds[0])};
+        c->next = s->checks;
+        s->checks = c;
+        s->n_checks++;
+        r = confinement_check_start(scope_manager_bus(s->scope), (pid_t)m->pid, c->pidfd,
+                                    on_confined, c, &c->check);
+        if (r < 0) {
+                s->checks = c->next;
+                s->n_checks--;
+                safe_close(c->pidfd);
+                free(c);
+                x.error = r;
+                send_reply(s, &x, sizeof(x));
+        }
+}
+
+/* Tells systemd what the engine reported, in the spawner's own words (NotifyAccess=main). */
+static void handle_notify(Spawner *s, const SpawnerNotify *m) {
+        if (!s->hello)
+                return fail(s, "a NOTIFY before HELLO", NULL);
+        switch (m->state) {
+        case SPAWNER_NOTIFY_READY:
+        case SPAWNER_NOTIFY_STATUS:
+                (void)sd_notifyf(
+                        false,
+                        "%sSTATUS=Serving %" PRIu32 " plugin(s), %" PRIu32 " run(s) in flight",
+                        m->state == SPAWNER_NOTIFY_READY ? "READY=1\n" : "", m->plugins, m->runs);
+                return;
+        case SPAWNER_NOTIFY_RELOADING:
+                (void)sd_notify(false, "RELOADING=1\nSTATUS=Reloading the policy");
+                return;
+        default:
+                (void)sd_notify(false, "STOPPING=1\nSTATUS=Stopping: killing the runs in flight");
+                return;
+        }
+}
+
+static void handle(Spawner *s, const SpawnerMessage *m, int *fds) {
+        switch (m->h.type) {
+        case SPAWNER_HELLO: {
+                SpawnerReplyHello x = {};
+
+                if (s->hello)
+                        return fail(s, "a second HELLO", NULL);
+                if ((pid_t)m->hello.pid != s->engine_pid)
+                        return fail(s, "a HELLO from another process", NULL);
+                s->hello = true;
+                spawner_header_init(&x.h, SPAWNER_REPLY_HELLO);
+                x.landlock_abi = (uint32_t)s->cfg.landlock_abi;
+                x.scopes = s->scope != NULL;
+                x.runs_max = s->runs_max;
+                send_reply(s, &x, sizeof(x));
+                return;
+        }
+        case SPAWNER_RUN:
+                return handle_run(s, &m->run, fds);
+        case SPAWNER_KILL:
+                if (!s->hello)
+                        return fail(s, "a KILL before HELLO", NULL);
+                /* An id not in flight is no error: its EXITED may be on its way. */
+                run_pool_kill(s->pool, m->kill.run_id);
+                return;
+        case SPAWNER_STOP:
+                if (!s->hello || s->stopping)
+                        return fail(s, "a STOP out of order", NULL);
+                s->stopping = true;
+                run_pool_kill_all(s->pool);
+                return;
+        case SPAWNER_CONFINE:
+                return handle_confine(s, &m->confine, fds);
+        case SPAWNER_NOTIFY:
+                return handle_notify(s, &m->notify);
+        default:
+                return fail(s, "an unknown request", NULL);
+        }
+}
+
+static int on_message(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        Spawner *s = userdata;
+        union {
+                SpawnerMessage m;
+                uint8_t bytes[SPAWNER_MESSAGE_MAX];
+        } buf;
+        union {
+                struct cmsghdr align;
+                uint8_t space[CMSG_SPACE(sizeof(int) * (SPAWNER_FDS_MAX + 1))];
+        } control;
+        struct iovec iov = {.iov_base = &buf, .iov_len = sizeof(buf)};
+        struct msghdr mh = {
+                .msg_iov = &iov,
+                .msg_iovlen = 1,
+                .msg_control = &control,
+                .msg_controllen = sizeof(control),
+        };
+        int fds[SPAWNER_FDS_MAX + 1];
+        size_t n_fds = 0;
+        bool bad_control = false;
+        SpawnerMessage m;
+        SpawnerError e;
+        ssize_t n;
+
+        n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        return 0;
+                log_struct_errno(LOG_ERR, errno, NULL, NULL, "the engine's channel: %m");
+                s->failed = true;
+                run_pool_kill_all(s->pool);
+                return sd_event_exit(s->event, 1);
+        }
+        /* Every fd received is ours now, whatever happens to the message. */
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
+                        bad_control = true;
+                        continue;
+                }
+                size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < k; i++) {
+                        int f;
+                        memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                        if (n_fds < ELEMENTSOF(fds))
+                                fds[n_fds++] = f;
+                        else
+                                safe_close(f);
+                }
+        }
+        if (n == 0 && n_fds == 0) {
+                /* The engine is gone. After its STOP that is the way out; else lockd restarts. */
+                s->io = sd_event_source_disable_unref(s->io);
+                run_pool_kill_all(s->pool);
+                if (!s->stopping)
+                        log_struct(LOG_ERR, NULL, NULL,
+                                   "the engine closed its channel: ending every run and lockd");
+                return sd_event_exit(s->event, s->stopping ? 0 : 1);
+        }
+        if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || bad_control)
+                e = SPAWNER_E_TRUNCATED;
+        else
+                e = spawner_request_decode(&buf, (size_t)n, n_fds, &m);
+        if (e != SPAWNER_OK)
+                fail(s, spawner_error_name(e), NULL);
+        else
+                handle(s, &m, fds);
+        for (size_t i = 0; i < n_fds; i++)
+                safe_close(fds[i]);
+        return 0;
+}
+
+int spawner_new(sd_event *e, const SpawnerConfig *cfg, ScopeManager *scope, int fd,
+                pid_t engine_pid, Spawner **ret) {
+        _cleanup_close_ int owned = fd;
+        struct timeval tv = {.tv_sec = SEND_TIMEOUT_SEC};
+        Spawner *s;
+        int r;
+
+        if (!e || !cfg || fd < 0 || engine_pid <= 0 || !ret)
+                return -EINVAL;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->event = sd_event_ref(e);
+        s->fd = TAKE_FD(owned);
+        s->engine_pid = engine_pid;
+        s->scope = scope;
+        s->cfg = *cfg;
+        /* What the engine may have in flight: the pool's workers and its queue. */
+        s->runs_max = cfg->pool.workers + cfg->pool.queue_max;
+        s->cache_max = (size_t)s->runs_max + 64;
+        s->run_ids = calloc(s->runs_max, sizeof(*s->run_ids));
+        s->cache = calloc(s->cache_max, sizeof(*s->cache));
+        if (!s->run_ids || !s->cache) {
+                spawner_free(s);
+                return -ENOMEM;
+        }
+        if (setsockopt(s->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0) {
+                r = negative_errno();
+                spawner_free(s);
+                return r;
+        }
+        r = run_pool_new(e, &cfg->pool, scope, &s->pool);
+        if (r >= 0)
+                r = sd_event_add_io(e, &s->io, s->fd, EPOLLIN, on_message, s);
+        if (r < 0) {
+                spawner_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+Spawner *spawner_free(Spawner *s) {
+        if (!s)
+                return NULL;
+        s->failed = true; /* no reply any more */
+        s->io = sd_event_source_disable_unref(s->io);
+        s->pool = run_pool_free(s->pool);
+        while (s->checks) {
+                Check *c = s->checks;
+                s->checks = c->next;
+                confinement_check_free(c->check);
+                safe_close(c->pidfd);
+                free(c);
+        }
+        for (size_t i = 0; s->cache && i < s->n_cache; i++) {
+                sandbox_free(s->cache[i].sandbox);
+                safe_close(s->cache[i].key_fd);
+        }
+        free(s->cache);
+        free(s->run_ids);
+        safe_close(s->fd);
+        sd_event_unref(s->event);
+        free(s);
+        return NULL;
+}
+
+bool spawner_engine_ready(const Spawner *s) {
+        return s && s->hello;
+}
+
+unsigned spawner_n_runs(const Spawner *s) {
+        return s ? s->n_runs : 0;
+}

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""lockd's two processes against a real systemd manager: a stand-in engine (hostile-engine.py)
+sends the spawner malformed, oversized, truncated and out-of-order requests, unsealed or writable
+memfds, the wrong fds and limits out of range, and the spawner refuses each, exits and runs
+nothing; on a running lockd the engine is user lockd with no capability, the root process holds
+no agent or console socket and maps neither libjansson nor libcrypto, and killing either process
+ends the other and leaves no run, scope or child. TAP on stdout. Run through with-systemd."""
+
+import json
+import os
+import pwd
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lockdtest import (LOCKD, Daemon, Failed, Tap, check, install_unsigned,  # noqa: E402
+                       plugin_processes, policy_text, require_environment, tempdir, units,
+                       wait_for, write_file)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PLUGINS = os.environ["LOCKD_TEST_PLUGINS"]
+
+# Each malformed case and the refusal the spawner must name in its log.
+HOSTILE = {
+    "bad-magic": "a message without the magic",
+    "bad-version": "a message of another version",
+    "oversized": "a truncated message",
+    "truncated": "a message of the wrong size",
+    "unknown-type": "a message of a type this side does not take",
+    "size-field": "a message of the wrong size",
+    "reserved-field": "a field out of range",
+    "run-before-hello": "a run out of order",
+    "hello-twice": "a second HELLO",
+    "hello-wrong-pid": "a HELLO from another process",
+    "unsealed-binary": "a run whose memfd is not sealed",
+    "writable-input": "a run whose memfd is not sealed",
+    "fd-count": "the wrong number of file descriptors",
+    "too-many-fds": "a truncated message or control data",
+    "memory-too-small": "a field out of range",
+    "timeout-zero": "a field out of range",
+    "cpu-too-large": "a field out of range",
+    "protocol-3": "a field out of range",
+    "flags-protocol-1": "a field out of range",
+    "run-id-zero": "a field out of range",
+    "stdout-not-pipe": "a run whose output is not a pipe's write end",
+    "duplicate-id": "a run id already in flight",
+    "run-after-stop": "a run out of order",
+    "confine-no-pidfd": "a confinement check without a pidfd",
+    "notify-bad-state": "a field out of range",
+}
+
+
+def spawner(top, case):
+    """lockd with the stand-in engine for case: (exit status, its log, what the stand-in saw)."""
+    d = os.path.join(top, case)
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o777)  # the stand-in runs as user lockd and writes what it saw here
+    policy = os.path.join(d, "lockd.yaml")
+    with open(policy, "w") as f:
+        f.write(policy_text(d))
+    out = os.path.join(d, "seen.json")
+    env = dict(os.environ, HOSTILE_CASE=case, HOSTILE_OUT=out,
+               HOSTILE_PLUGIN=os.path.join(PLUGINS, "good-one"),
+               HOSTILE_SLOW=os.path.join(PLUGINS, "slow-answer"))
+    env.pop("NOTIFY_SOCKET", None)
+    r = subprocess.run([LOCKD, "--config", policy, "--engine",
+                        os.path.join(HERE, "hostile-engine.py")],
+                       env=env, capture_output=True, text=True, timeout=60)
+    seen = json.load(open(out)) if os.path.exists(out) else {}
+    return r.returncode, r.stdout + r.stderr, seen
+
+
+def test_good_standin(top):
+    """the stand-in's well-formed run answers 1 through the spawner (so the refusals below are
+    the spawner's checks, not a stand-in that cannot speak the protocol), and its STOP and hang-up
+    end lockd with status 0"""
+    rc, log, seen = spawner(top, "ok")
+    check(rc == 0, f"lockd exited {rc}:\n{log}\n{seen}")
+    check(seen.get("stdout") == "1\n", f"the plugin's stdout: {seen}")
+    x = seen.get("exited", {})
+    check(x.get("error") == 0 and x.get("flags", 0) & 2 and x.get("exit_status") == 0,
+          f"EXITED: {x}")
+    check(810000 <= x.get("uid", 0) <= 810999, f"the run's uid: {x}")
+    check(seen.get("hello", [0, 0, 0])[2] > 0, f"HELLO's answer: {seen}")
+
+
+def hostile_case(case, reason):
+    def t(top):
+        rc, log, seen = spawner(top, case)
+        check(rc == 1, f"lockd exited {rc} on {case}:\n{log}")
+        check("the engine sent " + reason in log, f"the refusal of {case}:\n{log}")
+        check(seen.get("after") in ("eof", "error 104"), f"the stand-in saw: {seen}")
+        check(not plugin_processes(), f"a plugin runs after {case}: {plugin_processes()}")
+        wait_for(lambda: not units(), timeout=10, what=f"no run scope after {case}")
+    t.__doc__ = f"{case}: the spawner refuses ({reason}), exits 1 and no process runs"
+    t.__name__ = "test_hostile_" + case.replace("-", "_")
+    return t
+
+
+def children(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(x) for x in f.read().split()]
+
+
+def status_fields(pid):
+    fields = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            fields[k] = v.strip()
+    return fields
+
+
+def engine_of(d):
+    kids = [p for p in children(d.proc.pid)
+            if open(f"/proc/{p}/comm").read().strip().startswith("lockd-engine")]
+    check(len(kids) == 1, f"the spawner's engine children: {kids}")
+    return kids[0]
+
+
+def socket_inodes(pid):
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link)
+    return inodes
+
+
+def test_processes(top):
+    """on a running lockd the engine is user lockd with CapEff and CapPrm 0, NoNewPrivs 1 and a
+    seccomp filter; the root process holds neither listening socket and maps neither libjansson
+    nor libcrypto"""
+    os.makedirs(os.path.join(top, "procs"), exist_ok=True)
+    d = Daemon(os.path.join(top, "procs"))
+    d.start()
+    try:
+        engine = engine_of(d)
+        st = status_fields(engine)
+        lockd_uid = pwd.getpwnam("lockd").pw_uid
+        check(st["Uid"].split() == [str(lockd_uid)] * 4, f"engine Uid: {st['Uid']}")
+        check(int(st["CapEff"], 16) == 0 and int(st["CapPrm"], 16) == 0 and
+              int(st["CapBnd"], 16) == 0, f"engine caps: {st['CapEff']} {st['CapPrm']}")
+        check(st["NoNewPrivs"] == "1" and st["Seccomp"] == "2", f"engine: {st}")
+        sp = status_fields(d.proc.pid)
+        check(sp["Uid"].split()[0] == "0", f"spawner Uid: {sp['Uid']}")
+        check(int(sp["CapEff"], 16) == (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8),
+              f"spawner CapEff: {sp['CapEff']}")
+        # The listening sockets are the engine's fds 3 and 4; the spawner has neither.
+        listening = {os.readlink(f"/proc/{engine}/fd/{n}") for n in (3, 4)}
+        check(all(x.startswith("socket:[") for x in listening), f"engine fds: {listening}")
+        held = socket_inodes(d.proc.pid) & listening
+        check(not held, f"the spawner holds a listening socket: {held}")
+        maps = open(f"/proc/{d.proc.pid}/maps").read()
+        check("libjansson" not in maps and "libcrypto" not in maps,
+              "the spawner maps libjansson or libcrypto")
+        check("libjansson" in open(f"/proc/{engine}/maps").read(), "the engine's maps")
+    finally:
+        d.stop()
+
+
+def slow_run(d, path):
+    box = {}
+
+    def go():
+        box["r"] = d.lockctl("plugin", "run", "test.slow-answer", path, "--json")
+    t = threading.Thread(target=go)
+    t.start()
+    wait_for(lambda: units() and plugin_processes(), timeout=15, what="the slow plugin running")
+    return t, box
+
+
+def test_kill_engine(top):
+    """SIGKILL of the engine mid-run: the spawner exits (status 1, so systemd restarts lockd),
+    killing the run; no plugin process, scope or child is left"""
+    os.makedirs(os.path.join(top, "kill-engine"), exist_ok=True)
+    d = Daemon(os.path.join(top, "kill-engine"), extra_policy="allow_unsigned: true\n")
+    d.start()
+    install_unsigned(d, d.dir, "slow-answer")
+    t, box = slow_run(d, write_file(os.path.join(d.dir, "f.txt")))
+    os.kill(engine_of(d), signal.SIGKILL)
+    rc = d.proc.wait(15)
+    t.join(30)
+    check(rc == 1, f"the spawner exited {rc}")
+    check("the engine closed its channel" in d.read_log(), "the spawner did not say why")
+    wait_for(lambda: not plugin_processes(), timeout=5, what="no plugin left")
+    wait_for(lambda: not units(), timeout=15, what="no run scope left")
+
+
+def test_kill_spawner(top):
+    """SIGKILL of the spawner mid-run: the engine ends (its parent-death signal, then its channel
+    closed), the plugin dies with the spawner, and no scope is left"""
+    os.makedirs(os.path.join(top, "kill-spawner"), exist_ok=True)
+    d = Daemon(os.path.join(top, "kill-spawner"), extra_policy="allow_unsigned: true\n")
+    d.start()
+    install_unsigned(d, d.dir, "slow-answer")
+    t, box = slow_run(d, write_file(os.path.join(d.dir, "f.txt")))
+    engine = engine_of(d)
+    d.proc.kill()
+    d.proc.wait(10)
+    wait_for(lambda: not os.path.exists(f"/proc/{engine}") or
+             open(f"/proc/{engine}/stat").read().rsplit(")", 1)[1].split()[0] == "Z",
+             timeout=10, what="the engine to end")
+    t.join(30)
+    wait_for(lambda: not plugin_processes(), timeout=5, what="no plugin left")
+    wait_for(lambda: not units(), timeout=15, what="no run scope left")
+    # What the next start finds: nothing stale, and it serves.
+    d.start()
+    d.stop()
+
+
+def main():
+    require_environment()
+    tap = Tap()
+    top = tempdir()
+    os.chmod(top, 0o755)
+    tests = [test_good_standin] + [hostile_case(c, r) for c, r in HOSTILE.items()] + \
+        [test_processes, test_kill_engine, test_kill_spawner]
+    for t in tests:
+        tap.run(t, top)
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
