@@ -141,10 +141,14 @@ def throughput(c, plugin, handles, seconds):
     return tickets, answers, time.perf_counter() - t0
 
 
-def cpu_seconds(pid):
-    """The CPU time of pid's main thread (lockd runs on one), from /proc/PID/schedstat."""
-    with open(f"/proc/{pid}/schedstat") as f:
-        return int(f.read().split()[0]) / 1e9
+def cpu_seconds(pids):
+    """The CPU time of the main threads of lockd's processes (the spawner's, the engine's: each
+    runs on one), from /proc/PID/schedstat."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/schedstat") as f:
+            total += int(f.read().split()[0]) / 1e9
+    return total
 
 
 def phase(cpu, pid, fn, *args):
@@ -174,6 +178,13 @@ def agent(path):
 
 # ---------------------------------------------------------------------------------------------
 # The driver (root): a lockd, the plugin, the grants, the alternative
+
+
+def lockd_pids(d):
+    """The spawner's pid and its engine's."""
+    with open(f"/proc/{d.proc.pid}/task/{d.proc.pid}/children") as f:
+        return [d.proc.pid] + [int(x) for x in f.read().split()
+                               if open(f"/proc/{x}/comm").read().startswith("lockd-engine")]
 
 
 def command_runs(cmd, paths):
@@ -256,7 +267,7 @@ def main():
         out, _ = proc.communicate(json.dumps({"plugin": name, "warmup": handles[:WARMUP],
                                               "miss": handles[WARMUP:],
                                               "seconds": seconds,
-                                              "lockd_pid": d.proc.pid}) + "\n", timeout=900)
+                                              "lockd_pid": lockd_pids(d)}) + "\n", timeout=900)
         if proc.returncode != 0:
             raise RuntimeError(f"the agent failed ({proc.returncode})")
         res = json.loads(out)

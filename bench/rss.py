@@ -27,6 +27,22 @@ def rss_kib(pid):
     raise RuntimeError("no VmRSS")
 
 
+def lockd_kib(pid):
+    """lockd's two processes: (spawner, engine) RSS in KiB."""
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        kids = [int(x) for x in f.read().split()]
+    engines = [k for k in kids if open(f"/proc/{k}/comm").read().startswith("lockd-engine")]
+    if len(engines) != 1:
+        raise RuntimeError(f"the spawner's engine: {engines}")
+    return rss_kib(pid), rss_kib(engines[0])
+
+
+def say(what, both):
+    total = sum(both)
+    print(f"lockd RSS {what:<34} {total / 1024:6.2f} MiB ({total / TARGET_KIB:.2f} of the 8 MiB "
+          f"target): spawner {both[0] / 1024:.2f}, engine {both[1] / 1024:.2f}")
+
+
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     require_environment()
@@ -36,7 +52,7 @@ def main():
     d = Daemon(os.path.join(work, "d"))
     d.start()
     try:
-        idle = rss_kib(d.proc.pid)
+        idle = lockd_kib(d.proc.pid)
         d.lockctl("marketplace", "add", "local", "--issuer", ISSUER, "--identity", PATTERN,
                   "--trusted-root", signer.root, check_rc=0)
         with open(os.path.join(PLUGINS_SRC, "good-one", "plugin.toml")) as f:
@@ -45,19 +61,18 @@ def main():
             text = template.replace('name = "test.good-one"', f'name = "bench.p{i:03d}"')
             rel = signer.release("good-one", os.path.join(work, "rel", str(i)), text)
             d.lockctl("plugin", "install", rel, "--marketplace", "local", check_rc=0)
-        loaded = rss_kib(d.proc.pid)
+        loaded = lockd_kib(d.proc.pid)
         d.stop()
         d.start()
-        restarted = rss_kib(d.proc.pid)
+        restarted = lockd_kib(d.proc.pid)
     finally:
         d.stop()
-    print(f"lockd RSS idle:                          {idle / 1024:6.2f} MiB "
-          f"({idle / TARGET_KIB:.2f} of the 8 MiB target)")
-    print(f"lockd RSS with {n} plugins installed:    {loaded / 1024:6.2f} MiB "
-          f"({loaded / TARGET_KIB:.2f} of the target)")
-    print(f"lockd RSS after a restart with {n}:       {restarted / 1024:6.2f} MiB "
-          f"({restarted / TARGET_KIB:.2f} of the target)")
-    return 0 if max(idle, loaded, restarted) <= TARGET_KIB else 1
+    # Both processes together, each counted whole (shared library pages twice): the bound
+    # from above.
+    say("idle:", idle)
+    say(f"with {n} plugins installed:", loaded)
+    say(f"after a restart with {n}:", restarted)
+    return 0 if max(sum(idle), sum(loaded), sum(restarted)) <= TARGET_KIB else 1
 
 
 if __name__ == "__main__":

@@ -299,43 +299,6 @@ static int method_list_handles(VarlinkCall *call, json_t *params, void *userdata
         return reply_ok(call, json_pack("{s:O}", "handles", list));
 }
 
-/*
- * The agent sees its own handles only, and of each only what it needs to ask about it: the id,
- * the label the human chose, the budget left and the expiry. Never the size or the digest (bits
- * of the content lockd exists to keep back), nor anything of another agent's handles.
- */
-static int method_agent_list_handles(VarlinkCall *call, json_t *params, void *userdata) {
-        Manager *m = userdata;
-        _cleanup_(json_decrefp) json_t *list = json_array();
-        long uid = peer_uid(call);
-        size_t n = handles_n(m->handles);
-
-        if (!list)
-                return -ENOMEM;
-        for (size_t i = 0; i < n && uid >= 0; i++) {
-                const Handle *h = handles_at(m->handles, i);
-                json_t *o;
-
-                if ((long)h->agent != uid)
-                        continue;
-                /* What is left of the content's budget: a re-grant of the same bytes does not
-                 * reset it (budgets are per SHA-256, persisted). */
-                int left =
-                        m->budget ? budget_left(m->budget, h->digest, h->budget) : (int)h->budget;
-                if (left < 0)
-                        return left;
-                o = json_pack("{s:s, s:s?, s:i}", "handle", h->id, "label", h->label, "budget_left",
-                              left);
-                if (!o || json_array_append_new(list, o) < 0)
-                        return -ENOMEM;
-                if (h->expires_usec &&
-                    json_object_set_new(o, "expires_usec",
-                                        json_integer((json_int_t)h->expires_usec)) < 0)
-                        return -ENOMEM;
-        }
-        return reply_ok(call, json_pack("{s:O}", "handles", list));
-}
-
 static const VarlinkParam params_none[] = {{NULL}};
 
 static const VarlinkParam params_grant[] = {
@@ -358,10 +321,5 @@ const VarlinkMethod console_handle_methods[] = {
         {"Grant", method_grant, params_grant, VARLINK_METHOD_ACCEPTS_FDS},
         {"Revoke", method_revoke, params_revoke, 0},
         {"ListHandles", method_list_handles, params_none, 0},
-        {NULL},
-};
-
-const VarlinkMethod agent_handle_methods[] = {
-        {"ListHandles", method_agent_list_handles, params_none, 0},
         {NULL},
 };

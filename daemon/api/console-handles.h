@@ -1,5 +1,5 @@
-/* The Varlink methods for handles: io.lockd.Console's Grant, Revoke and ListHandles, and
- * io.lockd.Agent's ListHandles. Every handler takes the Manager as userdata. */
+/* The Varlink methods for handles of io.lockd.Console: Grant, Revoke and ListHandles (the agent's
+ * ListHandles is in agent-handles.h). Every handler takes the Manager as userdata. */
 #pragma once
 
 #include "handles.h"
@@ -7,8 +7,6 @@
 
 /* The console's handle methods, terminated by an entry with name NULL. */
 extern const VarlinkMethod console_handle_methods[];
-/* The agent's ListHandles, terminated likewise. */
-extern const VarlinkMethod agent_handle_methods[];
 
 /* The HandleExpiredFn lockd gives handles_new() (userdata: the Manager): writes the audit record
  * of a handle that expired. */

@@ -76,7 +76,7 @@ json_t *plugin_to_json(const CatalogPlugin *p, bool console) {
         return TAKE_PTR(o);
 }
 
-static int list_plugins(VarlinkCall *call, const Manager *m, bool console) {
+int console_plugins_list(VarlinkCall *call, const Manager *m, bool console) {
         _cleanup_(json_decrefp) json_t *plugins = json_array(), *reply = NULL;
 
         if (!plugins)
@@ -92,11 +92,7 @@ static int list_plugins(VarlinkCall *call, const Manager *m, bool console) {
 }
 
 static int method_list_plugins(VarlinkCall *call, json_t *params, void *userdata) {
-        return list_plugins(call, userdata, true);
-}
-
-static int method_agent_list_plugins(VarlinkCall *call, json_t *params, void *userdata) {
-        return list_plugins(call, userdata, false);
+        return console_plugins_list(call, userdata, true);
 }
 
 /*
@@ -531,10 +527,5 @@ const VarlinkMethod console_plugin_methods[] = {
          VARLINK_METHOD_ACCEPTS_FDS},
         {"ListMarketplaces", method_list_marketplaces, params_none, 0},
         {"RemoveMarketplace", method_remove_marketplace, params_remove_marketplace, 0},
-        {NULL},
-};
-
-const VarlinkMethod agent_plugin_methods[] = {
-        {"ListPlugins", method_agent_list_plugins, params_none, 0},
         {NULL},
 };

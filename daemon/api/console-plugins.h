@@ -1,6 +1,6 @@
-/* The Varlink methods for plugins and marketplaces: io.lockd.Console's ListPlugins,
- * InstallPlugin, RemovePlugin, AddMarketplace, ListMarketplaces, RemoveMarketplace, and
- * io.lockd.Agent's ListPlugins. Every handler takes the Manager as userdata. */
+/* The Varlink methods for plugins and marketplaces of io.lockd.Console: ListPlugins,
+ * InstallPlugin, RemovePlugin, AddMarketplace, ListMarketplaces, RemoveMarketplace (the agent's
+ * ListPlugins is in agent-plugins.h). Every handler takes the Manager as userdata. */
 #pragma once
 
 #include <jansson.h>
@@ -17,8 +17,9 @@ bool manager_allow_unsigned(const Manager *m);
 /* The console's plugin and marketplace methods, terminated by an entry with name NULL, with
  * their parameter tables and flags (fds where a method takes them). */
 extern const VarlinkMethod console_plugin_methods[];
-/* The agent's ListPlugins, terminated likewise. */
-extern const VarlinkMethod agent_plugin_methods[];
+
+/* Answers call with the installed plugins as the console (console true) or an agent sees them. */
+int console_plugins_list(VarlinkCall *call, const Manager *m, bool console);
 
 /* A plugin as io.lockd.Console's Plugin type (console true) or io.lockd.Agent's (false): a new
  * object, or NULL on ENOMEM. */

@@ -17,6 +17,7 @@
 
 #include "audit.h"
 #include "check-run.h"
+#include "agent-handles.h"
 #include "console-handles.h"
 #include "fd-util.h"
 #include "handles.h"

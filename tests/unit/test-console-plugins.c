@@ -15,6 +15,7 @@
 
 #include "catalog.h"
 #include "check-run.h"
+#include "agent-plugins.h"
 #include "console-plugins.h"
 #include "fd-util.h"
 #include "macro.h"
