@@ -1,6 +1,7 @@
 /* File descriptor helpers: sealed memfd snapshots, fresh read-only reopens, full reads and writes.
  */
 #include <errno.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,4 +209,27 @@ DIR *fd_opendir_dup(int dfd) {
         }
         rewinddir(d);
         return d;
+}
+
+size_t cmsg_take_fds(struct msghdr *mh, int *fds, size_t max, bool *ret_other) {
+        size_t n = 0;
+
+        *ret_other = false;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
+                        *ret_other = true;
+                        continue;
+                }
+                size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < k; i++, n++) {
+                        int f;
+
+                        memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                        if (n < max)
+                                fds[n] = f;
+                        else
+                                safe_close(f);
+                }
+        }
+        return n;
 }

@@ -63,3 +63,11 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_len);
  * max; *ret and *ret_len untouched on failure.
  */
 int read_full_file(const char *path, size_t max, char **ret, size_t *ret_len);
+
+struct msghdr;
+/*
+ * Takes every fd a received message carried (SCM_RIGHTS): up to max into fds (the caller's now),
+ * any beyond closed at once. Returns how many there were in all; *ret_other is set when the
+ * message held control data of any other kind, which nobody here expects.
+ */
+size_t cmsg_take_fds(struct msghdr *mh, int *fds, size_t max, bool *ret_other);

@@ -240,7 +240,8 @@ static int on_reply(sd_event_source *s, int fd, uint32_t revents, void *userdata
                 .msg_control = &control,
                 .msg_controllen = sizeof(control),
         };
-        size_t n_fds = 0;
+        size_t n_fds;
+        bool other;
         SpawnerMessage m;
         SpawnerError e;
         ssize_t n;
@@ -248,21 +249,13 @@ static int on_reply(sd_event_source *s, int fd, uint32_t revents, void *userdata
         n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (n < 0)
                 return errno == EAGAIN || errno == EINTR ? 0 : (broken(l, "channel failed"), 0);
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-                        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                        for (size_t i = 0; i < k; i++) {
-                                int f;
-                                memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-                                safe_close(f);
-                                n_fds++;
-                        }
-                }
+        /* Replies carry no fds: any that came are closed, and the count refuses the reply. */
+        n_fds = cmsg_take_fds(&mh, NULL, 0, &other);
         if (n == 0) {
                 broken(l, "is gone");
                 return 0;
         }
-        if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+        if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || other)
                 e = SPAWNER_E_TRUNCATED;
         else
                 e = spawner_reply_decode(&buf, (size_t)n, n_fds, &m);

@@ -502,22 +502,9 @@ static int on_message(sd_event_source *src, int fd, uint32_t revents, void *user
                 run_pool_kill_all(s->pool);
                 return sd_event_exit(s->event, 1);
         }
-        /* Every fd received is ours now, whatever happens to the message. */
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
-                        bad_control = true;
-                        continue;
-                }
-                size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                for (size_t i = 0; i < k; i++) {
-                        int f;
-                        memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-                        if (n_fds < ELEMENTSOF(fds))
-                                fds[n_fds++] = f;
-                        else
-                                safe_close(f);
-                }
-        }
+        /* Every fd received is ours now, whatever happens to the message; more than fds holds
+         * fail the count check below. */
+        n_fds = cmsg_take_fds(&mh, fds, ELEMENTSOF(fds), &bad_control);
         if (n == 0 && n_fds == 0) {
                 /* The engine is gone. After its STOP that is the way out; else lockd restarts. */
                 s->io = sd_event_source_disable_unref(s->io);
@@ -535,7 +522,7 @@ static int on_message(sd_event_source *src, int fd, uint32_t revents, void *user
                 fail(s, spawner_error_name(e), NULL);
         else
                 handle(s, &m, fds);
-        for (size_t i = 0; i < n_fds; i++)
+        for (size_t i = 0; i < n_fds && i < ELEMENTSOF(fds); i++)
                 safe_close(fds[i]);
         return 0;
 }
