@@ -314,6 +314,9 @@ static void *worker_main(void *userdata) {
                 pthread_mutex_unlock(&p->lock);
 
                 run_one(w, req);
+                /* Before the loop hears of it: whoever waits for the result may hear at once. */
+                if (req->ended)
+                        req->ended(req, req->userdata);
 
                 pthread_mutex_lock(&p->lock);
                 w->req = NULL;

@@ -26,6 +26,12 @@ struct RunRequest {
         char unit[128];        /* the scope's unit name */
         RunDoneFn done;
         void *userdata;
+        /*
+         * Optional: called on the worker's thread as soon as a run it took ended (or never
+         * started), before done is queued for the loop; it must touch nothing the loop owns
+         * without a lock. Runs the pool cancels while still queued get done only.
+         */
+        void (*ended)(RunRequest *req, void *userdata);
 
         /* Set by the pool. */
         int error;   /* 0: result is valid; < 0: no plugin ran (-ECANCELED: the pool stopped) */

@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -46,6 +48,7 @@ typedef struct CachedSandbox {
 typedef struct SpawnerRunState {
         Spawner *spawner;
         CachedSandbox *cached;
+        bool answered; /* its EXITED went out from the worker's thread */
 } SpawnerRunState;
 
 typedef struct Check {
@@ -64,9 +67,17 @@ struct Spawner {
         ScopeManager *scope;
         RunPool *pool;
         SpawnerConfig cfg;
-        bool hello, stopping, failed;
+        bool hello, stopping;
+        /*
+         * Shared with the run workers, which answer EXITED themselves (one wakeup less per run
+         * than through the loop): under lock. A worker whose send fails says so on fail_fd.
+         */
+        pthread_mutex_t lock;
+        bool failed;
         unsigned n_runs, runs_max;
         uint64_t *run_ids; /* runs_max slots; 0: free */
+        int fail_fd;
+        sd_event_source *fail_source;
         CachedSandbox *cache;
         size_t n_cache, cache_max;
         uint64_t use_clock;
@@ -74,11 +85,30 @@ struct Spawner {
         unsigned n_checks;
 };
 
+static bool failed(Spawner *s) {
+        bool f;
+
+        pthread_mutex_lock(&s->lock);
+        f = s->failed;
+        pthread_mutex_unlock(&s->lock);
+        return f;
+}
+
+/* Marks the spawner failed; true when it was not yet. */
+static bool set_failed(Spawner *s) {
+        bool was;
+
+        pthread_mutex_lock(&s->lock);
+        was = s->failed;
+        s->failed = true;
+        pthread_mutex_unlock(&s->lock);
+        return !was;
+}
+
 /* Ends the spawner on a request it cannot believe: the loop exits, and lockd with it. */
 static void fail(Spawner *s, const char *why, const char *detail) {
-        if (s->failed)
+        if (!set_failed(s))
                 return;
-        s->failed = true;
         log_struct(LOG_ERR, NULL, NULL,
                    "the engine sent %s%s%s: ending every run and lockd (it restarts)", why,
                    detail ? ": " : "", detail ? detail : "");
@@ -87,23 +117,45 @@ static void fail(Spawner *s, const char *why, const char *detail) {
         (void)sd_event_exit(s->event, 1);
 }
 
-/* Sends one reply. A peer that does not take it within SEND_TIMEOUT_SEC ends the spawner. */
-static void send_reply(Spawner *s, const void *msg, size_t size) {
+/* One datagram to the engine (atomic: workers and the loop may send at once); 0 or -errno. */
+static int send_datagram(Spawner *s, const void *msg, size_t size) {
         ssize_t n;
 
-        if (s->failed)
-                return;
         do
                 n = send(s->fd, msg, size, MSG_NOSIGNAL);
         while (n < 0 && errno == EINTR);
-        if (n != (ssize_t)size) {
-                s->failed = true;
-                log_struct_errno(LOG_ERR, n < 0 ? errno : EIO, NULL, NULL,
-                                 "cannot answer the engine: %m; ending every run and lockd");
-                s->io = sd_event_source_disable_unref(s->io);
-                run_pool_kill_all(s->pool);
-                (void)sd_event_exit(s->event, 1);
-        }
+        return n == (ssize_t)size ? 0 : n < 0 ? negative_errno() : -EIO;
+}
+
+/* The loop's end after a send failed: a peer that does not take an answer within
+ * SEND_TIMEOUT_SEC ends the spawner. */
+static void send_failed(Spawner *s, int error) {
+        log_struct_errno(LOG_ERR, -error, NULL, NULL,
+                         "cannot answer the engine: %m; ending every run and lockd");
+        s->io = sd_event_source_disable_unref(s->io);
+        run_pool_kill_all(s->pool);
+        (void)sd_event_exit(s->event, 1);
+}
+
+/* Sends one reply from the loop. */
+static void send_reply(Spawner *s, const void *msg, size_t size) {
+        int r;
+
+        if (failed(s))
+                return;
+        r = send_datagram(s, msg, size);
+        if (r < 0 && set_failed(s))
+                send_failed(s, r);
+}
+
+static int on_worker_failed(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        Spawner *s = userdata;
+        uint64_t v;
+
+        (void)!read(fd, &v, sizeof(v));
+        s->fail_source = sd_event_source_disable_unref(s->fail_source);
+        send_failed(s, -EIO);
+        return 0;
 }
 
 static int run_slot(Spawner *s, uint64_t id) {
@@ -181,44 +233,88 @@ static CachedSandbox *cache_get(Spawner *s, int binary_fd, const SandboxSpec *sp
         return slot;
 }
 
+/* The EXITED of req: what the run did, never a byte of its output. */
+static void exited_message(const RunRequest *req, SpawnerReplyExited *x) {
+        *x = (SpawnerReplyExited){};
+        spawner_header_init(&x->h, SPAWNER_REPLY_EXITED);
+        x->run_id = req->id;
+        x->error = req->error < 0 ? req->error : 0;
+        if (req->error < 0)
+                return;
+        const RunResult *res = &req->result;
+
+        x->flags = (req->scoped ? SPAWNER_EXITED_SCOPED : 0);
+        if (res->cause == RUN_CAUSE_SPAWN) {
+                x->flags |= SPAWNER_EXITED_SPAWN;
+                x->spawn_stage = (uint32_t)res->spawn_stage;
+                x->spawn_errno = res->spawn_errno;
+        } else {
+                x->flags |= (req->exit.exited ? SPAWNER_EXITED_EXITED : 0) |
+                            (req->exit.timed_out ? SPAWNER_EXITED_TIMED_OUT : 0) |
+                            (req->exit.oom ? SPAWNER_EXITED_OOM : 0);
+                x->exit_status = req->exit.exit_status;
+                x->signal = req->exit.signal;
+        }
+        x->wall_usec = res->wall_usec;
+        x->cpu_usec = res->cpu_usec;
+        x->peak_rss_bytes = res->peak_rss_bytes;
+        x->uid = (uint32_t)res->uid;
+        x->landlock_abi = res->landlock_abi;
+}
+
+/* The run leaves the count of runs in flight; before its EXITED goes, so that the engine, which
+ * may send the next RUN at once, never finds the count a run too high. Under the lock. */
+static void run_forget_locked(Spawner *s, uint64_t id) {
+        for (unsigned i = 0; i < s->runs_max; i++)
+                if (s->run_ids[i] == id) {
+                        s->run_ids[i] = 0;
+                        s->n_runs--;
+                        return;
+                }
+}
+
+/* On the worker's thread, as soon as the run ended: the EXITED goes out now. */
+static void on_run_ended(RunRequest *req, void *userdata) {
+        SpawnerRunState *st = userdata;
+        Spawner *s = st->spawner;
+        SpawnerReplyExited x;
+        bool f;
+
+        exited_message(req, &x);
+        pthread_mutex_lock(&s->lock);
+        run_forget_locked(s, req->id);
+        f = s->failed;
+        pthread_mutex_unlock(&s->lock);
+        st->answered = true;
+        if (f)
+                return;
+        if (send_datagram(s, &x, sizeof(x)) < 0 && set_failed(s)) {
+                uint64_t one = 1;
+
+                (void)!write(s->fail_fd, &one, sizeof(one));
+        }
+}
+
+/* On the loop, after the worker: what is the loop's goes (the sandbox's hold, the request). A
+ * run that never reached a worker (cancelled while queued, refused by the pool) is answered
+ * here. */
 static void on_run_done(RunRequest *req, void *userdata) {
         SpawnerRunState *st = userdata;
         Spawner *s = st->spawner;
-        SpawnerReplyExited x = {};
-        int slot;
+        bool answered = st->answered;
+        SpawnerReplyExited x;
 
-        spawner_header_init(&x.h, SPAWNER_REPLY_EXITED);
-        x.run_id = req->id;
-        x.error = req->error < 0 ? req->error : 0;
-        if (req->error >= 0) {
-                const RunResult *res = &req->result;
-
-                x.flags = (req->scoped ? SPAWNER_EXITED_SCOPED : 0);
-                if (res->cause == RUN_CAUSE_SPAWN) {
-                        x.flags |= SPAWNER_EXITED_SPAWN;
-                        x.spawn_stage = (uint32_t)res->spawn_stage;
-                        x.spawn_errno = res->spawn_errno;
-                } else {
-                        x.flags |= (req->exit.exited ? SPAWNER_EXITED_EXITED : 0) |
-                                   (req->exit.timed_out ? SPAWNER_EXITED_TIMED_OUT : 0) |
-                                   (req->exit.oom ? SPAWNER_EXITED_OOM : 0);
-                        x.exit_status = req->exit.exit_status;
-                        x.signal = req->exit.signal;
-                }
-                x.wall_usec = res->wall_usec;
-                x.cpu_usec = res->cpu_usec;
-                x.peak_rss_bytes = res->peak_rss_bytes;
-                x.uid = (uint32_t)res->uid;
-                x.landlock_abi = res->landlock_abi;
+        exited_message(req, &x);
+        if (!answered) {
+                pthread_mutex_lock(&s->lock);
+                run_forget_locked(s, req->id);
+                pthread_mutex_unlock(&s->lock);
         }
-        slot = run_slot(s, req->id);
-        if (slot >= 0)
-                s->run_ids[slot] = 0;
-        s->n_runs--;
         cache_release(st->cached);
         free(st);
         run_request_free(req);
-        send_reply(s, &x, sizeof(x));
+        if (!answered)
+                send_reply(s, &x, sizeof(x));
 }
 
 /* Whether fd is a memfd sealed against every change of its bytes. */
@@ -257,9 +353,12 @@ static void handle_run(Spawner *s, const SpawnerRun *m, int *fds) {
         snprintf(id, sizeof(id), "%" PRIu64, m->run_id);
         if (!s->hello || s->stopping)
                 return fail(s, "a run out of order", s->hello ? "after STOP" : "before HELLO");
-        if (s->n_runs >= s->runs_max)
+        pthread_mutex_lock(&s->lock);
+        r = s->n_runs >= s->runs_max ? -EDQUOT : run_slot(s, m->run_id) >= 0 ? -EEXIST : 0;
+        pthread_mutex_unlock(&s->lock);
+        if (r == -EDQUOT)
                 return fail(s, "more runs than may be in flight", id);
-        if (run_slot(s, m->run_id) >= 0)
+        if (r == -EEXIST)
                 return fail(s, "a run id already in flight", id);
         /*
          * What a plugin gets is checked here, not believed: its binary, its input and its inputs
@@ -294,6 +393,7 @@ static void handle_run(Spawner *s, const SpawnerRun *m, int *fds) {
                 req->detail_fd = TAKE_FD(fds[4 + inputs]);
         snprintf(req->unit, sizeof(req->unit), "lockd-run-%" PRIu64 ".scope", m->run_id);
         req->done = on_run_done;
+        req->ended = on_run_ended;
         req->userdata = st;
 
         st->cached = cache_get(s, binary, &spec, &r);
@@ -309,9 +409,11 @@ static void handle_run(Spawner *s, const SpawnerRun *m, int *fds) {
                 return;
         }
         req->sandbox = st->cached->sandbox;
+        pthread_mutex_lock(&s->lock);
         slot = run_slot(s, 0);
         s->run_ids[slot] = m->run_id;
         s->n_runs++;
+        pthread_mutex_unlock(&s->lock);
         r = run_pool_submit(s->pool, req);
         if (r < 0) {
                 RunRequest *q = TAKE_PTR(req);
@@ -498,7 +600,7 @@ static int on_message(sd_event_source *src, int fd, uint32_t revents, void *user
                 if (errno == EAGAIN || errno == EINTR)
                         return 0;
                 log_struct_errno(LOG_ERR, errno, NULL, NULL, "the engine's channel: %m");
-                s->failed = true;
+                (void)set_failed(s);
                 run_pool_kill_all(s->pool);
                 return sd_event_exit(s->event, 1);
         }
@@ -541,6 +643,13 @@ int spawner_new(sd_event *e, const SpawnerConfig *cfg, ScopeManager *scope, int 
                 return -ENOMEM;
         s->event = sd_event_ref(e);
         s->fd = TAKE_FD(owned);
+        pthread_mutex_init(&s->lock, NULL);
+        s->fail_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (s->fail_fd < 0) {
+                r = negative_errno();
+                spawner_free(s);
+                return r;
+        }
         s->engine_pid = engine_pid;
         s->scope = scope;
         s->cfg = *cfg;
@@ -561,6 +670,8 @@ int spawner_new(sd_event *e, const SpawnerConfig *cfg, ScopeManager *scope, int 
         r = run_pool_new(e, &cfg->pool, scope, &s->pool);
         if (r >= 0)
                 r = sd_event_add_io(e, &s->io, s->fd, EPOLLIN, on_message, s);
+        if (r >= 0)
+                r = sd_event_add_io(e, &s->fail_source, s->fail_fd, EPOLLIN, on_worker_failed, s);
         if (r < 0) {
                 spawner_free(s);
                 return r;
@@ -572,8 +683,9 @@ int spawner_new(sd_event *e, const SpawnerConfig *cfg, ScopeManager *scope, int 
 Spawner *spawner_free(Spawner *s) {
         if (!s)
                 return NULL;
-        s->failed = true; /* no reply any more */
+        (void)set_failed(s); /* no reply any more, from the loop or a worker */
         s->io = sd_event_source_disable_unref(s->io);
+        s->fail_source = sd_event_source_disable_unref(s->fail_source);
         s->pool = run_pool_free(s->pool);
         while (s->checks) {
                 Check *c = s->checks;
@@ -588,7 +700,9 @@ Spawner *spawner_free(Spawner *s) {
         }
         free(s->cache);
         free(s->run_ids);
+        safe_close(s->fail_fd);
         safe_close(s->fd);
+        pthread_mutex_destroy(&s->lock);
         sd_event_unref(s->event);
         free(s);
         return NULL;
@@ -599,5 +713,12 @@ bool spawner_engine_ready(const Spawner *s) {
 }
 
 unsigned spawner_n_runs(const Spawner *s) {
-        return s ? s->n_runs : 0;
+        unsigned n;
+
+        if (!s)
+                return 0;
+        pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+        n = s->n_runs;
+        pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+        return n;
 }
