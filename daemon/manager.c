@@ -63,6 +63,7 @@
 #define VARLINK_PENDING      16
 #define RUN_QUEUE_PER_WORKER   64
 #define NOFILE_WANTED          ((rlim_t)8192)
+#define STATUS_INTERVAL_USEC   (200ULL * 1000)
 
 bool manager_allow_unsigned(const Manager *m) {
         return m->policy->allow_unsigned;
@@ -342,7 +343,17 @@ static void notify_status_full(Manager *m, bool ready) {
                             (unsigned)catalog_n(m->catalog));
 }
 
+/*
+ * STATUS= after a run: at most every STATUS_INTERVAL_USEC while runs keep coming, and always
+ * when the last one in flight ended, so an idle lockd's status is exact. Each is a message to the
+ * spawner and a datagram to the manager: per run, both processes and systemd would wake for it.
+ */
 static void notify_status(Manager *m) {
+        uint64_t now = now_monotonic_usec();
+
+        if (spawner_link_n_active(m->spawner) > 0 && now - m->status_usec < STATUS_INTERVAL_USEC)
+                return;
+        m->status_usec = now;
         notify_status_full(m, false);
 }
 

@@ -51,7 +51,8 @@ typedef struct Manager {
         Sessions *sessions;            /* the humans' typed values, in locked memory only */
         AskQueue *ask;                 /* approved steps waiting for room in the run pool */
         VarlinkServer *varlink;
-        uint64_t start_usec; /* CLOCK_MONOTONIC */
+        uint64_t start_usec;  /* CLOCK_MONOTONIC */
+        uint64_t status_usec; /* the last STATUS= after a run (notify_status()) */
         uint64_t runs_total;
         int landlock_abi;
         char **capabilities_kept; /* NULL-terminated names, for Status */
