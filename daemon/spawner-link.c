@@ -3,7 +3,9 @@
  * read and classified here, never by the root process. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -27,7 +29,8 @@ typedef struct LinkRun {
         uint8_t out[RUN_STDOUT_KEEP];
         size_t out_len;
         uint64_t out_total;
-        bool exited; /* the spawner's EXITED arrived */
+        bool started; /* the spawner's STARTED arrived */
+        bool exited;  /* the spawner's EXITED arrived */
         SpawnerReplyExited x;
         struct LinkRun *next;
 } LinkRun;
@@ -199,6 +202,21 @@ static void on_exited(SpawnerLink *l, const SpawnerReplyExited *x) {
         maybe_done(lr);
 }
 
+/* STARTED: the run's child is in the unit the run id names (or in none, without scopes). */
+static void on_started(SpawnerLink *l, const SpawnerReplyStarted *x) {
+        LinkRun *lr = l->runs;
+        char unit[SPAWNER_UNIT_MAX];
+
+        while (lr && (lr->req->id != x->run_id || lr->exited || lr->started))
+                lr = lr->next;
+        if (!lr)
+                return broken(l, "reported the start of a run the engine did not ask for");
+        snprintf(unit, sizeof(unit), "lockd-run-%" PRIu64 ".scope", x->run_id);
+        if (x->scoped ? strcmp(x->unit, unit) != 0 : x->unit[0] != 0)
+                return broken(l, "named a unit that is not the run's");
+        lr->started = true;
+}
+
 static void on_confined(SpawnerLink *l, const SpawnerReplyConfined *x) {
         SpawnerCheck *c = l->checks, **p = &l->checks;
         ConfinementReason why;
@@ -265,6 +283,8 @@ static int on_reply(sd_event_source *s, int fd, uint32_t revents, void *userdata
         }
         if (m.h.type == SPAWNER_REPLY_EXITED)
                 on_exited(l, &m.exited);
+        else if (m.h.type == SPAWNER_REPLY_STARTED)
+                on_started(l, &m.started);
         else if (m.h.type == SPAWNER_REPLY_CONFINED)
                 on_confined(l, &m.confined);
         else

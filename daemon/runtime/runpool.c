@@ -193,8 +193,11 @@ static int start_hook(pid_t pid, int pidfd, void *userdata) {
         pthread_mutex_unlock(&p->lock);
         if (r < 0)
                 goto refuse;
-        if (!p->scope)
+        if (!p->scope) {
+                if (req->started)
+                        req->started(req, req->userdata);
                 return 0;
+        }
 
         /* Fail closed: a run whose scope cannot be created never starts (spawn:scope). */
         r = scope_start_wait(p->scope, req->unit, pid, &lim, p->cfg.scope_timeout_usec);
@@ -214,6 +217,8 @@ static int start_hook(pid_t pid, int pidfd, void *userdata) {
                 goto refuse;
         /* Best effort: without a memory cgroup an OOM reads as signal:SIGKILL. */
         (void)oom_watch_new(pid, &w->oom);
+        if (req->started)
+                req->started(req, req->userdata);
         return 0;
 
 refuse:
@@ -256,6 +261,7 @@ static void run_one(Worker *w, RunRequest *req) {
                 .exit = &req->exit,
         };
 
+        req->uid = uid;
         RunParams rp = {
                 .input_fd = req->input_fd,
                 .inputs_json = req->inputs_json,

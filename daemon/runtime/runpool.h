@@ -32,10 +32,14 @@ struct RunRequest {
          * without a lock. Runs the pool cancels while still queued get done only.
          */
         void (*ended)(RunRequest *req, void *userdata);
+        /* Optional: called on the worker's thread once the child is in its scope (req->scoped,
+         * req->unit, req->uid set) and about to enter the sandbox. */
+        void (*started)(RunRequest *req, void *userdata);
 
         /* Set by the pool. */
         int error;   /* 0: result is valid; < 0: no plugin ran (-ECANCELED: the pool stopped) */
         bool scoped; /* it ran inside its scope */
+        uid_t uid;   /* the ephemeral uid it runs as (0 without drop_to_uid) */
         RunResult result; /* spawn:scope when the scope could not be created: fail closed */
 
         /*

@@ -41,6 +41,8 @@ static size_t type_size(uint16_t t) {
                 return sizeof(SpawnerReplyExited);
         case SPAWNER_REPLY_CONFINED:
                 return sizeof(SpawnerReplyConfined);
+        case SPAWNER_REPLY_STARTED:
+                return sizeof(SpawnerReplyStarted);
         default:
                 return 0;
         }
@@ -152,6 +154,11 @@ SpawnerError spawner_reply_decode(const void *buf, size_t n, size_t n_fds, Spawn
         case SPAWNER_REPLY_HELLO:
                 if (m.reply_hello.scopes > 1 || m.reply_hello.runs_max == 0 ||
                     m.reply_hello.zero != 0)
+                        return SPAWNER_E_FIELD;
+                break;
+        case SPAWNER_REPLY_STARTED:
+                if (m.started.run_id == 0 || m.started.scoped > 1 ||
+                    memchr(m.started.unit, 0, sizeof(m.started.unit)) == NULL)
                         return SPAWNER_E_FIELD;
                 break;
         case SPAWNER_REPLY_EXITED:

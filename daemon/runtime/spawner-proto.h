@@ -33,6 +33,7 @@ typedef enum SpawnerType {
         SPAWNER_REPLY_HELLO = 0x81,
         SPAWNER_REPLY_EXITED = 0x82,   /* a run ended (or never started) */
         SPAWNER_REPLY_CONFINED = 0x83, /* a CONFINE's answer */
+        SPAWNER_REPLY_STARTED = 0x84,  /* a run's child is in its scope, about to exec */
 } SpawnerType;
 
 typedef struct SpawnerHeader {
@@ -109,6 +110,14 @@ typedef struct SpawnerReplyHello {
         uint32_t zero;
 } SpawnerReplyHello;
 
+typedef struct SpawnerReplyStarted {
+        SpawnerHeader h;
+        uint64_t run_id;
+        uint32_t uid;                /* the run's ephemeral uid */
+        uint32_t scoped;             /* 1: in unit; 0: scope.backend none (unit "") */
+        char unit[SPAWNER_UNIT_MAX]; /* NUL-terminated: lockd-run-<run_id>.scope */
+} SpawnerReplyStarted;
+
 #define SPAWNER_EXITED_SCOPED    (UINT32_C(1) << 0) /* it ran inside its scope */
 #define SPAWNER_EXITED_EXITED    (UINT32_C(1) << 1) /* exit_status valid */
 #define SPAWNER_EXITED_TIMED_OUT (UINT32_C(1) << 2)
@@ -155,6 +164,7 @@ typedef union SpawnerMessage {
         SpawnerReplyHello reply_hello;
         SpawnerReplyExited exited;
         SpawnerReplyConfined confined;
+        SpawnerReplyStarted started;
 } SpawnerMessage;
 
 /* Why a message was refused: the spawner logs it and exits; the engine logs it and exits. */
@@ -200,4 +210,5 @@ _Static_assert(sizeof(SpawnerNotify) == 32, "notify");
 _Static_assert(sizeof(SpawnerReplyHello) == 32, "reply hello");
 _Static_assert(sizeof(SpawnerReplyExited) == 80, "exited");
 _Static_assert(sizeof(SpawnerReplyConfined) == 296, "confined");
+_Static_assert(sizeof(SpawnerReplyStarted) == 160, "started");
 _Static_assert(sizeof(SpawnerMessage) <= SPAWNER_MESSAGE_MAX, "message max");

@@ -273,6 +273,27 @@ static void run_forget_locked(Spawner *s, uint64_t id) {
                 }
 }
 
+/* On the worker's thread, once the child is in its scope: STARTED, with the unit. */
+static void on_run_started(RunRequest *req, void *userdata) {
+        SpawnerRunState *st = userdata;
+        Spawner *s = st->spawner;
+        SpawnerReplyStarted x = {};
+
+        spawner_header_init(&x.h, SPAWNER_REPLY_STARTED);
+        x.run_id = req->id;
+        x.uid = (uint32_t)req->uid;
+        x.scoped = req->scoped;
+        if (req->scoped)
+                snprintf(x.unit, sizeof(x.unit), "%s", req->unit);
+        if (failed(s))
+                return;
+        if (send_datagram(s, &x, sizeof(x)) < 0 && set_failed(s)) {
+                uint64_t one = 1;
+
+                (void)!write(s->fail_fd, &one, sizeof(one));
+        }
+}
+
 /* On the worker's thread, as soon as the run ended: the EXITED goes out now. */
 static void on_run_ended(RunRequest *req, void *userdata) {
         SpawnerRunState *st = userdata;
@@ -394,6 +415,7 @@ static void handle_run(Spawner *s, const SpawnerRun *m, int *fds) {
         snprintf(req->unit, sizeof(req->unit), "lockd-run-%" PRIu64 ".scope", m->run_id);
         req->done = on_run_done;
         req->ended = on_run_ended;
+        req->started = on_run_started;
         req->userdata = st;
 
         st->cached = cache_get(s, binary, &spec, &r);

@@ -102,6 +102,9 @@ def main():
         seen["stdout"] = read_all(out_r).decode(errors="replace")
         read_all(err_r)
         x = recv()
+        if struct.unpack("<H", x[6:8])[0] == 0x84:  # STARTED, with the unit
+            seen["started"] = x[32:160].rstrip(b"\0").decode()
+            x = recv()
         (run_id, error, flags, exit_status, sig, stage, errno_, wall, cpu, rss, uid,
          abi) = struct.unpack("<QiIiiIiQQQIi", x[16:80])
         seen["exited"] = {"run_id": run_id, "error": error, "flags": flags,

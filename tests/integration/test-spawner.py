@@ -84,6 +84,7 @@ def test_good_standin(top):
     check(x.get("error") == 0 and x.get("flags", 0) & 2 and x.get("exit_status") == 0,
           f"EXITED: {x}")
     check(810000 <= x.get("uid", 0) <= 810999, f"the run's uid: {x}")
+    check(seen.get("started") == "lockd-run-1.scope", f"STARTED: {seen}")
     check(seen.get("hello", [0, 0, 0])[2] > 0, f"HELLO's answer: {seen}")
 
 
