@@ -265,6 +265,16 @@ static void step_done(RunRequest *req, void *userdata);
 static void drain(Manager *m) {
         StepRun *s;
 
+        /*
+         * No plugin runs before its budget slot is on disk (a crash must not hand out a free
+         * answer). The spawner lets a child exec on its own schedule, not after the engine's
+         * commit, so the reservations are made durable here, before the RUNs go: one flush for
+         * the whole batch. If it fails they stay pending and no answer of theirs leaves (ask.c
+         * tries again before each), as before.
+         */
+        if (queue_peek(m->ask) && m->budget && budget_dirty(m->budget))
+                commit_run(m);
+
         while (!m->stopping && (s = queue_peek(m->ask))) {
                 int r;
 
