@@ -15,9 +15,6 @@
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
-#include "identity.h"
-#include "macro.h"
-#include "policy.h"
 #include "secmem.h"
 
 /* jansson's free(): the whole block is wiped first (its usable size, which covers what jansson

@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "landlock.h"
 #include "audit.h"
 #include "budget.h"
 #include "clock.h"
@@ -49,8 +48,6 @@
 #include "roles.h"
 #include "runpool.h"
 #include "spawner-link.h"
-#include "sandbox.h"
-#include "scope.h"
 #include "sockets.h"
 #include "sessions.h"
 #include "tickets.h"
@@ -498,7 +495,7 @@ const char *scope_bus_spec(const Policy *p) {
 
 void manager_run_name(Manager *m, RunRequest *req) {
         req->id = ++m->run_seq;
-        snprintf(req->unit, sizeof(req->unit), "lockd-run-%" PRIu64 ".scope", req->id);
+        spawner_unit_name(req->id, req->unit, sizeof(req->unit));
 }
 
 int manager_new(const char *policy_path, Manager **ret) {

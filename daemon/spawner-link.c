@@ -211,7 +211,7 @@ static void on_started(SpawnerLink *l, const SpawnerReplyStarted *x) {
                 lr = lr->next;
         if (!lr)
                 return broken(l, "reported the start of a run the engine did not ask for");
-        snprintf(unit, sizeof(unit), "lockd-run-%" PRIu64 ".scope", x->run_id);
+        spawner_unit_name(x->run_id, unit, sizeof(unit));
         if (x->scoped ? strcmp(x->unit, unit) != 0 : x->unit[0] != 0)
                 return broken(l, "named a unit that is not the run's");
         lr->started = true;

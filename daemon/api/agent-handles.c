@@ -4,6 +4,7 @@
 
 #include "agent-handles.h"
 #include "budget.h"
+#include "console-handles.h"
 #include "console-reply.h"
 #include "handles.h"
 #include "macro.h"
@@ -38,11 +39,7 @@ static int method_agent_list_handles(VarlinkCall *call, json_t *params, void *us
                         return left;
                 o = json_pack("{s:s, s:s?, s:i}", "handle", h->id, "label", h->label, "budget_left",
                               left);
-                if (!o || json_array_append_new(list, o) < 0)
-                        return -ENOMEM;
-                if (h->expires_usec &&
-                    json_object_set_new(o, "expires_usec",
-                                        json_integer((json_int_t)h->expires_usec)) < 0)
+                if (console_handle_list_append(list, o, h) < 0)
                         return -ENOMEM;
         }
         return reply_ok(call, json_pack("{s:O}", "handles", list));

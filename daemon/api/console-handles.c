@@ -289,14 +289,19 @@ static int method_list_handles(VarlinkCall *call, json_t *params, void *userdata
                         (json_int_t)h->agent, "label", h->label, "budget", (json_int_t)h->budget,
                         "bytes", (json_int_t)h->bytes, "sha256", h->sha256, "auto", h->auto_run);
 
-                if (!o || json_array_append_new(list, o) < 0)
-                        return -ENOMEM;
-                if (h->expires_usec &&
-                    json_object_set_new(o, "expires_usec",
-                                        json_integer((json_int_t)h->expires_usec)) < 0)
+                if (console_handle_list_append(list, o, h) < 0)
                         return -ENOMEM;
         }
         return reply_ok(call, json_pack("{s:O}", "handles", list));
+}
+
+int console_handle_list_append(json_t *list, json_t *o, const Handle *h) {
+        if (!o || json_array_append_new(list, o) < 0)
+                return -ENOMEM;
+        if (h->expires_usec &&
+            json_object_set_new(o, "expires_usec", json_integer((json_int_t)h->expires_usec)) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 static const VarlinkParam params_none[] = {{NULL}};

@@ -380,7 +380,9 @@ typedef struct RunIO {
 
 /* Collects output until the plugin ended; kills it at the deadline. Returns how it ended. */
 static int collect(RunIO *io, uint64_t deadline, RunResult *res, RunExit *e, struct rusage *ru) {
-        bool out_open = true, err_open = true, det_open = io->detail_fd >= 0, exited = false;
+        /* With its output read by another process (RunFds), only the plugin's end is waited for. */
+        bool out_open = io->stdout_fd >= 0, err_open = io->stderr_fd >= 0,
+             det_open = io->detail_fd >= 0, exited = false;
         size_t unused = 0;
 
         while (out_open || err_open || det_open || !exited) {
@@ -439,56 +441,6 @@ static int collect(RunIO *io, uint64_t deadline, RunResult *res, RunExit *e, str
                 }
         }
         return 0;
-}
-
-/*
- * Waits for the plugin's end without reading its output (another process does), killing it at
- * the deadline. 0 with *e and *ru filled, or a negative errno with the plugin killed and reaped.
- */
-static int wait_exit(int pidfd, uint64_t deadline, bool (*oom_check)(void *), void *oom_userdata,
-                     RunExit *e, struct rusage *ru) {
-        for (;;) {
-                struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
-                uint64_t now = now_usec();
-                int timeout_ms = -1;
-                siginfo_t si = {};
-
-                if (!e->timed_out)
-                        timeout_ms = now >= deadline ? 0 : (int)((deadline - now + 999) / 1000);
-                if (poll(&pfd, 1, timeout_ms) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        goto fail;
-                }
-                if (!e->timed_out && now_usec() >= deadline) {
-                        (void)syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-                        e->timed_out = true;
-                }
-                if (!pfd.revents)
-                        continue;
-                if (syscall(SYS_waitid, P_PIDFD, pidfd, &si, WEXITED, ru) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        goto fail;
-                }
-                if (si.si_code == CLD_EXITED) {
-                        e->exited = true;
-                        e->exit_status = si.si_status;
-                } else
-                        e->signal = si.si_status;
-                if (e->signal == SIGKILL && !e->timed_out && oom_check)
-                        e->oom = oom_check(oom_userdata);
-                return 0;
-        }
-fail : {
-        int r = negative_errno();
-        siginfo_t si = {};
-
-        /* We cannot watch it any more: it must not outlive the run. */
-        (void)syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-        (void)syscall(SYS_waitid, P_PIDFD, pidfd, &si, WEXITED, NULL);
-        return r;
-}
 }
 
 int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
@@ -641,22 +593,6 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
                 goto finish;
         }
 
-        if (p->fds) {
-                /* Another process reads the output: wait for the end, kill at the deadline. */
-                r = wait_exit(pidfd, now_usec() + sb->spec.limits.timeout_s * 1000000ULL,
-                              p->oom_check, p->oom_check_userdata, &e, &ru);
-                if (r < 0)
-                        goto finish;
-                res.wall_usec = now_usec() - start;
-                res.cpu_usec =
-                        (uint64_t)ru.ru_utime.tv_sec * 1000000ULL + (uint64_t)ru.ru_utime.tv_usec +
-                        (uint64_t)ru.ru_stime.tv_sec * 1000000ULL + (uint64_t)ru.ru_stime.tv_usec;
-                res.peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024;
-                *p->fds->exit = e;
-                *ret = res;
-                goto finish;
-        }
-
         RunIO io = {.stdout_fd = out[0],
                     .stderr_fd = err[0],
                     .detail_fd = det[0],
@@ -679,7 +615,10 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
         res.cpu_usec = (uint64_t)ru.ru_utime.tv_sec * 1000000ULL + (uint64_t)ru.ru_utime.tv_usec +
                        (uint64_t)ru.ru_stime.tv_sec * 1000000ULL + (uint64_t)ru.ru_stime.tv_usec;
         res.peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024;
-        run_classify(io.out, io.out_len, io.out_total, &e, &res);
+        if (p->fds)
+                *p->fds->exit = e; /* the reader classifies */
+        else
+                run_classify(io.out, io.out_len, io.out_total, &e, &res);
         *ret = res;
 
 finish:

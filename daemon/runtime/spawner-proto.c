@@ -1,6 +1,8 @@
 /* The spawner's request table: decoding and checking the fixed-size messages of the engine and the
  * spawner. Pure: bytes and a count of fds in, a checked message or a named refusal out. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "spawner-proto.h"
@@ -46,6 +48,10 @@ static size_t type_size(uint16_t t) {
         default:
                 return 0;
         }
+}
+
+void spawner_unit_name(uint64_t run_id, char *buf, size_t size) {
+        snprintf(buf, size, "lockd-run-%" PRIu64 ".scope", run_id);
 }
 
 void spawner_header_init(SpawnerHeader *h, SpawnerType t) {

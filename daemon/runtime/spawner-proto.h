@@ -196,6 +196,10 @@ SpawnerError spawner_request_decode(const void *buf, size_t n, size_t n_fds, Spa
 /* The same for a reply the spawner sent, read by the engine; replies carry no fds. */
 SpawnerError spawner_reply_decode(const void *buf, size_t n, size_t n_fds, SpawnerMessage *ret);
 
+/* The scope of run id, "lockd-run-<id>.scope": the one rule the spawner names it by and the
+ * engine checks STARTED against. */
+void spawner_unit_name(uint64_t run_id, char *buf, size_t size);
+
 /* Fills a header for a message of type t (its size from the type). */
 void spawner_header_init(SpawnerHeader *h, SpawnerType t);
 

@@ -273,6 +273,16 @@ static void run_forget_locked(Spawner *s, uint64_t id) {
                 }
 }
 
+/* A send from a worker's thread: on failure the loop is told (fail_fd) and ends the spawner. */
+static void worker_send(Spawner *s, const void *msg, size_t size) {
+        uint64_t one = 1;
+
+        if (failed(s))
+                return;
+        if (send_datagram(s, msg, size) < 0 && set_failed(s))
+                (void)!write(s->fail_fd, &one, sizeof(one));
+}
+
 /* On the worker's thread, once the child is in its scope: STARTED, with the unit. */
 static void on_run_started(RunRequest *req, void *userdata) {
         SpawnerRunState *st = userdata;
@@ -285,13 +295,7 @@ static void on_run_started(RunRequest *req, void *userdata) {
         x.scoped = req->scoped;
         if (req->scoped)
                 snprintf(x.unit, sizeof(x.unit), "%s", req->unit);
-        if (failed(s))
-                return;
-        if (send_datagram(s, &x, sizeof(x)) < 0 && set_failed(s)) {
-                uint64_t one = 1;
-
-                (void)!write(s->fail_fd, &one, sizeof(one));
-        }
+        worker_send(s, &x, sizeof(x));
 }
 
 /* On the worker's thread, as soon as the run ended: the EXITED goes out now. */
@@ -299,21 +303,13 @@ static void on_run_ended(RunRequest *req, void *userdata) {
         SpawnerRunState *st = userdata;
         Spawner *s = st->spawner;
         SpawnerReplyExited x;
-        bool f;
 
         exited_message(req, &x);
         pthread_mutex_lock(&s->lock);
         run_forget_locked(s, req->id);
-        f = s->failed;
         pthread_mutex_unlock(&s->lock);
         st->answered = true;
-        if (f)
-                return;
-        if (send_datagram(s, &x, sizeof(x)) < 0 && set_failed(s)) {
-                uint64_t one = 1;
-
-                (void)!write(s->fail_fd, &one, sizeof(one));
-        }
+        worker_send(s, &x, sizeof(x));
 }
 
 /* On the loop, after the worker: what is the loop's goes (the sandbox's hold, the request). A
@@ -325,8 +321,8 @@ static void on_run_done(RunRequest *req, void *userdata) {
         bool answered = st->answered;
         SpawnerReplyExited x;
 
-        exited_message(req, &x);
         if (!answered) {
+                exited_message(req, &x);
                 pthread_mutex_lock(&s->lock);
                 run_forget_locked(s, req->id);
                 pthread_mutex_unlock(&s->lock);
@@ -412,7 +408,7 @@ static void handle_run(Spawner *s, const SpawnerRun *m, int *fds) {
         req->stderr_fd = TAKE_FD(fds[3 + inputs]);
         if (detail)
                 req->detail_fd = TAKE_FD(fds[4 + inputs]);
-        snprintf(req->unit, sizeof(req->unit), "lockd-run-%" PRIu64 ".scope", m->run_id);
+        spawner_unit_name(m->run_id, req->unit, sizeof(req->unit));
         req->done = on_run_done;
         req->ended = on_run_ended;
         req->started = on_run_started;
