@@ -477,6 +477,8 @@ static void print_results(const json_t *reply, const json_t *ticket) {
                 console_fputs_escaped(console_json_string(s, "unit"), stdout);
                 putchar('\n');
                 print_usec("wall", s, "wall_usec");
+                print_usec("setup", s, "setup_usec");
+                print_usec("scope wait", s, "scope_wait_usec");
                 print_usec("cpu", s, "cpu_usec");
                 if (console_json_integer(s, "peak_memory_bytes", -1) >= 0)
                         printf("  peak memory %lld bytes",

@@ -549,11 +549,13 @@ static int print_run(const json_t *reply) {
                 fputc('\n', stderr);
         }
         fprintf(stderr,
-                "cpu: %.3f s, peak memory: %.1f MiB, wall: %.3f s, stderr: %lld bytes "
-                "(discarded)\n",
+                "cpu: %.3f s, peak memory: %.1f MiB, wall: %.3f s (from execve; %.3f s before "
+                "it, %.3f s of them waiting for the scope), stderr: %lld bytes (discarded)\n",
                 console_json_integer(reply, "cpu_usec", 0) / 1e6,
                 console_json_integer(reply, "peak_memory_bytes", 0) / (double)MiB,
                 console_json_integer(reply, "wall_usec", 0) / 1e6,
+                console_json_integer(reply, "setup_usec", 0) / 1e6,
+                console_json_integer(reply, "scope_wait_usec", 0) / 1e6,
                 console_json_integer(reply, "stderr_bytes", 0));
         if (detail) {
                 fputs("detail (shown here only): ", stderr);

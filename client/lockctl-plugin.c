@@ -165,15 +165,16 @@ static int print_result_json(const RunResult *res) {
         char cause[64];
 
         return console_print_json_steal(json_pack(
-                "{s:s, s:s?, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:s?, s:I}", "outcome",
+                "{s:s, s:s?, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:s?, s:I}", "outcome",
                 run_outcome_name(res->outcome), "cause",
                 res->outcome == RUN_PLUGIN_ERROR ? run_cause_format(res, cause, sizeof(cause))
                                                  : NULL,
                 "uid", (int)res->uid, "landlock_abi", res->landlock_abi, "cpu_usec",
                 (json_int_t)res->cpu_usec, "peak_memory_bytes", (json_int_t)res->peak_rss_bytes,
-                "wall_usec", (json_int_t)res->wall_usec, "stdout_bytes",
-                (json_int_t)res->stdout_bytes, "stderr_bytes", (json_int_t)res->stderr_bytes,
-                "detail", esc, "detail_bytes", (json_int_t)res->detail_total));
+                "wall_usec", (json_int_t)res->wall_usec, "setup_usec", (json_int_t)res->setup_usec,
+                "stdout_bytes", (json_int_t)res->stdout_bytes, "stderr_bytes",
+                (json_int_t)res->stderr_bytes, "detail", esc, "detail_bytes",
+                (json_int_t)res->detail_total));
 }
 
 static void print_result(const RunResult *res) {
@@ -184,11 +185,12 @@ static void print_result(const RunResult *res) {
         if (res->outcome == RUN_PLUGIN_ERROR)
                 fprintf(stderr, "cause: %s\n", run_cause_format(res, cause, sizeof(cause)));
         fprintf(stderr,
-                "uid: %u, landlock abi: %d, cpu: %.3f s, peak memory: %.1f MiB, wall: %.3f s, "
-                "stdout: %" PRIu64 " bytes, stderr: %" PRIu64 " bytes (discarded)\n",
+                "uid: %u, landlock abi: %d, cpu: %.3f s, peak memory: %.1f MiB, wall: %.3f s "
+                "(from execve; %.3f s before it), stdout: %" PRIu64 " bytes, stderr: %" PRIu64
+                " bytes (discarded)\n",
                 (unsigned)res->uid, res->landlock_abi, res->cpu_usec / 1e6,
-                res->peak_rss_bytes / (double)MiB, res->wall_usec / 1e6, res->stdout_bytes,
-                res->stderr_bytes);
+                res->peak_rss_bytes / (double)MiB, res->wall_usec / 1e6, res->setup_usec / 1e6,
+                res->stdout_bytes, res->stderr_bytes);
         if (res->detail_total > 0) {
                 _cleanup_free_ char *esc = escape_bytes(res->detail, res->detail_len);
                 fprintf(stderr, "detail (shown here only%s): %s\n",

@@ -66,10 +66,28 @@ static bool stderr_is_journal(void) {
         return (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
 }
 
+/* LOCKD_LOG_LEVEL: a syslog level's name ("debug") or number ("7"); anything else is ignored. */
+static int level_from_env(void) {
+        static const char *const names[] = {"emerg",   "alert",  "crit", "err",
+                                            "warning", "notice", "info", "debug"};
+        const char *e = getenv("LOCKD_LOG_LEVEL");
+
+        if (!e || !e[0])
+                return -1;
+        if (e[0] >= '0' && e[0] <= '7' && e[1] == 0)
+                return e[0] - '0';
+        for (int i = 0; i < 8; i++)
+                if (strcmp(e, names[i]) == 0)
+                        return i;
+        return -1;
+}
+
 void log_open(bool force_journal) {
-        int saved = errno;
+        int saved = errno, level = level_from_env();
 
         log_target = force_journal || stderr_is_journal() ? LOG_TARGET_JOURNAL : LOG_TARGET_STDERR;
+        if (level >= 0)
+                log_max_level = level;
         errno = saved;
 }
 

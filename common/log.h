@@ -49,12 +49,14 @@ typedef struct LogField {
 /*
  * Chooses the target once, before any other thread exists: the journal when force_journal is set
  * or when stderr is the journal's stream ($JOURNAL_STREAM names the device and inode of fd 2);
- * stderr otherwise. May be called again (SIGHUP does not need to) to re-evaluate.
+ * stderr otherwise; and takes the level from $LOCKD_LOG_LEVEL when it names one. May be called
+ * again (SIGHUP does not need to) to re-evaluate.
  */
 void log_open(bool force_journal);
 LogTarget log_get_target(void);
 
-/* Entries above level (LOG_DEBUG is the most verbose) are skipped; LOG_INFO by default. */
+/* Entries above level (LOG_DEBUG is the most verbose) are skipped; LOG_INFO by default, or what
+ * $LOCKD_LOG_LEVEL names ("debug", "7", ...) when log_open() ran. */
 void log_set_max_level(int level);
 int log_get_max_level(void);
 

@@ -317,6 +317,9 @@ static int audit_run(Manager *m, const StepRun *s, const RunRequest *req, const 
                 .stderr_bytes = res->stderr_bytes,
                 .cpu_usec = res->cpu_usec,
                 .peak_memory_bytes = res->peak_rss_bytes,
+                .wall_usec = res->wall_usec,
+                .setup_usec = res->setup_usec,
+                .scope_wait_usec = res->scope_wait_usec,
                 .unit = req->scoped ? req->unit : NULL,
                 .ticket = s->ticket,
                 .step = (int64_t)s->step,
@@ -355,6 +358,8 @@ static void step_done(RunRequest *req, void *userdata) {
                 tr->ran = true;
                 snprintf(tr->unit, sizeof(tr->unit), "%s", req->scoped ? req->unit : "");
                 tr->wall_usec = res->wall_usec;
+                tr->setup_usec = res->setup_usec;
+                tr->scope_wait_usec = res->scope_wait_usec;
                 tr->cpu_usec = res->cpu_usec;
                 tr->peak_memory_bytes = res->peak_rss_bytes;
                 tr->stderr_bytes = res->stderr_bytes;

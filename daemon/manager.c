@@ -494,8 +494,7 @@ const char *scope_bus_spec(const Policy *p) {
 }
 
 void manager_run_name(Manager *m, RunRequest *req) {
-        req->id = ++m->run_seq;
-        spawner_unit_name(req->id, req->unit, sizeof(req->unit));
+        req->id = ++m->run_seq; /* the unit comes with the spawner's STARTED */
 }
 
 int manager_new(const char *policy_path, Manager **ret) {

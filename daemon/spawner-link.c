@@ -132,8 +132,11 @@ static void fill_result(LinkRun *lr) {
         };
 
         req->error = x->error;
+        /* Scoped only with the unit its STARTED named (checked in on_exited()). */
         req->scoped = x->flags & SPAWNER_EXITED_SCOPED;
         res->wall_usec = x->wall_usec;
+        res->setup_usec = x->setup_usec;
+        res->scope_wait_usec = x->scope_wait_usec;
         res->cpu_usec = x->cpu_usec;
         res->peak_rss_bytes = x->peak_rss_bytes;
         res->uid = (uid_t)x->uid;
@@ -197,23 +200,25 @@ static void on_exited(SpawnerLink *l, const SpawnerReplyExited *x) {
                 lr = lr->next;
         if (!lr)
                 return broken(l, "reported a run the engine did not ask for");
+        /* A run in a scope said which in its STARTED: a scoped end without one names none. */
+        if ((x->flags & SPAWNER_EXITED_SCOPED) && !lr->started)
+                return broken(l, "reported a scoped run that never started");
         lr->exited = true;
         lr->x = *x;
         maybe_done(lr);
 }
 
-/* STARTED: the run's child is in the unit the run id names (or in none, without scopes). */
+/* STARTED: the run's child is in a run's scope (or in none, without scopes). */
 static void on_started(SpawnerLink *l, const SpawnerReplyStarted *x) {
         LinkRun *lr = l->runs;
-        char unit[SPAWNER_UNIT_MAX];
 
         while (lr && (lr->req->id != x->run_id || lr->exited || lr->started))
                 lr = lr->next;
         if (!lr)
                 return broken(l, "reported the start of a run the engine did not ask for");
-        spawner_unit_name(x->run_id, unit, sizeof(unit));
-        if (x->scoped ? strcmp(x->unit, unit) != 0 : x->unit[0] != 0)
-                return broken(l, "named a unit that is not the run's");
+        if (x->scoped ? !spawner_unit_name_valid(x->unit) || !l->scopes : x->unit[0] != 0)
+                return broken(l, "named a unit that is not a run's scope");
+        snprintf(lr->req->unit, sizeof(lr->req->unit), "%s", x->scoped ? x->unit : "");
         lr->started = true;
 }
 

@@ -570,6 +570,9 @@ static int method_results(VarlinkCall *call, json_t *params, void *userdata) {
                     (json_object_set_new(e, "unit",
                                          tr->unit[0] ? json_string(tr->unit) : json_null()) < 0 ||
                      json_object_set_new(e, "wall_usec", json_integer(tr->wall_usec)) < 0 ||
+                     json_object_set_new(e, "setup_usec", json_integer(tr->setup_usec)) < 0 ||
+                     json_object_set_new(e, "scope_wait_usec", json_integer(tr->scope_wait_usec)) <
+                             0 ||
                      json_object_set_new(e, "cpu_usec", json_integer(tr->cpu_usec)) < 0 ||
                      json_object_set_new(e, "peak_memory_bytes",
                                          json_integer(tr->peak_memory_bytes)) < 0 ||

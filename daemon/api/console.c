@@ -87,10 +87,12 @@ static void test_run_done(RunRequest *req, void *userdata) {
         }
 
         run_cause_format(res, cause, sizeof(cause));
-        reply = json_pack("{s:s?, s:I, s:I, s:I, s:I}", "cause",
+        reply = json_pack("{s:s?, s:I, s:I, s:I, s:I, s:I, s:I}", "cause",
                           res->outcome == RUN_PLUGIN_ERROR ? cause : "answer", "wall_usec",
-                          (json_int_t)res->wall_usec, "cpu_usec", (json_int_t)res->cpu_usec,
-                          "peak_memory_bytes", (json_int_t)res->peak_rss_bytes, "stderr_bytes",
+                          (json_int_t)res->wall_usec, "setup_usec", (json_int_t)res->setup_usec,
+                          "scope_wait_usec", (json_int_t)res->scope_wait_usec, "cpu_usec",
+                          (json_int_t)res->cpu_usec, "peak_memory_bytes",
+                          (json_int_t)res->peak_rss_bytes, "stderr_bytes",
                           (json_int_t)res->stderr_bytes);
         if (!reply)
                 goto finish;

@@ -6,6 +6,7 @@
 #include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,6 +45,18 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 #define CHILD_BINARY_FD  8  /* O_CLOEXEC: open for execve's path walk, closed by execve */
 #define CHILD_STATUS_FD  9  /* O_CLOEXEC: EOF tells the parent that execve succeeded */
 #define CHILD_HIGH_FD    32 /* staging area while the fixed numbers are laid out */
+/* The release's fds, in this order; inputs and detail only when the spec has them. */
+enum {
+        CHILD_FD_DEVNULL,
+        CHILD_FD_STDOUT,
+        CHILD_FD_STDERR,
+        CHILD_FD_INPUT,
+        CHILD_FD_BINARY,
+        CHILD_FD_RULESET,
+        CHILD_FD_INPUTS,
+        CHILD_FD_DETAIL,
+        CHILD_FDS_MAX,
+};
 #define NPROC_HEADROOM   512
 
 /* What the child reports through its status pipe when it cannot enter the sandbox. */
@@ -58,8 +72,17 @@ typedef struct ChildFailure {
  */
 typedef struct ChildArgs {
         const Sandbox *sb;
-        int go_fd, go_write_fd, status_fd;
-        int devnull_fd, stdout_fd, stderr_fd, input_fd, inputs_fd, detail_fd;
+        int ctl_fd; /* the child's end of its control socket, until it is CHILD_STATUS_FD */
+        /* Filled by the child from the release's SCM_RIGHTS, in CHILD_FD_* order. */
+        int devnull_fd, stdout_fd, stderr_fd, input_fd, inputs_fd, detail_fd, binary_fd, ruleset_fd;
+        unsigned n_fds; /* how many fds the release carries */
+        char release_byte;
+        struct iovec iov;
+        struct msghdr msg;
+        union {
+                struct cmsghdr align;
+                uint8_t space[CMSG_SPACE(sizeof(int) * (CHILD_FDS_MAX + 1))];
+        } control;
         bool drop_uid;
         pid_t parent; /* lockd's pid: the child must not outlive it */
         uid_t uid;
@@ -101,7 +124,8 @@ __attribute__((no_sanitize("address", "undefined"), noreturn)) static void
 child_fail(int status_fd, SpawnStage stage, long err) {
         ChildFailure f = {.stage = (int32_t)stage, .error = (int32_t)(err < 0 ? -err : EIO)};
 
-        (void)SYS3(__NR_write, status_fd, &f, sizeof(f));
+        /* MSG_NOSIGNAL: a spawner that gave up on us closed its end; we end quietly either way. */
+        (void)raw_syscall(__NR_sendto, status_fd, (long)&f, sizeof(f), MSG_NOSIGNAL, 0, 0);
         for (;;)
                 (void)SYS1(__NR_exit_group, 127);
 }
@@ -114,17 +138,57 @@ __attribute__((no_sanitize("address", "undefined"))) static long child_lift(int 
 }
 
 /*
- * The child, in ARCHITECTURE.md's order (the sandbox): wait for the parent (scope) → groups, gid,
- * uid → capabilities → rlimits → fds 0,1,2,3,(6),(7) → cwd / → no_new_privs → Landlock → close
- * every other fd → seccomp → execve. Every step that fails ends the child before exec.
+ * Takes the release: one byte and, by SCM_RIGHTS, exactly a->n_fds fds in CHILD_FD_* order.
+ * Anything else (EOF: the spawner gave us up) ends the child before it touched the sandbox.
+ */
+__attribute__((no_sanitize("address", "undefined"))) static void child_take_release(ChildArgs *a) {
+        struct cmsghdr *cm;
+        const int *in;
+        int *slots[CHILD_FDS_MAX] = {
+                &a->devnull_fd, &a->stdout_fd,  &a->stderr_fd, &a->input_fd,
+                &a->binary_fd,  &a->ruleset_fd, &a->inputs_fd, &a->detail_fd,
+        };
+        long r;
+
+        a->iov.iov_base = &a->release_byte;
+        a->iov.iov_len = 1;
+        a->msg.msg_iov = &a->iov;
+        a->msg.msg_iovlen = 1;
+        a->msg.msg_control = &a->control;
+        a->msg.msg_controllen = sizeof(a->control);
+        do
+                r = SYS3(__NR_recvmsg, CHILD_STATUS_FD, &a->msg, MSG_CMSG_CLOEXEC);
+        while (r == -EINTR);
+        if (r != 1)
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_SCOPE, r < 0 ? r : -ECANCELED);
+        cm = CMSG_FIRSTHDR(&a->msg);
+        if ((a->msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || !cm || cm->cmsg_level != SOL_SOCKET ||
+            cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int) * a->n_fds))
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_FDS, -EBADMSG);
+        in = (const int *)CMSG_DATA(cm);
+        for (unsigned i = 0, k = 0; i < CHILD_FDS_MAX; i++) {
+                if ((i == CHILD_FD_INPUTS && !a->sb->spec.inputs) ||
+                    (i == CHILD_FD_DETAIL && !a->sb->spec.detail)) {
+                        *slots[i] = -1;
+                        continue;
+                }
+                *slots[i] = in[k++];
+        }
+}
+
+/*
+ * The child, in ARCHITECTURE.md's order (the sandbox). Made ahead of its run: it keeps only its
+ * control socket (every other inherited fd closed) and waits there for the release, which the
+ * spawner sends once the child is in its scope; then groups, gid, uid → capabilities → rlimits →
+ * fds 0,1,2,3,(6),(7) → cwd / → no_new_privs → Landlock → close every other fd → seccomp →
+ * execve. Every step that fails ends the child before exec.
  */
 __attribute__((no_sanitize("address", "undefined"))) static int child_main(void *userdata) {
         ChildArgs *a = userdata;
-        const Sandbox *sb = a->sb;
-        int status = a->status_fd;
-        long r, in, out, err, input, inputs = -1, detail = -1, binary, ruleset, devnull;
+        const Sandbox *sb;
+        int status = CHILD_STATUS_FD;
+        long r, out, err, input, inputs = -1, detail = -1, binary, ruleset, devnull;
         size_t n;
-        char go;
 
         /* Default dispositions and an empty mask: nothing of the parent's signal state survives. */
         for (int sig = 1; sig < 65; sig++) {
@@ -137,15 +201,27 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
                 if (sig != SIGKILL && sig != SIGSTOP)
                         (void)SYS4(__NR_rt_sigaction, sig, &sa, NULL, 8);
         }
+
+        /* A name that tells a waiting child from its spawner in ps and in its scope. */
+        (void)SYS2(__NR_prctl, PR_SET_NAME, "lockd-standby");
+
+        /* The control socket goes to its fixed number; every other fd the clone copied, closed. */
+        if (a->ctl_fd != CHILD_STATUS_FD &&
+            SYS3(__NR_dup3, a->ctl_fd, CHILD_STATUS_FD, O_CLOEXEC) < 0)
+                for (;;)
+                        (void)SYS1(__NR_exit_group, 127); /* nobody to tell: EOF says it */
+        (void)SYS3(__NR_close_range, 0, CHILD_STATUS_FD - 1, 0);
+        r = SYS3(__NR_close_range, CHILD_STATUS_FD + 1, ~0U, 0);
+        if (r < 0)
+                child_fail(status, SPAWN_STAGE_CLOSE_FDS, r);
         uint64_t empty = 0;
         r = SYS4(__NR_rt_sigprocmask, SIG_SETMASK, &empty, NULL, 8);
         if (r < 0)
                 child_fail(status, SPAWN_STAGE_CLONE, r);
 
         /*
-         * Dies with lockd from the start: if lockd is killed while we wait for our scope, EOF on
-         * the go pipe may never come (children of other runs hold copies of its write end until
-         * their own execve). Set again after the uid change, which clears it.
+         * Dies with the thread that made it from the start: the release may never come. Set again
+         * after the uid change, which clears it.
          */
         r = SYS2(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL);
         if (r < 0)
@@ -153,16 +229,9 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
         if (SYS0(__NR_getppid) != a->parent)
                 child_fail(status, SPAWN_STAGE_PDEATHSIG, -ESRCH);
 
-        /*
-         * Wait until the parent has put us into our scope (or given up: then EOF, and we end). Our
-         * copy of the write end goes first, or EOF could never come.
-         */
-        (void)SYS1(__NR_close, a->go_write_fd);
-        do
-                r = SYS3(__NR_read, a->go_fd, &go, 1);
-        while (r == -EINTR);
-        if (r != 1)
-                child_fail(status, SPAWN_STAGE_SCOPE, r < 0 ? r : -ECANCELED);
+        /* Wait for the run (the parent has put us into our scope by then, or gives us up). */
+        child_take_release(a);
+        sb = a->sb;
 
         if (a->drop_uid) {
                 /*
@@ -230,16 +299,11 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
                 inputs = child_lift(a->inputs_fd);
         if (sb->spec.detail)
                 detail = child_lift(a->detail_fd);
-        binary = child_lift(sb->binary_fd);
-        ruleset = child_lift(sb->ruleset_fd);
-        in = child_lift(status);
-        if (devnull < 0 || out < 0 || err < 0 || input < 0 || binary < 0 || ruleset < 0 || in < 0 ||
+        binary = child_lift(a->binary_fd);
+        ruleset = child_lift(a->ruleset_fd);
+        if (devnull < 0 || out < 0 || err < 0 || input < 0 || binary < 0 || ruleset < 0 ||
             (sb->spec.inputs && inputs < 0) || (sb->spec.detail && detail < 0))
                 child_fail(status, SPAWN_STAGE_FDS, -EBADF);
-        r = SYS3(__NR_dup3, in, CHILD_STATUS_FD, O_CLOEXEC);
-        if (r < 0)
-                child_fail(status, SPAWN_STAGE_FDS, r);
-        status = CHILD_STATUS_FD;
         if (SYS2(__NR_dup2, devnull, 0) < 0 || SYS2(__NR_dup2, out, 1) < 0 ||
             SYS2(__NR_dup2, err, 2) < 0 || SYS2(__NR_dup2, input, 3) < 0 ||
             SYS3(__NR_dup3, binary, CHILD_BINARY_FD, O_CLOEXEC) < 0)
@@ -443,23 +507,146 @@ static int collect(RunIO *io, uint64_t deadline, RunResult *res, RunExit *e, str
         return 0;
 }
 
-int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
-        _cleanup_close_ int devnull = -1, inputs_mfd = -1, inputs_ro = -1, pidfd = -1;
-        int out[2] = {-1, -1}, err[2] = {-1, -1}, det[2] = {-1, -1}, go[2] = {-1, -1},
-            st[2] = {-1, -1};
-        _cleanup_free_ ChildArgs *a = NULL;
+struct RunChild {
+        pid_t pid;
+        int pidfd;
+        int ctl_fd; /* our end: the release goes out, a failure record comes back, EOF at execve */
+        bool reaped;
+        void *stack;
+        ChildArgs *args;
+        uint64_t born_usec;
+};
+
+int run_child_new(RunChild **ret) {
+        _cleanup_(run_child_freep) RunChild *c = NULL;
+        int pair[2] = {-1, -1};
+        sigset_t all, saved;
+
+        if (!ret)
+                return -EINVAL;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->pidfd = c->ctl_fd = -1;
+        c->stack = MAP_FAILED;
+        c->args = calloc(1, sizeof(*c->args));
+        if (!c->args)
+                return -ENOMEM;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+                return negative_errno();
+        c->ctl_fd = pair[0];
+        c->args->ctl_fd = pair[1];
+        c->args->parent = getpid();
+        c->stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (c->stack == MAP_FAILED) {
+                safe_close(pair[1]);
+                return negative_errno();
+        }
+        /*
+         * CLONE_VM so the cost does not grow with our memory; no CLONE_VFORK, because the child
+         * waits for its scope and its run. All signals stay blocked around clone() so no handler
+         * of ours runs on the child's stack.
+         */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &saved);
+        c->pid = clone(child_main, (uint8_t *)c->stack + CHILD_STACK_SIZE,
+                       CLONE_VM | CLONE_PIDFD | SIGCHLD, c->args, &c->pidfd);
+        pthread_sigmask(SIG_SETMASK, &saved, NULL);
+        /* Our copy of the child's end goes now, so EOF means the child (or its execve) closed it.
+         */
+        safe_close(pair[1]);
+        if (c->pid < 0) {
+                c->pid = 0;
+                return negative_errno();
+        }
+        c->born_usec = now_usec();
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+pid_t run_child_pid(const RunChild *c) {
+        return c ? c->pid : 0;
+}
+
+int run_child_pidfd(const RunChild *c) {
+        return c ? c->pidfd : -1;
+}
+
+uint64_t run_child_born_usec(const RunChild *c) {
+        return c ? c->born_usec : 0;
+}
+
+bool run_child_waiting(const RunChild *c) {
+        struct pollfd p = {.fd = c ? c->pidfd : -1, .events = POLLIN};
+
+        /* The pidfd turns readable when the child ended: a child that did is of no use. */
+        return c && !c->reaped && c->pid > 0 && poll(&p, 1, 0) == 0;
+}
+
+RunChild *run_child_free(RunChild *c) {
+        if (!c)
+                return NULL;
+        if (c->pid > 0 && !c->reaped) {
+                siginfo_t si = {};
+
+                /* Never started, or its run failed: it must not outlive its handle. */
+                (void)syscall(__NR_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+                while (syscall(SYS_waitid, P_PIDFD, c->pidfd, &si, WEXITED, NULL) < 0 &&
+                       errno == EINTR)
+                        ;
+        }
+        /* Only now: a child that has not exec'd yet runs on this stack, in our memory. */
+        if (c->stack != MAP_FAILED)
+                munmap(c->stack, CHILD_STACK_SIZE);
+        safe_close(c->pidfd);
+        safe_close(c->ctl_fd);
+        free(c->args);
+        free(c);
+        return NULL;
+}
+
+/* Sends the release: one byte and fds in CHILD_FD_* order. 0 or a negative errno. */
+static int send_release(int ctl, const int *fds, size_t n) {
+        union {
+                struct cmsghdr align;
+                uint8_t space[CMSG_SPACE(sizeof(int) * CHILD_FDS_MAX)];
+        } control = {};
+        struct iovec iov = {.iov_base = (char *)"g", .iov_len = 1};
+        struct msghdr mh = {
+                .msg_iov = &iov,
+                .msg_iovlen = 1,
+                .msg_control = &control,
+                .msg_controllen = CMSG_SPACE(sizeof(int) * n),
+        };
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        ssize_t k;
+
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+        memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+        do
+                k = sendmsg(ctl, &mh, MSG_NOSIGNAL);
+        while (k < 0 && errno == EINTR);
+        return k == 1 ? 0 : k < 0 ? negative_errno() : -EIO;
+}
+
+int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResult *ret) {
+        _cleanup_close_ int devnull = -1, inputs_mfd = -1, inputs_ro = -1;
+        int out[2] = {-1, -1}, err[2] = {-1, -1}, det[2] = {-1, -1};
+        ChildArgs *a;
         RunResult res = {};
         RunExit e = {};
         ChildFailure fail = {};
         struct rusage ru = {};
-        sigset_t all, saved;
-        void *stack = MAP_FAILED;
+        int fds[CHILD_FDS_MAX];
+        size_t n_fds = 0;
         uint64_t start;
         ssize_t n;
-        pid_t pid;
         int r = 0;
 
-        if (!sb || !p || p->input_fd < 0)
+        if (!c || !sb || !p || p->input_fd < 0 || c->reaped || c->pid <= 0)
                 return -EINVAL;
         if (p->fds ? (p->fds->stdout_fd < 0 || p->fds->stderr_fd < 0 || !p->fds->exit ||
                       (sb->spec.inputs && p->fds->inputs_fd < 0) ||
@@ -470,10 +657,6 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
                 return -EPERM;
         if (p->drop_to_uid && (p->uid == 0 || p->gid == 0))
                 return -EINVAL; /* never run a plugin as root */
-
-        a = calloc(1, sizeof(*a));
-        if (!a)
-                return -ENOMEM;
 
         devnull = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (devnull < 0)
@@ -487,108 +670,78 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
                 if (inputs_ro < 0)
                         return inputs_ro;
         }
-        if (pipe2(go, O_CLOEXEC) < 0 || pipe2(st, O_CLOEXEC) < 0 ||
-            (!p->fds && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-                         (sb->spec.detail && pipe2(det, O_CLOEXEC) < 0)))) {
+        if (!p->fds && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+                        (sb->spec.detail && pipe2(det, O_CLOEXEC) < 0))) {
                 r = negative_errno();
                 goto finish;
         }
         for (int *fd = (int[]){out[0], err[0], det[0], -1}; *fd >= 0; fd++)
                 (void)fcntl(*fd, F_SETFL, O_NONBLOCK);
 
+        /* The child reads these only after the release below: it waits in recvmsg() until then. */
+        a = c->args;
         a->sb = sb;
-        a->go_fd = go[0];
-        a->go_write_fd = go[1];
-        a->status_fd = st[1];
-        a->devnull_fd = devnull;
-        a->stdout_fd = p->fds ? p->fds->stdout_fd : out[1];
-        a->stderr_fd = p->fds ? p->fds->stderr_fd : err[1];
-        a->input_fd = p->input_fd;
-        a->inputs_fd = p->fds ? p->fds->inputs_fd : inputs_ro;
-        a->detail_fd = p->fds ? p->fds->detail_fd : det[1];
+        a->n_fds = 6 + sb->spec.inputs + sb->spec.detail;
         a->drop_uid = p->drop_to_uid;
         a->uid = p->uid;
         a->gid = p->gid;
         a->last_cap = cap_max_bits() - 1;
-        a->parent = getpid();
         a->argv[0] = (char *)"plugin";
         a->envp[0] = (char *)sb->env_protocol;
         prepare_rlimits(a, &sb->spec.limits, p->drop_to_uid ? 0 : count_tasks_of_uid(getuid()));
+        fds[n_fds++] = devnull;
+        fds[n_fds++] = p->fds ? p->fds->stdout_fd : out[1];
+        fds[n_fds++] = p->fds ? p->fds->stderr_fd : err[1];
+        fds[n_fds++] = p->input_fd;
+        fds[n_fds++] = sb->binary_fd;
+        fds[n_fds++] = sb->ruleset_fd;
+        if (sb->spec.inputs)
+                fds[n_fds++] = p->fds ? p->fds->inputs_fd : inputs_ro;
+        if (sb->spec.detail)
+                fds[n_fds++] = p->fds ? p->fds->detail_fd : det[1];
 
-        /*
-         * CLONE_VM so the cost does not grow with our memory; no CLONE_VFORK, because the child
-         * must wait for its scope while we create it. All signals stay blocked around clone() so
-         * no handler of ours runs on the child's stack.
-         */
-        stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-        if (stack == MAP_FAILED) {
-                r = negative_errno();
-                goto finish;
-        }
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &saved);
-        pid = clone(child_main, (uint8_t *)stack + CHILD_STACK_SIZE,
-                    CLONE_VM | CLONE_PIDFD | SIGCHLD, a, &pidfd);
-        pthread_sigmask(SIG_SETMASK, &saved, NULL);
-        if (pid < 0) {
-                r = negative_errno();
-                goto finish;
-        }
-        start = now_usec();
         res.uid = p->drop_to_uid ? p->uid : getuid();
         res.landlock_abi = sb->landlock_abi;
-
+        start = now_usec();
+        r = send_release(c->ctl_fd, fds, n_fds);
         /* Our copies of the child's ends go now, so EOF means the child (or exec) closed them. */
-        go[0] = safe_close(go[0]);
-        st[1] = safe_close(st[1]);
         out[1] = safe_close(out[1]);
         err[1] = safe_close(err[1]);
         det[1] = safe_close(det[1]);
-
-        r = p->start_hook ? p->start_hook(pid, pidfd, p->start_hook_userdata) : 0;
         if (r < 0) {
-                /*
-                 * Refused (no scope: fail closed). The child cannot be left to find EOF on its
-                 * go pipe: every child spawned meanwhile holds a copy of our write end until its
-                 * own execve, so it dies now. The hook's errno is the cause's
-                 * (spawn:scope:<errno>), so a timeout reads apart from a manager's refusal.
-                 */
-                (void)syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                /* It died while it waited (killed with its scope, or by a stop). */
                 fail.stage = SPAWN_STAGE_SCOPE;
                 fail.error = -r;
                 r = 0;
-        } else if (loop_write(go[1], "g", 1) < 0) {
-                fail.stage = SPAWN_STAGE_SCOPE;
-                fail.error = EPIPE;
         }
-        go[1] = safe_close(go[1]);
 
-        /* EOF without a record: execve closed the status pipe, so the child left our memory. */
+        /* EOF without a record: execve closed the control socket, so the child left our memory. */
         ChildFailure rec = {};
-        do
-                n = read(st[0], &rec, sizeof(rec));
-        while (n < 0 && errno == EINTR);
-        munmap(stack, CHILD_STACK_SIZE);
-        stack = MAP_FAILED;
-        if (fail.stage == SPAWN_STAGE_NONE && n != 0) {
-                /* A record, a short one or a read error: the child did not reach the plugin. */
-                bool valid = n == (ssize_t)sizeof(rec) && rec.stage > SPAWN_STAGE_NONE &&
-                             rec.stage < _SPAWN_STAGE_MAX;
-                fail.stage = valid ? rec.stage : SPAWN_STAGE_EXEC;
-                fail.error = valid ? rec.error : EIO;
+        if (fail.stage == SPAWN_STAGE_NONE) {
+                do
+                        n = recv(c->ctl_fd, &rec, sizeof(rec), 0);
+                while (n < 0 && errno == EINTR);
+                if (n != 0) {
+                        /* A record, a short one or a read error: the child did not reach the
+                         * plugin. */
+                        bool valid = n == (ssize_t)sizeof(rec) && rec.stage > SPAWN_STAGE_NONE &&
+                                     rec.stage < _SPAWN_STAGE_MAX;
+                        fail.stage = valid ? rec.stage : SPAWN_STAGE_EXEC;
+                        fail.error = valid ? rec.error : EIO;
+                }
         }
+        res.setup_usec = now_usec() - start;
 
         if (fail.stage != SPAWN_STAGE_NONE) {
                 siginfo_t si = {};
 
-                (void)syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-                (void)syscall(SYS_waitid, P_PIDFD, pidfd, &si, WEXITED, &ru);
+                (void)syscall(__NR_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+                (void)syscall(SYS_waitid, P_PIDFD, c->pidfd, &si, WEXITED, &ru);
+                c->reaped = true;
                 res.outcome = RUN_PLUGIN_ERROR;
                 res.cause = RUN_CAUSE_SPAWN;
                 res.spawn_stage = (SpawnStage)fail.stage;
                 res.spawn_errno = fail.error;
-                res.wall_usec = now_usec() - start;
                 *ret = res;
                 goto finish;
         }
@@ -596,21 +749,23 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
         RunIO io = {.stdout_fd = out[0],
                     .stderr_fd = err[0],
                     .detail_fd = det[0],
-                    .pidfd = pidfd,
+                    .pidfd = c->pidfd,
                     .oom_check = p->oom_check,
                     .oom_check_userdata = p->oom_check_userdata};
-        /* The plugin's time starts at its execve: a wait for a busy manager to create the scope
-         * is lockd's, never charged against the plugin's timeout (the scope's RuntimeMaxUSec
-         * bounds the whole). */
-        r = collect(&io, now_usec() + sb->spec.limits.timeout_s * 1000000ULL, &res, &e, &ru);
+        /* The plugin's time starts at its execve: what came before is lockd's, reported apart
+         * (setup_usec), never charged against the plugin's timeout. */
+        start = now_usec();
+        r = collect(&io, start + sb->spec.limits.timeout_s * 1000000ULL, &res, &e, &ru);
         if (r < 0) {
                 siginfo_t si = {};
 
                 /* We cannot watch it any more: it must not outlive the run. */
-                (void)syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-                (void)syscall(SYS_waitid, P_PIDFD, pidfd, &si, WEXITED, NULL);
+                (void)syscall(__NR_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+                (void)syscall(SYS_waitid, P_PIDFD, c->pidfd, &si, WEXITED, NULL);
+                c->reaped = true;
                 goto finish;
         }
+        c->reaped = true;
         res.wall_usec = now_usec() - start;
         res.cpu_usec = (uint64_t)ru.ru_utime.tv_sec * 1000000ULL + (uint64_t)ru.ru_utime.tv_usec +
                        (uint64_t)ru.ru_stime.tv_sec * 1000000ULL + (uint64_t)ru.ru_stime.tv_usec;
@@ -622,12 +777,45 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
         *ret = res;
 
 finish:
-        if (stack != MAP_FAILED)
-                munmap(stack, CHILD_STACK_SIZE);
         close_pair(out);
         close_pair(err);
         close_pair(det);
-        close_pair(go);
-        close_pair(st);
+        return r;
+}
+
+int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
+        _cleanup_(run_child_freep) RunChild *c = NULL;
+        uint64_t begin = now_usec();
+        int r;
+
+        if (!sb || !p || !ret || p->input_fd < 0)
+                return -EINVAL;
+        r = run_child_new(&c);
+        if (r < 0)
+                return r;
+        r = p->start_hook ? p->start_hook(c->pid, c->pidfd, p->start_hook_userdata) : 0;
+        if (r < 0) {
+                /*
+                 * Refused (no scope: fail closed); run_child_free() kills it. The hook's errno is
+                 * the cause's (spawn:scope:<errno>), so a timeout reads apart from a manager's
+                 * refusal.
+                 */
+                *ret = (RunResult){
+                        .outcome = RUN_PLUGIN_ERROR,
+                        .cause = RUN_CAUSE_SPAWN,
+                        .spawn_stage = SPAWN_STAGE_SCOPE,
+                        .spawn_errno = -r,
+                        .landlock_abi = sb->landlock_abi,
+                        .uid = p->drop_to_uid ? p->uid : getuid(),
+                        .setup_usec = now_usec() - begin,
+                };
+                return 0;
+        }
+        begin = now_usec() - begin; /* the hook's part of the setup: the wait for the scope */
+        r = run_child_start(c, sb, p, ret);
+        if (r >= 0) {
+                ret->setup_usec += begin;
+                ret->scope_wait_usec = begin;
+        }
         return r;
 }

@@ -57,6 +57,35 @@ typedef struct RunParams {
  */
 int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret);
 
+/*
+ * A child made ahead of its run (ARCHITECTURE.md, scopes made ahead): cloned in our memory with
+ * every fd it inherited closed but its control socket, dying with the thread that made it, it
+ * waits there for the release run_child_start() sends. Its scope is the caller's business (move
+ * it in before the release). Used for one run only.
+ */
+typedef struct RunChild RunChild;
+
+/* Makes one waiting child. 0 or a negative errno. */
+int run_child_new(RunChild **ret);
+pid_t run_child_pid(const RunChild *c);
+int run_child_pidfd(const RunChild *c);
+uint64_t run_child_born_usec(const RunChild *c); /* CLOCK_MONOTONIC */
+/* Whether it still waits for its run (it did not die meanwhile). */
+bool run_child_waiting(const RunChild *c);
+/*
+ * Releases c into the sandbox with p's fds and limits (p->start_hook unused) and collects the
+ * run as runner_run() does; wall_usec counts from the plugin's execve, setup_usec from the
+ * release to it. A child that died while it waited fails the run as spawn:scope. c is spent
+ * afterwards, whatever the outcome: free it.
+ */
+int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResult *ret);
+/* Kills a child that never ran (or was not reaped) and frees it. */
+RunChild *run_child_free(RunChild *c);
+static inline void run_child_freep(RunChild **c) {
+        if (*c)
+                run_child_free(*c);
+}
+
 /* Drains one non-blocking pipe, keeping at most keep bytes in buf (NULL: count only) and counting
  * every byte in *total; false at EOF (or a read error other than EAGAIN/EINTR), true while open. */
 bool run_drain(int fd, uint8_t *buf, size_t keep, size_t *kept, uint64_t *total);

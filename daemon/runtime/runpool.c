@@ -2,6 +2,7 @@
  * transient scope created through the loop's ScopeManager, and hand the results back to the loop
  * through an eventfd. */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,25 +11,22 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "oom-watch.h"
 #include "macro.h"
 #include "cgroup.h"
 #include "runpool.h"
+#include "standby.h"
 #include "uidpool.h"
 
 #ifndef __NR_pidfd_send_signal
 #define __NR_pidfd_send_signal 424
 #endif
 
-/* Room above the contract's 512 extra threads before the pids controller steps in; the rlimit
- * (EAGAIN at exactly 512) is what a plugin meets first. */
-#define SCOPE_TASKS_MAX 544
 /* The scope's memory backstop above RLIMIT_DATA: the fixed 8 MiB stack and kernel memory. */
 #define SCOPE_MEMORY_SLACK ((uint64_t)40 * 1024 * 1024)
-/* RuntimeMaxUSec= behind lockd's own wall-clock timeout. */
-#define SCOPE_RUNTIME_SLACK_USEC ((uint64_t)10 * 1000000)
 
 /* The runs waiting for one fairness key, in arrival order. */
 typedef struct KeyQueue {
@@ -66,7 +64,33 @@ struct RunPool {
         Worker *workers;
         CgroupMounts *cgroups; /* with scopes: where each run's cgroup directories are */
         char *slice;
+        Standby *standby;  /* with scopes and cfg.standby_max: children made ahead */
+        uint64_t unit_seq; /* the scopes' names; atomic */
 };
+
+/* "lockd-run-<n>.scope": n counts from this boot's clock in microseconds at the start, so no
+ * name repeats one a lockd before us used in this boot. Any thread. */
+static void unit_name(char *buf, size_t size, void *userdata) {
+        RunPool *p = userdata;
+
+        snprintf(buf, size, "lockd-run-%" PRIu64 ".scope",
+                 __atomic_add_fetch(&p->unit_seq, 1, __ATOMIC_RELAXED));
+}
+
+/* The limit class of a sandbox: what its scope's limits follow. */
+static uint64_t clock_boottime_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_BOOTTIME, &ts);
+        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static StandbyClass class_of(const Sandbox *sb) {
+        return (StandbyClass){
+                .memory_max = sb->spec.limits.memory_bytes + SCOPE_MEMORY_SLACK,
+                .timeout_usec = sb->spec.limits.timeout_s * 1000000ULL,
+        };
+}
 
 RunRequest *run_request_new(void) {
         RunRequest *req = calloc(1, sizeof(*req));
@@ -169,28 +193,34 @@ static void done_append(RunPool *p, RunRequest *req) {
         (void)!write(p->done_fd, &one, sizeof(one));
 }
 
+/* The worker's run has a child now (pidfd): recorded so that a kill reaches it; scoped when it
+ * is in its scope already. -ECANCELED when the run was stopped meanwhile. */
+static int adopt(Worker *w, int pidfd, bool scoped) {
+        RunPool *p = w->pool;
+        int fd, r;
+
+        fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return negative_errno();
+        pthread_mutex_lock(&p->lock);
+        w->pidfd = fd;
+        r = p->stopping || w->req->cancelled ? -ECANCELED : 0;
+        if (r >= 0)
+                w->req->scoped = scoped;
+        pthread_mutex_unlock(&p->lock);
+        return r;
+}
+
 /* Called in the worker once the child exists and waits: record it, then move it into its scope. */
 static int start_hook(pid_t pid, int pidfd, void *userdata) {
         Worker *w = userdata;
         RunPool *p = w->pool;
         RunRequest *req = w->req;
-        ScopeLimits lim = {
-                .memory_max = req->sandbox->spec.limits.memory_bytes + SCOPE_MEMORY_SLACK,
-                .tasks_max = SCOPE_TASKS_MAX,
-                .runtime_max_usec =
-                        req->sandbox->spec.limits.timeout_s * 1000000ULL + SCOPE_RUNTIME_SLACK_USEC,
-        };
-        int fd, r;
+        StandbyClass class = class_of(req->sandbox);
+        ScopeLimits lim = standby_class_limits(&class, false);
+        int r;
 
-        fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0) {
-                r = negative_errno();
-                goto refuse;
-        }
-        pthread_mutex_lock(&p->lock);
-        w->pidfd = fd;
-        r = p->stopping || req->cancelled ? -ECANCELED : 0;
-        pthread_mutex_unlock(&p->lock);
+        r = adopt(w, pidfd, false);
         if (r < 0)
                 goto refuse;
         if (!p->scope) {
@@ -275,7 +305,36 @@ static void run_one(Worker *w, RunRequest *req) {
                 .oom_check_userdata = w,
                 .fds = req->external ? &fds : NULL,
         };
-        r = runner_run(req->sandbox, &rp, &req->result);
+        StandbyClass class = class_of(req->sandbox);
+        StandbyChild ready = {};
+
+        if (p->standby && standby_take(p->standby, &class, &ready) >= 0) {
+                /* A child already in its scope: the run hands it its fds, nothing to wait for. */
+                memcpy(req->unit, ready.unit, sizeof(ready.unit));
+                w->oom = TAKE_PTR(ready.oom);
+                r = adopt(w, run_child_pidfd(ready.child), true);
+                if (r >= 0 && req->started)
+                        req->started(req, req->userdata);
+                if (r >= 0)
+                        r = run_child_start(ready.child, req->sandbox, &rp, &req->result);
+                else {
+                        /* Stopped before its release: nothing of the plugin ran. */
+                        req->result = (RunResult){.outcome = RUN_PLUGIN_ERROR,
+                                                  .cause = RUN_CAUSE_SPAWN,
+                                                  .spawn_stage = SPAWN_STAGE_SCOPE,
+                                                  .spawn_errno = -r};
+                        r = 0;
+                }
+                ready.child = run_child_free(ready.child);
+                if (p->scope && req->scoped && r >= 0 && req->result.cause == RUN_CAUSE_SPAWN)
+                        /* Its child died unrun: the unit goes with it. */
+                        (void)scope_kill(p->scope, req->unit);
+        } else {
+                /* None ready (or no scopes): the child's scope is made now, in start_hook(). */
+                if (p->scope)
+                        unit_name(req->unit, sizeof(req->unit), p);
+                r = runner_run(req->sandbox, &rp, &req->result);
+        }
         /* The child has them, or had them: EOF on the reader's side must not wait for us. */
         req->stdout_fd = safe_close(req->stdout_fd);
         req->stderr_fd = safe_close(req->stderr_fd);
@@ -398,6 +457,13 @@ int run_pool_new(sd_event *e, const RunPoolConfig *cfg, ScopeManager *scope, Run
                                 goto fail;
                         }
                 }
+                p->unit_seq = clock_boottime_usec();
+                if (cfg->standby_max > 0) {
+                        r = standby_new(e, scope, p->cgroups, p->slice, cfg->standby_max, unit_name,
+                                        p, &p->standby);
+                        if (r < 0)
+                                goto fail;
+                }
         }
         p->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (p->done_fd < 0) {
@@ -440,6 +506,8 @@ fail:
 void run_pool_kill_all(RunPool *p) {
         if (!p)
                 return;
+        /* No run comes any more: the children made ahead go too. */
+        standby_flush(p->standby);
         pthread_mutex_lock(&p->lock);
         p->stopping = true;
         /* The queued runs never start; their callbacks run on the loop like any other's. */
@@ -496,6 +564,7 @@ RunPool *run_pool_free(RunPool *p) {
                 if (p->workers[i].started)
                         pthread_join(p->workers[i].thread, NULL);
         deliver(p);
+        p->standby = standby_free(p->standby);
         free(p->workers);
         sd_event_source_disable_unref(p->done_source);
         safe_close(p->done_fd);

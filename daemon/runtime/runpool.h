@@ -23,7 +23,7 @@ struct RunRequest {
         char *inputs_json;      /* owned; NULL without inputs */
         size_t inputs_len;
         uint64_t fairness_key; /* runs are taken round-robin across keys (an agent's uid) */
-        char unit[128];        /* the scope's unit name */
+        char unit[128];        /* the scope's unit name, set by the pool */
         RunDoneFn done;
         void *userdata;
         /*
@@ -63,6 +63,9 @@ typedef struct RunPoolConfig {
         bool drop_to_uid;            /* as root: each run gets a fresh uid of the range */
         uint64_t scope_timeout_usec; /* how long a run waits for its scope */
         const char *slice;           /* the runs' slice, hidden like their scopes (copied) */
+        /* With scopes: children kept waiting in scopes of their own per limit class, at most
+         * (standby.h); 0: every run makes its scope when it starts. */
+        unsigned standby_max;
 } RunPoolConfig;
 
 /*

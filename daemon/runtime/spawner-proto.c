@@ -50,8 +50,21 @@ static size_t type_size(uint16_t t) {
         }
 }
 
-void spawner_unit_name(uint64_t run_id, char *buf, size_t size) {
-        snprintf(buf, size, "lockd-run-%" PRIu64 ".scope", run_id);
+bool spawner_unit_name_valid(const char *unit) {
+        static const char prefix[] = "lockd-run-", suffix[] = ".scope";
+        size_t n = strnlen(unit, SPAWNER_UNIT_MAX), digits;
+
+        if (n >= SPAWNER_UNIT_MAX || n <= strlen(prefix) + strlen(suffix) ||
+            strncmp(unit, prefix, strlen(prefix)) != 0 ||
+            strcmp(unit + n - strlen(suffix), suffix) != 0)
+                return false;
+        digits = n - strlen(prefix) - strlen(suffix);
+        if (digits > 20)
+                return false;
+        for (size_t i = strlen(prefix); i < n - strlen(suffix); i++)
+                if (unit[i] < '0' || unit[i] > '9')
+                        return false;
+        return true;
 }
 
 void spawner_header_init(SpawnerHeader *h, SpawnerType t) {

@@ -115,7 +115,7 @@ typedef struct SpawnerReplyStarted {
         uint64_t run_id;
         uint32_t uid;                /* the run's ephemeral uid */
         uint32_t scoped;             /* 1: in unit; 0: scope.backend none (unit "") */
-        char unit[SPAWNER_UNIT_MAX]; /* NUL-terminated: lockd-run-<run_id>.scope */
+        char unit[SPAWNER_UNIT_MAX]; /* NUL-terminated: lockd-run-<n>.scope */
 } SpawnerReplyStarted;
 
 #define SPAWNER_EXITED_SCOPED    (UINT32_C(1) << 0) /* it ran inside its scope */
@@ -139,6 +139,8 @@ typedef struct SpawnerReplyExited {
         uint64_t peak_rss_bytes;
         uint32_t uid;
         int32_t landlock_abi;
+        uint64_t setup_usec;      /* from the run's start to the plugin's execve */
+        uint64_t scope_wait_usec; /* the part of it spent waiting for a scope (0: made ahead) */
 } SpawnerReplyExited;
 
 /* Why an agent is not confined: a closed list, each a sentence confinement.h defines. */
@@ -196,9 +198,10 @@ SpawnerError spawner_request_decode(const void *buf, size_t n, size_t n_fds, Spa
 /* The same for a reply the spawner sent, read by the engine; replies carry no fds. */
 SpawnerError spawner_reply_decode(const void *buf, size_t n, size_t n_fds, SpawnerMessage *ret);
 
-/* The scope of run id, "lockd-run-<id>.scope": the one rule the spawner names it by and the
- * engine checks STARTED against. */
-void spawner_unit_name(uint64_t run_id, char *buf, size_t size);
+/* Whether unit is a run's scope as the spawner names them, "lockd-run-<digits>.scope": the rule
+ * the engine checks STARTED against (the scope may have been made before the run, ARCHITECTURE.md,
+ * scopes made ahead, so its number is the spawner's, not the run id). */
+bool spawner_unit_name_valid(const char *unit);
 
 /* Fills a header for a message of type t (its size from the type). */
 void spawner_header_init(SpawnerHeader *h, SpawnerType t);
@@ -212,7 +215,7 @@ _Static_assert(sizeof(SpawnerStop) == 16, "stop");
 _Static_assert(sizeof(SpawnerConfine) == 32, "confine");
 _Static_assert(sizeof(SpawnerNotify) == 32, "notify");
 _Static_assert(sizeof(SpawnerReplyHello) == 32, "reply hello");
-_Static_assert(sizeof(SpawnerReplyExited) == 80, "exited");
+_Static_assert(sizeof(SpawnerReplyExited) == 96, "exited");
 _Static_assert(sizeof(SpawnerReplyConfined) == 296, "confined");
 _Static_assert(sizeof(SpawnerReplyStarted) == 160, "started");
 _Static_assert(sizeof(SpawnerMessage) <= SPAWNER_MESSAGE_MAX, "message max");

@@ -260,6 +260,8 @@ static void exited_message(const RunRequest *req, SpawnerReplyExited *x) {
         x->peak_rss_bytes = res->peak_rss_bytes;
         x->uid = (uint32_t)res->uid;
         x->landlock_abi = res->landlock_abi;
+        x->setup_usec = res->setup_usec;
+        x->scope_wait_usec = res->scope_wait_usec;
 }
 
 /* The run leaves the count of runs in flight; before its EXITED goes, so that the engine, which
@@ -408,7 +410,6 @@ static void handle_run(Spawner *s, const SpawnerRun *m, int *fds) {
         req->stderr_fd = TAKE_FD(fds[3 + inputs]);
         if (detail)
                 req->detail_fd = TAKE_FD(fds[4 + inputs]);
-        spawner_unit_name(m->run_id, req->unit, sizeof(req->unit));
         req->done = on_run_done;
         req->ended = on_run_ended;
         req->started = on_run_started;

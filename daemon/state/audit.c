@@ -28,21 +28,23 @@ typedef struct EventInfo {
         const char *text; /* the journal MESSAGE's words */
 } EventInfo;
 
+/* An agent's routine requests (submit, cancel, a run) are copied to the journal at debug level
+ * only: at a cache hit's rate they would drown every other line. The audit file keeps each. */
 static const EventInfo events[_AUDIT_EVENT_MAX] = {
         [AUDIT_GRANT] = {"grant", LOCKD_MESSAGE_AUDIT_GRANT, LOG_INFO,
                          "a console granted a file to an agent"},
         [AUDIT_REVOKE] = {"revoke", LOCKD_MESSAGE_AUDIT_REVOKE, LOG_INFO,
                           "a console revoked a handle"},
-        [AUDIT_SUBMIT] = {"submit", LOCKD_MESSAGE_AUDIT_SUBMIT, LOG_INFO,
+        [AUDIT_SUBMIT] = {"submit", LOCKD_MESSAGE_AUDIT_SUBMIT, LOG_DEBUG,
                           "an agent submitted a ticket"},
         [AUDIT_APPROVE] = {"approve", LOCKD_MESSAGE_AUDIT_APPROVE, LOG_INFO,
                            "a console approved a ticket"},
         [AUDIT_DENY] = {"deny", LOCKD_MESSAGE_AUDIT_DENY, LOG_NOTICE, "a console denied a ticket"},
-        [AUDIT_CANCEL] = {"cancel", LOCKD_MESSAGE_AUDIT_CANCEL, LOG_INFO,
+        [AUDIT_CANCEL] = {"cancel", LOCKD_MESSAGE_AUDIT_CANCEL, LOG_DEBUG,
                           "an agent cancelled a ticket"},
         [AUDIT_EXPIRE] = {"expire", LOCKD_MESSAGE_AUDIT_EXPIRE, LOG_INFO,
                           "a ticket or a handle expired"},
-        [AUDIT_RUN] = {"run", LOCKD_MESSAGE_AUDIT_RUN, LOG_INFO, "a plugin run finished"},
+        [AUDIT_RUN] = {"run", LOCKD_MESSAGE_AUDIT_RUN, LOG_DEBUG, "a plugin run finished"},
         [AUDIT_INSTALL] = {"install", LOCKD_MESSAGE_AUDIT_INSTALL, LOG_NOTICE,
                            "a console installed a plugin"},
         [AUDIT_REMOVE] = {"remove", LOCKD_MESSAGE_AUDIT_REMOVE, LOG_NOTICE,
@@ -721,6 +723,9 @@ int audit_append_run(Audit *a, const AuditRun *run) {
             (r = set_integer(o, "stderr_bytes", run->stderr_bytes)) < 0 ||
             (r = set_integer(o, "cpu_usec", run->cpu_usec)) < 0 ||
             (r = set_integer(o, "peak_memory_bytes", run->peak_memory_bytes)) < 0 ||
+            (r = set_integer(o, "wall_usec", run->wall_usec)) < 0 ||
+            (r = set_integer(o, "setup_usec", run->setup_usec)) < 0 ||
+            (r = set_integer(o, "scope_wait_usec", run->scope_wait_usec)) < 0 ||
             (r = set_string(o, "unit", run->unit)) < 0 ||
             (r = set_string(o, "ticket", run->ticket)) < 0)
                 return r;

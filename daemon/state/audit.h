@@ -82,13 +82,17 @@ typedef struct AuditRun {
         uint64_t stderr_bytes; /* counted, never kept */
         uint64_t cpu_usec;     /* user + system */
         uint64_t peak_memory_bytes;
+        uint64_t wall_usec;       /* from the plugin's execve to its end */
+        uint64_t setup_usec;      /* lockd's part before the execve */
+        uint64_t scope_wait_usec; /* of which the wait for the scope */
         const char *unit;   /* the transient scope; NULL without one */
         const char *ticket; /* NULL for a console test run */
         int64_t step;       /* the step's index in its ticket; < 0 for none */
 } AuditRun;
 
 /* audit_append(a, AUDIT_RUN, ...) with run's fields (plugin, version, handle_sha256, peer_uid,
- * peer_pid, outcome, cause, stderr_bytes, cpu_usec, peak_memory_bytes, unit, ticket, step; NULL
+ * peer_pid, outcome, cause, stderr_bytes, cpu_usec, peak_memory_bytes, wall_usec, setup_usec,
+ * scope_wait_usec, unit, ticket, step; NULL
  * strings and a negative step written as null). Same returns. */
 int audit_append_run(Audit *a, const AuditRun *run);
 

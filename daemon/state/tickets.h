@@ -45,7 +45,7 @@ typedef struct TicketRun {
         bool cached;    /* answered from the budget's cache, nothing ran */
         bool ran;       /* a plugin ran: the measures below are set */
         char unit[128]; /* the run's scope ("" without one) */
-        uint64_t wall_usec, cpu_usec, peak_memory_bytes, stderr_bytes;
+        uint64_t wall_usec, setup_usec, scope_wait_usec, cpu_usec, peak_memory_bytes, stderr_bytes;
         char *detail; /* escaped fd 7 bytes, only kept at security level 3; NULL for none */
 } TicketRun;
 

@@ -103,6 +103,44 @@ def units(pattern="lockd-run-*"):
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
+def unit_pids(unit):
+    """The pids in unit's cgroup (any hierarchy that has it), or [] when it has none."""
+    cg = unit_properties(unit, "ControlGroup").get("ControlGroup", "")
+    if not cg:
+        return []
+    for top in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd", "/sys/fs/cgroup"):
+        try:
+            with open(f"{top}{cg}/cgroup.procs") as f:
+                return [int(x) for x in f.read().split()]
+        except OSError:
+            continue
+    return []
+
+
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def standby_units():
+    """Scopes made ahead: units holding only a child that waits for its run (lockd-standby)."""
+    out = []
+    for u in units():
+        pids = unit_pids(u)
+        if pids and all(comm(p) == "lockd-standby" for p in pids):
+            out.append(u)
+    return out
+
+
+def run_units():
+    """Scopes of runs: every lockd-run unit but the ones made ahead that still wait."""
+    ready = set(standby_units())
+    return [u for u in units() if u not in ready]
+
+
 def unit_properties(unit, *props):
     out = systemctl("show", unit, *[f"--property={p}" for p in props]).stdout
     return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)

@@ -15,7 +15,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lockdtest import (AGENT2_UID, AGENT_UID, Daemon, Failed, Tap, Varlink, World,  # noqa: E402
                        agent_handles, call, call_as, check, grant, grant_file, plugin_processes,
-                       read_audit, require_environment, units, wait_for)
+                       read_audit, require_environment, run_units, units, wait_for)
 
 SEAL = os.environ.get("LOCKD_SEAL", "")
 LOCKCTL_BIN = os.environ.get("LOCKCTL", "")
@@ -336,12 +336,12 @@ def test_sigkill_mid_run_restart(w):
                  "--budget", "1")["handle"]
     s = submit(w.d, [{"plugin": slow, "handle": h}])
     check(s["state"] == "running", f"{s}")
-    wait_for(lambda: units() and plugin_processes(), timeout=15, what="the run")
+    wait_for(lambda: run_units() and plugin_processes(), timeout=15, what="the run")
     w.d.proc.kill()
     w.d.proc.wait(10)
     wait_for(lambda: not plugin_processes(), timeout=5, what="the plugin to die with lockd")
     w.d.start()
-    wait_for(lambda: not units(), what="no scope after the restart")
+    wait_for(lambda: not run_units(), what="no scope after the restart")
     r = w.d.lockctl("audit", "verify", "--state-dir", os.path.join(w.d.dir, "state"), check_rc=0)
     check(r.stdout.startswith("ok: "), f"audit verify: {r.stdout}{r.stderr}")
     # The ticket that was running ended as expired with the restart, and its agent's Wait says
@@ -431,7 +431,7 @@ def test_many_agents(w):
         check(runs >= {t for t, _ in results}, f"audit has {len(runs)} run records")
         r = d.lockctl("audit", "verify", "--state-dir", os.path.join(d_dir, "state"), check_rc=0)
         check(r.stdout.startswith("ok: "), f"audit verify: {r.stdout}")
-        wait_for(lambda: not units(), what="every scope gone")
+        wait_for(lambda: not run_units(), what="every scope gone")
     finally:
         d.stop()
 
@@ -718,7 +718,7 @@ def test_agent_confinement(w):
                                  CONFINED_USER, "--", "/usr/bin/python3", "-I", "-c", WATCHER,
                                  d.agent, h], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
-        unit = wait_for(lambda: (units() or [None])[0], timeout=20, what="the run's scope")
+        unit = wait_for(lambda: (run_units() or [None])[0], timeout=20, what="the run's scope")
         check(re.fullmatch(r"lockd-run-[0-9]+\.scope", unit), f"unit name {unit}")
         # The scope exists a moment before lockd hides it; the plugin starts only after that.
         wait_for(plugin_started, timeout=20, what="the plugin to start")

@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lockdtest import (AGENT_UID, BUS, LOCKCTL, Daemon, Failed, Tap,  # noqa: E402
                        agent_handles, call_as, check, grant_revoke, install_unsigned,
-                       plugin_processes, policy_text, require_environment, tempdir, units,
+                       plugin_processes, policy_text, require_environment, run_units, standby_units, tempdir, units,
                        wait_for, write_file)
 
 
@@ -281,9 +281,9 @@ def run_json(d, name, path):
 
 def no_run_left(what):
     wait_for(lambda: not plugin_processes(), timeout=15, what=f"no plugin process left ({what})")
-    wait_for(lambda: not units(), timeout=15, what=f"every run scope gone ({what})")
+    wait_for(lambda: not run_units(), timeout=15, what=f"every run scope gone ({what})")
     time.sleep(1)
-    check(not units(), f"run scopes came back ({what}): {units()}")
+    check(not run_units(), f"run scopes came back ({what}): {run_units()}")
 
 
 def test_bus_dropped(top):
@@ -306,10 +306,14 @@ def test_bus_dropped(top):
         rc, rep, err = run_json(d, good, path)
         check(rc == 0 and rep and rep.get("result") == 1, f"a run through the proxy: {rep} {err}")
 
-        # 1. Cut once the manager has made the scope, before lockd reads the answer.
+        # 1. Cut once the manager has made the scope, before lockd reads the answer. The first
+        # run of slow-answer's limit class has no scope made ahead: it asks for its own. The one
+        # made ahead for good-one's class is made first, so that the cut is the run's.
+        wait_for(standby_units, timeout=15, what="a scope made ahead for good-one's class")
         connects = d.read_log().count("connected to the manager at")
-        proxy.arm(b"StartTransientUnit", settle=lambda: bool(units()))
-        rc, rep, err = run_json(d, good, path)
+        before = set(units())
+        proxy.arm(b"StartTransientUnit", settle=lambda: bool(set(units()) - before))
+        rc, rep, err = run_json(d, slow, path)
         check(proxy.cuts == 1, "the proxy did not cut the bus")
         check(not (rep and rep.get("result") is not None),
               f"a run whose scope was cut off answered: {rep}")
@@ -326,9 +330,10 @@ def test_bus_dropped(top):
         box = {}
         t = threading.Thread(target=lambda: box.update(r=run_json(d, slow, path)))
         t.start()
-        wait_for(lambda: units() and plugin_processes(), timeout=15, what="the slow plugin")
+        wait_for(lambda: run_units() and plugin_processes(), timeout=15, what="the slow plugin")
         proxy.arm(b"\0", settle=None)  # the next message lockd sends cuts the bus
-        # Nudge lockd into sending one: another run asks for a scope.
+        # Nudge lockd into sending one: another run takes a scope made ahead, and the next one
+        # is asked for.
         rc2, rep2, err2 = run_json(d, good, path)
         t.join(60)
         rc, rep, err = box["r"]
@@ -487,7 +492,7 @@ def test_sigkill_anywhere(top):
                 check("test.good-one" in r.stdout, f"round {i}: the installed plugin is gone")
         print(f"# {len(kills)} kills at {kills} s; {len(granted)} grants, {len(revoked)} revokes "
               "acknowledged", flush=True)
-        wait_for(lambda: not units(), timeout=15, what="no run scope left")
+        wait_for(lambda: not run_units(), timeout=15, what="no run scope left")
     finally:
         d.stop()
     r = d.lockctl("audit", "verify", "--state-dir", os.path.join(top_d, "state"), check_rc=0)

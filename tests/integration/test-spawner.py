@@ -9,6 +9,7 @@ ends the other and leaves no run, scope or child. TAP on stdout. Run through wit
 import json
 import os
 import pwd
+import re
 import signal
 import subprocess
 import sys
@@ -16,9 +17,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lockdtest import (LOCKD, Daemon, Failed, Tap, check, install_unsigned,  # noqa: E402
-                       plugin_processes, policy_text, require_environment, tempdir, units,
-                       wait_for, write_file)
+from lockdtest import (LOCKD, Daemon, Failed, Tap, check, comm, install_unsigned,  # noqa: E402
+                       plugin_processes, policy_text, require_environment, run_units, standby_units, tempdir, units,
+                       systemctl, unit_pids, unit_properties, wait_for, write_file)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLUGINS = os.environ["LOCKD_TEST_PLUGINS"]
@@ -84,7 +85,8 @@ def test_good_standin(top):
     check(x.get("error") == 0 and x.get("flags", 0) & 2 and x.get("exit_status") == 0,
           f"EXITED: {x}")
     check(810000 <= x.get("uid", 0) <= 810999, f"the run's uid: {x}")
-    check(seen.get("started") == "lockd-run-1.scope", f"STARTED: {seen}")
+    check(re.fullmatch(r"lockd-run-[0-9]+\.scope", seen.get("started", "")), f"STARTED: {seen}")
+    check(x.get("flags", 0) & 1, f"EXITED says the run was not in its scope: {x}")
     check(seen.get("hello", [0, 0, 0])[2] > 0, f"HELLO's answer: {seen}")
 
 
@@ -173,7 +175,7 @@ def slow_run(d, path):
         box["r"] = d.lockctl("plugin", "run", "test.slow-answer", path, "--json")
     t = threading.Thread(target=go)
     t.start()
-    wait_for(lambda: units() and plugin_processes(), timeout=15, what="the slow plugin running")
+    wait_for(lambda: run_units() and plugin_processes(), timeout=15, what="the slow plugin running")
     return t, box
 
 
@@ -216,13 +218,68 @@ def test_kill_spawner(top):
     d.stop()
 
 
+def run_json(d, name, path):
+    r = d.lockctl("plugin", "run", name, path, "--json")
+    check(r.returncode == 0, f"plugin run: {r.stdout}{r.stderr}")
+    return json.loads(r.stdout)
+
+
+def test_standby(top):
+    """scopes made ahead: after a class's first run (its scope made on demand) a child waits in
+    a scope of its own (root, lockd-standby, only its control socket open, the spawner's child,
+    RuntimeMaxUSec the timeout + 10 s + 2 min); the next run of that class runs in exactly that
+    scope and waited for none; a waiting child killed with its scope is never used; nothing of
+    it outlives lockd"""
+    os.makedirs(os.path.join(top, "standby"), exist_ok=True)
+    d = Daemon(os.path.join(top, "standby"), extra_policy="allow_unsigned: true\n")
+    d.start()
+    try:
+        name = install_unsigned(d, d.dir, "good-one")
+        path = write_file(os.path.join(d.dir, "f.txt"))
+        check(not standby_units(), f"children made ahead before any run: {standby_units()}")
+        first = run_json(d, name, path)
+        check(first.get("result") == 1 and first.get("scope_wait_usec", 0) > 0 and
+              first.get("setup_usec", 0) >= first.get("scope_wait_usec", 0),
+              f"the class's first run made its scope on demand: {first}")
+        ready = wait_for(standby_units, timeout=15, what="a scope made ahead")
+        check(len(ready) == 1, f"one child ahead for one class: {ready}")
+        pids = unit_pids(ready[0])
+        check(len(pids) == 1, f"{ready[0]} holds {pids}")
+        st = status_fields(pids[0])
+        check(st["Uid"].split()[0] == "0" and st["PPid"] == str(d.proc.pid),
+              f"the waiting child: {st['Uid']} ppid {st['PPid']}")
+        fds = os.listdir(f"/proc/{pids[0]}/fd")
+        check(len(fds) == 1 and os.readlink(f"/proc/{pids[0]}/fd/{fds[0]}").startswith("socket:"),
+              f"the waiting child's fds: {fds}")
+        props = unit_properties(ready[0], "RuntimeMaxUSec", "MemoryMax", "TasksMax")
+        check(props == {"RuntimeMaxUSec": "2min 13s", "MemoryMax": str(168 * 1024 * 1024),
+                        "TasksMax": "544"}, f"{ready[0]}: {props}")
+
+        second = run_json(d, name, path)
+        check(second.get("result") == 1 and second.get("unit") == ready[0] and
+              second.get("scope_wait_usec") == 0, f"the run in the scope made ahead: {second}")
+
+        # A waiting child whose scope is killed is discarded, never handed a run.
+        ready = wait_for(standby_units, timeout=15, what="the next scope made ahead")
+        systemctl("kill", "--signal=SIGKILL", ready[0])
+        wait_for(lambda: ready[0] not in standby_units(), timeout=15, what="the killed child")
+        third = run_json(d, name, path)
+        check(third.get("result") == 1 and third.get("unit") != ready[0],
+              f"a run after its waiting child died: {third}")
+    finally:
+        d.stop()
+    wait_for(lambda: not units(), timeout=15, what="no scope after the stop")
+    left = [p for p in os.listdir("/proc") if p.isdigit() and comm(p) == "lockd-standby"]
+    check(not left, f"waiting children outlived lockd: {left}")
+
+
 def main():
     require_environment()
     tap = Tap()
     top = tempdir()
     os.chmod(top, 0o755)
     tests = [test_good_standin] + [hostile_case(c, r) for c, r in HOSTILE.items()] + \
-        [test_processes, test_kill_engine, test_kill_spawner]
+        [test_processes, test_kill_engine, test_kill_spawner, test_standby]
     for t in tests:
         tap.run(t, top)
     return tap.done()

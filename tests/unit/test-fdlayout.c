@@ -1,5 +1,8 @@
 /* The fd layout, environment and cwd a plugin gets, seen from inside by a real sandboxed plugin. */
 #include <check.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -183,6 +186,78 @@ START_TEST(test_start_hook_fails_closed) {
 }
 END_TEST
 
+/* The number of fds open in pid, or -1. */
+static int count_fds(pid_t pid) {
+        char path[64];
+        DIR *d;
+        struct dirent *de;
+        int n = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+        d = opendir(path);
+        if (!d)
+                return -1;
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        n++;
+        closedir(d);
+        return n;
+}
+
+/* A child made ahead keeps only its control socket, whatever we held when it was cloned; one
+ * that dies before its release fails its run closed (spawn:scope), and a live one runs it. */
+START_TEST(test_child_made_ahead) {
+        SandboxSpec spec = {.protocol = 1,
+                            .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
+        const char *path = getenv("LOCKD_FDLAYOUT_PLUGIN");
+        RunChild *c = NULL, *dead = NULL;
+        Sandbox *sb = NULL;
+        RunParams p = {};
+        RunResult res;
+        char cause[64];
+        int bin, snap, in, held[2], n = -1;
+
+        bin = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(bin, 0);
+        ck_assert_int_eq(sandbox_new(bin, &spec, &sb), 0);
+        close(bin);
+        snap = memfd_from_buffer("x", 1, "input");
+        in = fd_reopen_readonly(snap);
+        p.input_fd = in;
+        ck_assert_int_eq(pipe(held), 0); /* inheritable: the child must close them itself */
+
+        ck_assert_int_eq(run_child_new(&c), 0);
+        for (int i = 0; i < 200 && n != 1; i++) {
+                n = count_fds(run_child_pid(c));
+                if (n != 1)
+                        usleep(5000);
+        }
+        ck_assert_int_eq(n, 1);
+        ck_assert(run_child_waiting(c));
+
+        ck_assert_int_eq(run_child_new(&dead), 0);
+        ck_assert_int_eq(kill(run_child_pid(dead), SIGKILL), 0);
+        for (int i = 0; i < 200 && run_child_waiting(dead); i++)
+                usleep(5000);
+        ck_assert(!run_child_waiting(dead));
+        ck_assert_int_eq(run_child_start(dead, sb, &p, &res), 0);
+        ck_assert_int_eq(res.outcome, RUN_PLUGIN_ERROR);
+        ck_assert_str_eq(run_cause_format(&res, cause, sizeof(cause)), "spawn:scope:32");
+        run_child_free(dead);
+
+        ck_assert_int_eq(run_child_start(c, sb, &p, &res), 0);
+        ck_assert_msg(res.outcome == RUN_ONE, "outcome %s cause %s", run_outcome_name(res.outcome),
+                      run_cause_format(&res, cause, sizeof(cause)));
+        ck_assert(!run_child_waiting(c));
+        run_child_free(c);
+        close(held[0]);
+        close(held[1]);
+        close(in);
+        close(snap);
+        sandbox_free(sb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("fdlayout");
         TCase *tc = tcase_create("fdlayout");
@@ -194,6 +269,7 @@ int main(void) {
         tcase_add_test(tc, test_binary_replaced_after_load);
         tcase_add_test(tc, test_dynamic_refused);
         tcase_add_test(tc, test_start_hook_fails_closed);
+        tcase_add_test(tc, test_child_made_ahead);
         suite_add_tcase(s, tc);
         return check_run(s);
 }
