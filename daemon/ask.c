@@ -533,9 +533,9 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
                                        release);
                 return;
         }
-        /* The slot is taken now and written by the next commit, which runs while the manager
-         * creates the run's scope (or when the loop is idle): the answer never leaves before
-         * the slot is on disk (step_done()), so no crash gives an agent an answer for free. */
+        /* The slot is taken now and written by the flush in drain(), before the RUN goes: no
+         * plugin runs and no answer leaves (step_done()) before the slot is on disk, so no crash
+         * gives an agent an answer for free. */
         r = budget_reserve_deferred(m->budget, s->digest, &s->key, h->budget);
         if (r < 0) {
                 free(s);

@@ -42,6 +42,7 @@
 #include "macro.h"
 #include "commit.h"
 #include "manager.h"
+#include "peer.h"
 #include "policy-file.h"
 #include "marketplaces.h"
 #include "policy.h"
@@ -103,90 +104,9 @@ static int open_private_dir(const char *path, mode_t mode) {
         return TAKE_FD(fd);
 }
 
-/* An agent connection held while the manager says whether its unit lets it watch runs. */
-typedef struct AgentCheck {
-        Manager *manager;
-        VarlinkConn *conn;
-        SpawnerCheck *check;
-        int pidfd; /* ours when the kernel gave none with the connection (no SO_PEERPIDFD) */
-} AgentCheck;
-
-static AgentCheck *agent_check_free(AgentCheck *a) {
-        if (!a)
-                return NULL;
-        spawner_check_free(a->check);
-        safe_close(a->pidfd);
-        free(a);
-        return NULL;
-}
-
-static void agent_checked(bool ok, const char *unit, ConfinementReason why, void *userdata) {
-        const char *missing = confinement_reason_sentence(why);
-        AgentCheck *a = userdata;
-        Manager *m = a->manager;
-        VarlinkConn *c = a->conn;
-        const struct ucred *uc = varlink_conn_peer(c);
-        unsigned suppressed = 0;
-
-        varlink_conn_set_userdata(c, NULL);
-        if (ok) {
-                agent_check_free(a);
-                varlink_conn_release(c);
-                return;
-        }
-        /* A refusal per uid and minute is told in full, the rest counted: a peer must not be
-         * able to fill the journal by connecting in a loop. */
-        if (ratelimit_pass(&m->refusals, uc->uid, now_monotonic_usec(), &suppressed))
-                log_struct(LOG_WARNING, LOCKD_MESSAGE_AGENT_UNCONFINED,
-                           LOG_FIELDS(LOG_FIELD_U64("PEER_UID", uc->uid),
-                                      LOG_FIELD_U64("PEER_PID", uc->pid),
-                                      LOG_FIELD("UNIT", unit[0] ? unit : "-"),
-                                      LOG_FIELD("MISSING", missing),
-                                      LOG_FIELD_U64("SUPPRESSED", suppressed)),
-                           "refused agent uid %u pid %d from %s: it could watch plugin runs: "
-                           "missing %s%s",
-                           (unsigned)uc->uid, (int)uc->pid, unit[0] ? unit : "no unit", missing,
-                           suppressed > 0 ? " (earlier refusals of this uid suppressed)" : "");
-        agent_check_free(a);
-        varlink_conn_close(c);
-}
-
-/* A held agent that hung up before its check ended: the check goes with it. */
+/* The peer's state goes with its connection (peer.c). */
 static void on_disconnect(VarlinkConn *c, void *userdata) {
-        agent_check_free(varlink_conn_get_userdata(c));
-        varlink_conn_set_userdata(c, NULL);
-}
-
-/*
- * Holds c (nothing of it is read) and asks the manager which unit its peer runs in. 0, or a
- * negative errno: the peer is then refused, since nobody could confirm it cannot watch runs.
- */
-static int agent_check_start(Manager *m, VarlinkConn *c) {
-        const struct ucred *uc = varlink_conn_peer(c);
-        AgentCheck *a;
-        int pidfd, r;
-
-        if (!spawner_link_scopes(m->spawner))
-                return -EHOSTUNREACH;
-        a = calloc(1, sizeof(*a));
-        if (!a)
-                return -ENOMEM;
-        *a = (AgentCheck){.manager = m, .conn = c, .pidfd = -1};
-        pidfd = varlink_conn_peer_pidfd(c);
-        if (pidfd < 0) {
-                /* Without SO_PEERPIDFD the pid is pinned now, at accept: a peer gone by then
-                 * is refused by the check (its pidfd is dead), never confused with another. */
-                a->pidfd = (int)syscall(SYS_pidfd_open, uc->pid, 0);
-                pidfd = a->pidfd;
-        }
-        r = spawner_link_confine(m->spawner, uc->pid, pidfd, agent_checked, a, &a->check);
-        if (r < 0) {
-                agent_check_free(a);
-                return r;
-        }
-        varlink_conn_set_userdata(c, a);
-        varlink_conn_hold(c);
-        return 0;
+        peer_check_forget(c);
 }
 
 static int on_accept(VarlinkConn *c, void *userdata) {
@@ -225,9 +145,10 @@ static int on_accept(VarlinkConn *c, void *userdata) {
                 return -EPERM;
         }
         varlink_conn_set_roles(c, role);
-        /* ARCHITECTURE.md, what an agent can learn: one that could watch runs is not served. */
-        if (role == ROLE_MASK_AGENT && m->policy->agents.require_confinement) {
-                int r = agent_check_start(m, c);
+        /* ARCHITECTURE.md, what an agent can learn: one that could watch runs is not served;
+         * and a console's login session keys its input session. */
+        {
+                int r = peer_check_start(m, c, role);
 
                 if (r < 0) {
                         log_struct_errno(LOG_WARNING, r, LOCKD_MESSAGE_AGENT_UNCONFINED,

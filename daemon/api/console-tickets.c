@@ -13,6 +13,7 @@
 #include "catalog.h"
 #include "commit.h"
 #include "console-tickets.h"
+#include "peer.h"
 #include "handles.h"
 #include "inputs.h"
 #include "log-ids.h"
@@ -65,7 +66,7 @@ int console_ticket_watch_add(Manager *m, VarlinkCall *call, const char *ticket) 
         if (!w)
                 return -ENOMEM;
         if (!ticket && cred)
-                session_id_of_peer(cred->pid, cred->uid, &w->session);
+                peer_session(call, &w->session);
         w->manager = m;
         w->call = varlink_call_ref(call);
         w->all = !ticket;
@@ -306,7 +307,7 @@ static int method_list_tickets(VarlinkCall *call, json_t *params, void *userdata
 
         if (!list || !cred)
                 return list ? 0 : -ENOMEM;
-        session_id_of_peer(cred->pid, cred->uid, &sid);
+        peer_session(call, &sid);
         for (size_t i = 0; i < n; i++)
                 if (json_array_append_new(list, ticket_json(m, tickets_at(m->tickets, i), &sid)) <
                     0)
@@ -325,7 +326,7 @@ static int method_get_ticket(VarlinkCall *call, json_t *params, void *userdata) 
                 return 0;
         if (!t)
                 return console_ticket_reply_unknown(call, CONSOLE_ERROR("UnknownTicket"), id);
-        session_id_of_peer(cred->pid, cred->uid, &sid);
+        peer_session(call, &sid);
         return reply_more(call, json_pack("{s:o*}", "ticket", ticket_json(m, t, &sid)), false);
 }
 
@@ -465,7 +466,7 @@ static int method_approve(VarlinkCall *call, json_t *params, void *userdata) {
                                                      "values names a placeholder the ticket does "
                                                      "not have"));
         }
-        session_id_of_peer(cred->pid, cred->uid, &sid);
+        peer_session(call, &sid);
 
         n = t->plan->n_placeholders;
         for (size_t k = 0; k < n; k++) {
@@ -595,7 +596,7 @@ static int method_end_session(VarlinkCall *call, json_t *params, void *userdata)
 
         if (!cred)
                 return 0;
-        session_id_of_peer(cred->pid, cred->uid, &sid);
+        peer_session(call, &sid);
         if (m->sessions)
                 n = sessions_end(m->sessions, &sid, SESSION_END_REQUESTED);
         return reply_more(call, json_pack("{s:I}", "values", (json_int_t)n), false);

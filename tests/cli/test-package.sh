@@ -35,7 +35,8 @@ else
 fi
 dpkg -c "$deb" | awk '{print $6}' >"$work/files"
 dpkg -c "$dev" | awk '{print $6}' >>"$work/files"
-for f in ./usr/sbin/lockd ./usr/bin/lockctl ./usr/bin/lockask ./usr/libexec/lockd/lockd-verify \
+for f in ./usr/sbin/lockd ./usr/bin/lockctl ./usr/bin/lockask ./usr/bin/lockd-sign \
+        ./usr/libexec/lockd/lockd-verify ./usr/share/man/man1/lockd-sign.1.gz \
         ./lib/systemd/system/lockd.service ./lib/systemd/system/lockd.socket \
         ./lib/systemd/system/lockd-console.socket ./usr/lib/sysusers.d/lockd.conf \
         ./usr/lib/tmpfiles.d/lockd.conf ./usr/share/man/man8/lockd.8.gz \

@@ -357,7 +357,9 @@ def test_sigkill_mid_run_restart(w):
     # The slot the cut-short run reserved is still charged.
     h = grant(w.d, grant_file(w, "k2.txt", content), "--agent", str(AGENT_UID), "--auto",
                  "--budget", "1")["handle"]
-    check(agent_handles(w.d)[h]["budget_left"] == 0, "the reserved slot was lost")
+    left = agent_handles(w.d)[h]["budget_left"]
+    check(left == 0, "the reserved slot was lost: " + "; ".join(
+        line for line in w.d.read_log().splitlines() if "budget" in line or "run" in line)[-3000:])
     # The question whose run was cut short runs again, free, and fills its slot.
     s = submit(w.d, [{"plugin": slow, "handle": h}])
     check(outcomes(wait_final(w.d, s["ticket"])) == [(1, None)], "the rerun")

@@ -6,7 +6,8 @@
 # reload, plugin runs in scopes on the system bus with MemoryMax= and TasksMax= enforced,
 # journald entries with lockd's MESSAGE_IDs, an approval with a typed value that goes nowhere
 # else (not the journal, not the state), a confined agent served and a plain one refused,
-# systemd-analyze security, and a purge that leaves nothing. Everything started is gone
+# a logind session that keys an input session and wipes it at logout, systemd-analyze security,
+# and apt's purge that leaves nothing. Everything started is gone
 # afterwards. TAP on stdout; a missing prerequisite is a failure.
 # usage: test-installed.sh SOURCE_DIR PLUGINS_BUILD_DIR PLUGINS_SRC_DIR
 set -u
@@ -101,11 +102,14 @@ mount -t overlay overlay -o "lowerdir=$rootfs,upperdir=$work/upper,workdir=$work
         "$work/root" || bail "cannot mount an overlay on the rootfs"
 root=$work/root
 cp "$work"/deb/lockd_*_amd64.deb "$root/tmp/"
-if chroot "$root" sh -c 'dpkg -i /tmp/lockd_*_amd64.deb' >"$work/dpkg.log" 2>&1; then
-        ok "dpkg -i installs lockd into the rootfs"
+# As users install a downloaded package: apt, which resolves its dependencies (the rootfs holds
+# them all, so nothing is fetched).
+if chroot "$root" sh -c 'apt-get install -y /tmp/lockd_*_amd64.deb' \
+        >"$work/dpkg.log" 2>&1; then
+        ok "apt-get install ./lockd_*.deb installs lockd into the rootfs"
 else
         sed 's/^/# /' "$work/dpkg.log"
-        bail "dpkg -i failed"
+        bail "apt-get install failed"
 fi
 check "installing made the lockd-console group and the engine's user lockd (sysusers)" \
         "chroot '$root' getent group lockd-console >/dev/null &&
@@ -193,6 +197,24 @@ for c in good-one good-inputs scope-oom threads-cap; do
         inside lockctl plugin install "/root/rel/$c" >"$work/install.log" 2>&1 ||
                 sed 's/^/# /' "$work/install.log"
 done
+# An operator's own marketplace: the installed lockd-sign makes an instance and signs a release,
+# and lockd installs it through that marketplace alone.
+issuer=https://ci.example.org
+ref=refs/tags/test.good-zero/v1.0.0
+mkdir -p "$root/root/signed"
+cp "$plugins_src/good-zero/plugin.toml" "$plugins/good-zero" "$root/root/signed/"
+mv "$root/root/signed/good-zero" "$root/root/signed/plugin"
+check "lockd-sign signs a release that lockd installs from a marketplace of the operator's own" \
+        "inside lockd-sign init /root/signer >/dev/null 2>&1 &&
+         inside lockd-sign sign /root/signer \
+                --identity 'https://git.example.org/acme/plugins/.ci/release.yml@$ref' \
+                --issuer $issuer --ref $ref /root/signed/plugin.toml /root/signed/plugin &&
+         inside lockctl marketplace add in-house --trusted-root /root/signer/trusted_root.json \
+                --issuer $issuer \
+                --identity '^https://git\\.example\\.org/acme/plugins/\\.ci/release\\.yml@refs/tags/.*' \
+                >'$work/sign.log' 2>&1 &&
+         inside lockctl plugin install /root/signed --marketplace in-house >/dev/null &&
+         inside lockctl plugin list | grep -q test.good-zero" || sed 's/^/# /' "$work/sign.log"
 run=$(inside lockctl plugin run test.good-one /root/file.txt 2>&1)
 check "a plugin runs in a scope on the system manager: 1" "printf '%s' \"\$run\" | head -n 1 | grep -qx 1"
 # Two processes: the main one root with the four spawning capabilities, its child the engine.
@@ -265,17 +287,70 @@ check "the typed value is nowhere in journalctl -o export or lockd's state" \
         "! inside journalctl -b -o export | grep -aq '$secret' &&
          ! inside grep -raq '$secret' /var/lib/lockd /run/lockd"
 
+# A real logind session keys the input session: the human logs in (runuser -l: PAM, with
+# pam_systemd), approves typing a value there, and logs out; lockd's session is logind's
+# ("logind:N" in the audit), and the logout wipes it (session_end, reason logout).
+sess=$(inside runuser -l root -c 'echo "$XDG_SESSION_ID"' 2>&1)
+check "runuser -l opens a logind session (pam_systemd): '$sess'" "[ -n '$sess' ]"
+[ -n "$sess" ] || { inside systemctl status systemd-logind dbus 2>&1 | sed 's/^/# /';
+        inside journalctl -b --no-pager | grep -i -E 'pam|logind' | tail -n 20 | sed 's/^/# /'; }
+ticket=$(inside lockctl agent run --user agent -- /usr/bin/lockask ask "$handle" test.good-inputs \
+        --input 'needle=${word}' --no-wait 2>/dev/null)
+rm -f "$work/tty-in"
+mkfifo "$work/tty-in"
+timeout 60 nsenter -t "$pid1" -m -u -i -n -p -C -r -w \
+        script -qec "runuser -l root -c 'lockctl approve $ticket --yes'" /dev/null \
+        <"$work/tty-in" >"$work/approve2.log" 2>&1 &
+approver=$!
+exec 9>"$work/tty-in"
+for _ in $(seq 100); do
+        grep -q 'value for' "$work/approve2.log" 2>/dev/null && break
+        sleep 0.1
+done
+# An approver that ended early must fail a check below, not this script (SIGPIPE).
+trap '' PIPE
+printf '%s\n' "$secret-2" >&9 2>/dev/null
+trap - PIPE
+exec 9>&-
+wait "$approver"
+audit=/var/lib/lockd/audit/audit.jsonl
+started=$(inside grep '"session_start"' "$audit" | grep -o '"session": *"logind:[^"]*"' | tail -n 1)
+check "an approval in a logind session keys the input session by it: $started" \
+        "[ -n '$started' ]"
+[ -n "$started" ] || { sed 's/^/# /' "$work/approve2.log"; inside ls /var/lib/lockd | sed 's/^/# /';
+        inside tail -n 4 "$audit" | cut -c1-400 | sed 's/^/# /'; }
+sid=${started##*logind:}
+sid=${sid%\"}
+# The record's keys are sorted: each is matched on its own.
+ended() {
+        inside grep '"session_end"' "$audit" | grep "\"session\":\"logind:$sid\"" |
+                grep -q '"reason":"logout"'
+}
+for _ in $(seq 100); do
+        ended && break
+        sleep 0.1
+done
+check "the logout ends logind session $sid and lockd wipes its input session (reason logout)" ended
+if ! ended; then
+        lp=$(inside systemctl show -P MainPID lockd.service)
+        ep=$(inside cat "/proc/$lp/task/$lp/children" 2>/dev/null | awk '{print $1}')
+        inside ls -l "/proc/$ep/fd" | grep -c inotify | sed 's/^/# engine inotify fds: /'
+        inside ls -la /run/systemd/sessions | sed 's/^/# /'
+        inside tail -n 3 "$audit" | cut -c1-300 | sed 's/^/# /'
+        inside journalctl -b -u lockd --no-pager | tail -n 8 | sed 's/^/# /'
+fi
+
 exposure=$(inside systemd-analyze security lockd.service 2>/dev/null |
         sed -n 's/.*Overall exposure level for lockd.service: \([0-9.]*\).*/\1/p')
 check "systemd-analyze security lockd.service: $exposure (at most 1.3)" \
         "[ -n '$exposure' ] && awk 'BEGIN { exit !($exposure <= 1.3) }'"
 
 inside systemctl stop lockd.service lockd.socket lockd-console.socket
-inside dpkg --purge lockd >"$work/purge.log" 2>&1 || sed 's/^/# /' "$work/purge.log"
+inside apt-get purge -y lockd >"$work/purge.log" 2>&1 || sed 's/^/# /' "$work/purge.log"
 left=$(inside sh -c 'ls /lib/systemd/system/lockd* /etc/lockd /var/lib/lockd /run/lockd \
         /run/lockd.sock /etc/systemd/system/sockets.target.wants/lockd* 2>/dev/null;
         getent group lockd-console; getent passwd lockd; systemctl list-units --all --no-legend "lockd*"')
-check "dpkg --purge leaves no unit, user, group, socket or state" "[ -z \"\$left\" ]"
+check "apt-get purge lockd leaves no unit, user, group, socket or state" "[ -z \"\$left\" ]"
 [ -z "$left" ] || printf '%s\n' "$left" | sed 's/^/# /'
 
 echo "1..$n"

@@ -1,6 +1,9 @@
-/* lockd-sign: a private Sigstore (Fulcio-like CA, Rekor-like log, CT log) that signs files into
- * v0.3 bundles for tests and the demo, with variants that break exactly one thing. */
+/* lockd-sign: a private Sigstore (a Fulcio-like CA, a Rekor-like log, a CT log and a timestamp
+ * authority) that signs files into v0.3 bundles lockd verifies offline: how an operator signs the
+ * releases of a marketplace of their own (lockd-sign(1)). Built for the tests with
+ * LOCKD_SIGN_BREAKS, it also makes bundles that break exactly one thing. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +19,7 @@
 #include <openssl/x509v3.h>
 
 #include "codec.h"
+#include "fd-util.h"
 #include "sigstore-util.h"
 
 #define OID_ISSUER_RAW  "1.3.6.1.4.1.57264.1.1"
@@ -123,11 +127,14 @@ static int write_file(const char *path, const void *data, size_t len, mode_t mod
         _cleanup_free_ char *tmp = NULL;
         if (asprintf(&tmp, "%s.tmp", path) < 0)
                 return -ENOMEM;
-        FILE *f = fopen(tmp, "we");
-        if (!f)
+        /* Created with its final mode: a private key is never readable by others, not even
+         * for a moment. */
+        (void)unlink(tmp);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (fd < 0)
                 return -errno;
-        bool ok = fwrite(data, 1, len, f) == len && fchmod(fileno(f), mode) == 0;
-        ok = fclose(f) == 0 && ok;
+        bool ok = loop_write(fd, data, len) >= 0 && fsync(fd) == 0;
+        ok = close(fd) == 0 && ok;
         if (!ok || rename(tmp, path) < 0) {
                 unlink(tmp);
                 return -EIO;
@@ -345,8 +352,16 @@ static json_t *log_json(EVP_PKEY *key, const char *url, const char *start) {
 
 /* "init DIR": creates the CA, the TSA, log and CT log keys and DIR/trusted_root.json. */
 static int cmd_init(const char *dir) {
+        _cleanup_free_ char *ca_key = path_join(dir, "ca.key");
+
+        /* The keys are the marketplace's: 0600 each, and never replaced by a second init. The
+         * directory stays readable: its trusted_root.json is public (lockd's user reads it). */
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                 return fail("cannot create the directory");
+        if (!ca_key)
+                return fail("out of memory");
+        if (access(ca_key, F_OK) == 0)
+                return fail("the directory holds an instance already (its ca.key): not replaced");
         int64_t now = (int64_t)time(NULL);
         _cleanup_(instance_done) Instance in = {.ca_key = gen_key(),
                                                 .rekor_key = gen_key(),
@@ -766,11 +781,20 @@ static int sign_file(const Instance *in, const char *file, const char *identity,
         return 0;
 }
 
-static int usage(void) {
-        fprintf(stderr, "usage: lockd-sign init DIR\n"
-                        "       lockd-sign sign DIR --identity URI --issuer URL --ref REF "
-                        "[--break identity|tag|expired|set|proof|digest|tsa] FILE...\n");
-        return 2;
+static int usage(FILE *to, int status) {
+        fprintf(to,
+                "usage: lockd-sign init DIR\n"
+                "       lockd-sign sign DIR --identity URI --issuer URL --ref REF "
+#ifdef LOCKD_SIGN_BREAKS
+                "[--break identity|tag|expired|set|proof|digest|tsa] "
+#endif
+                "FILE...\n"
+                "\n"
+                "init makes a private Sigstore instance in DIR (its keys 0600) and its\n"
+                "DIR/trusted_root.json, for lockctl marketplace add --trusted-root. sign writes\n"
+                "FILE.sigstore.json for each FILE, signed for the workflow identity URI at REF.\n"
+                "See lockd-sign(1).\n");
+        return status;
 }
 
 static int cmd_sign(int argc, char **argv) {
@@ -778,14 +802,17 @@ static int cmd_sign(int argc, char **argv) {
                 {"identity", required_argument, NULL, 'i'},
                 {"issuer", required_argument, NULL, 's'},
                 {"ref", required_argument, NULL, 'r'},
+#ifdef LOCKD_SIGN_BREAKS
                 {"break", required_argument, NULL, 'b'},
+#endif
+                {"help", no_argument, NULL, 'h'},
                 {},
         };
         const char *identity = NULL, *issuer = NULL, *ref = NULL;
         Break brk = BREAK_NONE;
         int c;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'i':
                         identity = optarg;
@@ -802,17 +829,19 @@ static int cmd_sign(int argc, char **argv) {
                                 if (strcmp(optarg, break_names[k]) == 0)
                                         break;
                         if (k == ELEMENTSOF(break_names))
-                                return usage();
+                                return usage(stderr, 2);
                         brk = (Break)k;
                         break;
                 }
+                case 'h':
+                        return usage(stdout, 0);
                 default:
-                        return usage();
+                        return usage(stderr, 2);
                 }
         }
         /* getopt permuted the operands to the end: DIR, then the files */
         if (!identity || !issuer || !ref || argc - optind < 2)
-                return usage();
+                return usage(stderr, 2);
         _cleanup_(instance_done) Instance in = {};
         if (instance_load(argv[optind], &in) < 0) {
                 fail("cannot load the instance (run init first)");
@@ -825,9 +854,11 @@ static int cmd_sign(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+        if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
+                return usage(stdout, 0);
         if (argc == 3 && strcmp(argv[1], "init") == 0)
                 return cmd_init(argv[2]) < 0 ? 1 : 0;
         if (argc < 3 || strcmp(argv[1], "sign") != 0)
-                return usage();
+                return usage(stderr, 2);
         return cmd_sign(argc - 1, argv + 1);
 }
