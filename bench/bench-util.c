@@ -185,13 +185,20 @@ static int cmp_double(const void *a, const void *b) {
 
 int bench_measure(BenchRunFunc f, void *userdata, int in, unsigned n, double *times,
                   BenchStats *ret) {
+        return bench_measure_prepared(NULL, f, userdata, in, n, times, ret);
+}
+
+int bench_measure_prepared(BenchRunFunc prepare, BenchRunFunc f, void *userdata, int in, unsigned n,
+                           double *times, BenchStats *ret) {
         double sum = 0;
         int r;
 
         for (unsigned i = 0; i < BENCH_WARMUP; i++) {
                 if (lseek(in, 0, SEEK_SET) < 0)
                         return negative_errno();
-                r = f(userdata, in);
+                r = prepare ? prepare(userdata, in) : 0;
+                if (r == 0)
+                        r = f(userdata, in);
                 if (r != 0)
                         return r;
         }
@@ -200,6 +207,9 @@ int bench_measure(BenchRunFunc f, void *userdata, int in, unsigned n, double *ti
 
                 if (lseek(in, 0, SEEK_SET) < 0)
                         return negative_errno();
+                r = prepare ? prepare(userdata, in) : 0;
+                if (r != 0)
+                        return r;
                 t0 = bench_now_ms();
                 r = f(userdata, in);
                 times[i] = bench_now_ms() - t0;

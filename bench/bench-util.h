@@ -79,6 +79,10 @@ int bench_runner_run(const char *tag, const char *what, const Sandbox *sb, const
 int bench_measure(BenchRunFunc f, void *userdata, int in, unsigned n, double *times,
                   BenchStats *ret);
 
+/* The same with prepare(userdata, in) run before each run, untimed (0 to go on). */
+int bench_measure_prepared(BenchRunFunc prepare, BenchRunFunc f, void *userdata, int in, unsigned n,
+                           double *times, BenchStats *ret);
+
 /* Prints one row of statistics with what left-aligned in width columns. */
 void bench_print_stats(int width, const char *what, const BenchStats *s);
 

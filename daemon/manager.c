@@ -244,7 +244,7 @@ static int setup_sockets(Manager *m) {
                 safe_close(fds[1]);
                 return log_error_errno(r, NULL, "agent socket: %s", strerror(-r));
         }
-        r = varlink_server_listen_fd(m->varlink, fds[1], true, on_accept, NULL, m);
+        r = varlink_server_listen_fd(m->varlink, fds[1], true, on_accept, on_disconnect, m);
         if (r < 0)
                 return log_error_errno(r, NULL, "console socket: %s", strerror(-r));
         r = apply_listener_limits(m);
@@ -339,7 +339,8 @@ static void warn_restart_needed(const Policy *old, const Policy *new) {
                 what = "ephemeral_uids";
         else if (old->scope.backend != new->scope.backend || old->scope.bus != new->scope.bus ||
                  strcmp(old->scope.slice, new->scope.slice) != 0 ||
-                 old->scope.cpu_quota_percent != new->scope.cpu_quota_percent)
+                 old->scope.cpu_quota_percent != new->scope.cpu_quota_percent ||
+                 old->scope.ahead != new->scope.ahead)
                 what = "scope";
         else if (old->limits.concurrent_runs != new->limits.concurrent_runs)
                 what = "limits.concurrent_runs";
@@ -595,6 +596,9 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, NULL, "the spawner did not answer: %s", strerror(-r));
         m->landlock_abi = spawner_link_landlock_abi(m->spawner);
+        /* A scope waits ready for each installed plugin's limits (ARCHITECTURE.md). */
+        for (size_t i = 0; i < catalog_n(m->catalog); i++)
+                spawner_link_warm(m->spawner, &catalog_get(m->catalog, i)->sandbox->spec.limits);
         spawner_link_set_sent_hook(m->spawner, commit_scope_requests_sent, m);
         if (!spawner_link_scopes(m->spawner))
                 log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_BACKEND_NONE, NULL,

@@ -16,11 +16,15 @@
 #include "roles.h"
 #include "spawner-link.h"
 
+/* How long a console is held for the manager's answer about its unit. */
+#define CONSOLE_CHECK_WAIT_USEC (500 * 1000ULL)
+
 /* A connection's peer: held while the manager is asked, then (a console) its session. */
 typedef struct Peer {
         Manager *manager;
         VarlinkConn *conn;
-        SpawnerCheck *check; /* in flight, or NULL */
+        SpawnerCheck *check;    /* in flight, or NULL */
+        sd_event_source *timer; /* a console's patience with the manager */
         int pidfd; /* ours when the kernel gave none with the connection (no SO_PEERPIDFD) */
         bool console;
         char session[SESSION_KEY_MAX]; /* "logind:<id>", or "" when the manager named none */
@@ -30,6 +34,7 @@ static Peer *peer_free(Peer *p) {
         if (!p)
                 return NULL;
         spawner_check_free(p->check);
+        sd_event_source_disable_unref(p->timer);
         safe_close(p->pidfd);
         free(p);
         return NULL;
@@ -84,17 +89,28 @@ static void agent_checked(Peer *a, bool ok, const char *unit, ConfinementReason 
         varlink_conn_close(c);
 }
 
+/* A console is served whatever the manager said (or when it says nothing in time): its unit
+ * only names its session. */
+static void console_release(Peer *p, const char *unit) {
+        p->check = spawner_check_free(p->check);
+        p->timer = sd_event_source_disable_unref(p->timer);
+        p->pidfd = safe_close(p->pidfd);
+        if (!unit || !session_of_unit(unit, p->session, sizeof(p->session)))
+                p->session[0] = 0;
+        varlink_conn_release(p->conn);
+}
+
 static void checked(bool ok, const char *unit, ConfinementReason why, void *userdata) {
         Peer *p = userdata;
 
         if (!p->console)
                 return agent_checked(p, ok, unit, why);
-        /* A console is served whatever the manager said; its unit only names its session. */
-        p->check = spawner_check_free(p->check);
-        p->pidfd = safe_close(p->pidfd);
-        if (!session_of_unit(unit, p->session, sizeof(p->session)))
-                p->session[0] = 0;
-        varlink_conn_release(p->conn);
+        console_release(p, unit);
+}
+
+static int on_console_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        console_release(userdata, NULL);
+        return 0;
 }
 
 int peer_check_start(Manager *m, VarlinkConn *c, unsigned role) {
@@ -120,6 +136,10 @@ int peer_check_start(Manager *m, VarlinkConn *c, unsigned role) {
                 pidfd = p->pidfd;
         }
         r = spawner_link_confine(m->spawner, uc->pid, pidfd, checked, p, &p->check);
+        /* The human never waits long for the manager: past this, the kernel's view keys it. */
+        if (r >= 0 && console)
+                r = sd_event_add_time_relative(m->event, &p->timer, CLOCK_MONOTONIC,
+                                               CONSOLE_CHECK_WAIT_USEC, 0, on_console_timeout, p);
         if (r < 0) {
                 peer_free(p);
                 return console ? 0 : r;

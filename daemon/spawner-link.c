@@ -525,6 +525,17 @@ void spawner_link_notify(SpawnerLink *l, SpawnerNotifyState state, unsigned plug
         (void)send_message(l, &m, sizeof(m), NULL, 0);
 }
 
+void spawner_link_warm(SpawnerLink *l, const SandboxLimits *limits) {
+        SpawnerWarm m = {};
+
+        if (!l || l->broken || !l->scopes || !limits)
+                return;
+        spawner_header_init(&m.h, SPAWNER_WARM);
+        m.memory_bytes = limits->memory_bytes;
+        m.timeout_s = limits->timeout_s;
+        (void)send_message(l, &m, sizeof(m), NULL, 0);
+}
+
 unsigned spawner_link_n_active(const SpawnerLink *l) {
         return l ? l->n_runs : 0;
 }

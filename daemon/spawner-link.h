@@ -52,6 +52,9 @@ void spawner_link_notify(SpawnerLink *l, SpawnerNotifyState state, unsigned plug
 /* Runs sent and not yet handed to their done callback. */
 unsigned spawner_link_n_active(const SpawnerLink *l);
 
+/* Tells the spawner an installed plugin's limits, so that a scope waits ready for its class. */
+void spawner_link_warm(SpawnerLink *l, const SandboxLimits *limits);
+
 /* Called after each batch of RUN requests went out (the commit waits for it, commit.h). */
 void spawner_link_set_sent_hook(SpawnerLink *l, void (*hook)(void *userdata), void *userdata);
 

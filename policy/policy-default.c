@@ -63,6 +63,7 @@ const char policy_default_yaml[] =
                                                                       "  slice: "
                                                                       "lockd-plugins.slice\n"
                                                                       "  cpu_quota: null\n"
+                                                                      "  ahead: 4\n"
                                                                       "audit:\n"
                                                                       "  segment_bytes: 64MiB\n"
                                                                       "  retain_segments: 16\n"

@@ -198,6 +198,7 @@ int policy_format(const Policy *p, FILE *f) {
                 fprintf(f, "\n  cpu_quota: \"%" PRIu32 "%%\"\n", p->scope.cpu_quota_percent);
         else
                 fputs("\n  cpu_quota: null\n", f);
+        fprintf(f, "  ahead: %" PRIu32 "\n", p->scope.ahead);
         policy_format_size(p->audit.segment_bytes, a, sizeof(a));
         fprintf(f, "audit:\n  segment_bytes: %s\n  retain_segments: %" PRIu32 "\n", a,
                 p->audit.retain_segments);

@@ -524,6 +524,7 @@ static const Field scope_fields[] = {
         {"bus", parse_scope_bus, NULL},
         {"slice", parse_scope_slice, NULL},
         {"cpu_quota", parse_scope_cpu_quota, NULL},
+        {"ahead", parse_number, U32_AT(0, 16, PolicyScope, ahead, MARK_NONE)},
 };
 
 static int parse_marketplace_name(Ctx *c, void *data) {

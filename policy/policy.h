@@ -99,6 +99,7 @@ typedef struct PolicyScope {
         char *bus_address;          /* "unix:..." when bus is POLICY_BUS_ADDRESS, else NULL */
         char *slice;                /* a valid slice unit name, never "-.slice" */
         uint32_t cpu_quota_percent; /* 1..10000, 0 for no quota */
+        uint32_t ahead;             /* 0..16: children waiting in scopes per limit class, at most */
 } PolicyScope;
 
 typedef struct PolicyAudit {

@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "marketplaces.h"
+#include "spawner-link.h"
 
 /* The largest fd index a call may name. */
 #define FD_INDEX_MAX (VARLINK_FDS_PER_MESSAGE - 1)
@@ -287,6 +288,7 @@ static int method_install_plugin_files(VarlinkCall *call, json_t *params, void *
                 return r;
         }
 
+        spawner_link_warm(m->spawner, &res.plugin->sandbox->spec.limits);
         log_struct(LOG_NOTICE, LOCKD_MESSAGE_PLUGIN_INSTALLED,
                    LOG_FIELDS(LOG_FIELD("PLUGIN", res.plugin->release->manifest->name),
                               LOG_FIELD("PLUGIN_VERSION", res.plugin->release->manifest->version),

@@ -77,7 +77,6 @@ static void unit_name(char *buf, size_t size, void *userdata) {
                  __atomic_add_fetch(&p->unit_seq, 1, __ATOMIC_RELAXED));
 }
 
-/* The limit class of a sandbox: what its scope's limits follow. */
 static uint64_t clock_boottime_usec(void) {
         struct timespec ts;
 
@@ -85,11 +84,25 @@ static uint64_t clock_boottime_usec(void) {
         return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
 }
 
-static StandbyClass class_of(const Sandbox *sb) {
+/* The limit class of a plugin's limits: what its scope's limits follow. */
+static StandbyClass class_of_limits(const SandboxLimits *l) {
         return (StandbyClass){
-                .memory_max = sb->spec.limits.memory_bytes + SCOPE_MEMORY_SLACK,
-                .timeout_usec = sb->spec.limits.timeout_s * 1000000ULL,
+                .memory_max = l->memory_bytes + SCOPE_MEMORY_SLACK,
+                .timeout_usec = l->timeout_s * 1000000ULL,
         };
+}
+
+static StandbyClass class_of(const Sandbox *sb) {
+        return class_of_limits(&sb->spec.limits);
+}
+
+void run_pool_warm(RunPool *p, const SandboxLimits *limits) {
+        StandbyClass c;
+
+        if (!p || !p->standby || !limits)
+                return;
+        c = class_of_limits(limits);
+        standby_warm(p->standby, &c);
 }
 
 RunRequest *run_request_new(void) {

@@ -103,6 +103,10 @@ void run_pool_kill_all(RunPool *p);
  * Loop's thread only. */
 void run_pool_kill(RunPool *p, uint64_t id);
 
+/* Keeps a child ready in a scope for the limit class of limits (an installed plugin's); nothing
+ * without scopes or standby_max. Loop's thread only. */
+void run_pool_warm(RunPool *p, const SandboxLimits *limits);
+
 /* Runs in flight or finished and not yet handed to their done callback. */
 unsigned run_pool_n_active(const RunPool *p);
 unsigned run_pool_n_queued(const RunPool *p);

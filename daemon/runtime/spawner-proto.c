@@ -37,6 +37,8 @@ static size_t type_size(uint16_t t) {
                 return sizeof(SpawnerConfine);
         case SPAWNER_NOTIFY:
                 return sizeof(SpawnerNotify);
+        case SPAWNER_WARM:
+                return sizeof(SpawnerWarm);
         case SPAWNER_REPLY_HELLO:
                 return sizeof(SpawnerReplyHello);
         case SPAWNER_REPLY_EXITED:
@@ -137,6 +139,10 @@ static bool request_fields_valid(const SpawnerMessage *m) {
                 return true;
         case SPAWNER_CONFINE:
                 return m->confine.check_id > 0 && m->confine.pid > 0 && m->confine.zero == 0;
+        case SPAWNER_WARM:
+                return m->warm.timeout_s >= 1 && m->warm.timeout_s <= SPAWNER_TIMEOUT_S_MAX &&
+                       m->warm.memory_bytes >= SPAWNER_MEMORY_MIN &&
+                       m->warm.memory_bytes <= SPAWNER_MEMORY_MAX;
         case SPAWNER_NOTIFY:
                 return m->notify.state >= SPAWNER_NOTIFY_READY &&
                        m->notify.state <= SPAWNER_NOTIFY_STOPPING && m->notify.zero == 0;

@@ -29,6 +29,7 @@ typedef enum SpawnerType {
         SPAWNER_CONFINE =
                 5, /* which unit an agent runs in, and is it confined; its pidfd attached */
         SPAWNER_NOTIFY = 6, /* what the spawner tells systemd: ready, reloading, stopping, counts */
+        SPAWNER_WARM = 7,   /* an installed plugin's limits: keep a scope ready for its class */
         /* spawner → engine */
         SPAWNER_REPLY_HELLO = 0x81,
         SPAWNER_REPLY_EXITED = 0x82,   /* a run ended (or never started) */
@@ -85,6 +86,14 @@ typedef struct SpawnerConfine {
         uint32_t pid;      /* the agent's pid; its pidfd attached pins it */
         uint32_t zero;
 } SpawnerConfine;
+
+/* A limit class to keep a child ready for (ARCHITECTURE.md, scopes made ahead): the limits of an
+ * installed plugin, in the ranges a RUN's must be in. No answer. */
+typedef struct SpawnerWarm {
+        SpawnerHeader h;
+        uint64_t memory_bytes;
+        uint64_t timeout_s;
+} SpawnerWarm;
 
 typedef enum SpawnerNotifyState {
         SPAWNER_NOTIFY_READY = 1,     /* READY=1 and STATUS=: the engine serves */
@@ -163,6 +172,7 @@ typedef union SpawnerMessage {
         SpawnerStop stop;
         SpawnerConfine confine;
         SpawnerNotify notify;
+        SpawnerWarm warm;
         SpawnerReplyHello reply_hello;
         SpawnerReplyExited exited;
         SpawnerReplyConfined confined;
@@ -214,6 +224,7 @@ _Static_assert(sizeof(SpawnerKill) == 24, "kill");
 _Static_assert(sizeof(SpawnerStop) == 16, "stop");
 _Static_assert(sizeof(SpawnerConfine) == 32, "confine");
 _Static_assert(sizeof(SpawnerNotify) == 32, "notify");
+_Static_assert(sizeof(SpawnerWarm) == 32, "warm");
 _Static_assert(sizeof(SpawnerReplyHello) == 32, "reply hello");
 _Static_assert(sizeof(SpawnerReplyExited) == 96, "exited");
 _Static_assert(sizeof(SpawnerReplyConfined) == 296, "confined");

@@ -40,9 +40,6 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 #include "engine-launch.h"
 #include "uidpool.h"
 
-/* Children made ahead per limit class, at most (fewer when fewer runs may go at once). */
-#define STANDBY_PER_CLASS_MAX 4
-
 #ifndef __NR_pidfd_send_signal
 #define __NR_pidfd_send_signal 424
 #endif
@@ -398,9 +395,9 @@ int spawner_run(int argc, char **argv) {
                                 .slice = p->scope.slice,
                                 /* Up to this many children ready per limit class, as demand
                                  * asks (ARCHITECTURE.md, scopes made ahead). */
-                                .standby_max = p->limits.concurrent_runs < STANDBY_PER_CLASS_MAX
+                                .standby_max = p->limits.concurrent_runs < p->scope.ahead
                                                        ? p->limits.concurrent_runs
-                                                       : STANDBY_PER_CLASS_MAX,
+                                                       : p->scope.ahead,
                         },
         };
         r = uid_pool_check_range(p->ephemeral_uid_first, p->ephemeral_uid_last, why, sizeof(why));

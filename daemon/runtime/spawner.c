@@ -585,6 +585,14 @@ static void handle(Spawner *s, const SpawnerMessage *m, int *fds) {
                 return handle_confine(s, &m->confine, fds);
         case SPAWNER_NOTIFY:
                 return handle_notify(s, &m->notify);
+        case SPAWNER_WARM:
+                if (!s->hello || s->stopping)
+                        return fail(s, "a WARM out of order", NULL);
+                /* Bounded whatever the engine sends: the class table holds STANDBY_CLASSES_MAX,
+                 * each class a child or a few. */
+                run_pool_warm(s->pool, &(const SandboxLimits){.memory_bytes = m->warm.memory_bytes,
+                                                              .timeout_s = m->warm.timeout_s});
+                return;
         default:
                 return fail(s, "an unknown request", NULL);
         }

@@ -165,6 +165,22 @@ int standby_take(Standby *s, const StandbyClass *key, StandbyChild *ret) {
 
 static void refill(Standby *s);
 
+void standby_warm(Standby *s, const StandbyClass *key) {
+        Class *c;
+
+        if (!s || !key)
+                return;
+        pthread_mutex_lock(&s->lock);
+        c = class_get(s, key, true);
+        if (c) {
+                c->last_take = now_usec();
+                if (c->target == 0)
+                        c->target = 1;
+        }
+        pthread_mutex_unlock(&s->lock);
+        refill(s);
+}
+
 static void pending_unlink(Standby *s, Entry *e) {
         for (Entry **p = &s->pending; *p; p = &(*p)->pending_next)
                 if (*p == e) {

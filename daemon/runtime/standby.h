@@ -53,6 +53,10 @@ int standby_new(sd_event *e, ScopeManager *scope, const CgroupMounts *cgroups, c
  */
 int standby_take(Standby *s, const StandbyClass *c, StandbyChild *ret);
 
+/* Loop's thread: keeps at least one child ready for class c from now on (an installed plugin's,
+ * ARCHITECTURE.md); it counts as a use. A full class table drops the hint. */
+void standby_warm(Standby *s, const StandbyClass *c);
+
 /* Ready (and being made) children of every class, for tests and Status. */
 unsigned standby_n_ready(Standby *s);
 unsigned standby_n_pending(Standby *s);

@@ -30,6 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                                 m.run.memory_bytes < SPAWNER_MEMORY_MIN ||
                                                 (m.run.protocol != 1 && m.run.protocol != 2)))
                         abort();
+                if (m.h.type == SPAWNER_WARM &&
+                    (m.warm.timeout_s == 0 || m.warm.timeout_s > SPAWNER_TIMEOUT_S_MAX ||
+                     m.warm.memory_bytes < SPAWNER_MEMORY_MIN ||
+                     m.warm.memory_bytes > SPAWNER_MEMORY_MAX))
+                        abort();
         } else if (memcmp(&m, &before, sizeof(m)) != 0)
                 abort(); /* a refusal leaves the output untouched */
 

@@ -135,6 +135,9 @@ def main():
         "duplicate-id": lambda: (send_run(plugin="HOSTILE_SLOW"), send_run()),
         "run-after-stop": lambda: (send(hdr(4, 16)), send_run()),
         "notify-bad-state": lambda: send(hdr(6, 32) + struct.pack("<IIII", 9, 0, 0, 0)),
+        "warm-memory-too-small": lambda: send(hdr(7, 32) + struct.pack("<QQ", 1 << 20, 3)),
+        "warm-after-stop": lambda: (send(hdr(4, 16)),
+                                    send(hdr(7, 32) + struct.pack("<QQ", 128 << 20, 3))),
         "confine-no-pidfd": lambda: send(hdr(5, 32) + struct.pack("<QII", 1, os.getpid(), 0),
                                          [memfd(b"x")]),
     }

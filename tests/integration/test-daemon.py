@@ -526,7 +526,11 @@ def test_truncated(w):
     v = Varlink(w.d.console)
     v.send_raw(b'{"method":"io.lockd.Console.Sta')
     v.close()
-    check("interfaces" in w.d.console_call("org.varlink.service.GetInfo")["parameters"], "dead")
+    try:
+        r = w.d.console_call("org.varlink.service.GetInfo")
+    except OSError as e:
+        raise Failed(f"lockd is gone ({e}): {w.d.read_log()[-3000:]}")
+    check("interfaces" in r["parameters"], "dead")
 
 
 def test_non_json(w):
@@ -626,10 +630,11 @@ def test_sigkill_mid_run(w):
     # queue when lockd died is the start's to kill (scope_kill_stale()), as the log says.
     w.d.start()
     try:
-        wait_for(lambda: not units(), what="no scope after the restart")
+        wait_for(lambda: not run_units(), what="no run scope after the restart")
     except Failed:
         raise Failed("scopes left after the restart: " + "; ".join(
-            f"{u} {unit_properties(u, 'ActiveState', 'SubState', 'Result')}" for u in units()))
+            f"{u} {unit_properties(u, 'ActiveState', 'SubState', 'Result')}"
+            for u in run_units()))
     r = w.d.console_call("io.lockd.Console.Status")
     check(r["parameters"]["runs_active"] == 0, f"{r}")
 

@@ -268,6 +268,7 @@ START_TEST(test_default) {
         ck_assert_uint_eq(p->ephemeral_uid_last, LOCKD_UID_MAX_DEFAULT);
         ck_assert_uint_eq(p->limits.max_plugins_per_handle, 8);
         ck_assert_uint_eq(p->limits.concurrent_runs, 4);
+        ck_assert_uint_eq(p->scope.ahead, 4);
         ck_assert_uint_eq(p->limits.pending_tickets_per_agent, 16);
         ck_assert_uint_eq(p->limits.connections_per_uid, 16);
         ck_assert_uint_eq(p->limits.connections_total, 256);
