@@ -427,21 +427,3 @@ Standby *standby_free(Standby *s) {
         free(s);
         return NULL;
 }
-
-unsigned standby_n_ready(Standby *s) {
-        unsigned n;
-
-        pthread_mutex_lock(&s->lock);
-        n = s->n_ready;
-        pthread_mutex_unlock(&s->lock);
-        return n;
-}
-
-unsigned standby_n_pending(Standby *s) {
-        unsigned n;
-
-        pthread_mutex_lock(&s->lock);
-        n = s->n_pending;
-        pthread_mutex_unlock(&s->lock);
-        return n;
-}

@@ -57,10 +57,6 @@ int standby_take(Standby *s, const StandbyClass *c, StandbyChild *ret);
  * ARCHITECTURE.md); it counts as a use. A full class table drops the hint. */
 void standby_warm(Standby *s, const StandbyClass *c);
 
-/* Ready (and being made) children of every class, for tests and Status. */
-unsigned standby_n_ready(Standby *s);
-unsigned standby_n_pending(Standby *s);
-
 /* Kills every waiting child and stops its scope; keeps the classes (loop's thread). */
 void standby_flush(Standby *s);
 

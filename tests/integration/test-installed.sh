@@ -263,21 +263,28 @@ handle=$(inside lockctl grant /root/secret.txt --agent agent --json 2>/dev/null 
         sed -n 's/.*"handle": "\([^"]*\)".*/\1/p')
 ticket=$(inside lockctl agent run --user agent -- /usr/bin/lockask ask "$handle" test.good-inputs \
         --input 'needle=${word}' --no-wait 2>/dev/null)
-# The value goes in once lockctl prompts with echo off: typed before, the terminal would echo it
-# and lockctl would flush it.
-mkfifo "$work/tty-in"
-timeout 60 nsenter -t "$pid1" -m -u -i -n -p -C -r -w \
-        script -qec "lockctl approve $ticket --yes" /dev/null <"$work/tty-in" \
-        >"$work/approve.log" 2>&1 &
-approver=$!
-exec 9>"$work/tty-in"
-for _ in $(seq 100); do
-        grep -q 'value for' "$work/approve.log" 2>/dev/null && break
-        sleep 0.1
-done
-printf '%s\n' "$secret" >&9
-exec 9>&-
-wait "$approver"
+# approve_typing COMMAND LOG VALUE: COMMAND (an approval) at a terminal inside, VALUE typed at
+# its prompt. The value goes in once lockctl prompts with echo off: typed before, the terminal
+# would echo it and lockctl would flush it. An approver that ended early must fail a check
+# afterwards, not this script (SIGPIPE).
+approve_typing() {
+        rm -f "$work/tty-in"
+        mkfifo "$work/tty-in"
+        timeout 60 nsenter -t "$pid1" -m -u -i -n -p -C -r -w \
+                script -qec "$1" /dev/null <"$work/tty-in" >"$2" 2>&1 &
+        local approver=$!
+        exec 9>"$work/tty-in"
+        for _ in $(seq 100); do
+                grep -q 'value for' "$2" 2>/dev/null && break
+                sleep 0.1
+        done
+        trap '' PIPE
+        printf '%s\n' "$3" >&9 2>/dev/null
+        trap - PIPE
+        exec 9>&-
+        wait "$approver"
+}
+approve_typing "lockctl approve $ticket --yes" "$work/approve.log" "$secret"
 answer=$(inside lockctl agent run --user agent -- /usr/bin/lockask wait "$ticket" --timeout 30s \
         2>"$work/wait.log")
 check "an approval with a typed value answers the agent's question: $answer" "[ '$answer' = 0 ]"
@@ -296,23 +303,8 @@ check "runuser -l opens a logind session (pam_systemd): '$sess'" "[ -n '$sess' ]
         inside journalctl -b --no-pager | grep -i -E 'pam|logind' | tail -n 20 | sed 's/^/# /'; }
 ticket=$(inside lockctl agent run --user agent -- /usr/bin/lockask ask "$handle" test.good-inputs \
         --input 'needle=${word}' --no-wait 2>/dev/null)
-rm -f "$work/tty-in"
-mkfifo "$work/tty-in"
-timeout 60 nsenter -t "$pid1" -m -u -i -n -p -C -r -w \
-        script -qec "runuser -l root -c 'lockctl approve $ticket --yes'" /dev/null \
-        <"$work/tty-in" >"$work/approve2.log" 2>&1 &
-approver=$!
-exec 9>"$work/tty-in"
-for _ in $(seq 100); do
-        grep -q 'value for' "$work/approve2.log" 2>/dev/null && break
-        sleep 0.1
-done
-# An approver that ended early must fail a check below, not this script (SIGPIPE).
-trap '' PIPE
-printf '%s\n' "$secret-2" >&9 2>/dev/null
-trap - PIPE
-exec 9>&-
-wait "$approver"
+approve_typing "runuser -l root -c 'lockctl approve $ticket --yes'" "$work/approve2.log" \
+        "$secret-2"
 audit=/var/lib/lockd/audit/audit.jsonl
 started=$(inside grep '"session_start"' "$audit" | grep -o '"session": *"logind:[^"]*"' | tail -n 1)
 check "an approval in a logind session keys the input session by it: $started" \
