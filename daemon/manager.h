@@ -58,7 +58,7 @@ typedef struct Manager {
         char **capabilities_kept; /* NULL-terminated names, for Status */
         int listen_fds[2]; /* agent, console: owned by the Varlink server, kept to tell them apart
                             */
-        uint64_t run_seq;     /* the last run's unit number (manager_run_unit_name()) */
+        uint64_t run_seq;  /* the last run id (manager_run_name()) */
         RateLimit refusals; /* log lines about refused peers, per uid */
         RestartTickets restart_tickets; /* open when the last lockd stopped: ended as expired */
         bool stopping;
@@ -85,10 +85,9 @@ int manager_reload(Manager *m);
 void manager_stop(Manager *m);
 
 /*
- * Names the next run: its id, and its unit "lockd-run-<id>.scope" (the spawner names the scope
- * the same way from the id alone). The numbers start at the
- * boot-time clock's milliseconds when lockd starts, so a restarted lockd never reuses a name the
- * manager may still hold, and grow by one per run: they tell nothing of the ticket.
+ * Names the next run: its id, which the spawner's replies carry (the scope's name is the
+ * spawner's, and comes with STARTED). The numbers start at the boot-time clock's milliseconds
+ * when lockd starts and grow by one per run: they tell nothing of the ticket.
  */
 void manager_run_name(Manager *m, RunRequest *req);
 

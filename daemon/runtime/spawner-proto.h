@@ -62,7 +62,7 @@ typedef struct SpawnerHello {
  */
 typedef struct SpawnerRun {
         SpawnerHeader h;
-        uint64_t run_id; /* > 0, unique among runs in flight; the scope is lockd-run-<id>.scope */
+        uint64_t run_id; /* > 0, unique among runs in flight; the scope's name is the spawner's */
         uint64_t fairness_key; /* runs are taken round-robin across keys (an agent's uid) */
         uint32_t protocol;     /* 1 or 2 */
         uint32_t flags;        /* SPAWNER_RUN_*; both only with protocol 2 */
