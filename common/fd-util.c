@@ -211,7 +211,8 @@ DIR *fd_opendir_dup(int dfd) {
         return d;
 }
 
-size_t cmsg_take_fds(struct msghdr *mh, int *fds, size_t max, bool *ret_other) {
+/* Takes every fd mh carried (see recv_datagram_fds()); how many there were in all. */
+static size_t cmsg_take_fds(struct msghdr *mh, int *fds, size_t max, bool *ret_other) {
         size_t n = 0;
 
         *ret_other = false;
@@ -231,5 +232,30 @@ size_t cmsg_take_fds(struct msghdr *mh, int *fds, size_t max, bool *ret_other) {
                                 safe_close(f);
                 }
         }
+        return n;
+}
+
+ssize_t recv_datagram_fds(int fd, void *buf, size_t size, int *fds, size_t max_fds,
+                          size_t *ret_n_fds, bool *ret_cut) {
+        union {
+                struct cmsghdr align;
+                uint8_t space[CMSG_SPACE(sizeof(int) * RECV_FDS_MAX)];
+        } control;
+        struct iovec iov = {.iov_base = buf, .iov_len = size};
+        struct msghdr mh = {
+                .msg_iov = &iov,
+                .msg_iovlen = 1,
+                .msg_control = &control,
+                .msg_controllen = CMSG_SPACE(
+                        sizeof(int) * (max_fds + 1 < RECV_FDS_MAX ? max_fds + 1 : RECV_FDS_MAX)),
+        };
+        bool other;
+        ssize_t n;
+
+        n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        if (n < 0)
+                return negative_errno();
+        *ret_n_fds = cmsg_take_fds(&mh, fds, max_fds, &other);
+        *ret_cut = other || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
         return n;
 }

@@ -64,10 +64,15 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_len);
  */
 int read_full_file(const char *path, size_t max, char **ret, size_t *ret_len);
 
-struct msghdr;
+#define RECV_FDS_MAX 16
 /*
- * Takes every fd a received message carried (SCM_RIGHTS): up to max into fds (the caller's now),
- * any beyond closed at once. Returns how many there were in all; *ret_other is set when the
- * message held control data of any other kind, which nobody here expects.
+ * Receives one datagram from fd (MSG_DONTWAIT, fds close-on-exec) into buf, with room for the
+ * control data of max_fds + 1 fds (at most RECV_FDS_MAX), so that one fd too many is still seen.
+ * Every fd it carried is taken: up to max_fds into fds (the caller's now), any beyond closed at
+ * once; *ret_n_fds is how many there were in all. *ret_cut is set when the datagram or its
+ * control data was cut short (MSG_TRUNC, MSG_CTRUNC) or held control data other than
+ * SCM_RIGHTS, which nobody here expects. Returns the datagram's length, or a negative errno
+ * (-EAGAIN: nothing yet); 0 with no fd is the peer's end.
  */
-size_t cmsg_take_fds(struct msghdr *mh, int *fds, size_t max, bool *ret_other);
+ssize_t recv_datagram_fds(int fd, void *buf, size_t size, int *fds, size_t max_fds,
+                          size_t *ret_n_fds, bool *ret_cut);

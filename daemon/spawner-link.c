@@ -252,33 +252,21 @@ static int on_reply(sd_event_source *s, int fd, uint32_t revents, void *userdata
                 SpawnerMessage m;
                 uint8_t bytes[SPAWNER_MESSAGE_MAX];
         } buf;
-        union {
-                struct cmsghdr align;
-                uint8_t space[CMSG_SPACE(sizeof(int) * 4)];
-        } control;
-        struct iovec iov = {.iov_base = &buf, .iov_len = sizeof(buf)};
-        struct msghdr mh = {
-                .msg_iov = &iov,
-                .msg_iovlen = 1,
-                .msg_control = &control,
-                .msg_controllen = sizeof(control),
-        };
         size_t n_fds;
-        bool other;
+        bool cut;
         SpawnerMessage m;
         SpawnerError e;
         ssize_t n;
 
-        n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-        if (n < 0)
-                return errno == EAGAIN || errno == EINTR ? 0 : (broken(l, "channel failed"), 0);
         /* Replies carry no fds: any that came are closed, and the count refuses the reply. */
-        n_fds = cmsg_take_fds(&mh, NULL, 0, &other);
+        n = recv_datagram_fds(fd, &buf, sizeof(buf), NULL, 0, &n_fds, &cut);
+        if (n < 0)
+                return n == -EAGAIN || n == -EINTR ? 0 : (broken(l, "channel failed"), 0);
         if (n == 0) {
                 broken(l, "is gone");
                 return 0;
         }
-        if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || other)
+        if (cut)
                 e = SPAWNER_E_TRUNCATED;
         else
                 e = spawner_reply_decode(&buf, (size_t)n, n_fds, &m);

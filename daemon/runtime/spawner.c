@@ -604,36 +604,24 @@ static int on_message(sd_event_source *src, int fd, uint32_t revents, void *user
                 SpawnerMessage m;
                 uint8_t bytes[SPAWNER_MESSAGE_MAX];
         } buf;
-        union {
-                struct cmsghdr align;
-                uint8_t space[CMSG_SPACE(sizeof(int) * (SPAWNER_FDS_MAX + 1))];
-        } control;
-        struct iovec iov = {.iov_base = &buf, .iov_len = sizeof(buf)};
-        struct msghdr mh = {
-                .msg_iov = &iov,
-                .msg_iovlen = 1,
-                .msg_control = &control,
-                .msg_controllen = sizeof(control),
-        };
         int fds[SPAWNER_FDS_MAX + 1];
         size_t n_fds = 0;
-        bool bad_control = false;
+        bool cut = false;
         SpawnerMessage m;
         SpawnerError e;
         ssize_t n;
 
-        n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        /* Every fd received is ours now, whatever happens to the message; more than fds holds
+         * fail the count check below. */
+        n = recv_datagram_fds(fd, &buf, sizeof(buf), fds, ELEMENTSOF(fds), &n_fds, &cut);
         if (n < 0) {
-                if (errno == EAGAIN || errno == EINTR)
+                if (n == -EAGAIN || n == -EINTR)
                         return 0;
-                log_struct_errno(LOG_ERR, errno, NULL, NULL, "the engine's channel: %m");
+                log_struct_errno(LOG_ERR, (int)-n, NULL, NULL, "the engine's channel: %m");
                 (void)set_failed(s);
                 run_pool_kill_all(s->pool);
                 return sd_event_exit(s->event, 1);
         }
-        /* Every fd received is ours now, whatever happens to the message; more than fds holds
-         * fail the count check below. */
-        n_fds = cmsg_take_fds(&mh, fds, ELEMENTSOF(fds), &bad_control);
         if (n == 0 && n_fds == 0) {
                 /* The engine is gone. After its STOP that is the way out; else lockd restarts. */
                 s->io = sd_event_source_disable_unref(s->io);
@@ -643,7 +631,7 @@ static int on_message(sd_event_source *src, int fd, uint32_t revents, void *user
                                    "the engine closed its channel: ending every run and lockd");
                 return sd_event_exit(s->event, s->stopping ? 0 : 1);
         }
-        if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || bad_control)
+        if (cut)
                 e = SPAWNER_E_TRUNCATED;
         else
                 e = spawner_request_decode(&buf, (size_t)n, n_fds, &m);
