@@ -59,7 +59,7 @@ enum {
 };
 #define NPROC_HEADROOM   512
 
-/* What the child reports through its status pipe when it cannot enter the sandbox. */
+/* What the child reports through its control socket when it cannot enter the sandbox. */
 typedef struct ChildFailure {
         int32_t stage;
         int32_t error;

@@ -11,8 +11,8 @@
 
 /*
  * Called in the parent with the child's pid and pidfd after the child exists but before it may
- * enter the sandbox (it waits on a pipe): the place to move it into a scope. Non-zero fails the
- * run closed with cause spawn:scope.
+ * enter the sandbox (it waits on its control socket for the release): the place to move it into a
+ * scope. Non-zero fails the run closed with cause spawn:scope.
  */
 typedef int (*RunStartHook)(pid_t pid, int pidfd, void *userdata);
 

@@ -265,7 +265,7 @@ static int start_hook(pid_t pid, int pidfd, void *userdata) {
         return 0;
 
 refuse:
-        /* runner_run() kills the child at once: it must not wait for EOF on its go pipe. */
+        /* runner_run() kills the child at once: it never gets its release. */
         return r;
 }
 
@@ -361,7 +361,7 @@ static void run_one(Worker *w, RunRequest *req) {
         pthread_mutex_lock(&p->lock);
         /*
          * Stopped before the plugin ran (start_hook() refused, or the child died of our SIGKILL
-         * before its go-ahead): nothing of the plugin ran, so it is no plugin failure either.
+         * before its release): nothing of the plugin ran, so it is no plugin failure either.
          */
         if (r >= 0 && (p->stopping || req->cancelled) && req->result.cause == RUN_CAUSE_SPAWN)
                 req->error = -ECANCELED;

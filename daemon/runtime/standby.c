@@ -57,7 +57,6 @@ struct Standby {
         pthread_mutex_t lock; /* classes and their ready lists: workers take from them */
         Class classes[STANDBY_CLASSES_MAX];
         unsigned n_classes;
-        unsigned n_ready, n_pending;
         Entry *pending; /* loop's thread only */
 
         int wake_fd; /* a worker took a child or found none: refill */
@@ -137,7 +136,6 @@ int standby_take(Standby *s, const StandbyClass *key, StandbyChild *ret) {
                         if (c->ready) {
                                 e = c->ready;
                                 c->ready = e->next;
-                                s->n_ready--;
                         } else if (first && c->target < s->per_class_max)
                                 /* Demand met an empty class: keep one more ready from now on. */
                                 c->target++;
@@ -217,7 +215,6 @@ static void on_scope_done(int error, void *userdata) {
 
         pthread_mutex_lock(&s->lock);
         e->class->pending--;
-        s->n_pending--;
         if (r >= 0) {
                 Entry **tail = &e->class->ready;
 
@@ -226,7 +223,6 @@ static void on_scope_done(int error, void *userdata) {
                 e->ready_usec = now_usec();
                 e->next = NULL;
                 *tail = e;
-                s->n_ready++;
                 e = NULL;
         } else
                 e->class->retry_after = now_usec() + STANDBY_RETRY_USEC;
@@ -260,7 +256,6 @@ static int make_child(Standby *s, Class *c) {
                 entry_free(e);
                 pthread_mutex_lock(&s->lock);
                 c->pending--;
-                s->n_pending--;
                 c->retry_after = now_usec() + STANDBY_RETRY_USEC;
                 pthread_mutex_unlock(&s->lock);
                 return r;
@@ -285,7 +280,6 @@ static void refill(Standby *s) {
                         Entry *e = c->ready;
 
                         c->ready = e->next;
-                        s->n_ready--;
                         e->next = old;
                         old = e;
                         /* Unused for its whole age: one fewer is enough (never below one). */
@@ -319,7 +313,6 @@ static void refill(Standby *s) {
                 }
                 if (pick) {
                         pick->pending++;
-                        s->n_pending++;
                 }
                 pthread_mutex_unlock(&s->lock);
                 if (!pick || make_child(s, pick) < 0)
@@ -396,7 +389,6 @@ void standby_flush(Standby *s) {
                 }
                 c->target = 0;
         }
-        s->n_ready = 0;
         pthread_mutex_unlock(&s->lock);
         while (list) {
                 Entry *e = list;
