@@ -14,8 +14,12 @@
 static const char usage_text[] =
         "usage: lockctl [--socket PATH] [--json] COMMAND ...\n"
         "\n"
-        "  plugin test DIR FIXTURE [--input NAME=VALUE]...\n"
+        "  plugin new NAME --lang c|go [--protocol 1|2]\n"
+        "                      write a plugin that builds, lints and passes its fixtures\n"
+        "  plugin test DIR FIXTURE [--input NAME=VALUE]... [--inputs FILE] [--expect 1|0]\n"
         "                      run the plugin in DIR on FIXTURE under lockd's sandbox\n"
+        "  plugin test DIR --fixtures\n"
+        "                      run DIR/fixtures/one (each must answer 1) and fixtures/zero\n"
         "  plugin lint DIR     check DIR/plugin.toml against the contract\n"
         "  plugin install DIR [--marketplace NAME [--index DIR]] [--accept-name NAME]\n"
         "                      install a plugin release into the running lockd\n"

@@ -40,7 +40,7 @@ _lockctl() {
         fi
         local subs="" opts="--json --help"
         case $verb in
-        plugin) subs="test lint install list remove run" ;;
+        plugin) subs="new test lint install list remove run" ;;
         marketplace) subs="lint add list remove" ;;
         budget) subs="show reset" ;;
         session) subs="end" ;;
@@ -54,7 +54,8 @@ _lockctl() {
                 return
         fi
         case $verb${sub:+ $sub} in
-        "plugin test") opts+=" --input --scope" ;;
+        "plugin test") opts+=" --input --inputs --expect --fixtures --plugin --scope" ;;
+        "plugin new") opts+=" --lang --protocol --dir --sdk" ;;
         "plugin install") opts+=" --marketplace --index --accept-name" ;;
         "plugin remove") opts+=" --version" ;;
         "plugin run") opts+=" --input" ;;

@@ -6,7 +6,7 @@ complete -c lockctl -l socket -r -F -d "the console socket"
 complete -c lockctl -l json -d "one JSON object on stdout"
 complete -c lockctl -s h -l help -d "usage"
 complete -c lockctl -l version -d "the version"
-complete -c lockctl -n "__fish_seen_subcommand_from plugin; and not __fish_seen_subcommand_from test lint install list remove run" -a "test lint install list remove run"
+complete -c lockctl -n "__fish_seen_subcommand_from plugin; and not __fish_seen_subcommand_from new test lint install list remove run" -a "new test lint install list remove run"
 complete -c lockctl -n "__fish_seen_subcommand_from marketplace; and not __fish_seen_subcommand_from lint add list remove" -a "lint add list remove"
 complete -c lockctl -n "__fish_seen_subcommand_from budget; and not __fish_seen_subcommand_from show reset" -a "show reset"
 complete -c lockctl -n "__fish_seen_subcommand_from session" -a end
@@ -14,6 +14,14 @@ complete -c lockctl -n "__fish_seen_subcommand_from agent" -a run
 complete -c lockctl -n "__fish_seen_subcommand_from audit release" -a verify
 complete -c lockctl -n "__fish_seen_subcommand_from test run" -l input -r -d "NAME=VALUE"
 complete -c lockctl -n "__fish_seen_subcommand_from test" -l scope -d "run in a transient scope"
+complete -c lockctl -n "__fish_seen_subcommand_from test" -l inputs -r -F -d "a JSON object of input values"
+complete -c lockctl -n "__fish_seen_subcommand_from test" -l expect -x -a "1 0" -d "the expected answer"
+complete -c lockctl -n "__fish_seen_subcommand_from test" -l fixtures -d "every fixture of fixtures/one and fixtures/zero"
+complete -c lockctl -n "__fish_seen_subcommand_from test" -l plugin -r -F -d "the binary instead of DIR/plugin"
+complete -c lockctl -n "__fish_seen_subcommand_from new" -l lang -x -a "c go" -d "the plugin's language"
+complete -c lockctl -n "__fish_seen_subcommand_from new" -l protocol -x -a "1 2" -d "the contract's protocol"
+complete -c lockctl -n "__fish_seen_subcommand_from new" -l dir -r -F -d "the new directory"
+complete -c lockctl -n "__fish_seen_subcommand_from new" -l sdk -r -F -d "the Go SDK's directory"
 complete -c lockctl -n "__fish_seen_subcommand_from install" -l marketplace -r
 complete -c lockctl -n "__fish_seen_subcommand_from install release" -l index -r -F
 complete -c lockctl -n "__fish_seen_subcommand_from add lint release" -l identity -r

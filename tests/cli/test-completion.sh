@@ -26,6 +26,8 @@ expect() {
 
 expect "lockctl pl" "plugin " "$src/lockctl.bash" _lockctl lockctl pl
 expect "lockctl plugin t" "test " "$src/lockctl.bash" _lockctl lockctl plugin t
+expect "lockctl plugin n" "new " "$src/lockctl.bash" _lockctl lockctl plugin n
+expect "lockctl plugin new x --l" "--lang " "$src/lockctl.bash" _lockctl lockctl plugin new x --l
 expect "lockctl --json ma" "marketplace " "$src/lockctl.bash" _lockctl lockctl --json ma
 expect "lockctl grant F --a" "--agent --auto " "$src/lockctl.bash" _lockctl lockctl grant f --a
 expect "lockctl budget r" "reset " "$src/lockctl.bash" _lockctl lockctl budget r

@@ -42,9 +42,28 @@ for f in ./usr/sbin/lockd ./usr/bin/lockctl ./usr/bin/lockask ./usr/bin/lockd-si
         ./usr/lib/tmpfiles.d/lockd.conf ./usr/share/man/man8/lockd.8.gz \
         ./usr/share/man/man1/lockask.1.gz ./usr/share/man/man5/lockd.yaml.5.gz \
         ./etc/lockd/lockd.yaml ./usr/share/bash-completion/completions/lockctl \
-        ./usr/include/lockd/lockplugin.h ./usr/include/lockd/lockd-agent.h; do
+        ./usr/include/lockd/lockplugin.h ./usr/include/lockd/lockd-agent.h \
+        ./usr/share/lockd/go/go.mod ./usr/share/lockd/go/sdk.go \
+        ./usr/share/lockd/go/sdktest/sdktest.go; do
         grep -qx "$f" "$work/files" && ok "holds $f" || not_ok "does not hold $f"
 done
+# The Go SDK as lockd-dev installs it is a whole module: a Go plugin from the packaged lockctl
+# builds against it, static (go.mod's replace points at the unpacked copy).
+dpkg-deb -x "$deb" "$work/root"
+dpkg-deb -x "$dev" "$work/root"
+if command -v go >/dev/null &&
+        "$work/root/usr/bin/lockctl" plugin new acme.packaged --lang go --dir "$work/gop" \
+                --sdk "$work/root/usr/share/lockd/go" >/dev/null &&
+        (cd "$work/gop" && CGO_ENABLED=0 GOFLAGS=-mod=mod GOPROXY=off GOCACHE="$work/gocache" \
+                GOPATH="$work/gopath" go vet ./... && CGO_ENABLED=0 GOFLAGS=-mod=mod \
+                GOPROXY=off GOCACHE="$work/gocache" GOPATH="$work/gopath" \
+                go build -trimpath -o plugin .) >"$work/go.log" 2>&1 &&
+        file "$work/gop/plugin" | grep -q "statically linked"; then
+        ok "a Go plugin from lockctl plugin new builds against lockd-dev's Go SDK"
+else
+        not_ok "a Go plugin does not build against lockd-dev's Go SDK"
+        sed 's/^/# /' "$work/go.log" 2>/dev/null
+fi
 dpkg -e "$deb" "$work/control"
 grep -qx /etc/lockd/lockd.yaml "$work/control/conffiles" && ok "lockd.yaml is a conffile" ||
         not_ok "lockd.yaml is not a conffile"

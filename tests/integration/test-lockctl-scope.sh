@@ -51,6 +51,19 @@ check "the report names the unit" \
         grep -Eq "^scope: lockctl-test-[0-9]+-0\.scope in lockd-plugins\.slice \(MemoryMax=134217728, TasksMax=513," "$work/err"
 check "the scope is gone afterwards" units_gone
 
+# --fixtures --scope: every run in a unit of its own, numbered from 0, each collected.
+mkdir -p "$work/good-one/fixtures/one" "$work/good-one/fixtures/zero"
+printf 'a\n' >"$work/good-one/fixtures/one/a"
+printf 'b\n' >"$work/good-one/fixtures/one/b"
+printf 'c\n' >"$work/good-one/fixtures/zero/c"
+"$lockctl" plugin test "$work/good-one" --fixtures --scope --json >"$work/out" 2>"$work/err" &&
+        rc=0 || rc=$?
+check "--fixtures --scope: two fixtures answer 1, the third fails as it should (exit $rc)" \
+        sh -c '[ "$1" = 1 ] && grep -q "\"passed\": 2" "$2" && grep -q "\"failed\": 1" "$2"' \
+        sh "$rc" "$work/out"
+check "--fixtures --scope: the runs' units are gone afterwards" units_gone
+rm -rf "$work/good-one/fixtures"
+
 # sleep-timeout runs for its 1 s timeout: long enough to look at its unit while it runs.
 "$lockctl" plugin test "$work/sleep-timeout" "$work/fixture" --scope >"$work/out" 2>"$work/err" &
 pid=$!

@@ -1,0 +1,3 @@
+module lockd/sdk
+
+go 1.19

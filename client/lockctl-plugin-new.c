@@ -1,0 +1,430 @@
+/*
+ * lockctl plugin new: a new plugin directory, in C or Go, protocol 1 or 2, that builds, lints and
+ * passes its own fixtures at once (ARCHITECTURE.md "Testing a plugin").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "lockctl-plugin.h"
+#include "lockctl.h"
+#include "macro.h"
+#include "manifest.h"
+
+/* Where the installed SDKs are: lockplugin.h, and the Go module lockd/sdk (client/go). */
+#ifndef LOCKD_INCLUDEDIR
+#define LOCKD_INCLUDEDIR "/usr/include/lockd"
+#endif
+#ifndef LOCKD_DATADIR
+#define LOCKD_DATADIR "/usr/share/lockd"
+#endif
+#define GO_SDK_DEFAULT LOCKD_DATADIR "/go"
+
+/* One file of a template: its path in the new directory, and its text with @KEY@ markers. */
+typedef struct TemplateFile {
+        const char *path;
+        const char *text;
+} TemplateFile;
+
+/*
+ * The manifests. Protocol 1 asks a question about format alone; protocol 2 adds one typed input
+ * and a detail, as the contract's example does. The question is a placeholder the author
+ * replaces, with one, zero and the code.
+ */
+static const char manifest_p1[] = "name = \"@NAME@\"\n"
+                                  "version = \"0.1.0\"\n"
+                                  "protocol = 1\n"
+                                  "question = \"Is the file empty?\"\n"
+                                  "one = \"the file has no bytes\"\n"
+                                  "zero = \"the file has at least one byte\"\n"
+                                  "accepts = [\"application/octet-stream\"]\n"
+                                  "limits = { cpu_s = 5, memory = \"@MEMORY@\", timeout_s = 10 }\n";
+
+static const char manifest_p2[] =
+        "name = \"@NAME@\"\n"
+        "version = \"0.1.0\"\n"
+        "protocol = 2\n"
+        "question = \"Does the file contain ${needle}?\"\n"
+        "one = \"the file contains the typed value\"\n"
+        "zero = \"the file does not contain the typed value\"\n"
+        "accepts = [\"text/plain\"]\n"
+        "limits = { cpu_s = 5, memory = \"@MEMORY@\", timeout_s = 10 }\n"
+        "inputs = [{ name = \"needle\", kind = \"text\", max_bytes = 256 }]\n"
+        "detail = true\n";
+
+static const char c_source_p1[] = "/* Plugin @NAME@: is the file empty? */\n"
+                                  "#include <errno.h>\n"
+                                  "#include <unistd.h>\n"
+                                  "\n"
+                                  "#include \"lockplugin.h\"\n"
+                                  "\n"
+                                  "int main(void) {\n"
+                                  "        char byte;\n"
+                                  "        ssize_t n;\n"
+                                  "\n"
+                                  "        do\n"
+                                  "                n = read(lp_input_fd(), &byte, 1);\n"
+                                  "        while (n < 0 && errno == EINTR);\n"
+                                  "        if (n < 0)\n"
+                                  "                lp_fail(\"cannot read the input\");\n"
+                                  "        lp_answer(n == 0);\n"
+                                  "}\n";
+
+static const char c_source_p2[] =
+        "/* Plugin @NAME@: does the file contain the typed needle? Reports where. */\n"
+        "#define _GNU_SOURCE /* memmem() */\n"
+        "#include <string.h>\n"
+        "\n"
+        "#include \"lockplugin.h\"\n"
+        "\n"
+        "int main(void) {\n"
+        "        char needle[257];\n"
+        "        size_t len;\n"
+        "        char *json = lp_inputs(NULL), *text, *hit;\n"
+        "        ssize_t n;\n"
+        "\n"
+        "        if (!json)\n"
+        "                lp_fail(\"no inputs\");\n"
+        "        n = lp_input_get(json, \"needle\", needle, sizeof(needle));\n"
+        "        if (n <= 0)\n"
+        "                lp_fail(\"no needle\");\n"
+        "        text = lp_read_all(64u << 20, &len);\n"
+        "        if (!text)\n"
+        "                lp_fail(\"cannot read the input\");\n"
+        "        hit = memmem(text, len, needle, (size_t)n);\n"
+        "        if (hit)\n"
+        "                lp_detail(\"first match at byte offset %zu\", (size_t)(hit - text));\n"
+        "        lp_answer(hit != NULL);\n"
+        "}\n";
+
+static const char c_makefile[] =
+        "# Builds the plugin static (lockd refuses a binary with an interpreter) and tests it\n"
+        "# under lockd's sandbox: `make test`.\n"
+        "CC ?= cc\n"
+        "CFLAGS ?= -O2 -Wall -Wextra\n"
+        "LOCKD_INCLUDE ?= @INCLUDE@\n"
+        "LOCKCTL ?= lockctl\n"
+        "\n"
+        "plugin: plugin.c\n"
+        "\t$(CC) -static $(CFLAGS) -I$(LOCKD_INCLUDE) -o $@ plugin.c\n"
+        "\n"
+        "test: plugin\n"
+        "\t$(LOCKCTL) plugin lint .\n"
+        "\t$(LOCKCTL) plugin test . --fixtures\n"
+        "\n"
+        "clean:\n"
+        "\trm -f plugin\n"
+        "\n"
+        ".PHONY: test clean\n";
+
+static const char go_mod[] = "module @NAME@\n"
+                             "\n"
+                             "go 1.19\n"
+                             "\n"
+                             "require lockd/sdk v0.0.0\n"
+                             "\n"
+                             "replace lockd/sdk => @SDK@\n";
+
+static const char go_source_p1[] = "// Plugin @NAME@: is the file empty?\n"
+                                   "package main\n"
+                                   "\n"
+                                   "import (\n"
+                                   "\t\"io\"\n"
+                                   "\t\"os\"\n"
+                                   "\n"
+                                   "\t\"lockd/sdk\"\n"
+                                   ")\n"
+                                   "\n"
+                                   "func main() {\n"
+                                   "\tsdk.Run(func(in *os.File) (bool, error) {\n"
+                                   "\t\tvar b [1]byte\n"
+                                   "\t\t_, err := in.Read(b[:])\n"
+                                   "\t\tif err == io.EOF {\n"
+                                   "\t\t\treturn true, nil\n"
+                                   "\t\t}\n"
+                                   "\t\treturn false, err\n"
+                                   "\t})\n"
+                                   "}\n";
+
+static const char go_source_p2[] =
+        "// Plugin @NAME@: does the file contain the typed needle? Reports where.\n"
+        "package main\n"
+        "\n"
+        "import (\n"
+        "\t\"bytes\"\n"
+        "\t\"fmt\"\n"
+        "\t\"io\"\n"
+        "\t\"os\"\n"
+        "\n"
+        "\t\"lockd/sdk\"\n"
+        ")\n"
+        "\n"
+        "func main() {\n"
+        "\tsdk.Run(func(in *os.File) (bool, error) {\n"
+        "\t\tinputs, err := sdk.Inputs()\n"
+        "\t\tif err != nil {\n"
+        "\t\t\treturn false, err\n"
+        "\t\t}\n"
+        "\t\ttext, err := io.ReadAll(in)\n"
+        "\t\tif err != nil {\n"
+        "\t\t\treturn false, err\n"
+        "\t\t}\n"
+        "\t\tat := bytes.Index(text, []byte(inputs[\"needle\"]))\n"
+        "\t\tif at >= 0 {\n"
+        "\t\t\t_ = sdk.Detail(fmt.Sprintf(\"first match at byte offset %d\", at))\n"
+        "\t\t}\n"
+        "\t\treturn at >= 0, nil\n"
+        "\t})\n"
+        "}\n";
+
+static const char go_test[] = "package main\n"
+                              "\n"
+                              "import (\n"
+                              "\t\"testing\"\n"
+                              "\n"
+                              "\t\"lockd/sdk/sdktest\"\n"
+                              ")\n"
+                              "\n"
+                              "// Every fixture gives the answer of its directory, under "
+                              "lockd's sandbox.\n"
+                              "func TestFixtures(t *testing.T) {\n"
+                              "\tsdktest.Fixtures(t, \".\")\n"
+                              "}\n";
+
+static const char go_makefile[] =
+        "# Builds the plugin static (CGO_ENABLED=0: lockd refuses a binary with an interpreter)\n"
+        "# and tests it under lockd's sandbox: `make test`.\n"
+        "GO ?= go\n"
+        "LOCKCTL ?= lockctl\n"
+        "\n"
+        "plugin: go.mod $(wildcard *.go)\n"
+        "\tCGO_ENABLED=0 $(GO) build -trimpath -o $@ .\n"
+        "\n"
+        "test: plugin\n"
+        "\t$(GO) vet ./...\n"
+        "\t$(LOCKCTL) plugin lint .\n"
+        "\t$(LOCKCTL) plugin test . --fixtures\n"
+        "\tLOCKCTL=$(LOCKCTL) $(GO) test ./...\n"
+        "\n"
+        "clean:\n"
+        "\trm -f plugin\n"
+        "\n"
+        ".PHONY: test clean\n";
+
+static const char gitignore[] = "/plugin\n";
+
+/* Fixtures for both answers, with their inputs for protocol 2. */
+static const TemplateFile fixtures_p1[] = {
+        {"fixtures/one/empty", ""},
+        {"fixtures/zero/one-byte", "x"},
+};
+
+static const TemplateFile fixtures_p2[] = {
+        {"fixtures/one/greeting.txt", "hello, world\n"},
+        {"fixtures/one/greeting.txt.inputs.json", "{\"needle\": \"world\"}\n"},
+        {"fixtures/zero/greeting.txt", "hello, world\n"},
+        {"fixtures/zero/greeting.txt.inputs.json", "{\"needle\": \"moon\"}\n"},
+};
+
+/* The substitutions of one new plugin. */
+typedef struct Subst {
+        const char *name, *sdk, *include, *memory;
+} Subst;
+
+/* Expands the @KEY@ markers of text. A new string, or NULL when out of memory. */
+static char *template_expand(const char *text, const Subst *s) {
+        const struct {
+                const char *key, *value;
+        } map[] = {{"@NAME@", s->name},
+                   {"@SDK@", s->sdk},
+                   {"@INCLUDE@", s->include},
+                   {"@MEMORY@", s->memory}};
+        char *out = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+
+        if (!f)
+                return NULL;
+        while (*text) {
+                bool done = false;
+
+                for (size_t i = 0; i < ELEMENTSOF(map) && !done; i++) {
+                        size_t k = strlen(map[i].key);
+
+                        if (strncmp(text, map[i].key, k) == 0) {
+                                fputs(map[i].value ? map[i].value : "", f);
+                                text += k;
+                                done = true;
+                        }
+                }
+                if (!done)
+                        fputc(*text++, f);
+        }
+        if (fclose(f) != 0) {
+                free(out);
+                return NULL;
+        }
+        return out;
+}
+
+/* Writes one file of the template under dirfd, never over an existing one. 0 or -errno. */
+static int template_write(int dirfd, const TemplateFile *t, const Subst *s) {
+        _cleanup_free_ char *text = template_expand(t->text, s);
+        _cleanup_close_ int fd = -1;
+        char parent[PATH_MAX];
+        char *slash;
+
+        if (!text)
+                return -ENOMEM;
+        /* The fixture directories: fixtures/, then fixtures/one or fixtures/zero. */
+        snprintf(parent, sizeof(parent), "%s", t->path);
+        for (slash = strchr(parent, '/'); slash; slash = strchr(slash + 1, '/')) {
+                *slash = 0;
+                if (mkdirat(dirfd, parent, 0755) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *slash = '/';
+        }
+        fd = openat(dirfd, t->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return negative_errno();
+        return loop_write(fd, text, strlen(text)) < 0 ? -EIO : 0;
+}
+
+int verb_plugin_new(int argc, char **argv) {
+        _cleanup_free_ char *sdk_real = NULL;
+        _cleanup_close_ int dirfd = -1;
+        const char *name = NULL, *lang = NULL, *dir = NULL, *sdk = NULL;
+        int protocol = 1, r;
+
+        for (int i = 0; i < argc; i++) {
+                if ((strcmp(argv[i], "--lang") == 0 || strcmp(argv[i], "--protocol") == 0 ||
+                     strcmp(argv[i], "--dir") == 0 || strcmp(argv[i], "--sdk") == 0) &&
+                    i + 1 < argc) {
+                        const char *opt = argv[i++];
+
+                        if (strcmp(opt, "--lang") == 0)
+                                lang = argv[i];
+                        else if (strcmp(opt, "--dir") == 0)
+                                dir = argv[i];
+                        else if (strcmp(opt, "--sdk") == 0)
+                                sdk = argv[i];
+                        else if (strcmp(argv[i], "1") == 0 || strcmp(argv[i], "2") == 0)
+                                protocol = argv[i][0] - '0';
+                        else {
+                                fprintf(stderr, "lockctl: --protocol takes 1 or 2\n");
+                                return LOCKCTL_EXIT_USAGE;
+                        }
+                } else if (argv[i][0] == '-') {
+                        goto usage;
+                } else if (!name) {
+                        name = argv[i];
+                } else
+                        goto usage;
+        }
+        if (!name || !lang)
+                goto usage;
+        if (strcmp(lang, "c") != 0 && strcmp(lang, "go") != 0) {
+                fprintf(stderr, "lockctl: --lang takes c or go\n");
+                return LOCKCTL_EXIT_USAGE;
+        }
+        if (!manifest_name_valid(name)) {
+                fprintf(stderr,
+                        "lockctl: '%s' is not a plugin name: lowercase words of [a-z0-9-] joined "
+                        "by dots, like acme.is-empty (see lockd-plugin(7))\n",
+                        name);
+                return LOCKCTL_EXIT_USAGE;
+        }
+        if (!dir)
+                dir = name;
+
+        bool go = strcmp(lang, "go") == 0;
+        if (go) {
+                /* go.mod's replace directive needs the SDK's absolute path. */
+                if (!sdk)
+                        sdk = getenv("LOCKD_GO_SDK");
+                if (!sdk || !sdk[0])
+                        sdk = GO_SDK_DEFAULT;
+                sdk_real = realpath(sdk, NULL);
+                if (!sdk_real) {
+                        fprintf(stderr,
+                                "lockctl: the Go SDK at %s: %s (the lockd-dev package installs it; "
+                                "or give "
+                                "--sdk DIR or $LOCKD_GO_SDK)\n",
+                                sdk, strerror(errno));
+                        return LOCKCTL_EXIT_USAGE;
+                }
+        }
+
+        /* The directory is new: lockctl never writes into one the author already has. */
+        if (mkdir(dir, 0755) < 0) {
+                fprintf(stderr, "lockctl: %s: %s\n", dir, strerror(errno));
+                return LOCKCTL_EXIT_USAGE;
+        }
+        dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (dirfd < 0) {
+                fprintf(stderr, "lockctl: %s: %s\n", dir, strerror(errno));
+                return LOCKCTL_EXIT_USAGE;
+        }
+
+        /* Go's runtime needs about 64 MiB to start; 128 MiB is the floor lockd-plugin(7) gives. */
+        Subst s = {.name = name,
+                   .sdk = sdk_real,
+                   .include = LOCKD_INCLUDEDIR,
+                   .memory = go ? "128MiB" : "64MiB"};
+        const TemplateFile files_c[] = {
+                {"plugin.toml", protocol == 2 ? manifest_p2 : manifest_p1},
+                {"plugin.c", protocol == 2 ? c_source_p2 : c_source_p1},
+                {"Makefile", c_makefile},
+                {".gitignore", gitignore},
+        };
+        const TemplateFile files_go[] = {
+                {"plugin.toml", protocol == 2 ? manifest_p2 : manifest_p1},
+                {"go.mod", go_mod},
+                {"main.go", protocol == 2 ? go_source_p2 : go_source_p1},
+                {"plugin_test.go", go_test},
+                {"Makefile", go_makefile},
+                {".gitignore", gitignore},
+        };
+        const TemplateFile *files = go ? files_go : files_c;
+        size_t n_files = go ? ELEMENTSOF(files_go) : ELEMENTSOF(files_c);
+        const TemplateFile *fixtures = protocol == 2 ? fixtures_p2 : fixtures_p1;
+        size_t n_fixtures = protocol == 2 ? ELEMENTSOF(fixtures_p2) : ELEMENTSOF(fixtures_p1);
+
+        for (size_t i = 0; i < n_files + n_fixtures; i++) {
+                const TemplateFile *t = i < n_files ? &files[i] : &fixtures[i - n_files];
+
+                r = template_write(dirfd, t, &s);
+                if (r < 0) {
+                        fprintf(stderr, "lockctl: %s/%s: %s\n", dir, t->path, strerror(-r));
+                        /* Nothing half-made stays: the directory is ours, made just now. */
+                        for (size_t k = 0; k < n_files + n_fixtures; k++)
+                                (void)unlinkat(dirfd,
+                                               k < n_files ? files[k].path
+                                                           : fixtures[k - n_files].path,
+                                               0);
+                        (void)unlinkat(dirfd, "fixtures/one", AT_REMOVEDIR);
+                        (void)unlinkat(dirfd, "fixtures/zero", AT_REMOVEDIR);
+                        (void)unlinkat(dirfd, "fixtures", AT_REMOVEDIR);
+                        (void)rmdir(dir);
+                        return LOCKCTL_EXIT_FAIL;
+                }
+        }
+        printf("%s: a %s plugin, protocol %d: %s\n", dir, go ? "Go" : "C", protocol,
+               go ? "plugin.toml main.go plugin_test.go go.mod Makefile fixtures/"
+                  : "plugin.toml plugin.c Makefile fixtures/");
+        printf("next: cd %s && make test (builds it static, lints the manifest, runs its "
+               "fixtures under lockd's sandbox)\n",
+               dir);
+        return LOCKCTL_EXIT_OK;
+
+usage:
+        fprintf(stderr, "usage: lockctl plugin new NAME --lang c|go [--protocol 1|2] [--dir DIR] "
+                        "[--sdk DIR]\n");
+        return LOCKCTL_EXIT_USAGE;
+}
