@@ -345,6 +345,18 @@ static void step_done(RunRequest *req, void *userdata) {
                 ran = 1;
         release = release_time(m, s->admitted_usec, s->timeout_usec, ran);
 
+        if (req->error == -ECONNABORTED) {
+                /*
+                 * The spawner took the run and never reported its end: the link went with the
+                 * engine's exit (the spawner is gone, or a stop came with runs in flight). The
+                 * plugin may well have run, so nothing is decided here: the slot stays charged on
+                 * disk (fail closed) and the ticket stays running, for the next start to expire
+                 * with reason "restart" and run the question again for free. Giving the slot back
+                 * or ending the ticket here raced with the engine's own end: a kill could cost no
+                 * charge, or leave a ticket ended that the next start no longer knew.
+                 */
+                goto finish;
+        }
         if (req->error < 0) {
                 fail_unrun(m, s, req->error == -ECANCELED ? "not_run:stopping" : "not_run:pool");
                 goto finish;

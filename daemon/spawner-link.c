@@ -360,7 +360,8 @@ SpawnerLink *spawner_link_free(SpawnerLink *l) {
                 run_close(lr);
                 run_unlink(l, lr);
                 free(lr);
-                req->error = -ECANCELED;
+                /* Taken by the spawner, never reported: whether it ran is not known. */
+                req->error = -ECONNABORTED;
                 req->done(req, req->userdata);
         }
         while (l->checks) {

@@ -26,7 +26,8 @@ int spawner_link_channel_fd(void);
  */
 int spawner_link_new(sd_event *e, int fd, unsigned runs_max, SpawnerLink **ret);
 
-/* Frees the link: runs still in flight end with -ECANCELED (their done callbacks run now). */
+/* Frees the link: runs still in flight end with -ECONNABORTED, their fate unknown (their done
+ * callbacks run now). */
 SpawnerLink *spawner_link_free(SpawnerLink *l);
 
 /* The spawner's Landlock ABI, and whether its runs get scopes (scope.backend systemd). */

@@ -80,8 +80,9 @@ static void test_run_done(RunRequest *req, void *userdata) {
         if (req->error < 0) {
                 _cleanup_(json_decrefp) json_t *p =
                         json_pack("{s:s}", "reason",
-                                  req->error == -ECANCELED ? "lockd is stopping"
-                                                           : "the run could not be attempted");
+                                  req->error == -ECANCELED || req->error == -ECONNABORTED
+                                          ? "lockd is stopping"
+                                          : "the run could not be attempted");
                 (void)varlink_call_error(t->call, CONSOLE_ERROR("Unavailable"), p);
                 goto finish;
         }
