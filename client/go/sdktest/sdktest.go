@@ -19,11 +19,21 @@ import (
 	"testing"
 )
 
-// Result is one run's outcome as `lockctl plugin test --json` reports it.
+// Outcome is what a run ended with, as lockd names it.
+type Outcome string
+
+// The outcomes: an answer, a failure (any: lockd tells the agent no more), and a value lockctl
+// refused before the run, as lockd refuses it (E_INPUT_INVALID): the plugin did not run.
+const (
+	One          Outcome = "1"
+	Zero         Outcome = "0"
+	PluginError  Outcome = "plugin_error"
+	InputInvalid Outcome = "input_invalid"
+)
+
+// Result is one run as `lockctl plugin test --json` reports it.
 type Result struct {
-	// Outcome is "1", "0", "plugin_error", or "input_invalid" when lockctl refused an input
-	// value before the run (the plugin did not run).
-	Outcome string `json:"outcome"`
+	Outcome Outcome `json:"outcome"`
 	// Cause says why a run is plugin_error: exit:N, signal:NAME, bad_output, timeout, oom,...
 	Cause string `json:"cause"`
 	// Error is lockctl's message for input_invalid, or why a fixture could not run.
@@ -128,9 +138,15 @@ func lockctlJSON(t testing.TB, v any, args ...string) {
 }
 
 // Run builds the plugin in dir and runs it once on fixture under `lockctl plugin test`, with
-// inputs (by input name; nil for a plugin without inputs) as its fd 6, and returns the outcome.
-// A value that does not fit its input gives Outcome "input_invalid", as lockd refuses it.
-func Run(t testing.TB, dir, fixture string, inputs map[string]string) Result {
+// inputs (by input name; nil for a plugin without inputs) as its fd 6, and returns the outcome:
+// One, Zero, PluginError, or InputInvalid for a value that does not fit its input.
+func Run(t testing.TB, dir, fixture string, inputs map[string]string) Outcome {
+	t.Helper()
+	return RunResult(t, dir, fixture, inputs).Outcome
+}
+
+// RunResult is Run with the whole report: the cause of a plugin_error, the detail, the figures.
+func RunResult(t testing.TB, dir, fixture string, inputs map[string]string) Result {
 	t.Helper()
 	bin := Build(t, dir)
 	track(t, "", fixture)

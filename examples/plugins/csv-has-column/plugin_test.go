@@ -15,9 +15,9 @@ func TestFixtures(t *testing.T) {
 
 // The detail names the column, for the human; the answer is still only the bit.
 func TestDetail(t *testing.T) {
-	r := sdktest.Run(t, ".", filepath.Join("fixtures", "one", "people.csv"),
+	r := sdktest.RunResult(t, ".", filepath.Join("fixtures", "one", "people.csv"),
 		map[string]string{"column": "email"})
-	if r.Outcome != "1" || r.Detail != "column 2 of 3" {
+	if r.Outcome != sdktest.One || r.Detail != "column 2 of 3" {
 		t.Errorf("got %s, detail %q; want 1, \"column 2 of 3\"", r.Outcome, r.Detail)
 	}
 }
@@ -28,10 +28,10 @@ func TestValueTooLong(t *testing.T) {
 	for i := range long {
 		long[i] = 'a'
 	}
-	r := sdktest.Run(t, ".", filepath.Join("fixtures", "one", "people.csv"),
+	got := sdktest.Run(t, ".", filepath.Join("fixtures", "one", "people.csv"),
 		map[string]string{"column": string(long)})
-	if r.Outcome != "input_invalid" {
-		t.Errorf("got %s, want input_invalid", r.Outcome)
+	if got != sdktest.InputInvalid {
+		t.Errorf("got %s, want input_invalid", got)
 	}
 }
 
@@ -41,9 +41,8 @@ func TestNoHeader(t *testing.T) {
 	if err := writeFile(empty, ""); err != nil {
 		t.Fatal(err)
 	}
-	r := sdktest.Run(t, ".", empty, map[string]string{"column": "email"})
-	if r.Outcome != "plugin_error" {
-		t.Errorf("got %s, want plugin_error", r.Outcome)
+	if got := sdktest.Run(t, ".", empty, map[string]string{"column": "email"}); got != "plugin_error" {
+		t.Errorf("got %s, want plugin_error", got)
 	}
 }
 

@@ -48,8 +48,8 @@ func TestHostileGoPlugins(t *testing.T) {
 	} {
 		c := c
 		t.Run(c.dir+"/"+c.outcome, func(t *testing.T) {
-			r := sdktest.Run(t, c.dir, fixture(t, c.content), c.inputs)
-			if r.Outcome != c.outcome || r.Cause != c.cause || r.Detail != c.detail {
+			r := sdktest.RunResult(t, c.dir, fixture(t, c.content), c.inputs)
+			if string(r.Outcome) != c.outcome || r.Cause != c.cause || r.Detail != c.detail {
 				t.Errorf("got %s (%s) detail %q; want %s (%s) detail %q", r.Outcome,
 					r.Cause, r.Detail, c.outcome, c.cause, c.detail)
 			}
