@@ -3,7 +3,6 @@
  * (optionally checked against an expected answer) or on every fixture of fixtures/one/ and
  * fixtures/zero/ (ARCHITECTURE.md "Testing a plugin").
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -509,14 +508,9 @@ static bool has_suffix(const char *s, const char *suffix) {
         return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static int name_cmp(const void *a, const void *b) {
-        return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void strv_free_n(char **v, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free(v[i]);
-        free(v);
+/* A fixture's name, or its inputs file's: anything not hidden ("." and ".." included). */
+static bool not_hidden(const char *name) {
+        return name[0] != '.';
 }
 
 /*
@@ -526,49 +520,15 @@ static void strv_free_n(char **v, size_t n) {
  */
 static int fixtures_list(int subfd, const char *sub, char ***ret, size_t *ret_n, char *why,
                          size_t why_size) {
-        _cleanup_close_ int fd = -1;
-        DIR *d;
-        struct dirent *de;
         char **names = NULL;
         size_t n = 0;
-        int r = 0;
+        int r;
 
-        fd = dup(subfd);
-        if (fd < 0)
-                return negative_errno();
-        d = fdopendir(fd);
-        if (!d)
-                return negative_errno();
-        TAKE_FD(fd);
-        names = calloc(FIXTURES_MAX, sizeof(char *));
-        if (!names) {
-                closedir(d);
-                return -ENOMEM;
-        }
-        while ((errno = 0, de = readdir(d))) {
-                if (de->d_name[0] == '.')
-                        continue;
-                if (n >= FIXTURES_MAX) {
-                        snprintf(why, why_size, "fixtures/%s: more than %d files", sub,
-                                 FIXTURES_MAX);
-                        r = -E2BIG;
-                        break;
-                }
-                names[n] = strdup(de->d_name);
-                if (!names[n]) {
-                        r = -ENOMEM;
-                        break;
-                }
-                n++;
-        }
-        if (r == 0 && errno != 0)
-                r = negative_errno();
-        closedir(d);
-        if (r < 0) {
-                strv_free_n(names, n);
+        r = dir_names_sorted(subfd, not_hidden, FIXTURES_MAX, &names, &n);
+        if (r == -E2BIG)
+                snprintf(why, why_size, "fixtures/%s: more than %d files", sub, FIXTURES_MAX);
+        if (r < 0)
                 return r;
-        }
-        qsort(names, n, sizeof(char *), name_cmp);
 
         /* An inputs file without its fixture is a mistake in the directory, not a fixture. */
         for (size_t i = 0; i < n; i++) {
@@ -659,7 +619,8 @@ static void verdict_print(const Verdict *v) {
 }
 
 static json_t *verdict_json(const Verdict *v) {
-        json_t *o = v->have_result ? result_json(&v->res, v->expect) : json_object();
+        /* "expect" and "ok" are the verdict's, set below for a fixture that ran or not. */
+        json_t *o = v->have_result ? result_json(&v->res, NULL) : json_object();
 
         if (!o)
                 return NULL;

@@ -211,6 +211,67 @@ DIR *fd_opendir_dup(int dfd) {
         return d;
 }
 
+void strv_free_n(char **v, size_t n) {
+        for (size_t i = 0; v && i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+static int strcmp_ptr(const void *a, const void *b) {
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int dir_names_sorted(int dfd, bool (*keep)(const char *name), size_t max, char ***ret,
+                     size_t *ret_n) {
+        char **v = NULL;
+        size_t n = 0;
+        struct dirent *de;
+        DIR *d = fd_opendir_dup(dfd);
+        int r = 0;
+
+        if (!d)
+                return negative_errno();
+        while ((errno = 0, de = readdir(d))) {
+                char **nv;
+
+                if (!keep(de->d_name))
+                        continue;
+                if (n >= max) {
+                        r = -E2BIG;
+                        break;
+                }
+                nv = reallocarray(v, n + 2, sizeof(*v));
+                if (!nv) {
+                        r = -ENOMEM;
+                        break;
+                }
+                v = nv;
+                v[n] = strdup(de->d_name);
+                if (!v[n]) {
+                        r = -ENOMEM;
+                        break;
+                }
+                v[++n] = NULL;
+        }
+        if (r == 0 && errno != 0)
+                r = negative_errno();
+        closedir(d);
+        if (r == 0 && !v) {
+                v = calloc(1, sizeof(*v));
+                if (!v)
+                        r = -ENOMEM;
+        }
+        if (r < 0) {
+                strv_free_n(v, n);
+                return r;
+        }
+        if (n > 1)
+                qsort(v, n, sizeof(*v), strcmp_ptr);
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
 /* Takes every fd mh carried (see recv_datagram_fds()); how many there were in all. */
 static size_t cmsg_take_fds(struct msghdr *mh, int *fds, size_t max, bool *ret_other) {
         size_t n = 0;

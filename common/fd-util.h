@@ -46,6 +46,18 @@ int fd_reopen_readonly(int fd);
  * to its start; NULL with errno set. */
 DIR *fd_opendir_dup(int dfd);
 
+/*
+ * The names of directory dfd's entries that keep() accepts (keep sees every name, "." and ".."
+ * too), sorted by strcmp(): 0 with a new NULL-terminated array of *ret_n strings in *ret (free it
+ * with strv_free_n()); -E2BIG past max names, -ENOMEM, or the errno of reading the directory, with
+ * *ret untouched.
+ */
+int dir_names_sorted(int dfd, bool (*keep)(const char *name), size_t max, char ***ret,
+                     size_t *ret_n);
+
+/* Frees the n strings of v and v itself; v may be NULL. */
+void strv_free_n(char **v, size_t n);
+
 /* Reads until len bytes or EOF, retrying EINTR; returns the bytes read or a negative errno. */
 ssize_t loop_read(int fd, void *buf, size_t len);
 /* Writes all len bytes, retrying EINTR and short writes; 0 or a negative errno. */

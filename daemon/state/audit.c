@@ -1,6 +1,5 @@
 /* The audit log's writer: open and recover, append with one write() and an fsync() per record,
  * segments, the journal copy. The record format and its verifier are audit-chain.c's. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -211,12 +210,7 @@ static int open_audit_dir(int statefd, bool *ret_created) {
         return TAKE_FD(dfd);
 }
 
-static int strcmp_ptr(const void *a, const void *b) {
-        return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static char **list_segments(int dfd, size_t *ret_n);
-static void strv_free_n(char **v, size_t n);
+static int list_segments(int dfd, char ***ret, size_t *ret_n);
 
 /*
  * After a crash in the middle of a segment switch: a new file not yet in place goes (its records
@@ -227,11 +221,10 @@ static void tidy_rotation(int dfd) {
         struct stat cur, last;
         bool changed;
         size_t n = 0;
-        char **v;
+        char **v = NULL;
 
         changed = unlinkat(dfd, AUDIT_NEW_FILE, 0) == 0;
-        v = list_segments(dfd, &n);
-        if (v && n > 0 && fstatat(dfd, AUDIT_FILE, &cur, AT_SYMLINK_NOFOLLOW) == 0 &&
+        if (list_segments(dfd, &v, &n) >= 0 && n > 0 && fstatat(dfd, AUDIT_FILE, &cur, AT_SYMLINK_NOFOLLOW) == 0 &&
             fstatat(dfd, v[n - 1], &last, AT_SYMLINK_NOFOLLOW) == 0 && cur.st_ino == last.st_ino &&
             cur.st_dev == last.st_dev && unlinkat(dfd, v[n - 1], 0) == 0)
                 changed = true;
@@ -327,44 +320,9 @@ void audit_set_segments(Audit *a, uint64_t segment_bytes, unsigned retain) {
         a->retain = retain;
 }
 
-/* The segments' names, sorted (oldest first): a new array of n strings, or NULL with errno. */
-static char **list_segments(int dfd, size_t *ret_n) {
-        _cleanup_free_ char **v = NULL;
-        size_t n = 0;
-        struct dirent *de;
-        DIR *d = fd_opendir_dup(dfd);
-
-        if (!d)
-                return NULL;
-        while ((de = readdir(d))) {
-                char **nv;
-
-                if (!audit_segment_name_valid(de->d_name))
-                        continue;
-                nv = reallocarray(v, n + 2, sizeof(*v));
-                if (!nv || !(nv[n] = strdup(de->d_name))) {
-                        free(nv ? nv : v);
-                        v = NULL;
-                        closedir(d);
-                        errno = ENOMEM;
-                        return NULL;
-                }
-                v = nv;
-                v[++n] = NULL;
-        }
-        closedir(d);
-        if (n > 1)
-                qsort(v, n, sizeof(*v), strcmp_ptr);
-        *ret_n = n;
-        if (!v)
-                v = calloc(1, sizeof(*v));
-        return TAKE_PTR(v);
-}
-
-static void strv_free_n(char **v, size_t n) {
-        for (size_t i = 0; v && i < n; i++)
-                free(v[i]);
-        free(v);
+/* The segments' names, sorted (oldest first): dir_names_sorted() of the valid ones. */
+static int list_segments(int dfd, char ***ret, size_t *ret_n) {
+        return dir_names_sorted(dfd, audit_segment_name_valid, SIZE_MAX, ret, ret_n);
 }
 
 /*
@@ -373,11 +331,11 @@ static void strv_free_n(char **v, size_t n) {
  */
 static int prune(Audit *a) {
         size_t n = 0;
-        char **v = list_segments(a->dfd, &n);
-        int r = 0;
+        char **v = NULL;
+        int r = list_segments(a->dfd, &v, &n);
 
-        if (!v)
-                return negative_errno();
+        if (r < 0)
+                return r;
         for (size_t i = 0; a->retain > 0 && n - i > a->retain; i++) {
                 _cleanup_(json_decrefp) json_t *f = json_pack("{s:s}", "segment", v[i]);
 
