@@ -20,6 +20,7 @@
 
 #include "codec.h"
 #include "fd-util.h"
+#include "sigstore-cert.h"
 #include "sigstore-util.h"
 
 #define OID_ISSUER_RAW  "1.3.6.1.4.1.57264.1.1"
@@ -417,37 +418,13 @@ static int instance_load(const char *dir, Instance *in) {
                        : -ENOENT;
 }
 
-static void put_be(uint8_t *p, uint64_t v, int n) {
-        for (int i = n - 1; i >= 0; i--, v >>= 8)
-                p[i] = (uint8_t)v;
-}
-
 /* Signs an RFC 6962 precertificate SCT for pre (the precertificate, poison already removed) as
  * issued by issuer, logged by the CT log key. */
 static SCT *make_sct(X509 *pre, X509 *issuer, EVP_PKEY *ctlog, uint64_t ts_ms) {
-        _cleanup_free_ uint8_t *tbs = NULL, *spki = NULL, *sig = NULL;
-        int tbs_len = i2d_re_X509_tbs(pre, &tbs);
-        int spki_len = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(issuer), &spki);
-        if (tbs_len <= 0 || spki_len <= 0)
+        _cleanup_free_ uint8_t *d = NULL, *sig = NULL;
+        size_t n;
+        if (sigstore_sct_signed_data(pre, issuer, ts_ms, NULL, 0, &d, &n) < 0)
                 return NULL;
-        size_t n = 1 + 1 + 8 + 2 + 32 + 3 + (size_t)tbs_len + 2;
-        _cleanup_free_ uint8_t *d = malloc(n);
-        if (!d)
-                return NULL;
-        uint8_t *p = d;
-        *p++ = 0; /* v1 */
-        *p++ = 0; /* certificate_timestamp */
-        put_be(p, ts_ms, 8);
-        p += 8;
-        put_be(p, 1, 2); /* precert_entry */
-        p += 2;
-        sha256(spki, (size_t)spki_len, p);
-        p += 32;
-        put_be(p, (uint64_t)tbs_len, 3);
-        p += 3;
-        memcpy(p, tbs, (size_t)tbs_len);
-        p += tbs_len;
-        put_be(p, 0, 2); /* no extensions */
         size_t sig_len;
         uint8_t id[32];
         if (key_id(ctlog, id) < 0 || sign_msg(ctlog, d, n, &sig, &sig_len) < 0)

@@ -74,19 +74,8 @@ static void put_be(uint8_t *p, uint64_t v, int n) {
                 p[i] = (uint8_t)v;
 }
 
-/* The RFC 6962 3.2 digitally-signed struct of a precertificate SCT: the leaf's TBS without the SCT
- * list extension, bound to the issuer's key hash. */
-static int sct_signed_data(const SCT *sct, X509 *leaf, X509 *issuer, uint8_t **ret,
-                           size_t *ret_len) {
-        _cleanup_(X509_freep) X509 *pre = X509_dup(leaf);
-        if (!pre)
-                return -ENOMEM;
-        int idx = X509_get_ext_by_NID(pre, NID_ct_precert_scts, -1);
-        if (idx < 0)
-                return -EBADMSG;
-        X509_EXTENSION_free(X509_delete_ext(pre, idx));
-        if (X509_get_ext_by_NID(pre, NID_ct_precert_scts, -1) >= 0)
-                return -EBADMSG; /* two SCT list extensions */
+int sigstore_sct_signed_data(X509 *pre, X509 *issuer, uint64_t timestamp_ms, const uint8_t *ext,
+                             size_t ext_len, uint8_t **ret, size_t *ret_len) {
         _cleanup_free_ uint8_t *tbs = NULL;
         int tbs_len = i2d_re_X509_tbs(pre, &tbs);
         if (tbs_len <= 0 || tbs_len >= (1 << 24))
@@ -95,8 +84,6 @@ static int sct_signed_data(const SCT *sct, X509 *leaf, X509 *issuer, uint8_t **r
         int spki_len = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(issuer), &spki);
         if (spki_len <= 0)
                 return -EBADMSG;
-        unsigned char *ext = NULL;
-        size_t ext_len = SCT_get0_extensions(sct, &ext);
         if (ext_len >= (1 << 16))
                 return -EBADMSG;
         size_t n = 1 + 1 + 8 + 2 + 32 + 3 + (size_t)tbs_len + 2 + ext_len;
@@ -105,7 +92,7 @@ static int sct_signed_data(const SCT *sct, X509 *leaf, X509 *issuer, uint8_t **r
                 return -ENOMEM;
         *p++ = 0; /* v1 */
         *p++ = 0; /* certificate_timestamp */
-        put_be(p, SCT_get_timestamp(sct), 8);
+        put_be(p, timestamp_ms, 8);
         p += 8;
         put_be(p, 1, 2); /* precert_entry */
         p += 2;
@@ -122,6 +109,24 @@ static int sct_signed_data(const SCT *sct, X509 *leaf, X509 *issuer, uint8_t **r
         *ret = d;
         *ret_len = n;
         return 0;
+}
+
+/* The signed data of one of leaf's embedded SCTs: the leaf's TBS without the SCT list extension. */
+static int sct_signed_data(const SCT *sct, X509 *leaf, X509 *issuer, uint8_t **ret,
+                           size_t *ret_len) {
+        _cleanup_(X509_freep) X509 *pre = X509_dup(leaf);
+        if (!pre)
+                return -ENOMEM;
+        int idx = X509_get_ext_by_NID(pre, NID_ct_precert_scts, -1);
+        if (idx < 0)
+                return -EBADMSG;
+        X509_EXTENSION_free(X509_delete_ext(pre, idx));
+        if (X509_get_ext_by_NID(pre, NID_ct_precert_scts, -1) >= 0)
+                return -EBADMSG; /* two SCT list extensions */
+        unsigned char *ext = NULL;
+        size_t ext_len = SCT_get0_extensions(sct, &ext);
+        return sigstore_sct_signed_data(pre, issuer, SCT_get_timestamp(sct), ext, ext_len, ret,
+                                        ret_len);
 }
 
 /* Verifies the embedded SCTs: each one from a CT log of the trust root must verify and fall in the

@@ -10,6 +10,12 @@ int sigstore_cert_chain_verify(const SigstoreTrustRoot *root, X509 *leaf, int64_
 /* Verifies the embedded SCTs against the trust root's CT logs: at least one, none bad. */
 int sigstore_cert_sct_verify(const SigstoreTrustRoot *root, X509 *leaf, X509 *issuer, char *reason,
                              size_t reason_size);
+/* The RFC 6962 3.2 digitally-signed struct of a precertificate SCT made at timestamp_ms with the
+ * extensions ext: pre's TBS (the leaf without its SCT list, or the precertificate without its
+ * poison) bound to the SHA-256 of issuer's key. What a CT log signs and a verifier checks; 0 with a
+ * new buffer in *ret, -EBADMSG (a field past its length prefix), -ENOMEM. */
+int sigstore_sct_signed_data(X509 *pre, X509 *issuer, uint64_t timestamp_ms, const uint8_t *ext,
+                             size_t ext_len, uint8_t **ret, size_t *ret_len);
 bool sigstore_cert_code_signing(X509 *leaf);
 /* The first SAN (URI, email or Fulcio otherName) as a new string, or NULL. */
 char *sigstore_cert_san(X509 *leaf);
