@@ -39,7 +39,14 @@ typedef struct StepRun {
         uint8_t answer_id[ANSWERS_ID_SIZE]; /* answers_id() of the values, when by_value */
         uint64_t admitted_usec;             /* CLOCK_MONOTONIC, when the run was admitted */
         uint64_t timeout_usec;              /* the plugin's timeout_s */
-        RunRequest *req; /* while in the backlog; the pool owns it after submit */
+        uint64_t budget_gen; /* the budget generation its reservation needs on disk to run */
+        RunRequest *req;     /* while in the backlog; the pool owns it after submit */
+        /* After the run, while its audit record (audit_seq) is made durable: the outcome. */
+        uint64_t audit_seq;
+        RunOutcome outcome;
+        bool spawn_failed; /* lockd could not enter the sandbox: the slot goes back */
+        char cause[64];
+        uint64_t ran_usec, release_usec;
         struct StepRun *next;
 } StepRun;
 
@@ -69,6 +76,8 @@ struct AskQueue {
         AgentQueue *head, *tail;
         size_t n;
         HeldOutcome *held;
+        StepRun *recording, *recording_tail; /* ran, waiting for their records to be durable */
+        uint64_t budget_failed_gen;          /* the last budget generation whose batch failed */
 };
 
 static StepRun *step_run_free(StepRun *s) {
@@ -168,12 +177,9 @@ static uint64_t release_time(const Manager *m, uint64_t admitted_usec, uint64_t 
                                                    timeout_usec, ran_usec);
 }
 
-static int queue_push(Manager *m, StepRun *s) {
-        AskQueue *q = ask_queue(m);
+static int queue_push_to(AskQueue *q, StepRun *s) {
         AgentQueue *a;
 
-        if (!q)
-                return -ENOMEM;
         for (a = q->head; a; a = a->next)
                 if (a->agent == s->agent)
                         break;
@@ -196,6 +202,12 @@ static int queue_push(Manager *m, StepRun *s) {
         a->tail = s;
         q->n++;
         return 0;
+}
+
+static int queue_push(Manager *m, StepRun *s) {
+        AskQueue *q = ask_queue(m);
+
+        return q ? queue_push_to(q, s) : -ENOMEM;
 }
 
 /* Takes the first agent's first step and rotates that agent to the end (or drops it, empty). */
@@ -240,6 +252,13 @@ AskQueue *ask_queue_free(AskQueue *q) {
 
         while ((s = queue_pop(q)))
                 step_run_free(s);
+        /* Answers still waiting for their records at exit stay unknown: the tickets go with the
+         * process, and the slots stay charged on disk. */
+        while (q && q->recording) {
+                s = q->recording;
+                q->recording = s->next;
+                step_run_free(s);
+        }
         while (q && q->held)
                 held_free(q, q->held);
         free(q);
@@ -266,15 +285,11 @@ static void drain(Manager *m) {
         StepRun *s;
 
         /*
-         * No plugin runs before its budget slot is on disk (a crash must not hand out a free
-         * answer). The spawner lets a child exec on its own schedule, not after the engine's
-         * commit, so the reservations are made durable here, before the RUNs go: one flush for
-         * the whole batch. If it fails they stay pending and no answer of theirs leaves (ask.c
-         * tries again before each), as before.
+         * A run may start before its reservation is on disk: its answer may not leave before
+         * (answers_release_ready()), so a crash in between loses a run no agent heard of, never
+         * a charge for an answer given. The batch that writes the reservations starts here, and
+         * runs beside the plugin instead of before it.
          */
-        if (queue_peek(m->ask) && m->budget && budget_dirty(m->budget))
-                commit_run(m);
-
         while (!m->stopping && (s = queue_peek(m->ask))) {
                 int r;
 
@@ -282,7 +297,7 @@ static void drain(Manager *m) {
                 r = spawner_link_submit(m->spawner, s->req);
                 /* The pool is full: s keeps its place, and its agent its turn. */
                 if (r == -EAGAIN)
-                        return;
+                        break;
                 (void)queue_pop(m->ask);
                 if (r < 0) {
                         fail_unrun(m, s, r == -ESHUTDOWN ? "not_run:stopping" : "not_run:pool");
@@ -291,6 +306,9 @@ static void drain(Manager *m) {
                 }
                 s->req = NULL; /* the pool's now */
         }
+        /* Last: the commit may call back into the ask flow at once. */
+        if (budget_dirty(m->budget))
+                commit_run(m);
 }
 
 void ask_flush(Manager *m) {
@@ -325,7 +343,109 @@ static int audit_run(Manager *m, const StepRun *s, const RunRequest *req, const 
                 .step = (int64_t)s->step,
         };
 
-        return audit_append_run(m->audit, &run);
+        return audit_append_run_nosync(m->audit, &run);
+}
+
+/* Caches s's outcome (deferred: the next batch writes it); its run record is durable. */
+static void commit_outcome(Manager *m, StepRun *s) {
+        BudgetOutcome bo = s->outcome == RUN_ONE    ? BUDGET_OUTCOME_ONE
+                           : s->outcome == RUN_ZERO ? BUDGET_OUTCOME_ZERO
+                                                    : BUDGET_OUTCOME_PLUGIN_ERROR;
+        int r;
+
+        /* The slot is charged on disk since the reservation, so a crash before the batch costs a
+         * rerun (free), never a charge. A question bound to values commits "answered" only: its
+         * answer is kept in memory, under the keyed hash of the values. */
+        if (s->by_value) {
+                r = budget_commit_deferred(m->budget, s->digest, &s->key, BUDGET_OUTCOME_ANSWERED,
+                                           s->ran_usec);
+                if (r >= 0 || r == -EEXIST)
+                        (void)answers_store(m->answers, s->answer_id, s->digest,
+                                            &(BudgetEntry){.outcome = bo,
+                                                           .time_usec = 0,
+                                                           .ran_usec = s->ran_usec});
+        } else
+                r = budget_commit_deferred(m->budget, s->digest, &s->key, bo, s->ran_usec);
+        if (r < 0)
+                /* The slot stays reserved: the answer is charged, and the next ask of this
+                 * question runs again for free. */
+                log_error_errno(r, NULL, "ticket %s step %zu: the answer could not be cached: %m",
+                                s->ticket, s->step);
+        else
+                commit_want(m);
+}
+
+/* Lets s's answer go now that its run record and its reservation are durable, or withholds it
+ * (withheld: "audit" or "budget", what could not be made durable). Frees s. */
+static void answer_release(Manager *m, StepRun *s, const char *withheld) {
+        Ticket *t = tickets_get_mutable(m->tickets, s->ticket);
+
+        if (s->spawn_failed) {
+                /* lockd could not enter the sandbox: that says nothing about the file, so the
+                 * slot goes back; the run is recorded all the same. */
+                fail_unrun(m, s, s->cause);
+        } else {
+                if (withheld)
+                        log_error_errno(-EIO, NULL,
+                                        "ticket %s step %zu: the %s could not be made durable, "
+                                        "the answer is withheld",
+                                        s->ticket, s->step,
+                                        strcmp(withheld, "audit") == 0 ? "run record" : "budget");
+                if (t && withheld)
+                        set_outcome_at(m, t, s->step, -1, "plugin_error", withheld,
+                                       s->release_usec);
+                else if (t && s->outcome == RUN_PLUGIN_ERROR)
+                        set_outcome_at(m, t, s->step, -1, "plugin_error", s->cause,
+                                       s->release_usec);
+                else if (t)
+                        set_outcome_at(m, t, s->step, s->outcome == RUN_ONE, NULL, s->cause,
+                                       s->release_usec);
+                commit_outcome(m, s);
+        }
+        step_run_free(s);
+}
+
+/*
+ * Lets go every answer whose run record and reservation are both durable, and withholds those
+ * that cannot be: the audit log broke (audit_failed), or the batch holding the reservation failed
+ * and none written since holds it.
+ */
+static void answers_release_ready(Manager *m, bool audit_failed) {
+        AskQueue *q = m->ask;
+        uint64_t seq = audit_get_durable_seq(m->audit);
+        uint64_t gen = budget_durable_generation(m->budget);
+        StepRun **p = q ? &q->recording : NULL, *prev = NULL;
+
+        while (p && *p) {
+                StepRun *s = *p;
+                const char *withheld = NULL;
+                bool ready = s->audit_seq <= seq && s->budget_gen <= gen;
+
+                if (audit_failed)
+                        withheld = "audit";
+                else if (s->budget_gen > gen && s->budget_gen <= q->budget_failed_gen)
+                        withheld = "budget";
+                if (!ready && !withheld) {
+                        prev = s;
+                        p = &s->next;
+                        continue;
+                }
+                *p = s->next;
+                if (q->recording_tail == s)
+                        q->recording_tail = prev;
+                s->next = NULL;
+                answer_release(m, s, withheld);
+        }
+}
+
+void ask_records_durable(Manager *m, int r) {
+        answers_release_ready(m, r < 0);
+}
+
+void ask_budget_durable(Manager *m, uint64_t gen, int r) {
+        if (r < 0 && m->ask && gen > m->ask->budget_failed_gen)
+                m->ask->budget_failed_gen = gen;
+        answers_release_ready(m, false);
 }
 
 static void step_done(RunRequest *req, void *userdata) {
@@ -333,17 +453,15 @@ static void step_done(RunRequest *req, void *userdata) {
         Manager *m = s->manager;
         const RunResult *res = &req->result;
         Ticket *t = tickets_get_mutable(m->tickets, s->ticket);
-        char cause[64] = "answer";
-        const char *withheld;
-        BudgetOutcome bo;
-        uint64_t ran, release;
+        AskQueue *q = ask_queue(m);
         int r;
 
         /* How long the run took from its admission: what the release schedule rounds. */
-        ran = now_monotonic_usec() - s->admitted_usec;
-        if (ran == 0)
-                ran = 1;
-        release = release_time(m, s->admitted_usec, s->timeout_usec, ran);
+        s->ran_usec = now_monotonic_usec() - s->admitted_usec;
+        if (s->ran_usec == 0)
+                s->ran_usec = 1;
+        s->release_usec = release_time(m, s->admitted_usec, s->timeout_usec, s->ran_usec);
+        snprintf(s->cause, sizeof(s->cause), "answer");
 
         if (req->error == -ECONNABORTED) {
                 /*
@@ -361,8 +479,9 @@ static void step_done(RunRequest *req, void *userdata) {
                 fail_unrun(m, s, req->error == -ECANCELED ? "not_run:stopping" : "not_run:pool");
                 goto finish;
         }
+        s->outcome = res->outcome;
         if (res->outcome == RUN_PLUGIN_ERROR)
-                run_cause_format(res, cause, sizeof(cause));
+                run_cause_format(res, s->cause, sizeof(s->cause));
 
         if (t) {
                 TicketRun *tr = &t->runs[s->step];
@@ -379,59 +498,43 @@ static void step_done(RunRequest *req, void *userdata) {
                 if (m->policy->security_level >= 3 && res->detail_len > 0)
                         tr->detail = escape_bytes(res->detail, res->detail_len);
         }
+        s->spawn_failed = res->cause == RUN_CAUSE_SPAWN;
 
-        if (res->cause == RUN_CAUSE_SPAWN) {
-                /* lockd could not enter the sandbox: that says nothing about the file, so the
-                 * slot goes back; the run is still recorded. */
-                (void)audit_run(m, s, req, cause);
-                fail_unrun(m, s, cause);
+        /*
+         * The run's record is written now and made durable by the group commit, off the loop;
+         * the answer leaves only after that (ask_records_durable()). The charge is on disk since
+         * before the run (drain()). Without the record the answer is withheld.
+         */
+        r = audit_run(m, s, req, s->cause);
+        if (r < 0) {
+                log_error_errno(r, LOCKD_MESSAGE_AUDIT_RUN,
+                                "ticket %s step %zu: the run record could not be written, the "
+                                "answer is withheld: %m",
+                                s->ticket, s->step);
+                if (s->spawn_failed)
+                        fail_unrun(m, s, s->cause);
+                else {
+                        if (t)
+                                set_outcome_at(m, t, s->step, -1, "plugin_error", "audit",
+                                               s->release_usec);
+                        commit_outcome(m, s);
+                }
                 goto finish;
         }
-
-        /* The charge reaches the disk before the answer leaves (mostly done already, during the
-         * scope's creation), and so does the run's record; without either the answer is
-         * withheld. */
-        r = budget_flush(m->budget);
-        withheld = r < 0 ? "budget" : NULL;
-        if (!withheld) {
-                r = audit_run(m, s, req, cause);
-                withheld = r < 0 ? "audit" : NULL;
+        if (!q) {
+                /* No memory to wait in: the answer is withheld (fail closed). */
+                answer_release(m, TAKE_PTR(s), "audit");
+                goto finish;
         }
-        if (withheld) {
-                bool audit = strcmp(withheld, "audit") == 0;
-
-                log_error_errno(r, audit ? LOCKD_MESSAGE_AUDIT_RUN : NULL,
-                                "ticket %s step %zu: the %s could not be written, the answer is "
-                                "withheld: %m",
-                                s->ticket, s->step, audit ? "run record" : "budget");
-                if (t)
-                        set_outcome_at(m, t, s->step, -1, "plugin_error", withheld, release);
-        } else if (t) {
-                if (res->outcome == RUN_PLUGIN_ERROR)
-                        set_outcome_at(m, t, s->step, -1, "plugin_error", cause, release);
-                else
-                        set_outcome_at(m, t, s->step, res->outcome == RUN_ONE, NULL, cause,
-                                       release);
-        }
-        /* The slot is charged on disk since the reservation, so a crash before this commit costs
-         * a rerun (free), never a charge. A question bound to values commits "answered" only:
-         * its answer is kept in memory, under the keyed hash of the values. */
-        bo = res->outcome == RUN_ONE    ? BUDGET_OUTCOME_ONE
-             : res->outcome == RUN_ZERO ? BUDGET_OUTCOME_ZERO
-                                        : BUDGET_OUTCOME_PLUGIN_ERROR;
-        if (s->by_value) {
-                r = budget_commit_ran(m->budget, s->digest, &s->key, BUDGET_OUTCOME_ANSWERED, ran);
-                if (r >= 0 || r == -EEXIST)
-                        (void)answers_store(
-                                m->answers, s->answer_id, s->digest,
-                                &(BudgetEntry){.outcome = bo, .time_usec = 0, .ran_usec = ran});
-        } else
-                r = budget_commit_ran(m->budget, s->digest, &s->key, bo, ran);
-        if (r < 0)
-                /* The slot stays reserved on disk: the answer is charged, and the next ask of
-                 * this question runs again for free. */
-                log_error_errno(r, NULL, "ticket %s step %zu: the answer could not be cached: %m",
-                                s->ticket, s->step);
+        s->audit_seq = audit_get_seq(m->audit);
+        s->next = NULL;
+        if (q->recording_tail)
+                q->recording_tail->next = s;
+        else
+                q->recording = s;
+        q->recording_tail = s;
+        s = NULL;
+        commit_run(m);
 finish:
         run_request_free(req);
         step_run_free(s);
@@ -549,6 +652,7 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
          * plugin runs and no answer leaves (step_done()) before the slot is on disk, so no crash
          * gives an agent an answer for free. */
         r = budget_reserve_deferred(m->budget, s->digest, &s->key, h->budget);
+        s->budget_gen = budget_generation(m->budget);
         if (r < 0) {
                 free(s);
                 if (r == -EDQUOT || r == -ENOSPC)
@@ -573,7 +677,6 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
         manager_run_name(m, req);
         req->done = step_done;
         s->req = TAKE_PTR(req);
-        commit_want_after_scope(m);
         if (queue_push(m, s) < 0) {
                 fail_unrun(m, s, "not_run:memory");
                 step_run_free(s);

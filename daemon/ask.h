@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "secmem.h"
 #include "tickets.h"
@@ -29,6 +30,17 @@ size_t ask_backlog(const Manager *m);
 
 /* Fails every step still in the backlog (lockd stops): plugin_error, budget released. */
 void ask_flush(Manager *m);
+
+/*
+ * The group commit's news (commit.h). ask_budget_durable(): the budget changes up to gen are on
+ * disk (r >= 0), so the steps whose reservations they hold may run; or they could not be written
+ * (r < 0), and the steps waiting for them end unrun (plugin_error, not_run:budget). Then the
+ * backlog goes to the pool. ask_records_durable(): the audit log is durable up to its durable
+ * seq (r >= 0), so the answers whose run records it holds leave; or it broke (r < 0), and every
+ * answer waiting is withheld (plugin_error, cause "audit").
+ */
+void ask_budget_durable(Manager *m, uint64_t gen, int r);
+void ask_records_durable(Manager *m, int r);
 
 /* Frees the backlog structure (after ask_flush()). NULL-safe. */
 AskQueue *ask_queue_free(AskQueue *q);

@@ -1,53 +1,57 @@
-/* The group commit (ARCHITECTURE.md, Flows): the audit records and budget reservations written
- * without a sync made durable with one fsync() each, and the Submits that waited for it
- * answered, all in one place. */
+/* The group commit (ARCHITECTURE.md, Flows): audit records and budget changes written without a
+ * sync, made durable by two writer threads, and what waited for them (Submits, runs, answers)
+ * let go on the loop, all in one place. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ask.h"
 #include "audit.h"
 #include "budget.h"
 #include "commit.h"
 #include "console-reply.h"
+#include "disk-writer.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
-#include "spawner-link.h"
 #include "tickets.h"
 
-/* How long a commit waits for a queued run's scope request before it happens anyway: a run that
- * waits for a free worker must not hold its Submit's answer. */
-#define COMMIT_SCOPE_WAIT_USEC (2 * 1000ULL)
-
-/* A Submit whose ticket waits for its audit record to be durable: the group commit makes every
- * record written meanwhile durable with one fsync(), then answers them all. */
+/* A Submit whose ticket waits for its audit record (seq) to be durable. */
 typedef struct SubmitWait {
         VarlinkCall *call;
         char ticket[TICKET_ID_LEN + 1];
+        uint64_t seq;
         struct SubmitWait *next;
 } SubmitWait;
 
-/* Submits waiting at once before the commit is done at once rather than at idle time. */
+struct Commit {
+        Manager *manager;
+        DiskWriter *audit_writer;
+        DiskWriter *budget_writer;
+        AuditSyncJob audit_job; /* while audit_writer is busy */
+        BudgetBatch *batch;     /* while budget_writer is busy */
+        SubmitWait *submits, *submits_tail;
+        size_t n_submits;
+        sd_event_source *idle; /* commit_want() */
+};
+
+/* Submits waiting at once before the commit is started at once rather than at idle time. */
 #define SUBMIT_BATCH_MAX 64
 
-/* Answers every waiting Submit after one audit_sync(): announced (and an auto ticket started)
- * when the records are durable, removed and refused when they are not. */
-static void submit_flush(Manager *m) {
-        int r = audit_sync(m->audit);
-        SubmitWait *w;
+/* Answers the waiting Submits whose records are durable (every one when the log broke, r < 0):
+ * announced (and an auto ticket's steps let go) or removed and refused. */
+static void submits_answer(Manager *m, int r) {
+        Commit *c = m->commit;
+        uint64_t durable = audit_get_durable_seq(m->audit);
 
-        if (r < 0)
-                log_error_errno(r, LOCKD_MESSAGE_AUDIT_SUBMIT,
-                                "tickets refused: their audit records could not be made "
-                                "durable: %m");
-        /* The list is taken first: announcing and running may queue nothing new, but a
-         * reply's failure must not see a half-walked list. */
-        w = m->submits;
-        m->submits = NULL;
-        while (w) {
-                SubmitWait *next = w->next;
+        while (c->submits && (r < 0 || c->submits->seq <= durable)) {
+                SubmitWait *w = c->submits;
                 Ticket *t = tickets_get_mutable(m->tickets, w->ticket);
 
+                c->submits = w->next;
+                if (!c->submits)
+                        c->submits_tail = NULL;
+                c->n_submits--;
                 if (r < 0 || !t) {
                         if (t)
                                 (void)tickets_remove(m->tickets, w->ticket);
@@ -64,28 +68,163 @@ static void submit_flush(Manager *m) {
                 }
                 varlink_call_unref(w->call);
                 free(w);
-                w = next;
         }
 }
 
-/* Queues call's answer behind the group commit, which runs when the loop has nothing more
- * urgent (so the Submits of one read, and of every connection ready now, share one fsync()),
- * or at once past SUBMIT_BATCH_MAX of them. */
-int commit_queue_submit(Manager *m, VarlinkCall *call, const char *ticket) {
-        SubmitWait *w, **tail = &m->submits;
-        size_t n = 0;
+/* The audit log's part of a commit ended (on the loop, or inline from commit_sync()). */
+static void audit_done(Manager *m, int r) {
+        if (r < 0)
+                log_error_errno(r, LOCKD_MESSAGE_AUDIT_SUBMIT,
+                                "the audit log could not be made durable: tickets are refused "
+                                "and answers withheld: %m");
+        submits_answer(m, r);
+        ask_records_durable(m, r);
+}
 
+/* The budget's part ended: runs whose reservations are on disk start, or fail with it. */
+static void budget_done(Manager *m, uint64_t gen, int r) {
+        if (r < 0)
+                log_error_errno(r, NULL, "budget changes could not be written: %m");
+        ask_budget_durable(m, gen, r);
+}
+
+static int audit_work(void *ctx) {
+        return audit_sync_job_run(ctx);
+}
+
+static void on_audit_written(void *ctx, int r, void *userdata) {
+        Commit *c = userdata;
+        Manager *m = c->manager;
+
+        r = audit_sync_complete(m->audit, &c->audit_job, r);
+        audit_done(m, r);
+        commit_run(m);
+}
+
+static int budget_work(void *ctx) {
+        return budget_batch_write(ctx);
+}
+
+static void on_budget_written(void *ctx, int r, void *userdata) {
+        Commit *c = userdata;
+        Manager *m = c->manager;
+        uint64_t gen = budget_batch_generation(c->batch);
+
+        c->batch = budget_batch_done(m->budget, c->batch, r);
+        budget_done(m, gen, r);
+        /* A failed batch is not tried again from here: the next change or waiting run does,
+         * so a disk that keeps failing is not written to in a loop. */
+        if (r >= 0)
+                commit_run(m);
+}
+
+/* A batch could not even be taken (no memory): what waits for it fails now. */
+static void budget_take_failed(Manager *m, int r) {
+        budget_done(m, budget_generation(m->budget), r);
+}
+
+void commit_run(Manager *m) {
+        Commit *c = m->commit;
+        int r;
+
+        if (!c) {
+                /* Before the writers exist (start-up): the same, on the loop. */
+                commit_sync(m);
+                return;
+        }
+        if (c->idle)
+                (void)sd_event_source_set_enabled(c->idle, SD_EVENT_OFF);
+        if (m->audit && !disk_writer_busy(c->audit_writer)) {
+                r = audit_sync_prepare(m->audit, &c->audit_job);
+                if (r > 0) {
+                        r = disk_writer_start(c->audit_writer, audit_work, &c->audit_job);
+                        if (r < 0)
+                                audit_done(m, audit_sync_complete(m->audit, &c->audit_job, r));
+                } else if (r < 0)
+                        audit_done(m, r);
+                else
+                        audit_done(m, 0);
+        }
+        if (m->budget && !disk_writer_busy(c->budget_writer)) {
+                BudgetBatch *b = NULL;
+
+                r = budget_batch_take(m->budget, &b);
+                if (r < 0)
+                        budget_take_failed(m, r);
+                else if (!b)
+                        budget_done(m, budget_durable_generation(m->budget), 0);
+                else {
+                        c->batch = b;
+                        r = disk_writer_start(c->budget_writer, budget_work, b);
+                        if (r < 0)
+                                on_budget_written(b, r, c);
+                }
+        }
+}
+
+void commit_sync(Manager *m) {
+        Commit *c = m->commit;
+        int r;
+
+        if (c) {
+                disk_writer_finish(c->audit_writer);
+                disk_writer_finish(c->budget_writer);
+        }
+        /* Done handlers may write more (a ticket done, a commit): twice covers them. */
+        for (int i = 0; i < 2; i++) {
+                if (m->audit)
+                        audit_done(m, audit_sync(m->audit));
+                if (m->budget) {
+                        r = budget_flush(m->budget);
+                        budget_done(m,
+                                    r < 0 ? budget_generation(m->budget)
+                                          : budget_durable_generation(m->budget),
+                                    r);
+                }
+        }
+}
+
+static int on_idle(sd_event_source *s, void *userdata) {
+        commit_run(userdata);
+        return 0;
+}
+
+void commit_want(Manager *m) {
+        Commit *c = m->commit;
+
+        if (!c) {
+                commit_run(m);
+                return;
+        }
+        if (!c->idle) {
+                if (sd_event_add_defer(m->event, &c->idle, on_idle, m) < 0) {
+                        /* No idle-time commit: start it now rather than never. */
+                        commit_run(m);
+                        return;
+                }
+                (void)sd_event_source_set_priority(c->idle, SD_EVENT_PRIORITY_IDLE);
+        }
+        (void)sd_event_source_set_enabled(c->idle, SD_EVENT_ONESHOT);
+}
+
+int commit_queue_submit(Manager *m, VarlinkCall *call, const char *ticket) {
+        Commit *c = m->commit;
+        SubmitWait *w;
+
+        if (!c)
+                return -ENOMEM;
         w = calloc(1, sizeof(*w));
         if (!w)
                 return -ENOMEM;
         w->call = varlink_call_ref(call);
         memcpy(w->ticket, ticket, sizeof(w->ticket));
-        while (*tail) {
-                tail = &(*tail)->next;
-                n++;
-        }
-        *tail = w;
-        if (n + 1 >= SUBMIT_BATCH_MAX)
+        w->seq = audit_get_seq(m->audit);
+        if (c->submits_tail)
+                c->submits_tail->next = w;
+        else
+                c->submits = w;
+        c->submits_tail = w;
+        if (++c->n_submits >= SUBMIT_BATCH_MAX)
                 commit_run(m);
         else
                 commit_want(m);
@@ -93,90 +232,65 @@ int commit_queue_submit(Manager *m, VarlinkCall *call, const char *ticket) {
 }
 
 void commit_forget_submits(Manager *m) {
-        /* Submits still waiting get no answer at exit (audit_close() makes their records
-         * durable); a stop answered them before (commit_run()). */
-        while (m->submits) {
-                SubmitWait *w = m->submits;
+        Commit *c = m->commit;
 
-                m->submits = w->next;
+        /* Submits still waiting get no answer at exit (audit_close() makes their records
+         * durable); a stop answered them before (commit_sync()). */
+        while (c && c->submits) {
+                SubmitWait *w = c->submits;
+
+                c->submits = w->next;
                 varlink_call_unref(w->call);
                 free(w);
         }
+        if (c) {
+                c->submits_tail = NULL;
+                c->n_submits = 0;
+        }
 }
 
-void commit_run(Manager *m) {
+/* The budget store's barrier: a write of its own waits for the batch on its way. */
+static void budget_barrier(void *userdata) {
+        Commit *c = userdata;
+
+        disk_writer_wait(c->budget_writer);
+}
+
+int commit_new(Manager *m, Commit **ret) {
+        Commit *c;
         int r;
 
-        if (m->budget && budget_dirty(m->budget)) {
-                r = budget_flush(m->budget);
-                /* The reservations stay pending: no answer of theirs leaves before a flush
-                 * succeeds (ask.c tries again before each). */
-                if (r < 0)
-                        log_error_errno(r, NULL, "budget reservations could not be written: %m");
-        }
-        if (m->submits)
-                submit_flush(m);
-        m->commit_after_scope = false;
-        if (m->commit_timer)
-                (void)sd_event_source_set_enabled(m->commit_timer, SD_EVENT_OFF);
-        if (m->commit)
-                (void)sd_event_source_set_enabled(m->commit, SD_EVENT_OFF);
-}
-
-static int on_commit_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        commit_run(userdata);
-        return 0;
-}
-
-void commit_want_after_scope(Manager *m) {
-        int r;
-
-        if (!spawner_link_scopes(m->spawner)) {
-                commit_want(m);
-                return;
-        }
-        if (m->commit_after_scope)
-                return;
-        if (!m->commit_timer)
-                r = sd_event_add_time_relative(m->event, &m->commit_timer, CLOCK_MONOTONIC,
-                                               COMMIT_SCOPE_WAIT_USEC, 0, on_commit_timer, m);
-        else
-                r = sd_event_source_set_time_relative(m->commit_timer, COMMIT_SCOPE_WAIT_USEC);
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->manager = m;
+        c->audit_job.fd = -EBADF;
+        r = disk_writer_new(m->event, on_audit_written, c, &c->audit_writer);
         if (r >= 0)
-                r = sd_event_source_set_enabled(m->commit_timer, SD_EVENT_ONESHOT);
+                r = disk_writer_new(m->event, on_budget_written, c, &c->budget_writer);
         if (r < 0) {
-                commit_want(m);
-                return;
+                commit_free(c);
+                return r;
         }
-        m->commit_after_scope = true;
-        if (m->commit)
-                (void)sd_event_source_set_enabled(m->commit, SD_EVENT_OFF);
-}
-
-static int on_commit(sd_event_source *s, void *userdata) {
-        commit_run(userdata);
+        budget_set_barrier(m->budget, budget_barrier, c);
+        *ret = c;
         return 0;
 }
 
-void commit_scope_requests_sent(void *userdata) {
-        Manager *m = userdata;
-        int idle = m->commit ? sd_event_source_get_enabled(m->commit, NULL) : 0;
-
-        if (m->commit_after_scope || idle > 0)
-                commit_run(m);
-}
-
-void commit_want(Manager *m) {
-        /* A commit that waits for a scope request comes soon enough. */
-        if (m->commit_after_scope)
-                return;
-        if (!m->commit) {
-                if (sd_event_add_defer(m->event, &m->commit, on_commit, m) < 0) {
-                        /* No idle-time commit: do it now rather than never. */
-                        commit_run(m);
-                        return;
-                }
-                (void)sd_event_source_set_priority(m->commit, SD_EVENT_PRIORITY_IDLE);
+Commit *commit_free(Commit *c) {
+        if (!c)
+                return NULL;
+        /* The threads first: nothing they write may outlive what it belongs to. */
+        c->audit_writer = disk_writer_free(c->audit_writer);
+        c->budget_writer = disk_writer_free(c->budget_writer);
+        if (c->audit_job.fd >= 0)
+                c->audit_job.fd = safe_close(c->audit_job.fd);
+        if (c->manager->budget) {
+                budget_set_barrier(c->manager->budget, NULL, NULL);
+                c->batch = budget_batch_done(c->manager->budget, c->batch, -ECANCELED);
         }
-        (void)sd_event_source_set_enabled(m->commit, SD_EVENT_ONESHOT);
+        commit_forget_submits(c->manager);
+        sd_event_source_disable_unref(c->idle);
+        free(c);
+        return NULL;
 }

@@ -4,24 +4,33 @@
 #include "manager.h"
 #include "varlink.h"
 
+typedef struct Commit Commit;
+
 /*
- * Makes the audit records and budget reservations written without a sync durable (one fsync()
- * each for the log and the budget directory), then answers the Submits that waited for it.
- * commit_want() asks for it when the loop is idle; it also runs right after the run pool's scope
- * requests went out, while the manager works on them (commit_scope_requests_sent()).
+ * The group commit's two writer threads (disk-writer.h): one makes the audit log durable, one
+ * writes the budget files, so that the event loop never waits for a disk on the question path.
+ * Records and budget changes made while a job is out go together into the next one. Made once the
+ * audit log and the budget store are open; 0 or a negative errno.
+ */
+int commit_new(Manager *m, Commit **ret);
+/* Waits for the jobs out (their waiters are not told), ends the threads; NULL-safe, NULL. */
+Commit *commit_free(Commit *c);
+
+/*
+ * Starts the audit and budget jobs that can start now: a writer that is free takes everything
+ * written so far. When a job ends, on the loop, what waited for it goes on: Submits are answered
+ * (commit_queue_submit()), runs whose reservations are on disk start and answers whose run
+ * records are leave (ask.h), and the next job starts if more waits.
  */
 void commit_run(Manager *m);
+/* commit_run() once the loop has nothing more urgent: the Submits of one read, and of every
+ * connection ready now, share one fsync(). */
 void commit_want(Manager *m);
-/*
- * Asks for the commit right after the next scope request went out (a run was just queued), and
- * at the latest COMMIT_SCOPE_WAIT_USEC from now: an idle-time commit would block the loop just
- * before the request leaves, instead of while the manager works on it.
- */
-void commit_want_after_scope(Manager *m);
-/* The scope manager's hook after its requests went out (userdata: the Manager). */
-void commit_scope_requests_sent(void *userdata);
-/* Queues call's answer (Submit of ticket) behind the commit, which runs when the loop has nothing
- * more urgent, or at once past a batch. 0 or -ENOMEM. */
+/* Everything written made durable, and what waited for it done, before this returns: a stop,
+ * which does not go back to the loop for it, and which blocks the loop. */
+void commit_sync(Manager *m);
+/* Queues call's answer (Submit of ticket, whose audit record was just written) behind the
+ * commit. 0 or -ENOMEM. */
 int commit_queue_submit(Manager *m, VarlinkCall *call, const char *ticket);
 /* Drops the Submits still waiting, unanswered: at exit. */
 void commit_forget_submits(Manager *m);

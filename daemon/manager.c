@@ -307,7 +307,7 @@ void manager_stop(Manager *m) {
         /* Submits waiting for their records' commit are answered by the commit (the server is gone,
          * so nobody hears it, but their auto tickets' steps reach the backlog), then steps not yet
          * running end (their slots go back), so none starts now. */
-        commit_run(m);
+        commit_sync(m);
         ask_flush(m);
         spawner_link_kill_all(m->spawner);
         /* The typed values go with the stop, not with the process's end. */
@@ -563,6 +563,11 @@ int manager_start(Manager *m) {
                         return log_error_errno(r, NULL, "budgets: %s",
                                                berr.message[0] ? berr.message : strerror(-r));
         }
+        /* The group commit's writer threads (ARCHITECTURE.md): the loop never waits for the
+         * disk on the question path. */
+        r = commit_new(m, &m->commit);
+        if (r < 0)
+                return log_error_errno(r, NULL, "the commit's writer threads: %s", strerror(-r));
         r = answers_new(&m->answers);
         if (r < 0)
                 return log_error_errno(r, NULL, "answer cache: %s", strerror(-r));
@@ -599,7 +604,6 @@ int manager_start(Manager *m) {
         /* A scope waits ready for each installed plugin's limits (ARCHITECTURE.md). */
         for (size_t i = 0; i < catalog_n(m->catalog); i++)
                 spawner_link_warm(m->spawner, &catalog_get(m->catalog, i)->sandbox->spec.limits);
-        spawner_link_set_sent_hook(m->spawner, commit_scope_requests_sent, m);
         if (!spawner_link_scopes(m->spawner))
                 log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_BACKEND_NONE, NULL,
                            "scope.backend is none: plugin runs get no transient scope, so no "
@@ -645,8 +649,11 @@ Manager *manager_free(Manager *m) {
         m->stopping = true;
         m->varlink = varlink_server_free(m->varlink);
         console_tickets_done(m);
-        m->commit = sd_event_source_disable_unref(m->commit);
-        m->commit_timer = sd_event_source_disable_unref(m->commit_timer);
+        /* The writer threads end first: nothing they write may outlive what it belongs to.
+         * What is still unwritten goes by the closes below (audit_close(), budget_close()). */
+        if (m->commit)
+                commit_sync(m);
+        m->commit = commit_free(m->commit);
         /* Runs first (their results go to tickets, budgets and the audit log; they use the
          * scopes and the catalog's sandboxes), then what they used. */
         if (m->tickets)

@@ -44,10 +44,7 @@ typedef struct Manager {
         AnswerCache *answers;          /* answers bound to typed values: memory only, by value */
         Tickets *tickets;              /* agents' plans, in memory only */
         TicketWatch *ticket_watches;   /* Wait and WatchTickets calls following tickets */
-        struct SubmitWait *submits;    /* Submits whose audit record waits for the group commit */
-        sd_event_source *commit;       /* the idle-time commit (commit_want()) */
-        sd_event_source *commit_timer; /* the commit's deadline while it waits for a scope */
-        bool commit_after_scope;       /* the next scope request's hook commits */
+        struct Commit *commit;         /* the group commit and its writer threads */
         Sessions *sessions;            /* the humans' typed values, in locked memory only */
         AskQueue *ask;                 /* approved steps waiting for room in the run pool */
         VarlinkServer *varlink;

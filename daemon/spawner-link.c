@@ -46,7 +46,7 @@ struct SpawnerCheck {
 struct SpawnerLink {
         sd_event *event;
         int fd;
-        sd_event_source *io, *sent_defer;
+        sd_event_source *io;
         int landlock_abi;
         bool scopes, stopping, broken;
         unsigned runs_max, n_runs;
@@ -54,8 +54,6 @@ struct SpawnerLink {
         SpawnerCheck *checks;
         unsigned n_checks;
         uint64_t check_seq;
-        void (*sent_hook)(void *userdata);
-        void *sent_userdata;
 };
 
 /* The spawner cannot be believed or reached any more: the engine ends (systemd restarts lockd). */
@@ -352,7 +350,6 @@ SpawnerLink *spawner_link_free(SpawnerLink *l) {
         if (!l)
                 return NULL;
         l->io = sd_event_source_disable_unref(l->io);
-        l->sent_defer = sd_event_source_disable_unref(l->sent_defer);
         while (l->runs) {
                 LinkRun *lr = l->runs;
                 RunRequest *req = lr->req;
@@ -381,20 +378,6 @@ int spawner_link_landlock_abi(const SpawnerLink *l) {
 
 bool spawner_link_scopes(const SpawnerLink *l) {
         return l && l->scopes;
-}
-
-static int on_sent(sd_event_source *s, void *userdata) {
-        SpawnerLink *l = userdata;
-
-        l->sent_defer = sd_event_source_disable_unref(l->sent_defer);
-        if (l->sent_hook)
-                l->sent_hook(l->sent_userdata);
-        return 0;
-}
-
-void spawner_link_set_sent_hook(SpawnerLink *l, void (*hook)(void *userdata), void *userdata) {
-        l->sent_hook = hook;
-        l->sent_userdata = userdata;
 }
 
 /* One pipe for the plugin's fd n: the read end ours (non-blocking), the write end to send. */
@@ -487,8 +470,6 @@ int spawner_link_submit(SpawnerLink *l, RunRequest *req) {
         lr->next = l->runs;
         l->runs = lr;
         l->n_runs++;
-        if (l->sent_hook && !l->sent_defer)
-                (void)sd_event_add_defer(l->event, &l->sent_defer, on_sent, l);
         return 0;
 }
 

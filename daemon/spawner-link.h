@@ -56,9 +56,6 @@ unsigned spawner_link_n_active(const SpawnerLink *l);
 /* Tells the spawner an installed plugin's limits, so that a scope waits ready for its class. */
 void spawner_link_warm(SpawnerLink *l, const SandboxLimits *limits);
 
-/* Called after each batch of RUN requests went out (the commit waits for it, commit.h). */
-void spawner_link_set_sent_hook(SpawnerLink *l, void (*hook)(void *userdata), void *userdata);
-
 /*
  * Asks the spawner whether the agent pid (pidfd attached, borrowed) runs confined: done is called
  * once, later, from the loop, unless the check is freed first. The caller frees the check with

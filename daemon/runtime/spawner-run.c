@@ -387,7 +387,10 @@ int spawner_run(int argc, char **argv) {
                 .pool =
                         {
                                 .workers = p->limits.concurrent_runs,
-                                .queue_max = p->limits.concurrent_runs * RUN_QUEUE_PER_WORKER,
+                                /* Everything the engine may have in flight (it counts
+                                 * runs + queue, manager.c): a burst of RUNs arrives before
+                                 * any worker took one, and must not meet EAGAIN. */
+                                .queue_max = p->limits.concurrent_runs * (1 + RUN_QUEUE_PER_WORKER),
                                 .uid_first = p->ephemeral_uid_first,
                                 .uid_last = p->ephemeral_uid_last,
                                 .drop_to_uid = true,

@@ -92,6 +92,7 @@ struct Audit {
         void *sync_userdata;
         PendingCopy pending[AUDIT_PENDING_MAX];
         size_t n_pending;       /* records written since the last sync */
+        uint64_t durable_seq;   /* the last record known to be on disk */
         RateLimit agent_copies; /* journal copies of what agents do, per agent uid */
 };
 
@@ -172,6 +173,8 @@ static int recover(Audit *a, off_t size, size_t *ret_cut,
                 if (rec.seq >= INT64_MAX)
                         return -EBADMSG;
                 a->seq = rec.seq;
+                /* What an earlier lockd left is on disk: nothing of it waits for a sync. */
+                a->durable_seq = rec.seq;
                 audit_hash_hex(buf + start, end - 1 - start, a->head);
         }
 
@@ -502,25 +505,11 @@ static uint64_t now_usec(void) {
         return clock_now_usec(CLOCK_REALTIME);
 }
 
-int audit_sync(Audit *a) {
-        int r;
+/* The journal copies of the pending records up to seq, in order; the rest move to the front. */
+static void copy_pending(Audit *a, uint64_t seq) {
+        size_t i = 0;
 
-        if (!a)
-                return -EINVAL;
-        if (a->broken)
-                return a->broken_error;
-        if (a->n_pending == 0)
-                return 0;
-        /* After a failed fsync() the kernel may have dropped the dirty pages and cleared the
-         * error: nothing says what is on disk, so no record may follow before a reopen. The
-         * cause is kept, so that a full disk is named as such (ENOSPC, EDQUOT), not as EIO. */
-        r = a->sync ? a->sync(a->fd, a->sync_userdata) : (fsync(a->fd) < 0 ? negative_errno() : 0);
-        if (r < 0) {
-                a->broken = true;
-                a->broken_error = r;
-                return r;
-        }
-        for (size_t i = 0; i < a->n_pending; i++) {
+        for (; i < a->n_pending && a->pending[i].seq <= seq; i++) {
                 PendingCopy *c = &a->pending[i];
 
                 if (agent_copy_pass(a, c->type, c->fields))
@@ -528,8 +517,79 @@ int audit_sync(Audit *a) {
                 json_decref(c->fields);
                 c->fields = NULL;
         }
-        a->n_pending = 0;
+        memmove(a->pending, a->pending + i, (a->n_pending - i) * sizeof(PendingCopy));
+        a->n_pending -= i;
+        if (seq > a->durable_seq)
+                a->durable_seq = seq;
+}
+
+/* A failed fsync(): the log takes nothing more. */
+static int set_broken(Audit *a, int r) {
+        /* After a failed fsync() the kernel may have dropped the dirty pages and cleared the
+         * error: nothing says what is on disk, so no record may follow before a reopen. The
+         * cause is kept, so that a full disk is named as such (ENOSPC, EDQUOT), not as EIO. */
+        if (!a->broken) {
+                a->broken = true;
+                a->broken_error = r;
+        }
+        return a->broken_error;
+}
+
+int audit_sync(Audit *a) {
+        int r;
+
+        if (!a)
+                return -EINVAL;
+        if (a->broken)
+                return a->broken_error;
+        if (a->n_pending == 0 && a->durable_seq == a->seq)
+                return 0;
+        r = a->sync ? a->sync(a->fd, a->sync_userdata) : (fsync(a->fd) < 0 ? negative_errno() : 0);
+        if (r < 0)
+                return set_broken(a, r);
+        copy_pending(a, a->seq);
         return 0;
+}
+
+int audit_sync_prepare(Audit *a, AuditSyncJob *ret) {
+        int fd;
+
+        if (!a || !ret)
+                return -EINVAL;
+        if (a->broken)
+                return a->broken_error;
+        if (a->durable_seq == a->seq)
+                return 0;
+        /* A descriptor of its own: a segment switch may close the log's own meanwhile (it makes
+         * everything durable first, so this fsync() then covers what it must either way). */
+        fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return negative_errno();
+        *ret = (AuditSyncJob){
+                .fd = fd, .seq = a->seq, .sync = a->sync, .sync_userdata = a->sync_userdata};
+        return 1;
+}
+
+int audit_sync_job_run(AuditSyncJob *j) {
+        if (j->sync)
+                return j->sync(j->fd, j->sync_userdata);
+        return fsync(j->fd) < 0 ? negative_errno() : 0;
+}
+
+int audit_sync_complete(Audit *a, AuditSyncJob *j, int r) {
+        j->fd = safe_close(j->fd);
+        if (!a)
+                return -EINVAL;
+        if (a->broken)
+                return a->broken_error;
+        if (r < 0)
+                return set_broken(a, r);
+        copy_pending(a, j->seq);
+        return 0;
+}
+
+uint64_t audit_get_durable_seq(const Audit *a) {
+        return a ? a->durable_seq : 0;
 }
 
 int audit_append(Audit *a, AuditEvent type, json_t *fields) {
@@ -657,12 +717,13 @@ static int set_integer(json_t *o, const char *key, uint64_t i) {
                        : 0;
 }
 
-int audit_append_run(Audit *a, const AuditRun *run) {
+/* A run record's fields (audit_append_run()), in *ret. */
+static int run_fields(const AuditRun *run, json_t **ret) {
         _cleanup_(json_decrefp) json_t *o = NULL;
         const char *outcome;
         int r;
 
-        if (!a || !run)
+        if (!run)
                 return -EINVAL;
         outcome = run_outcome_name(run->outcome);
         if (!outcome)
@@ -690,5 +751,26 @@ int audit_append_run(Audit *a, const AuditRun *run) {
         r = json_object_set_new(o, "step", run->step >= 0 ? json_integer(run->step) : json_null());
         if (r < 0)
                 return -ENOMEM;
-        return audit_append(a, AUDIT_RUN, o);
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+int audit_append_run(Audit *a, const AuditRun *run) {
+        _cleanup_(json_decrefp) json_t *o = NULL;
+        int r;
+
+        if (!a)
+                return -EINVAL;
+        r = run_fields(run, &o);
+        return r < 0 ? r : audit_append(a, AUDIT_RUN, o);
+}
+
+int audit_append_run_nosync(Audit *a, const AuditRun *run) {
+        _cleanup_(json_decrefp) json_t *o = NULL;
+        int r;
+
+        if (!a)
+                return -EINVAL;
+        r = run_fields(run, &o);
+        return r < 0 ? r : audit_append_nosync(a, AUDIT_RUN, o);
 }

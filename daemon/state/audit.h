@@ -13,6 +13,9 @@
 
 typedef struct Audit Audit;
 
+/* The function that makes the log durable (audit_set_sync_function()). */
+typedef int (*AuditSyncFn)(int fd, void *userdata);
+
 /*
  * Opens (creating it, mode 0600, in a 0700 AUDIT_DIR, both fsync()ed into their directories) the
  * audit file below the directory statefd and takes an exclusive flock() on it for as long as it
@@ -70,6 +73,28 @@ int audit_append(Audit *a, AuditEvent type, json_t *fields);
 int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields);
 int audit_sync(Audit *a);
 
+/*
+ * The group commit off the event loop, in three steps. audit_sync_prepare() returns 1 and fills
+ * *ret for a sync of every record written so far (0: all durable already, nothing to do; a
+ * negative errno: the log is broken). audit_sync_job_run() does the fsync(), and touches nothing
+ * but the job: it may run on another thread while the loop appends more records. Back on the
+ * loop, audit_sync_complete() with the job's result makes the records up to the job's seq
+ * durable (their journal copies logged) or breaks the log as a failed audit_sync() does; it
+ * returns 0 or the log's error, and frees what the job held. An audit_sync() in between is fine:
+ * seqs, not counts, say what is durable.
+ */
+typedef struct AuditSyncJob {
+        int fd;       /* a duplicate of the log's descriptor, closed by audit_sync_complete() */
+        uint64_t seq; /* the last record the fsync() covers */
+        AuditSyncFn sync;
+        void *sync_userdata;
+} AuditSyncJob;
+int audit_sync_prepare(Audit *a, AuditSyncJob *ret);
+int audit_sync_job_run(AuditSyncJob *j);
+int audit_sync_complete(Audit *a, AuditSyncJob *j, int r);
+/* The last record known to be on disk (0 for none). */
+uint64_t audit_get_durable_seq(const Audit *a);
+
 /* The fields of a run record, as audit_append_run() writes them. */
 typedef struct AuditRun {
         const char *plugin;        /* name */
@@ -95,6 +120,8 @@ typedef struct AuditRun {
  * scope_wait_usec, unit, ticket, step; NULL
  * strings and a negative step written as null). Same returns. */
 int audit_append_run(Audit *a, const AuditRun *run);
+/* The same, written like audit_append_nosync(): the caller acts on it after a later sync. */
+int audit_append_run_nosync(Audit *a, const AuditRun *run);
 
 /* The last record's seq (0 for an empty log) and the chain head (hex, 64 zeros when empty). */
 uint64_t audit_get_seq(const Audit *a);
@@ -104,7 +131,6 @@ const char *audit_get_head(const Audit *a);
  * The function audit_append() calls to make a record durable: fsync() unless set otherwise, so a
  * test can count the calls or fail one. NULL restores fsync().
  */
-typedef int (*AuditSyncFn)(int fd, void *userdata);
 void audit_set_sync_function(Audit *a, AuditSyncFn fn, void *userdata);
 
 /*

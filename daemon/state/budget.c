@@ -50,7 +50,8 @@ typedef struct Budget {
         uint8_t digest[BUDGET_DIGEST_SIZE];
         Answer *answers; /* room for size, at most BUDGET_LIMIT_MAX */
         size_t n, size;
-        bool dirty; /* memory holds a reservation the disk does not yet (budget_flush()) */
+        bool dirty;      /* memory holds a change the disk does not yet (budget_flush()) */
+        bool dirty_slot; /* of which a new slot: its write needs the directory synced */
 } Budget;
 
 struct BudgetStore {
@@ -62,6 +63,27 @@ struct BudgetStore {
         uint64_t seed[2];
         Budget **dirty; /* the dirty budgets, in the order they became dirty */
         size_t n_dirty, dirty_size;
+        uint64_t gen;                    /* counts the deferred changes (budget_generation()) */
+        uint64_t durable_gen;            /* the last of them known to be on disk */
+        void (*barrier)(void *userdata); /* before a write of the caller's own (budget_persist()) */
+        void *barrier_userdata;
+};
+
+/* A flush taken off the loop: the files' texts, written by budget_batch_write() (budget.h). */
+typedef struct BatchFile {
+        char name[FILE_NAME_LEN + 1];
+        uint8_t digest[BUDGET_DIGEST_SIZE];
+        char *text;
+        size_t len;
+        bool slot;
+} BatchFile;
+
+struct BudgetBatch {
+        int dfd; /* the store's: it outlives every batch (budget_close() comes after the writer) */
+        uint64_t gen;
+        bool sync_dir;
+        size_t n;
+        BatchFile files[];
 };
 
 /* Forgets that b waits for budget_flush() (it was persisted otherwise, or goes). */
@@ -76,6 +98,33 @@ static void dirty_remove(BudgetStore *s, Budget *b) {
                         break;
                 }
         b->dirty = false;
+        b->dirty_slot = false;
+}
+
+/* Room in the dirty list for one more budget: before memory changes, so nothing fails after. */
+static int dirty_room(BudgetStore *s, const Budget *b) {
+        size_t size;
+        Budget **d;
+
+        if ((b && b->dirty) || s->n_dirty < s->dirty_size)
+                return 0;
+        size = s->dirty_size ? s->dirty_size * 2 : 16;
+        d = reallocarray(s->dirty, size, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        s->dirty = d;
+        s->dirty_size = size;
+        return 0;
+}
+
+/* Marks b for the next flush (room made by dirty_room()); slot: a new slot is in it. */
+static void dirty_add(BudgetStore *s, Budget *b, bool slot) {
+        if (!b->dirty) {
+                b->dirty = true;
+                s->dirty[s->n_dirty++] = b;
+        }
+        b->dirty_slot = b->dirty_slot || slot;
+        s->gen++;
 }
 
 static const char *const outcome_names[_BUDGET_OUTCOME_MAX] = {
@@ -425,6 +474,9 @@ static int budget_persist(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE],
         Buf buf;
         int r;
 
+        /* A batch on its way to the disk is written first: this write is the newer. */
+        if (s->barrier)
+                s->barrier(s->barrier_userdata);
         file_name(d, name);
         if (n == 0) {
                 if (unlinkat(s->dfd, name, 0) < 0 && errno != ENOENT)
@@ -884,17 +936,10 @@ static int reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
                 .holds = 1,
                 .time_usec = now_usec(),
         };
-        if (!now && !b->dirty && s->n_dirty == s->dirty_size) {
-                size_t size = s->dirty_size ? s->dirty_size * 2 : 16;
-                Budget **d = reallocarray(s->dirty, size, sizeof(*d));
-
-                if (!d) {
-                        b->answers[b->n] = (Answer){};
-                        budget_free(nb);
-                        return -ENOMEM;
-                }
-                s->dirty = d;
-                s->dirty_size = size;
+        if (!now && dirty_room(s, b) < 0) {
+                b->answers[b->n] = (Answer){};
+                budget_free(nb);
+                return -ENOMEM;
         }
         /* Charged on disk before the run may start: a crash mid-run leaves the slot taken. */
         r = now ? budget_persist(s, digest, b->answers, b->n + 1, true) : 0;
@@ -907,10 +952,8 @@ static int reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
         b->n++;
         if (nb)
                 table_put(s, nb);
-        if (!now && !b->dirty) {
-                b->dirty = true;
-                s->dirty[s->n_dirty++] = b;
-        }
+        if (!now)
+                dirty_add(s, b, true);
         return 0;
 }
 
@@ -924,27 +967,133 @@ int budget_reserve_deferred(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_S
         return reserve(s, digest, key, limit, false);
 }
 
+static BudgetBatch *batch_free(BudgetBatch *b) {
+        if (!b)
+                return NULL;
+        for (size_t i = 0; i < b->n; i++)
+                free(b->files[i].text);
+        free(b);
+        return NULL;
+}
+
+int budget_batch_take(BudgetStore *s, BudgetBatch **ret) {
+        _cleanup_free_ char *text = NULL;
+        BudgetBatch *b;
+
+        if (!s || !ret)
+                return -EINVAL;
+        if (s->n_dirty == 0) {
+                /* Nothing waits and no batch is out (the caller's rule): all of it is on disk. */
+                s->durable_gen = s->gen;
+                *ret = NULL;
+                return 0;
+        }
+        b = calloc(1, sizeof(*b) + s->n_dirty * sizeof(BatchFile));
+        if (!b)
+                return -ENOMEM;
+        *b = (BudgetBatch){.dfd = s->dfd, .gen = s->gen};
+        for (size_t i = 0; i < s->n_dirty; i++) {
+                Budget *d = s->dirty[i];
+                BatchFile *f = &b->files[b->n];
+                Buf buf;
+                int r;
+
+                text = malloc(BUDGET_FILE_MAX);
+                if (!text) {
+                        batch_free(b);
+                        return -ENOMEM;
+                }
+                buf = (Buf){.p = text};
+                r = budget_format(d->digest, d->answers, d->n, &buf);
+                if (r < 0) {
+                        batch_free(b);
+                        return r;
+                }
+                file_name(d->digest, f->name);
+                memcpy(f->digest, d->digest, BUDGET_DIGEST_SIZE);
+                f->len = buf.len;
+                f->text = TAKE_PTR(text);
+                f->slot = d->dirty_slot;
+                b->sync_dir = b->sync_dir || d->dirty_slot;
+                b->n++;
+        }
+        for (size_t i = 0; i < s->n_dirty; i++)
+                s->dirty[i]->dirty = s->dirty[i]->dirty_slot = false;
+        s->n_dirty = 0;
+        *ret = b;
+        return 0;
+}
+
+int budget_batch_write(BudgetBatch *b) {
+        int r;
+
+        /* Each file written and fsync()ed (store_write_file()), then one fsync() of the directory
+         * for them all when one holds a new slot: a commit's rename alone may be lost to a power
+         * cut, leaving the reservation, which charges the slot already (budget_persist()). */
+        for (size_t i = 0; i < b->n; i++) {
+                r = store_write_file(b->dfd, b->files[i].name, b->files[i].text, b->files[i].len);
+                if (r < 0)
+                        return r;
+        }
+        if (b->sync_dir && fsync(b->dfd) < 0)
+                return negative_errno();
+        return 0;
+}
+
+uint64_t budget_batch_generation(const BudgetBatch *b) {
+        return b ? b->gen : 0;
+}
+
+BudgetBatch *budget_batch_done(BudgetStore *s, BudgetBatch *b, int r) {
+        if (!s || !b)
+                return batch_free(b);
+        if (r >= 0) {
+                if (b->gen > s->durable_gen)
+                        s->durable_gen = b->gen;
+                return batch_free(b);
+        }
+        /* Not on disk: the budgets go into the next batch again (memory is the newer state);
+         * what waited for this one is the caller's to fail. */
+        for (size_t i = 0; i < b->n; i++) {
+                Budget *d = table_find(s, b->files[i].digest, NULL);
+
+                if (d && dirty_room(s, d) >= 0) {
+                        dirty_add(s, d, b->files[i].slot);
+                        s->gen--; /* not a change of its own */
+                }
+        }
+        return batch_free(b);
+}
+
 int budget_flush(BudgetStore *s) {
+        BudgetBatch *b = NULL;
         int r;
 
         if (!s)
                 return -EINVAL;
-        if (s->n_dirty == 0)
-                return 0;
-        /* Each file written and fsync()ed, then one fsync() of the directory for them all. */
-        for (size_t i = 0; i < s->n_dirty; i++) {
-                Budget *b = s->dirty[i];
+        if (s->barrier)
+                s->barrier(s->barrier_userdata);
+        r = budget_batch_take(s, &b);
+        if (r < 0 || !b)
+                return r;
+        r = budget_batch_write(b);
+        budget_batch_done(s, b, r);
+        return r;
+}
 
-                r = budget_persist(s, b->digest, b->answers, b->n, false);
-                if (r < 0)
-                        return r;
-        }
-        if (fsync(s->dfd) < 0)
-                return negative_errno();
-        for (size_t i = 0; i < s->n_dirty; i++)
-                s->dirty[i]->dirty = false;
-        s->n_dirty = 0;
-        return 0;
+uint64_t budget_generation(const BudgetStore *s) {
+        return s ? s->gen : 0;
+}
+
+uint64_t budget_durable_generation(const BudgetStore *s) {
+        return s ? s->durable_gen : 0;
+}
+
+void budget_set_barrier(BudgetStore *s, void (*fn)(void *userdata), void *userdata) {
+        if (!s)
+                return;
+        s->barrier = fn;
+        s->barrier_userdata = userdata;
 }
 
 bool budget_dirty(const BudgetStore *s) {
@@ -956,8 +1105,9 @@ int budget_commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], cons
         return budget_commit_ran(s, digest, key, outcome, 0);
 }
 
-int budget_commit_ran(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
-                      const BudgetKey *key, BudgetOutcome outcome, uint64_t ran_usec) {
+/* budget_commit_ran() and budget_commit_deferred(): persisted now, or marked for the next flush. */
+static int commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
+                  BudgetOutcome outcome, uint64_t ran_usec, bool now) {
         char bytes[KEY_BYTES_MAX];
         uint64_t hash, old_time, old_ran;
         size_t len;
@@ -974,6 +1124,8 @@ int budget_commit_ran(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
         a = b ? budget_find(b, bytes, len, hash) : NULL;
         if (!a)
                 return -ENOENT;
+        if (!now && a->outcome == BUDGET_OUTCOME_RESERVED && dirty_room(s, b) < 0)
+                return -ENOMEM;
         if (a->holds > 0)
                 a->holds--;
         if (a->outcome != BUDGET_OUTCOME_RESERVED)
@@ -984,8 +1136,14 @@ int budget_commit_ran(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
         a->outcome = outcome;
         a->time_usec = now_usec();
         a->ran_usec = ran_usec;
+        if (!now) {
+                /* The disk holds the reservation until the flush: the slot is charged either
+                 * way, and a crash before it costs the cached outcome only. */
+                dirty_add(s, b, false);
+                return 0;
+        }
         /* A budget whose reservation never reached the disk needs its directory synced too. */
-        r = budget_persist(s, digest, b->answers, b->n, b->dirty);
+        r = budget_persist(s, digest, b->answers, b->n, b->dirty_slot);
         if (r < 0) {
                 /* The disk still holds the reservation: the slot stays charged, nothing cached. */
                 a->outcome = BUDGET_OUTCOME_RESERVED;
@@ -995,6 +1153,16 @@ int budget_commit_ran(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
         }
         dirty_remove(s, b);
         return 0;
+}
+
+int budget_commit_ran(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
+                      const BudgetKey *key, BudgetOutcome outcome, uint64_t ran_usec) {
+        return commit(s, digest, key, outcome, ran_usec, true);
+}
+
+int budget_commit_deferred(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
+                           const BudgetKey *key, BudgetOutcome outcome, uint64_t ran_usec) {
+        return commit(s, digest, key, outcome, ran_usec, false);
 }
 
 int budget_release(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key) {

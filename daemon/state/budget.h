@@ -35,15 +35,17 @@
  *
  * Fail closed. Every change that charges is on disk (fsync()ed, then the directory) before the
  * call returns 0, or, for budget_reserve_deferred(), before the answer of the slot leaves lockd
- * (the caller flushes first): a reservation is persisted as "reserved" while the plugin runs, so
- * a lockd killed mid-run comes back with the slot still taken (a later run of that key costs
- * nothing and fills it), and a lockd killed before the flush loses only a slot whose answer
- * nobody received. A budget file that does not parse strictly makes budget_open() fail, naming the
- * file: a budget is never reset silently, since a lost budget would let an agent ask more than it
- * may. The human's way out is `lockctl budget reset` (budget_reset()) or removing the file by hand.
+ * (the caller waits for the batch that holds it): a reservation is persisted as "reserved" while
+ * the plugin runs, so a lockd killed mid-run comes back with the slot still taken (a later run of
+ * that key costs nothing and fills it), and a lockd killed before the batch is written loses
+ * only a slot whose answer nobody received. A budget file that does not parse strictly makes
+ * budget_open() fail, naming the file: a budget is never reset silently, since a lost budget would
+ * let an agent ask more than it may. The human's way out is `lockctl budget reset` (budget_reset())
+ * or removing the file by hand.
  *
- * Threads: a BudgetStore is used from lockd's event loop thread only; it has no locks. Lookups
- * never touch the disk (an in-memory hash table keyed by digest, filled at open).
+ * Threads: a BudgetStore is used from lockd's event loop thread only; it has no locks (a batch,
+ * once taken, is the one thing another thread may write). Lookups never touch the disk (an
+ * in-memory hash table keyed by digest, filled at open).
  */
 
 #define BUDGET_DIR         "budgets"
@@ -188,10 +190,36 @@ int budget_reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
  */
 int budget_reserve_deferred(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
                             const BudgetKey *key, unsigned limit);
-/* Persists every deferred reservation. 0, or an I/O errno (they stay pending). */
+/* Persists every deferred change. 0, or an I/O errno (they stay pending). */
 int budget_flush(BudgetStore *s);
-/* Whether a deferred reservation waits for budget_flush(). */
+/* Whether a deferred change waits for budget_flush(). */
 bool budget_dirty(const BudgetStore *s);
+
+/*
+ * budget_flush() off the event loop, in three steps (ARCHITECTURE.md, the group commit).
+ * budget_batch_take() formats every budget with a deferred change into a new batch (*ret NULL
+ * when none waits) and counts them as on their way; at most one batch may be out at a time.
+ * budget_batch_write() writes it (each file fsync()ed and renamed into place, the directory
+ * fsync()ed when a new slot is in it) and touches nothing but the batch and the budget
+ * directory: it may run on another thread. budget_batch_done() with the write's result frees
+ * the batch: on success every change up to budget_batch_generation() is durable; on failure
+ * its budgets wait for the next batch again, and the caller fails what waited for this one.
+ *
+ * Generations: budget_generation() counts the deferred changes made so far; a run whose
+ * reservation was taken when it read g may start once budget_durable_generation() >= g.
+ *
+ * budget_set_barrier(): fn is called before each write this module makes itself (budget_reserve(),
+ * budget_commit_ran(), budget_release(), budget_reset(), budget_flush()), so that a batch still
+ * on its way is on disk first and the newer write lands last.
+ */
+typedef struct BudgetBatch BudgetBatch;
+int budget_batch_take(BudgetStore *s, BudgetBatch **ret);
+int budget_batch_write(BudgetBatch *b);
+uint64_t budget_batch_generation(const BudgetBatch *b);
+BudgetBatch *budget_batch_done(BudgetStore *s, BudgetBatch *b, int r);
+uint64_t budget_generation(const BudgetStore *s);
+uint64_t budget_durable_generation(const BudgetStore *s);
+void budget_set_barrier(BudgetStore *s, void (*fn)(void *userdata), void *userdata);
 
 /*
  * Stores a reserved key's outcome (BUDGET_OUTCOME_ZERO, _ONE or _PLUGIN_ERROR), persisted before
@@ -212,6 +240,16 @@ int budget_commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], cons
  */
 int budget_commit_ran(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
                       const BudgetKey *key, BudgetOutcome outcome, uint64_t ran_usec);
+
+/*
+ * budget_commit_ran() without the disk: the outcome is stored in memory at once (the same
+ * returns but for I/O errors; -ENOMEM with nothing changed) and written by the next flush. Until
+ * then the disk holds the reservation, which charges the slot: a crash costs the cached outcome
+ * (the next ask of the key runs again, free), never a charge. The caller lets the outcome be
+ * served from the cache only after its run's audit record is durable.
+ */
+int budget_commit_deferred(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
+                           const BudgetKey *key, BudgetOutcome outcome, uint64_t ran_usec);
 
 /*
  * Ends a reservation whose run failed for a reason that says nothing about the file. The slot is

@@ -52,7 +52,7 @@ static off_t log_size(const TmpDir *t) {
 }
 
 /* Appends a run record of plugin "plugin-<i>"; 0 or the error. */
-static int append_run(Audit *a, int i) {
+static int append_run_with(Audit *a, int i, bool sync) {
         char plugin[32], ticket[32];
         AuditRun run = {
                 .plugin = plugin,
@@ -74,7 +74,15 @@ static int append_run(Audit *a, int i) {
 
         snprintf(plugin, sizeof(plugin), "plugin-%d", i);
         snprintf(ticket, sizeof(ticket), "t%d", i);
-        return audit_append_run(a, &run);
+        return sync ? audit_append_run(a, &run) : audit_append_run_nosync(a, &run);
+}
+
+static int append_run(Audit *a, int i) {
+        return append_run_with(a, i, true);
+}
+
+static int append_run_nosync(Audit *a, int i) {
+        return append_run_with(a, i, false);
 }
 
 /* A fresh log of n run records below t; returns the chain head. */
@@ -791,6 +799,60 @@ START_TEST(test_group_commit) {
 }
 END_TEST
 
+/* The group commit off the loop: a job covers the records written before it was prepared, not
+ * those after; an audit_sync() in between is fine; a failed job breaks the log. */
+START_TEST(test_sync_job) {
+        TmpDir t;
+        SyncCount c = {.same_file = true};
+        Audit *a = NULL;
+        _cleanup_(json_decrefp) json_t *f = json_pack("{s:s}", "ticket", "t-1");
+        AuditSyncJob j, k;
+        size_t len;
+        char *buf;
+
+        tmpdir_new(&t);
+        ck_assert_int_eq(audit_open(t.fd, &a), 0);
+        ck_assert_int_eq(fstatat(t.fd, AUDIT_DIR "/" AUDIT_FILE, &c.file, 0), 0);
+        audit_set_sync_function(a, count_sync, &c);
+        ck_assert_int_eq(audit_sync_prepare(a, &j), 0); /* nothing to do */
+        for (int i = 0; i < 3; i++)
+                ck_assert_int_eq(audit_append_nosync(a, AUDIT_SUBMIT, f), 0);
+        ck_assert_uint_eq(audit_get_durable_seq(a), 0);
+        ck_assert_int_eq(audit_sync_prepare(a, &j), 1);
+        ck_assert_uint_eq(j.seq, 3);
+        /* Written while the job is out: not covered by it. */
+        ck_assert_int_eq(append_run_nosync(a, 4), 0);
+        ck_assert_int_eq(audit_sync_job_run(&j), 0);
+        ck_assert_uint_eq(c.calls, 1);
+        ck_assert(c.same_file);
+        ck_assert_int_eq(audit_sync_complete(a, &j, 0), 0);
+        ck_assert_int_lt(j.fd, 0);
+        ck_assert_uint_eq(audit_get_durable_seq(a), 3);
+        /* The next job, overtaken by a synced append: the seqs say what is durable. */
+        ck_assert_int_eq(audit_sync_prepare(a, &j), 1);
+        ck_assert_uint_eq(j.seq, 4);
+        ck_assert_int_eq(audit_append_nosync(a, AUDIT_SUBMIT, f), 0);
+        ck_assert_int_eq(audit_sync(a), 0);
+        ck_assert_uint_eq(audit_get_durable_seq(a), 5);
+        ck_assert_int_eq(audit_sync_complete(a, &j, audit_sync_job_run(&j)), 0);
+        ck_assert_uint_eq(audit_get_durable_seq(a), 5);
+        /* A failed fsync() breaks the log, as a failed audit_sync() does. */
+        ck_assert_int_eq(audit_append_nosync(a, AUDIT_SUBMIT, f), 0);
+        ck_assert_int_eq(audit_sync_prepare(a, &j), 1);
+        ck_assert_int_eq(audit_sync_prepare(a, &k), 1);
+        ck_assert_int_eq(audit_sync_complete(a, &k, -ENOSPC), -ENOSPC);
+        ck_assert_int_eq(audit_sync_complete(a, &j, 0), -ENOSPC);
+        ck_assert_uint_eq(audit_get_durable_seq(a), 5);
+        ck_assert_int_eq(audit_sync_prepare(a, &j), -ENOSPC);
+        ck_assert_int_eq(audit_append_nosync(a, AUDIT_SUBMIT, f), -ENOSPC);
+        audit_close(a);
+        buf = read_log(&t, &len);
+        expect_ok(buf, len, 6);
+        free(buf);
+        tmpdir_done(&t);
+}
+END_TEST
+
 START_TEST(test_sync_per_record) {
         TmpDir t;
         SyncCount c = {.same_file = true};
@@ -1280,6 +1342,7 @@ static Suite *audit_suite(void) {
         tcase_add_test(tc, test_torn_write);
         tcase_add_test(tc, test_sync_per_record);
         tcase_add_test(tc, test_group_commit);
+        tcase_add_test(tc, test_sync_job);
         tcase_add_test(tc, test_sync_strace);
         tcase_add_test(tc, test_short_write_undone);
         tcase_add_test(tc, test_open_refusals);

@@ -470,6 +470,116 @@ START_TEST(test_deferred) {
 }
 END_TEST
 
+static unsigned barrier_calls;
+
+static void count_barrier(void *userdata) {
+        barrier_calls++;
+}
+
+/* The group commit's batches: a batch takes every deferred change as text and counts it as on
+ * its way; changes made meanwhile wait for the next; generations say what is durable; a failed
+ * batch's budgets go into the next one; a commit deferred changes only memory until its batch;
+ * the barrier comes before every write the store makes itself. */
+START_TEST(test_batches) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        uint8_t d[BUDGET_DIGEST_SIZE], d2[BUDGET_DIGEST_SIZE];
+        _cleanup_close_ int bfd = -1;
+        BudgetKey a = key_of("1.0.0", ""), b = key_of("1.0.1", ""), v = key_of("1.0.0", "x=y");
+        BudgetBatch *batch = NULL;
+        BudgetEntry e;
+        char name[80], name2[80];
+        uint64_t g1, g2;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        s = open_store(t.fd);
+        bfd = openat(t.fd, BUDGET_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(bfd, 0);
+        digest_of("batch", d);
+        digest_of("batch 2", d2);
+        budget_file(d, name);
+        budget_file(d2, name2);
+
+        /* Nothing waits: no batch, and everything counts as durable. */
+        ck_assert_int_eq(budget_batch_take(s, &batch), 0);
+        ck_assert_ptr_null(batch);
+        ck_assert_uint_eq(budget_durable_generation(s), budget_generation(s));
+
+        ck_assert_int_eq(budget_reserve_deferred(s, d, &a, 4), 0);
+        g1 = budget_generation(s);
+        ck_assert_uint_gt(g1, budget_durable_generation(s));
+        /* A second run of the same question holds the slot: no change, no new generation. */
+        ck_assert_int_eq(budget_reserve_deferred(s, d, &a, 4), 0);
+        ck_assert_uint_eq(budget_generation(s), g1);
+        ck_assert_int_eq(budget_batch_take(s, &batch), 0);
+        ck_assert_ptr_nonnull(batch);
+        ck_assert_uint_eq(budget_batch_generation(batch), g1);
+        ck_assert(!budget_dirty(s));
+        /* Taken is not written. A change made now waits for the next batch. */
+        ck_assert(!exists_at(bfd, name));
+        ck_assert_int_eq(budget_reserve_deferred(s, d2, &a, 4), 0);
+        g2 = budget_generation(s);
+        ck_assert_uint_gt(g2, g1);
+        ck_assert(budget_dirty(s));
+        ck_assert_int_eq(budget_batch_write(batch), 0);
+        ck_assert(exists_at(bfd, name));
+        ck_assert(!exists_at(bfd, name2));
+        batch = budget_batch_done(s, batch, 0);
+        ck_assert_uint_eq(budget_durable_generation(s), g1);
+
+        /* A failed batch: its budgets wait again, nothing counts as durable. */
+        ck_assert_int_eq(budget_batch_take(s, &batch), 0);
+        ck_assert_ptr_nonnull(batch);
+        ck_assert(!budget_dirty(s));
+        batch = budget_batch_done(s, batch, -EIO);
+        ck_assert(budget_dirty(s));
+        ck_assert_uint_eq(budget_durable_generation(s), g1);
+        ck_assert_uint_eq(budget_generation(s), g2);
+        ck_assert_int_eq(budget_batch_take(s, &batch), 0);
+        ck_assert_int_eq(budget_batch_write(batch), 0);
+        batch = budget_batch_done(s, batch, 0);
+        ck_assert_uint_eq(budget_durable_generation(s), g2);
+        ck_assert(exists_at(bfd, name2));
+
+        /* A deferred commit: the cache answers at once, the disk holds the reservation until
+         * the next batch. */
+        ck_assert_int_eq(budget_commit_deferred(s, d, &a, BUDGET_OUTCOME_ONE, 7), 0);
+        ck_assert_int_eq(budget_lookup(s, d, &a, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ONE);
+        ck_assert(budget_dirty(s));
+        ck_assert_int_eq(budget_commit_deferred(s, d, &a, BUDGET_OUTCOME_ONE, 7), 0);
+        ck_assert_int_eq(budget_commit_deferred(s, d, &a, BUDGET_OUTCOME_ZERO, 7), -EEXIST);
+        ck_assert_int_eq(budget_commit_deferred(s, d, &b, BUDGET_OUTCOME_ZERO, 7), -ENOENT);
+        ck_assert_int_eq(budget_commit_deferred(s, d, &a, BUDGET_OUTCOME_ANSWERED, 7), -EINVAL);
+        ck_assert_int_eq(budget_reserve_deferred(s, d, &v, 4), 0);
+        ck_assert_int_eq(budget_commit_deferred(s, d, &v, BUDGET_OUTCOME_ONE, 7), -EINVAL);
+        ck_assert_int_eq(budget_commit_deferred(s, d, &v, BUDGET_OUTCOME_ANSWERED, 7), 0);
+        s = budget_close(s); /* a close writes what waits */
+        s = open_store(t.fd);
+        ck_assert_int_eq(budget_lookup(s, d, &a, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ONE);
+        ck_assert_uint_eq(e.ran_usec, 7);
+        ck_assert_int_eq(budget_charged(s, d, &v), 1);
+
+        /* The barrier: before the store's own writes, never for memory-only changes. */
+        barrier_calls = 0;
+        budget_set_barrier(s, count_barrier, NULL);
+        ck_assert_int_eq(budget_reserve_deferred(s, d, &b, 4), 0);
+        ck_assert_uint_eq(barrier_calls, 0);
+        ck_assert_int_eq(budget_release(s, d, &b), 0);
+        ck_assert_uint_eq(barrier_calls, 1);
+        ck_assert_int_eq(budget_reserve(s, d2, &b, 4), 0);
+        ck_assert_uint_eq(barrier_calls, 2);
+        ck_assert_int_eq(budget_flush(s), 0);
+        ck_assert_uint_eq(barrier_calls, 3);
+        ck_assert_int_eq(budget_reset(s, d2), 1);
+        ck_assert_uint_eq(barrier_calls, 4);
+        budget_set_barrier(s, NULL, NULL);
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+END_TEST
+
 START_TEST(test_persistence) {
         _cleanup_(budget_closep) BudgetStore *s = NULL;
         _cleanup_free_ BudgetSummary *list = NULL;
@@ -1094,6 +1204,7 @@ static Suite *budget_suite(void) {
         tcase_add_test(tc, test_refusals);
         tcase_add_test(tc, test_digests_cap);
         tcase_add_test(tc, test_write_failures);
+        tcase_add_test(tc, test_batches);
         tcase_add_test(tc, test_bench);
         suite_add_tcase(s, tc);
         return s;
