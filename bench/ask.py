@@ -16,6 +16,7 @@ tests/integration/with-systemd (a real manager) with LOCKD, LOCKCTL, LOCKD_SIGN,
 LOCKD_TEST_PLUGINS, LOCKD_TEST_PLUGINS_SRC and LOCKD_ASK_AGENT set, as
 `meson test -C build --benchmark ask` does."""
 
+import hashlib
 import json
 import os
 import shutil
@@ -72,11 +73,30 @@ def alternative(gap_ms, paths, argv):
     return json.loads(r.stdout)
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of pid and its threads so far (/proc/PID/stat), in seconds."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, ValueError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid):
+    """The direct children of pid."""
+    out = []
+    for t in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{t}/children") as f:
+            out += [int(c) for c in f.read().split()]
+    return out
+
+
 def main():
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                     "integration"))
     from lockdtest import (AGENT2_UID, AGENT_UID, BUS, ISSUER, PATTERN, PLUGINS, Daemon, Signer,
-                           Varlink, policy_text, require_environment, tempdir)
+                           Varlink, policy_text, read_audit, require_environment, tempdir)
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     seconds = float(os.environ.get("LOCKD_BENCH_SECONDS", "3"))
@@ -143,6 +163,12 @@ def main():
         h2 = handles[AGENT2_UID]
         finish(agent(AGENT2_UID, d.agent, {"plugin": name, "phases": [
             {"name": "warmup", "kind": "questions", "handles": h2[:WARMUP], "gap_ms": 0}]}))
+        spawner = d.proc.pid
+        engine = next((c for c in children(spawner)
+                       if open(f"/proc/{c}/comm").read().strip() == "lockd-engine"), None)
+        who = {"systemd (the manager)": os.environ.get("LOCKD_TEST_MANAGER_PID"),
+               "lockd (the spawner)": spawner, "lockd-engine": engine}
+        cpu0 = {k: cpu_seconds(v) for k, v in who.items() if v}
         t0 = time.perf_counter()
         pa = agent(AGENT_UID, d.agent, {"plugin": name, "phases": [
             {"name": "two", "kind": "questions", "handles": two1, "gap_ms": 0}]})
@@ -150,6 +176,7 @@ def main():
             {"name": "two", "kind": "questions", "handles": h2[WARMUP:], "gap_ms": 0}]})
         ra, rb = finish(pa), finish(pb)
         two_wall = time.perf_counter() - t0
+        cpu1 = {k: cpu_seconds(v) for k, v in who.items() if v}
         two_busy = max(sum(ra["two"]), sum(rb["two"])) / 1e3
 
         # The alternatives, from the same manager lockd uses, on the same files, the same gaps.
@@ -164,6 +191,15 @@ def main():
             alt[what, "g1s"] = alternative(1000, p[cuts[2]:cuts[3]], argv)
     finally:
         d.stop()
+    runs = read_audit(os.path.join(top, "state", "audit", "audit.jsonl"))
+    runs = {x["handle_sha256"]: x for x in runs if x["event"] == "run"}
+
+    def records(phase_paths):
+        out = []
+        for q in phase_paths:
+            with open(q, "rb") as f:
+                out.append(runs.get(hashlib.sha256(f.read()).hexdigest()))
+        return [x for x in out if x]
 
     med = statistics.median
     t1_tickets, t1_answers, t1_s = one["t1"]
@@ -187,9 +223,29 @@ def main():
         print(f"{label:46} {ms(ts)} {len(ts):7d}")
     runs_per_s = (len(ra["two"]) + len(rb["two"])) / two_busy
     print()
+    print("where an uncached question's time goes (medians of the run records, ms): lockd before")
+    print("the execve (the standby's release, the sandbox's entry), the plugin from its execve,")
+    print("and the rest (Varlink, the engine, the spawner link, the durable records); peak memory")
+    print("is the run's memory cgroup peak (KiB)")
+    for label, phase, cut in (("back to back", "b2b", (cuts[0], cuts[1])),
+                              ("100 ms apart", "g100", (cuts[1], cuts[2])),
+                              ("1 s apart", "g1s", (cuts[2], cuts[3]))):
+        rec = records(p[cut[0]:cut[1]])
+        setup = med([x["setup_usec"] for x in rec]) / 1e3
+        wall = med([x["wall_usec"] for x in rec]) / 1e3
+        peak = [x["peak_memory_bytes"] / 1024 for x in rec]
+        print(f"  {label:14} before execve {setup:5.2f}  plugin {wall:5.2f}  rest "
+              f"{med(one[phase]) - setup - wall:5.2f}  peak memory {med(peak):6.0f} (max "
+              f"{max(peak):.0f}, {len(rec)} runs)")
+    print()
     print(f"two agents at once, cache misses back to back: {len(ra['two']) + len(rb['two'])} runs, "
           f"{runs_per_s:.0f} runs/s (the slower agent's busy time; {two_wall:.2f} s with the "
           "agents' start)")
+    n_two = len(ra["two"]) + len(rb["two"])
+    print("  CPU per run during it, ms: " + ", ".join(
+        f"{k} {(cpu1[k] - cpu0[k]) * 1e3 / n_two:.2f}" for k in cpu0
+        if cpu0[k] is not None and cpu1.get(k) is not None) +
+        f" (of {2 * two_wall * 1e3 / n_two:.2f} ms of both cores' time per run)")
     print(f"cache hits over one connection, {PIPELINE} calls in flight, a Submit and a Wait per "
           "ticket:")
     print(f"  1 step per ticket:   {t1_answers / t1_s:9.0f} answers/s ({t1_tickets} tickets in "

@@ -272,6 +272,13 @@ static bool scope_run_oom(void *userdata) {
         return s->watch && oom_watch_fired(s->watch);
 }
 
+/* The scope's peak: the plugin's own memory, not lockctl's (runner.h). */
+static int scope_run_peak(void *userdata, uint64_t *ret) {
+        ScopeRun *s = userdata;
+
+        return s->watch ? oom_watch_peak(s->watch, ret) : -ENOENT;
+}
+
 /* One command's plugin, loaded once and run on each fixture. */
 typedef struct Tester {
         const char *dir;
@@ -406,6 +413,7 @@ static int tester_run(Tester *t, int fixture_fd, const char *inputs, RunResult *
                 p.start_hook_userdata = &t->scope;
                 p.oom_check = scope_run_oom;
                 p.oom_check_userdata = &t->scope;
+                p.peak_check = scope_run_peak;
         }
 
         r = runner_run(t->sb, &p, ret);

@@ -437,6 +437,9 @@ typedef struct RunIO {
         int stdout_fd, stderr_fd, detail_fd, pidfd;
         bool (*oom_check)(void *userdata);
         void *oom_check_userdata;
+        int (*peak_check)(void *userdata, uint64_t *ret);
+        int peak_error; /* peak_check()'s return: 0 when peak holds the cgroup's peak */
+        uint64_t peak;
         uint8_t out[RUN_STDOUT_KEEP];
         size_t out_len;
         uint64_t out_total;
@@ -498,6 +501,10 @@ static int collect(RunIO *io, uint64_t deadline, RunResult *res, RunExit *e, str
                         /* Asked now, before the manager may have removed the scope's cgroup. */
                         if (e->signal == SIGKILL && !e->timed_out && io->oom_check)
                                 e->oom = io->oom_check(io->oom_check_userdata);
+                        /* The same race: the cgroup's peak is read before it goes. */
+                        io->peak_error = io->peak_check
+                                                 ? io->peak_check(io->oom_check_userdata, &io->peak)
+                                                 : -ENOENT;
                         /*
                          * Threads share the fd table and the plugin cannot fork, so once it is
                          * reaped every write end is closed: the pipes reach EOF now.
@@ -751,7 +758,9 @@ int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResul
                     .detail_fd = det[0],
                     .pidfd = c->pidfd,
                     .oom_check = p->oom_check,
-                    .oom_check_userdata = p->oom_check_userdata};
+                    .oom_check_userdata = p->oom_check_userdata,
+                    .peak_check = p->peak_check,
+                    .peak_error = -ENOENT};
         /* The plugin's time starts at its execve: what came before is lockd's, reported apart
          * (setup_usec), never charged against the plugin's timeout. */
         start = now_usec();
@@ -769,7 +778,13 @@ int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResul
         res.wall_usec = now_usec() - start;
         res.cpu_usec = (uint64_t)ru.ru_utime.tv_sec * 1000000ULL + (uint64_t)ru.ru_utime.tv_usec +
                        (uint64_t)ru.ru_stime.tv_sec * 1000000ULL + (uint64_t)ru.ru_stime.tv_usec;
-        res.peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024;
+        /*
+         * The plugin's own peak is its memory cgroup's (a fresh scope per run). ru_maxrss is not:
+         * the waiting child shared the spawner's memory (CLONE_VM), and execve() keeps the larger
+         * of the old and the new memory's high-water mark (exec_mmap()), so it is never below the
+         * spawner's resident size. It stands in only where no cgroup told.
+         */
+        res.peak_rss_bytes = io.peak_error == 0 ? io.peak : (uint64_t)ru.ru_maxrss * 1024;
         if (p->fds)
                 *p->fds->exit = e; /* the reader classifies */
         else

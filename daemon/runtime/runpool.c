@@ -275,6 +275,12 @@ static bool oom_check(void *userdata) {
         return w->oom && oom_watch_fired(w->oom);
 }
 
+static int peak_check(void *userdata, uint64_t *ret) {
+        Worker *w = userdata;
+
+        return w->oom ? oom_watch_peak(w->oom, ret) : -ENOENT;
+}
+
 static void run_one(Worker *w, RunRequest *req) {
         RunPool *p = w->pool;
         uid_t uid = 0;
@@ -316,6 +322,7 @@ static void run_one(Worker *w, RunRequest *req) {
                 .start_hook_userdata = w,
                 .oom_check = oom_check,
                 .oom_check_userdata = w,
+                .peak_check = peak_check,
                 .fds = req->external ? &fds : NULL,
         };
         StandbyClass class = class_of(req->sandbox);

@@ -66,6 +66,7 @@ struct BudgetStore {
         uint64_t gen;                    /* counts the deferred changes (budget_generation()) */
         uint64_t durable_gen;            /* the last of them known to be on disk */
         void (*barrier)(void *userdata); /* before a write of the caller's own (budget_persist()) */
+        char *format_buf;                /* BUDGET_FILE_MAX, for budget_batch_take() */
         void *barrier_userdata;
 };
 
@@ -804,6 +805,7 @@ BudgetStore *budget_close(BudgetStore *s) {
                 budget_free(s->table[i]);
         free(s->table);
         free(s->dirty);
+        free(s->format_buf);
         safe_close(s->dfd);
         free(s);
         return NULL;
@@ -977,7 +979,6 @@ static BudgetBatch *batch_free(BudgetBatch *b) {
 }
 
 int budget_batch_take(BudgetStore *s, BudgetBatch **ret) {
-        _cleanup_free_ char *text = NULL;
         BudgetBatch *b;
 
         if (!s || !ret)
@@ -998,21 +999,31 @@ int budget_batch_take(BudgetStore *s, BudgetBatch **ret) {
                 Buf buf;
                 int r;
 
-                text = malloc(BUDGET_FILE_MAX);
-                if (!text) {
-                        batch_free(b);
-                        return -ENOMEM;
+                /* Formatted in the store's buffer, kept at its length: a batch per question must
+                 * not map and unmap BUDGET_FILE_MAX each time. */
+                if (!s->format_buf) {
+                        s->format_buf = malloc(BUDGET_FILE_MAX);
+                        if (!s->format_buf) {
+                                batch_free(b);
+                                return -ENOMEM;
+                        }
                 }
-                buf = (Buf){.p = text};
+                buf = (Buf){.p = s->format_buf};
                 r = budget_format(d->digest, d->answers, d->n, &buf);
                 if (r < 0) {
                         batch_free(b);
                         return r;
                 }
+                f->text = malloc(buf.len);
+                if (f->text)
+                        memcpy(f->text, buf.p, buf.len);
+                if (!f->text) {
+                        batch_free(b);
+                        return -ENOMEM;
+                }
                 file_name(d->digest, f->name);
                 memcpy(f->digest, d->digest, BUDGET_DIGEST_SIZE);
                 f->len = buf.len;
-                f->text = TAKE_PTR(text);
                 f->slot = d->dirty_slot;
                 b->sync_dir = b->sync_dir || d->dirty_slot;
                 b->n++;

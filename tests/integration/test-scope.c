@@ -593,6 +593,12 @@ static bool oom_check(void *userdata) {
         return oom_watch_fired(h->watch);
 }
 
+static int peak_check(void *userdata, uint64_t *ret) {
+        Hook *h = userdata;
+
+        return oom_watch_peak(h->watch, ret);
+}
+
 /* Runs tests/plugins/<plugin> in a scope whose MemoryMax is memory_max. */
 static void run_in_scope(ScopeManager *m, const char *plugin, uint64_t memory_max, bool check,
                          Hook *h, RunResult *res) {
@@ -627,6 +633,7 @@ static void run_in_scope(ScopeManager *m, const char *plugin, uint64_t memory_ma
         if (check) {
                 p.oom_check = oom_check;
                 p.oom_check_userdata = h;
+                p.peak_check = peak_check;
         }
         ck_assert_int_eq(runner_run(sb, &p, res), 0);
         ck_assert_msg(h->error == 0, "the start hook: %s", strerror(-h->error));
@@ -693,6 +700,45 @@ START_TEST(test_oom_after_removal) {
 }
 END_TEST
 
+/*
+ * Peak memory is the plugin's own: its scope's peak, not the runner's maxrss, which an execve from
+ * memory shared with the spawner (CLONE_VM) keeps at least at the spawner's size. A plugin that
+ * touches 115 MiB of heap shows it; a trivial one shows well under a MiB, less than this test
+ * process's own resident size, which the maxrss would have carried.
+ */
+START_TEST(test_peak_is_the_plugins) {
+        LoopThread t;
+        RunResult res;
+        Hook h;
+        uint64_t own = 0;
+        FILE *f;
+        char line[256];
+
+        f = fopen("/proc/self/status", "re");
+        ck_assert_ptr_nonnull(f);
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "VmRSS: %" SCNu64 " kB", &own) == 1)
+                        break;
+        fclose(f);
+        ck_assert_uint_gt(own, 0);
+
+        loop_start(&t);
+        run_in_scope(t.manager, "scope-oom", 256 * MiB, true, &h, &res);
+        ck_assert_int_eq(res.outcome, RUN_ZERO);
+        ck_assert_msg(res.peak_rss_bytes >= 115 * MiB && res.peak_rss_bytes < 256 * MiB,
+                      "peak %" PRIu64, res.peak_rss_bytes);
+        oom_watch_free(h.watch);
+
+        run_in_scope(t.manager, "good-one", 64 * MiB, true, &h, &res);
+        ck_assert_int_eq(res.outcome, RUN_ONE);
+        ck_assert_msg(res.peak_rss_bytes > 0 && res.peak_rss_bytes < 1 * MiB &&
+                              res.peak_rss_bytes < own * 1024,
+                      "peak %" PRIu64 ", this process %" PRIu64 " KiB", res.peak_rss_bytes, own);
+        oom_watch_free(h.watch);
+        loop_stop(&t);
+}
+END_TEST
+
 static Suite *scope_suite(void) {
         Suite *s = suite_create("scope");
         TCase *tc = tcase_create("manager");
@@ -707,6 +753,7 @@ static Suite *scope_suite(void) {
         tcase_add_test(tc, test_collected);
         tcase_add_test(tc, test_oom);
         tcase_add_test(tc, test_oom_after_removal);
+        tcase_add_test(tc, test_peak_is_the_plugins);
         suite_add_tcase(s, tc);
         return s;
 }
