@@ -71,9 +71,11 @@ static void submits_answer(Manager *m, int r) {
         }
 }
 
-/* The audit log's part of a commit ended (on the loop, or inline from commit_sync()). */
-static void audit_done(Manager *m, int r) {
-        if (r < 0)
+/* The audit log's part of a commit ended (on the loop, or inline from commit_sync()). The log's
+ * breaking is said once, when a job's fsync() failed; the calls after it refuse quietly (each
+ * refused Submit and withheld answer says so itself). */
+static void audit_done(Manager *m, int r, bool tell) {
+        if (r < 0 && tell)
                 log_error_errno(r, LOCKD_MESSAGE_AUDIT_SUBMIT,
                                 "the audit log could not be made durable: tickets are refused "
                                 "and answers withheld: %m");
@@ -95,9 +97,10 @@ static int audit_work(void *ctx) {
 static void on_audit_written(void *ctx, int r, void *userdata) {
         Commit *c = userdata;
         Manager *m = c->manager;
+        bool failed = r < 0;
 
         r = audit_sync_complete(m->audit, &c->audit_job, r);
-        audit_done(m, r);
+        audit_done(m, r, failed);
         commit_run(m);
 }
 
@@ -139,11 +142,10 @@ void commit_run(Manager *m) {
                 if (r > 0) {
                         r = disk_writer_start(c->audit_writer, audit_work, &c->audit_job);
                         if (r < 0)
-                                audit_done(m, audit_sync_complete(m->audit, &c->audit_job, r));
-                } else if (r < 0)
-                        audit_done(m, r);
-                else
-                        audit_done(m, 0);
+                                audit_done(m, audit_sync_complete(m->audit, &c->audit_job, r),
+                                           true);
+                } else
+                        audit_done(m, r, false);
         }
         if (m->budget && !disk_writer_busy(c->budget_writer)) {
                 BudgetBatch *b = NULL;
@@ -173,7 +175,7 @@ void commit_sync(Manager *m) {
         /* Done handlers may write more (a ticket done, a commit): twice covers them. */
         for (int i = 0; i < 2; i++) {
                 if (m->audit)
-                        audit_done(m, audit_sync(m->audit));
+                        audit_done(m, audit_sync(m->audit), false);
                 if (m->budget) {
                         r = budget_flush(m->budget);
                         budget_done(m,

@@ -436,6 +436,9 @@ static void journal_copy(uint64_t seq_no, const char *head, AuditEvent type, jso
         const char *key;
         json_t *v;
 
+        /* A copy the log would drop (a run's and a ticket's end are debug lines) is not built. */
+        if (ev->priority > log_get_max_level())
+                return;
         lf[i++] = (LogField){.key = "LOCKD_AUDIT_SEQ", .value = log_format_u64(seq, seq_no)};
         lf[i++] = (LogField){.key = "LOCKD_AUDIT_EVENT", .value = ev->name};
         lf[i++] = (LogField){.key = "LOCKD_AUDIT_HASH", .value = head};
