@@ -27,7 +27,7 @@
 #include "log-ids.h"
 #include "log.h"
 #include "macro.h"
-#include "nss-util.h"
+#include "spawner-names.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
@@ -243,34 +243,18 @@ static const char *scope_bus(const Policy *p) {
                                                  : p->scope.bus_address;
 }
 
-/* The engine's user: it must exist and must not be root. */
-static int engine_user(uid_t *ret_uid, gid_t *ret_gid) {
-        _cleanup_free_ char *buf = NULL;
-        struct passwd pw;
-        size_t len = 0;
-        int r;
-
-        r = nss_get(&pw, NULL, ENGINE_USER, 0, false, &buf, &len);
-        if (r < 0)
-                return r;
-        if (pw.pw_uid == 0 || pw.pw_gid == 0)
-                return -EPERM;
-        *ret_uid = pw.pw_uid;
-        *ret_gid = pw.pw_gid;
-        return 0;
-}
-
 /* Binds (or takes from systemd) the two sockets; bound paths are recorded for the end. */
-static int open_sockets(const Policy *p, int fds[2], char *bound[2], bool *ret_activated) {
+static int open_sockets(const Policy *p, const SpawnerNames *names, int fds[2], char *bound[2],
+                        bool *ret_activated) {
         ListenSpec specs[2] = {
                 {.name = "agent",
                  .path = p->agent_socket.path,
                  .mode = p->agent_socket.mode,
-                 .gid = socket_policy_gid(&p->agent_socket)},
+                 .gid = names->socket_gid[0]},
                 {.name = "console",
                  .path = p->console_socket.path,
                  .mode = p->console_socket.mode,
-                 .gid = socket_policy_gid(&p->console_socket)},
+                 .gid = names->socket_gid[1]},
         };
         int r;
 
@@ -323,6 +307,7 @@ int spawner_run(int argc, char **argv) {
         int fds[2] = {-1, -1}, pair[2] = {-1, -1};
         char *bound[2] = {NULL, NULL};
         Run run = {.engine_pidfd = -1};
+        SpawnerNames names;
         char why[512] = "";
         bool checking = false, activated = false;
         uid_t euid;
@@ -403,9 +388,14 @@ int spawner_run(int argc, char **argv) {
                                                        : p->scope.ahead,
                         },
         };
-        r = uid_pool_check_range(p->ephemeral_uid_first, p->ephemeral_uid_last, why, sizeof(why));
+        /* The user and group databases, read by a child: lockd itself never loads NSS modules. */
+        r = spawner_names_lookup(p, ENGINE_USER, &names);
         if (r < 0)
-                return log_error_errno(r, NULL, "ephemeral_uids: %s", why), 1;
+                return log_error_errno(r, NULL, "the user and group lookups failed: %m"), 1;
+        if (names.range_error < 0)
+                return log_error_errno(names.range_error, NULL, "ephemeral_uids: %s",
+                                       names.range_why),
+                       1;
         /* Each run in flight holds a uid of its own. */
         if ((uint64_t)p->ephemeral_uid_last - p->ephemeral_uid_first + 1 <
             p->limits.concurrent_runs)
@@ -415,7 +405,9 @@ int spawner_run(int argc, char **argv) {
                                        p->ephemeral_uid_last - p->ephemeral_uid_first + 1,
                                        p->limits.concurrent_runs),
                        1;
-        r = engine_user(&euid, &egid);
+        r = names.engine_error;
+        euid = names.engine_uid;
+        egid = names.engine_gid;
         if (r < 0)
                 return log_error_errno(r, NULL,
                                        "user " ENGINE_USER ": %s; the engine runs as it (the "
@@ -446,7 +438,7 @@ int spawner_run(int argc, char **argv) {
         sigaddset(&ss, SIGHUP);
         sigprocmask(SIG_BLOCK, &ss, NULL);
 
-        if (open_sockets(p, fds, bound, &activated) < 0)
+        if (open_sockets(p, &names, fds, bound, &activated) < 0)
                 goto finish;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
                 log_error_errno(negative_errno(), NULL, "the engine's channel: %m");

@@ -141,7 +141,7 @@ def socket_inodes(pid):
 def test_processes(top):
     """on a running lockd the engine is user lockd with CapEff and CapPrm 0, NoNewPrivs 1 and a
     seccomp filter; the root process holds neither listening socket and maps neither libjansson
-    nor libcrypto"""
+    nor libcrypto, nor an NSS module"""
     os.makedirs(os.path.join(top, "procs"), exist_ok=True)
     d = Daemon(os.path.join(top, "procs"))
     d.start()
@@ -165,6 +165,9 @@ def test_processes(top):
         maps = open(f"/proc/{d.proc.pid}/maps").read()
         check("libjansson" not in maps and "libcrypto" not in maps,
               "the spawner maps libjansson or libcrypto")
+        # Its user and group lookups ran in a child: no NSS module (nor the libm one pulls in).
+        check("libnss_" not in maps and "libm.so" not in maps,
+              f"the spawner maps an NSS module: {[x for x in maps.split() if 'libnss_' in x]}")
         check("libjansson" in open(f"/proc/{engine}/maps").read(), "the engine's maps")
     finally:
         d.stop()
