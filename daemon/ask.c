@@ -375,6 +375,24 @@ static void commit_outcome(Manager *m, StepRun *s) {
                 commit_want(m);
 }
 
+/*
+ * Withholds s's answer (why: "audit" or "budget", the record that could not be made durable): the
+ * agent sees plugin_error at the step's release time, and the outcome is not cached. A cached
+ * outcome is served without a run, so it must stand on a durable run record and a durable
+ * charge; this one has not both. The slot goes back, as for a run that says nothing about the
+ * file: nobody received its answer.
+ */
+static void withhold(Manager *m, StepRun *s, const char *why) {
+        Ticket *t = tickets_get_mutable(m->tickets, s->ticket);
+        int r = budget_release(m->budget, s->digest, &s->key);
+
+        if (r < 0)
+                log_error_errno(r, NULL, "ticket %s step %zu: budget release failed: %m", s->ticket,
+                                s->step);
+        if (t)
+                set_outcome_at(m, t, s->step, -1, "plugin_error", why, s->release_usec);
+}
+
 /* Lets s's answer go now that its run record and its reservation are durable, or withholds it
  * (withheld: "audit" or "budget", what could not be made durable). Frees s. */
 static void answer_release(Manager *m, StepRun *s, const char *withheld) {
@@ -384,17 +402,15 @@ static void answer_release(Manager *m, StepRun *s, const char *withheld) {
                 /* lockd could not enter the sandbox: that says nothing about the file, so the
                  * slot goes back; the run is recorded all the same. */
                 fail_unrun(m, s, s->cause);
+        } else if (withheld) {
+                log_error_errno(-EIO, NULL,
+                                "ticket %s step %zu: the %s could not be made durable, the "
+                                "answer is withheld",
+                                s->ticket, s->step,
+                                strcmp(withheld, "audit") == 0 ? "run record" : "budget");
+                withhold(m, s, withheld);
         } else {
-                if (withheld)
-                        log_error_errno(-EIO, NULL,
-                                        "ticket %s step %zu: the %s could not be made durable, "
-                                        "the answer is withheld",
-                                        s->ticket, s->step,
-                                        strcmp(withheld, "audit") == 0 ? "run record" : "budget");
-                if (t && withheld)
-                        set_outcome_at(m, t, s->step, -1, "plugin_error", withheld,
-                                       s->release_usec);
-                else if (t && s->outcome == RUN_PLUGIN_ERROR)
+                if (t && s->outcome == RUN_PLUGIN_ERROR)
                         set_outcome_at(m, t, s->step, -1, "plugin_error", s->cause,
                                        s->release_usec);
                 else if (t)
@@ -513,12 +529,8 @@ static void step_done(RunRequest *req, void *userdata) {
                                 s->ticket, s->step);
                 if (s->spawn_failed)
                         fail_unrun(m, s, s->cause);
-                else {
-                        if (t)
-                                set_outcome_at(m, t, s->step, -1, "plugin_error", "audit",
-                                               s->release_usec);
-                        commit_outcome(m, s);
-                }
+                else
+                        withhold(m, s, "audit");
                 goto finish;
         }
         if (!q) {

@@ -104,6 +104,44 @@ def test_auto_runs_and_caches(w):
     check(g["auto"] is True and g["state"] == "done" and g["seal_key"] is None, f"{g}")
 
 
+def test_budget_unwritable(w):
+    """a budget that cannot be written withholds the answer (plugin_error) though the plugin ran
+    and its record is kept; nothing is cached, and once the disk takes it again the question runs
+    and answers"""
+    top = os.path.join(w.dir, "unwritable")
+    os.makedirs(top, exist_ok=True)
+    # A lockd of its own: the failure's log lines stay out of the shared one's.
+    d = Daemon(top, policy=open(w.d.policy).read().replace(w.d.dir, top))
+    d.start()
+    try:
+        sub = World.__new__(World)
+        sub.dir, sub.signer, sub.d, sub.releases = w.dir, w.signer, d, w.releases
+        one = sub.install("good-one")
+        h = grant(d, grant_file(w, "unwritable.txt", b"budget disk gone"), "--agent",
+                  str(AGENT_UID), "--auto")["handle"]
+        budgets = os.path.join(top, "state", "budgets")
+        mode = os.stat(budgets).st_mode & 0o7777
+        os.chmod(budgets, 0o500)  # the engine (user lockd) cannot create a file there now
+        try:
+            s = submit(d, [{"plugin": one, "handle": h}])
+            r = wait_final(d, s["ticket"])
+        finally:
+            os.chmod(budgets, mode)
+        check(outcomes(r) == [(None, "plugin_error")], f"withheld: {r}")
+        runs = [x for x in audit_records(d) if x["event"] == "run" and
+                x.get("ticket") == s["ticket"]]
+        check(len(runs) == 1 and runs[0]["outcome"] == "1", f"the run's record: {runs}")
+        check("the budget could not be made durable" in d.read_log(), "no log line")
+        s2 = submit(d, [{"plugin": one, "handle": h}])
+        r2 = wait_final(d, s2["ticket"])
+        check(outcomes(r2) == [(1, None)], f"after the disk came back: {r2}")
+        runs = [x for x in audit_records(d) if x["event"] == "run" and
+                x.get("ticket") == s2["ticket"]]
+        check(len(runs) == 1, f"the withheld answer was served from the cache: {runs}")
+    finally:
+        d.stop()
+
+
 def test_approve_sealed_value(w):
     """a typed value sealed to the ticket answers the question and goes nowhere else"""
     inputs = w.install("good-inputs")
@@ -805,7 +843,7 @@ def main():
         for t in (test_auto_runs_and_caches, test_approve_sealed_value,
                   test_session_replay_other_file, test_input_invalid, test_results_level,
                   test_deny_cancel_expire, test_budget_runtime_and_restart,
-                  test_sigkill_mid_run_restart, test_many_agents, test_stop_wipes_sessions,
+                  test_sigkill_mid_run_restart, test_budget_unwritable, test_many_agents, test_stop_wipes_sessions,
                   test_catalog_changes_audited,
                   test_session_end_fresh_value, test_release_level1, test_release_level2,
                   test_agent_confinement, test_agent_run_terminal,
