@@ -265,9 +265,9 @@ AskQueue *ask_queue_free(AskQueue *q) {
         return NULL;
 }
 
-/* Ends a step that did not run (or whose run tells nothing about the file): its reserved slot
- * is given back, the agent sees plugin_error, the human the cause. */
-static void fail_unrun(Manager *m, StepRun *s, const char *cause) {
+/* Ends a step without an answer: its reserved slot is given back, the agent sees plugin_error at
+ * release_usec (0: now), the human the cause. */
+static void end_unanswered(Manager *m, StepRun *s, const char *cause, uint64_t release_usec) {
         Ticket *t = tickets_get_mutable(m->tickets, s->ticket);
         int r = budget_release(m->budget, s->digest, &s->key);
 
@@ -275,7 +275,12 @@ static void fail_unrun(Manager *m, StepRun *s, const char *cause) {
                 log_error_errno(r, NULL, "ticket %s step %zu: budget release failed: %m", s->ticket,
                                 s->step);
         if (t)
-                set_outcome(m, t, s->step, -1, "plugin_error", cause);
+                set_outcome_at(m, t, s->step, -1, "plugin_error", cause, release_usec);
+}
+
+/* Ends a step that did not run (or whose run tells nothing about the file). */
+static void fail_unrun(Manager *m, StepRun *s, const char *cause) {
+        end_unanswered(m, s, cause, 0);
 }
 
 static void step_done(RunRequest *req, void *userdata);
@@ -383,14 +388,7 @@ static void commit_outcome(Manager *m, StepRun *s) {
  * file: nobody received its answer.
  */
 static void withhold(Manager *m, StepRun *s, const char *why) {
-        Ticket *t = tickets_get_mutable(m->tickets, s->ticket);
-        int r = budget_release(m->budget, s->digest, &s->key);
-
-        if (r < 0)
-                log_error_errno(r, NULL, "ticket %s step %zu: budget release failed: %m", s->ticket,
-                                s->step);
-        if (t)
-                set_outcome_at(m, t, s->step, -1, "plugin_error", why, s->release_usec);
+        end_unanswered(m, s, why, s->release_usec);
 }
 
 /* Lets s's answer go now that its run record and its reservation are durable, or withholds it
