@@ -516,8 +516,9 @@ static void step_done(RunRequest *req, void *userdata) {
 
         /*
          * The run's record is written now and made durable by the group commit, off the loop;
-         * the answer leaves only after that (ask_records_durable()). The charge is on disk since
-         * before the run (drain()). Without the record the answer is withheld.
+         * the answer leaves only after that and after the batch holding the reservation, which
+         * went to the disk beside the run (drain(), ask_records_durable()). Without either the
+         * answer is withheld.
          */
         r = audit_run(m, s, req, s->cause);
         if (r < 0) {
@@ -658,9 +659,9 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
                                        release);
                 return;
         }
-        /* The slot is taken now and written by the flush in drain(), before the RUN goes: no
-         * plugin runs and no answer leaves (step_done()) before the slot is on disk, so no crash
-         * gives an agent an answer for free. */
+        /* The slot is taken now and written by the next budget batch, beside the run: no answer
+         * leaves (answers_release_ready()) before the slot is on disk, so no crash gives an
+         * agent an answer for free. */
         r = budget_reserve_deferred(m->budget, s->digest, &s->key, h->budget);
         s->budget_gen = budget_generation(m->budget);
         if (r < 0) {

@@ -91,9 +91,6 @@ struct ScopeManager {
         Tracked *tracked;
         unsigned n_tracked;
 
-        void (*sent_hook)(void *userdata); /* after other threads' starts went out */
-        void *sent_hook_userdata;
-
         pthread_mutex_t lock; /* protects the queue, and every Waiter */
         Command *queue_head, **queue_tail;
         unsigned n_queued;
@@ -509,7 +506,6 @@ static void command_run(ScopeManager *m, Command *c) {
 static int on_wakeup(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         ScopeManager *m = userdata;
         uint64_t counter;
-        bool started = false;
         Command *c;
 
         /* Resets the eventfd. A failed read (EAGAIN: another wakeup took it) changes nothing: the
@@ -525,23 +521,11 @@ static int on_wakeup(sd_event_source *s, int fd, uint32_t revents, void *userdat
         while (c) {
                 Command *next = c->next;
 
-                started = started || c->kind == COMMAND_START;
                 command_run(m, c);
                 free(c);
                 c = next;
         }
-        /* The manager works on the starts now, for a millisecond or two: lockd's own disk
-         * writes fit in that time, once the requests are on the wire. */
-        if (started && m->sent_hook) {
-                (void)sd_bus_flush(m->bus);
-                m->sent_hook(m->sent_hook_userdata);
-        }
         return 0;
-}
-
-void scope_manager_set_sent_hook(ScopeManager *m, void (*fn)(void *userdata), void *userdata) {
-        m->sent_hook = fn;
-        m->sent_hook_userdata = userdata;
 }
 
 /* Queues c for the loop's thread and wakes it; takes c. */

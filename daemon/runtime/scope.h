@@ -62,13 +62,6 @@ int scope_start_wait(ScopeManager *m, const char *unit, pid_t pid, const ScopeLi
 int scope_kill(ScopeManager *m, const char *unit);
 
 /*
- * fn(userdata) runs on the loop right after StartTransientUnit calls that other threads asked
- * for (scope_start_wait()) went out: while the manager creates those scopes, the caller may do
- * work of its own (lockd makes its pending records durable then). NULL: nothing.
- */
-void scope_manager_set_sent_hook(ScopeManager *m, void (*fn)(void *userdata), void *userdata);
-
-/*
  * Kills and stops every unit the manager knows whose name matches pattern ("lockd-run-*.scope"):
  * runs left by a lockd that died without its SIGTERM path. Synchronous; call it on e's thread
  * before any run starts. 0 with *ret_n the number of units killed, or a negative errno.

@@ -182,11 +182,11 @@ int budget_reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
 
 /*
  * budget_reserve() without the disk: the slot is taken in memory at once (the same checks and
- * returns but for I/O errors) and written by the next budget_flush(), which makes every such
+ * returns but for I/O errors) and written by the next flush or batch, which makes every such
  * reservation durable with one directory fsync(). The caller must not let any answer of a
- * deferred slot out before a budget_flush() returned 0: a crash before it loses a slot whose
- * answer nobody received, never one an agent learned. lockd flushes while the manager creates the
- * run's scope, so the miss path does not wait for these writes.
+ * deferred slot out before that write succeeded (budget_durable_generation()): a crash before it
+ * loses a slot whose answer nobody received, never one an agent learned. lockd writes the batch
+ * while the plugin runs, so the miss path does not wait for these writes.
  */
 int budget_reserve_deferred(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
                             const BudgetKey *key, unsigned limit);
