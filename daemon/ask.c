@@ -39,9 +39,10 @@ typedef struct StepRun {
         uint8_t answer_id[ANSWERS_ID_SIZE]; /* answers_id() of the values, when by_value */
         uint64_t admitted_usec;             /* CLOCK_MONOTONIC, when the run was admitted */
         uint64_t timeout_usec;              /* the plugin's timeout_s */
-        uint64_t budget_gen; /* the budget generation its reservation needs on disk to run */
+        uint64_t budget_gen; /* the budget generation its answer needs on disk (the reservation) */
         RunRequest *req;     /* while in the backlog; the pool owns it after submit */
-        /* After the run, while its audit record (audit_seq) is made durable: the outcome. */
+        /* After the run, while its audit record (audit_seq) and its reservation (budget_gen) are
+         * made durable: the outcome. */
         uint64_t audit_seq;
         RunOutcome outcome;
         bool spawn_failed; /* lockd could not enter the sandbox: the slot goes back */
@@ -467,7 +468,7 @@ static void step_done(RunRequest *req, void *userdata) {
         Manager *m = s->manager;
         const RunResult *res = &req->result;
         Ticket *t = tickets_get_mutable(m->tickets, s->ticket);
-        AskQueue *q = ask_queue(m);
+        AskQueue *q = m->ask; /* s came from its backlog */
         int r;
 
         /* How long the run took from its admission: what the release schedule rounds. */
@@ -530,11 +531,6 @@ static void step_done(RunRequest *req, void *userdata) {
                         fail_unrun(m, s, s->cause);
                 else
                         withhold(m, s, "audit");
-                goto finish;
-        }
-        if (!q) {
-                /* No memory to wait in: the answer is withheld (fail closed). */
-                answer_release(m, TAKE_PTR(s), "audit");
                 goto finish;
         }
         s->audit_seq = audit_get_seq(m->audit);

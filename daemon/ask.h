@@ -32,12 +32,12 @@ size_t ask_backlog(const Manager *m);
 void ask_flush(Manager *m);
 
 /*
- * The group commit's news (commit.h). ask_budget_durable(): the budget changes up to gen are on
- * disk (r >= 0), so the steps whose reservations they hold may run; or they could not be written
- * (r < 0), and the steps waiting for them end unrun (plugin_error, not_run:budget). Then the
- * backlog goes to the pool. ask_records_durable(): the audit log is durable up to its durable
- * seq (r >= 0), so the answers whose run records it holds leave; or it broke (r < 0), and every
- * answer waiting is withheld (plugin_error, cause "audit").
+ * The group commit's news (commit.h); both let go the answers whose run record and reservation
+ * are now durable. ask_budget_durable(): the budget changes up to gen are on disk (r >= 0), or
+ * they could not be written (r < 0), and an answer whose reservation only that batch held is
+ * withheld (plugin_error, cause "budget"). ask_records_durable(): the audit log is durable up to
+ * its durable seq (r >= 0), or it broke (r < 0), and every answer waiting is withheld
+ * (plugin_error, cause "audit"). A withheld answer is not cached and its slot goes back.
  */
 void ask_budget_durable(Manager *m, uint64_t gen, int r);
 void ask_records_durable(Manager *m, int r);

@@ -66,7 +66,7 @@ struct BudgetStore {
         uint64_t gen;                    /* counts the deferred changes (budget_generation()) */
         uint64_t durable_gen;            /* the last of them known to be on disk */
         void (*barrier)(void *userdata); /* before a write of the caller's own (budget_persist()) */
-        char *format_buf;                /* BUDGET_FILE_MAX, for budget_batch_take() */
+        char *format_buf;                /* BUDGET_FILE_MAX, for format_file() */
         void *barrier_userdata;
 };
 
@@ -118,13 +118,19 @@ static int dirty_room(BudgetStore *s, const Budget *b) {
         return 0;
 }
 
-/* Marks b for the next flush (room made by dirty_room()); slot: a new slot is in it. */
+/* Marks b for the next flush (room made by dirty_room()); slot: a new slot is in it. A change of
+ * memory also counts a generation (change_deferred()); a failed batch's budgets only go back. */
 static void dirty_add(BudgetStore *s, Budget *b, bool slot) {
         if (!b->dirty) {
                 b->dirty = true;
                 s->dirty[s->n_dirty++] = b;
         }
         b->dirty_slot = b->dirty_slot || slot;
+}
+
+/* A change of b's memory that the next flush writes: marked, and counted (budget_generation()). */
+static void change_deferred(BudgetStore *s, Budget *b, bool slot) {
+        dirty_add(s, b, slot);
         s->gen++;
 }
 
@@ -468,10 +474,22 @@ static int budget_format(const uint8_t d[BUDGET_DIGEST_SIZE], const Answer *answ
  * reservation, which already charges the slot, so losing the commit loses a cached outcome, never
  * a charge. It saves one of the miss path's fsync()s.
  */
+/* Formats digest d's file text into the store's buffer (loop thread only; allocated once, so a
+ * write per question does not map and unmap BUDGET_FILE_MAX each time). */
+static int format_file(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE], const Answer *answers,
+                       size_t n, Buf *ret) {
+        if (!s->format_buf) {
+                s->format_buf = malloc(BUDGET_FILE_MAX);
+                if (!s->format_buf)
+                        return -ENOMEM;
+        }
+        *ret = (Buf){.p = s->format_buf};
+        return budget_format(d, answers, n, ret);
+}
+
 static int budget_persist(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE],
                           const Answer *answers, size_t n, bool sync_dir) {
         char name[FILE_NAME_LEN + 1];
-        _cleanup_free_ char *text = NULL;
         Buf buf;
         int r;
 
@@ -483,11 +501,7 @@ static int budget_persist(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE],
                 if (unlinkat(s->dfd, name, 0) < 0 && errno != ENOENT)
                         return negative_errno();
         } else {
-                text = malloc(BUDGET_FILE_MAX);
-                if (!text)
-                        return -ENOMEM;
-                buf = (Buf){.p = text};
-                r = budget_format(d, answers, n, &buf);
+                r = format_file(s, d, answers, n, &buf);
                 if (r < 0)
                         return r;
                 r = store_write_file(s->dfd, name, buf.p, buf.len);
@@ -955,7 +969,7 @@ static int reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
         if (nb)
                 table_put(s, nb);
         if (!now)
-                dirty_add(s, b, true);
+                change_deferred(s, b, true);
         return 0;
 }
 
@@ -999,17 +1013,9 @@ int budget_batch_take(BudgetStore *s, BudgetBatch **ret) {
                 Buf buf;
                 int r;
 
-                /* Formatted in the store's buffer, kept at its length: a batch per question must
-                 * not map and unmap BUDGET_FILE_MAX each time. */
-                if (!s->format_buf) {
-                        s->format_buf = malloc(BUDGET_FILE_MAX);
-                        if (!s->format_buf) {
-                                batch_free(b);
-                                return -ENOMEM;
-                        }
-                }
-                buf = (Buf){.p = s->format_buf};
-                r = budget_format(d->digest, d->answers, d->n, &buf);
+                /* The batch keeps a copy at its length: the writer thread reads it, while the
+                 * store's buffer serves the loop's next format. */
+                r = format_file(s, d->digest, d->answers, d->n, &buf);
                 if (r < 0) {
                         batch_free(b);
                         return r;
@@ -1068,10 +1074,8 @@ BudgetBatch *budget_batch_done(BudgetStore *s, BudgetBatch *b, int r) {
         for (size_t i = 0; i < b->n; i++) {
                 Budget *d = table_find(s, b->files[i].digest, NULL);
 
-                if (d && dirty_room(s, d) >= 0) {
+                if (d && dirty_room(s, d) >= 0)
                         dirty_add(s, d, b->files[i].slot);
-                        s->gen--; /* not a change of its own */
-                }
         }
         return batch_free(b);
 }
@@ -1150,7 +1154,7 @@ static int commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], cons
         if (!now) {
                 /* The disk holds the reservation until the flush: the slot is charged either
                  * way, and a crash before it costs the cached outcome only. */
-                dirty_add(s, b, false);
+                change_deferred(s, b, false);
                 return 0;
         }
         /* A budget whose reservation never reached the disk needs its directory synced too. */
