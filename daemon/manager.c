@@ -58,8 +58,7 @@
 #define STOP_GRACE_USEC      (15ULL * 1000000)
 #define VARLINK_OUT_BYTES    ((size_t)4 * 1024 * 1024)
 #define VARLINK_STALL_USEC   (30ULL * 1000000)
-#define VARLINK_PENDING      16
-#define RUN_QUEUE_PER_WORKER   64
+#define VARLINK_PENDING        16
 #define NOFILE_WANTED          ((rlim_t)8192)
 #define STATUS_INTERVAL_USEC   (200ULL * 1000)
 
@@ -597,7 +596,7 @@ int manager_start(Manager *m) {
 
         /* The spawner: it says HELLO back, with what the runs get (ARCHITECTURE.md). */
         r = spawner_link_new(m->event, TAKE_FD(m->spawner_fd),
-                             p->limits.concurrent_runs * (1 + RUN_QUEUE_PER_WORKER), &m->spawner);
+                             SPAWNER_RUNS_MAX(p->limits.concurrent_runs), &m->spawner);
         if (r < 0)
                 return log_error_errno(r, NULL, "the spawner did not answer: %s", strerror(-r));
         m->landlock_abi = spawner_link_landlock_abi(m->spawner);

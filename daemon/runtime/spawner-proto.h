@@ -19,6 +19,10 @@
 #define SPAWNER_FDS_MAX       6   /* a run's: binary, input, inputs, stdout, stderr, detail */
 #define SPAWNER_MESSAGE_MAX   512 /* larger than any message: a longer datagram is refused */
 #define SPAWNER_CHECKS_MAX    256 /* confinement checks in flight; one more ends the spawner */
+/* The runs the engine may have in flight (running, queued, or ended and not yet told) for
+ * limits.concurrent_runs workers, and so the runs the spawner's queue must hold: a burst of RUNs
+ * arrives before any worker took one, and must not meet EAGAIN. */
+#define SPAWNER_RUNS_MAX(workers) ((workers) * (1 + 64))
 
 typedef enum SpawnerType {
         /* engine → spawner */

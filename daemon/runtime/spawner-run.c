@@ -28,6 +28,7 @@
 #include "log.h"
 #include "macro.h"
 #include "spawner-names.h"
+#include "spawner-proto.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
@@ -48,7 +49,6 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 #define ENGINE_USER          "lockd"
 #define LISTEN_BACKLOG       128
 #define SCOPE_WAIT_USEC      (10ULL * 1000000)
-#define RUN_QUEUE_PER_WORKER 64
 #define ENGINE_EXIT_WAIT_MS  5000
 #define CHOWN_DEPTH_MAX      16
 
@@ -372,10 +372,7 @@ int spawner_run(int argc, char **argv) {
                 .pool =
                         {
                                 .workers = p->limits.concurrent_runs,
-                                /* Everything the engine may have in flight (it counts
-                                 * runs + queue, manager.c): a burst of RUNs arrives before
-                                 * any worker took one, and must not meet EAGAIN. */
-                                .queue_max = p->limits.concurrent_runs * (1 + RUN_QUEUE_PER_WORKER),
+                                .queue_max = SPAWNER_RUNS_MAX(p->limits.concurrent_runs),
                                 .uid_first = p->ephemeral_uid_first,
                                 .uid_last = p->ephemeral_uid_last,
                                 .drop_to_uid = true,
