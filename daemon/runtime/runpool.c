@@ -244,12 +244,24 @@ static int start_hook(pid_t pid, int pidfd, void *userdata) {
 
         /* Fail closed: a run whose scope cannot be created never starts (spawn:scope). */
         r = scope_start_wait(p->scope, req->unit, pid, &lim, p->cfg.scope_timeout_usec);
-        if (r < 0)
+        if (r < 0) {
+                /* A wait that timed out or was cancelled may still have its unit made: stopped
+                 * by name, since the child dies unrun and may die before the manager moved it
+                 * (such a scope never empties: it would stay until RuntimeMaxUSec=). */
+                if (r != -EINVAL)
+                        (void)scope_kill(p->scope, req->unit);
                 goto refuse;
-        /* Under the lock: run_pool_kill_all() reads it from the loop's thread. */
+        }
+        /* Under the lock: run_pool_kill_all() reads it from the loop's thread. A kill_all that
+         * came during the wait did not know the unit yet: it is stopped here. */
         pthread_mutex_lock(&p->lock);
         req->scoped = true;
+        r = p->stopping || req->cancelled ? -ECANCELED : 0;
         pthread_mutex_unlock(&p->lock);
+        if (r < 0) {
+                (void)scope_kill(p->scope, req->unit);
+                goto refuse;
+        }
         /*
          * The scope's counters (peak memory, CPU time, pids) tell something of the file: no uid
          * but root reads them, from before the plugin's first instruction. A directory that
@@ -546,6 +558,17 @@ void run_pool_kill_all(RunPool *p) {
         }
         pthread_cond_broadcast(&p->cond);
         pthread_mutex_unlock(&p->lock);
+}
+
+bool run_pool_idle(RunPool *p) {
+        bool idle;
+
+        if (!p)
+                return true;
+        pthread_mutex_lock(&p->lock);
+        idle = p->n_queued == 0 && p->n_active == 0 && p->n_undelivered == 0;
+        pthread_mutex_unlock(&p->lock);
+        return idle && standby_idle(p->standby);
 }
 
 void run_pool_kill(RunPool *p, uint64_t id) {

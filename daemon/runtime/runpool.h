@@ -98,6 +98,12 @@ int run_pool_submit(RunPool *p, RunRequest *req);
  */
 void run_pool_kill_all(RunPool *p);
 
+/* Whether nothing of the pool is left to finish: no run queued, running or undelivered, no
+ * child made ahead waiting for its scope's job. After run_pool_kill_all() the loop keeps running
+ * until this holds, so that every scope's start is answered and its unit stopped (ARCHITECTURE.md,
+ * "The way out"). Loop's thread. */
+bool run_pool_idle(RunPool *p);
+
 /* Kills the run whose id is id: a queued one never starts (-ECANCELED), one in flight gets
  * SIGKILL and its scope is stopped. An id not in the pool is no error (it may have just ended).
  * Loop's thread only. */

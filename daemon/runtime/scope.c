@@ -90,6 +90,7 @@ struct ScopeManager {
         Request *requests;
         Tracked *tracked;
         unsigned n_tracked;
+        unsigned n_kills; /* KillUnit and StopUnit calls not answered yet (this connection's) */
 
         pthread_mutex_t lock; /* protects the queue, and every Waiter */
         Command *queue_head, **queue_tail;
@@ -386,15 +387,33 @@ int scope_start_async(ScopeManager *m, const char *unit, pid_t pid, const ScopeL
 }
 
 /* Sends KillUnit(unit, "all", SIGKILL) and StopUnit(unit, "replace"), expecting no replies. */
+/* A KillUnit's or StopUnit's answer (an error too: a unit gone already needs nothing more). */
+static int on_kill_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        ScopeManager *m = userdata;
+
+        if (m->n_kills > 0)
+                m->n_kills--;
+        return 0;
+}
+
+/* Sends KillUnit and StopUnit for unit; their answers are counted down in n_kills, so that
+ * scope_manager_idle() can tell when the manager has both. */
 static int kill_now(ScopeManager *m, const char *unit) {
         int r;
 
+        if (!m->bus)
+                return -ENOTCONN;
         r = sd_bus_call_method_async(m->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                     "KillUnit", NULL, NULL, "ssi", unit, "all", SIGKILL);
+                                     "KillUnit", on_kill_reply, m, "ssi", unit, "all", SIGKILL);
         if (r < 0)
                 return r;
-        return sd_bus_call_method_async(m->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                        "StopUnit", NULL, NULL, "ss", unit, "replace");
+        m->n_kills++;
+        r = sd_bus_call_method_async(m->bus, NULL, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                     "StopUnit", on_kill_reply, m, "ss", unit, "replace");
+        if (r < 0)
+                return r;
+        m->n_kills++;
+        return 0;
 }
 
 int scope_kill_stale(ScopeManager *m, const char *pattern, unsigned *ret_n) {
@@ -643,6 +662,17 @@ unsigned scope_manager_n_active(const ScopeManager *m) {
         return m ? m->n_tracked : 0;
 }
 
+bool scope_manager_idle(ScopeManager *m) {
+        bool queued;
+
+        if (!m)
+                return true;
+        pthread_mutex_lock(&m->lock);
+        queued = m->queue_head != NULL;
+        pthread_mutex_unlock(&m->lock);
+        return !queued && !m->requests && m->n_kills == 0;
+}
+
 /* A direct connection to a manager's private socket at address (no broker, no Hello). */
 static int bus_open_address(const char *address, bool bus_client, sd_bus **ret) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -775,6 +805,8 @@ static void bus_drop(ScopeManager *m) {
                 sd_bus_detach_event(m->bus);
                 m->bus = sd_bus_flush_close_unref(m->bus);
         }
+        /* Their answers cannot come any more: nothing to wait for. */
+        m->n_kills = 0;
 }
 
 /* A new connection to the manager after the old one dropped: tried again with a growing pause

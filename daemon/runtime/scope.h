@@ -94,3 +94,11 @@ sd_bus *scope_manager_bus(ScopeManager *m);
 
 /* Number of scopes started and not yet finished by their run (for Status). */
 unsigned scope_manager_n_active(const ScopeManager *m);
+
+/*
+ * Whether the manager has answered everything sent or queued to it: no start waits for its job,
+ * no command waits for the loop, no KillUnit or StopUnit for its reply. A lockd on its way out
+ * serves the bus until this holds (ARCHITECTURE.md, "The way out"), so that every scope it started
+ * is known and stopped. Loop's thread.
+ */
+bool scope_manager_idle(ScopeManager *m);

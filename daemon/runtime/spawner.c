@@ -33,6 +33,8 @@
 #define SEALS_NEEDED (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK)
 /* A send that the engine does not take within this long ends the spawner. */
 #define SEND_TIMEOUT_SEC 10
+/* The longest the way out serves the manager's bus for the run scopes' answers (spawner_end()). */
+#define DRAIN_USEC ((uint64_t)5 * 1000000)
 
 /* One plugin's sandbox, built here from the engine's memfd and spec, shared by its runs. */
 typedef struct CachedSandbox {
@@ -83,6 +85,10 @@ struct Spawner {
         uint64_t use_clock;
         Check *checks;
         unsigned n_checks;
+        /* On the way out (spawner_end()): the code the loop exits with once drained. */
+        bool ending;
+        int exit_code;
+        sd_event_source *drain_check, *drain_deadline;
 };
 
 static bool failed(Spawner *s) {
@@ -105,6 +111,47 @@ static bool set_failed(Spawner *s) {
         return !was;
 }
 
+static int on_drain_check(sd_event_source *src, void *userdata) {
+        Spawner *s = userdata;
+
+        if (run_pool_idle(s->pool) && scope_manager_idle(s->scope))
+                return sd_event_exit(s->event, s->exit_code);
+        return 0;
+}
+
+static int on_drain_deadline(sd_event_source *src, uint64_t usec, void *userdata) {
+        Spawner *s = userdata;
+
+        log_struct(LOG_WARNING, NULL, NULL,
+                   "the manager did not answer for every run scope within %u s: leaving anyway",
+                   (unsigned)(DRAIN_USEC / 1000000));
+        return sd_event_exit(s->event, s->exit_code);
+}
+
+/*
+ * The way out (ARCHITECTURE.md): no request is read any more, every run is killed, and the loop
+ * goes on serving the manager's bus until every scope start has its answer and every run's unit
+ * its stop (run_pool_idle(), scope_manager_idle()), for DRAIN_USEC at most; then it exits with
+ * code. Leaving at once would strand a worker waiting for a job nobody reads any more, and a unit
+ * whose child died before the manager moved it into it, which never empties.
+ */
+static void spawner_end(Spawner *s, int code) {
+        s->io = sd_event_source_disable_unref(s->io);
+        run_pool_kill_all(s->pool);
+        if (s->ending)
+                return;
+        s->ending = true;
+        s->exit_code = code;
+        if (sd_event_add_post(s->event, &s->drain_check, on_drain_check, s) < 0 ||
+            sd_event_add_time_relative(s->event, &s->drain_deadline, CLOCK_MONOTONIC, DRAIN_USEC, 0,
+                                       on_drain_deadline, s) < 0)
+                (void)sd_event_exit(s->event, code);
+        else
+                /* A post source is marked only by sources dispatched after it was added: this
+                 * iteration's check is made here (nothing in flight: out at once). */
+                (void)on_drain_check(s->drain_check, s);
+}
+
 /* Ends the spawner on a request it cannot believe: the loop exits, and lockd with it. */
 static void fail(Spawner *s, const char *why, const char *detail) {
         if (!set_failed(s))
@@ -112,9 +159,7 @@ static void fail(Spawner *s, const char *why, const char *detail) {
         log_struct(LOG_ERR, NULL, NULL,
                    "the engine sent %s%s%s: ending every run and lockd (it restarts)", why,
                    detail ? ": " : "", detail ? detail : "");
-        s->io = sd_event_source_disable_unref(s->io);
-        run_pool_kill_all(s->pool);
-        (void)sd_event_exit(s->event, 1);
+        spawner_end(s, 1);
 }
 
 /* One datagram to the engine (atomic: workers and the loop may send at once); 0 or -errno. */
@@ -132,9 +177,7 @@ static int send_datagram(Spawner *s, const void *msg, size_t size) {
 static void send_failed(Spawner *s, int error) {
         log_struct_errno(LOG_ERR, -error, NULL, NULL,
                          "cannot answer the engine: %m; ending every run and lockd");
-        s->io = sd_event_source_disable_unref(s->io);
-        run_pool_kill_all(s->pool);
-        (void)sd_event_exit(s->event, 1);
+        spawner_end(s, 1);
 }
 
 /* Sends one reply from the loop. */
@@ -619,17 +662,16 @@ static int on_message(sd_event_source *src, int fd, uint32_t revents, void *user
                         return 0;
                 log_struct_errno(LOG_ERR, (int)-n, NULL, NULL, "the engine's channel: %m");
                 (void)set_failed(s);
-                run_pool_kill_all(s->pool);
-                return sd_event_exit(s->event, 1);
+                spawner_end(s, 1);
+                return 0;
         }
         if (n == 0 && n_fds == 0) {
                 /* The engine is gone. After its STOP that is the way out; else lockd restarts. */
-                s->io = sd_event_source_disable_unref(s->io);
-                run_pool_kill_all(s->pool);
                 if (!s->stopping)
                         log_struct(LOG_ERR, NULL, NULL,
                                    "the engine closed its channel: ending every run and lockd");
-                return sd_event_exit(s->event, s->stopping ? 0 : 1);
+                spawner_end(s, s->stopping ? 0 : 1);
+                return 0;
         }
         if (cut)
                 e = SPAWNER_E_TRUNCATED;
@@ -701,6 +743,8 @@ Spawner *spawner_free(Spawner *s) {
         (void)set_failed(s); /* no reply any more, from the loop or a worker */
         s->io = sd_event_source_disable_unref(s->io);
         s->fail_source = sd_event_source_disable_unref(s->fail_source);
+        s->drain_check = sd_event_source_disable_unref(s->drain_check);
+        s->drain_deadline = sd_event_source_disable_unref(s->drain_deadline);
         s->pool = run_pool_free(s->pool);
         while (s->checks) {
                 Check *c = s->checks;

@@ -58,6 +58,7 @@ struct Standby {
         Class classes[STANDBY_CLASSES_MAX];
         unsigned n_classes;
         Entry *pending; /* loop's thread only */
+        bool closed;    /* flushed: no child is made or kept any more (loop's thread) */
 
         int wake_fd; /* a worker took a child or found none: refill */
         sd_event_source *wake_source, *tick;
@@ -166,7 +167,7 @@ static void refill(Standby *s);
 void standby_warm(Standby *s, const StandbyClass *key) {
         Class *c;
 
-        if (!s || !key)
+        if (!s || !key || s->closed)
                 return;
         pthread_mutex_lock(&s->lock);
         c = class_get(s, key, true);
@@ -200,6 +201,10 @@ static void on_scope_done(int error, void *userdata) {
                 return;
         }
         pending_unlink(s, e);
+        /* Flushed while its scope was being made: the child dies and its unit is stopped by name
+         * (a child killed before the manager moved it leaves a scope that never empties). */
+        if (r >= 0 && s->closed)
+                r = -ECANCELED;
         /*
          * The scope's counters (peak memory, CPU time, pids) tell something of the file: no uid
          * but root reads them, from before the plugin's first instruction. A directory that
@@ -389,6 +394,7 @@ void standby_flush(Standby *s) {
                 }
                 c->target = 0;
         }
+        s->closed = true;
         pthread_mutex_unlock(&s->lock);
         while (list) {
                 Entry *e = list;
@@ -397,6 +403,10 @@ void standby_flush(Standby *s) {
                 (void)scope_kill(s->scope, e->unit);
                 entry_free(e);
         }
+}
+
+bool standby_idle(const Standby *s) {
+        return !s || !s->pending;
 }
 
 Standby *standby_free(Standby *s) {

@@ -57,8 +57,13 @@ int standby_take(Standby *s, const StandbyClass *c, StandbyChild *ret);
  * ARCHITECTURE.md); it counts as a use. A full class table drops the hint. */
 void standby_warm(Standby *s, const StandbyClass *c);
 
-/* Kills every waiting child and stops its scope; keeps the classes (loop's thread). */
+/* Kills every waiting child and stops its scope, for good: no child is made from here on, and one
+ * whose scope is still being made is killed and its scope stopped once the manager answers
+ * (loop's thread). */
 void standby_flush(Standby *s);
+
+/* Whether no child waits for its scope's job any more (loop's thread). */
+bool standby_idle(const Standby *s);
 
 /* Loop's thread: standby_flush(), then frees. */
 Standby *standby_free(Standby *s);

@@ -547,6 +547,33 @@ START_TEST(test_kill) {
 }
 END_TEST
 
+/* A KillUnit and StopUnit in flight keep the manager from idle until both are answered: what a
+ * lockd on its way out waits for before it closes the bus. */
+START_TEST(test_idle_after_kill) {
+        Local l = local_new();
+        Child c = child_new(true);
+        char unit[64];
+        Done d = {};
+
+        ck_assert(scope_manager_idle(l.manager));
+        unit_name(unit, sizeof(unit));
+        ck_assert_int_eq(scope_start_async(l.manager, unit, c.pid, &limits, on_done, &d), 0);
+        ck_assert(!scope_manager_idle(l.manager)); /* the start's job is not done */
+        run_until_done(&l, &d, 1);
+        ck_assert_msg(d.error == 0, "start %s: %s", unit, strerror(-d.error));
+        ck_assert(scope_manager_idle(l.manager));
+
+        ck_assert_int_eq(scope_kill(l.manager, unit), 0);
+        ck_assert(!scope_manager_idle(l.manager)); /* sent, not answered */
+        for (unsigned i = 0; i < 500 && !scope_manager_idle(l.manager); i++)
+                ck_assert_int_ge(sd_event_run(l.event, 10000), 0);
+        ck_assert_msg(scope_manager_idle(l.manager), "KillUnit/StopUnit unanswered after 5 s");
+        ck_assert_int_eq(child_end(&c, false), SIGKILL);
+        ck_assert_msg(unit_gone_within(unit, 5000), "%s still exists", unit);
+        local_free(&l);
+}
+END_TEST
+
 START_TEST(test_collected) {
         Local l = local_new();
         Child c = child_new(false);
@@ -750,6 +777,7 @@ static Suite *scope_suite(void) {
         tcase_add_test(tc, test_failures);
         tcase_add_test(tc, test_wait_failures);
         tcase_add_test(tc, test_kill);
+        tcase_add_test(tc, test_idle_after_kill);
         tcase_add_test(tc, test_collected);
         tcase_add_test(tc, test_oom);
         tcase_add_test(tc, test_oom_after_removal);

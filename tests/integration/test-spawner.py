@@ -57,7 +57,8 @@ HOSTILE = {
 
 
 def spawner(top, case):
-    """lockd with the stand-in engine for case: (exit status, its log, what the stand-in saw)."""
+    """lockd with the stand-in engine for case: (exit status, its log, what the stand-in saw,
+    seconds from its start to its exit)."""
     d = os.path.join(top, case)
     os.makedirs(d, exist_ok=True)
     os.chmod(d, 0o777)  # the stand-in runs as user lockd and writes what it saw here
@@ -69,18 +70,19 @@ def spawner(top, case):
                HOSTILE_PLUGIN=os.path.join(PLUGINS, "good-one"),
                HOSTILE_SLOW=os.path.join(PLUGINS, "slow-answer"))
     env.pop("NOTIFY_SOCKET", None)
+    t0 = time.monotonic()
     r = subprocess.run([LOCKD, "--config", policy, "--engine",
                         os.path.join(HERE, "hostile-engine.py")],
                        env=env, capture_output=True, text=True, timeout=60)
     seen = json.load(open(out)) if os.path.exists(out) else {}
-    return r.returncode, r.stdout + r.stderr, seen
+    return r.returncode, r.stdout + r.stderr, seen, time.monotonic() - t0
 
 
 def test_good_standin(top):
     """the stand-in's well-formed run answers 1 through the spawner (so the refusals below are
     the spawner's checks, not a stand-in that cannot speak the protocol), and its STOP and hang-up
     end lockd with status 0"""
-    rc, log, seen = spawner(top, "ok")
+    rc, log, seen, _ = spawner(top, "ok")
     check(rc == 0, f"lockd exited {rc}:\n{log}\n{seen}")
     check(seen.get("stdout") == "1\n", f"the plugin's stdout: {seen}")
     x = seen.get("exited", {})
@@ -94,13 +96,17 @@ def test_good_standin(top):
 
 def hostile_case(case, reason):
     def t(top):
-        rc, log, seen = spawner(top, case)
+        rc, log, seen, took = spawner(top, case)
         check(rc == 1, f"lockd exited {rc} on {case}:\n{log}")
+        # Its way out serves the manager until every run scope's start is answered and stopped
+        # (5 s at most); it used to leave a worker waiting out a start nobody read (10 s).
+        check(took < 8, f"lockd took {took:.1f} s to end after {case}")
         check("the engine sent " + reason in log, f"the refusal of {case}:\n{log}")
         check(seen.get("after") in ("eof", "error 104"), f"the stand-in saw: {seen}")
         check(not plugin_processes(), f"a plugin runs after {case}: {plugin_processes()}")
         wait_for(lambda: not units(), timeout=10, what=f"no run scope after {case}")
-    t.__doc__ = f"{case}: the spawner refuses ({reason}), exits 1 and no process runs"
+    t.__doc__ = (f"{case}: the spawner refuses ({reason}), exits 1 within seconds, no process "
+                 "runs and no run scope stays")
     t.__name__ = "test_hostile_" + case.replace("-", "_")
     return t
 
