@@ -738,6 +738,8 @@ int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResul
                 }
         }
         res.setup_usec = now_usec() - start;
+        if (p->launched)
+                p->launched(p->launched_userdata);
 
         if (fail.stage != SPAWN_STAGE_NONE) {
                 siginfo_t si = {};

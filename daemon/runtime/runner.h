@@ -53,6 +53,14 @@ typedef struct RunParams {
         int (*peak_check)(void *userdata, uint64_t *ret);
         /* Optional: the output goes to another process's pipes (inputs_json then unused). */
         const RunFds *fds;
+        /*
+         * Optional, run_child_start() only: called once the child is out of lockd's hands (it
+         * executed the plugin, or failed to), before the wait for its end. What would compete
+         * with the child's way into the sandbox for a CPU (telling the engine, refilling the
+         * children made ahead) goes here, not before the release.
+         */
+        void (*launched)(void *userdata);
+        void *launched_userdata;
 } RunParams;
 
 /*

@@ -43,6 +43,7 @@ typedef struct Worker {
         RunRequest *req; /* in flight, or NULL */
         int pidfd;       /* a dup of the child's pidfd while it lives, else -1 */
         OomWatch *oom;
+        bool launched; /* launched() ran for the run in flight */
 } Worker;
 
 struct RunPool {
@@ -281,6 +282,18 @@ refuse:
         return r;
 }
 
+/* The child taken from the standby is out of our hands: the engine hears of the run, the loop
+ * refills the standby. */
+static void launched(void *userdata) {
+        Worker *w = userdata;
+        RunRequest *req = w->req;
+
+        w->launched = true;
+        if (req->started)
+                req->started(req, req->userdata);
+        standby_wake(w->pool->standby);
+}
+
 static bool oom_check(void *userdata) {
         Worker *w = userdata;
 
@@ -341,15 +354,24 @@ static void run_one(Worker *w, RunRequest *req) {
         StandbyChild ready = {};
 
         if (p->standby && standby_take(p->standby, &class, &ready) >= 0) {
-                /* A child already in its scope: the run hands it its fds, nothing to wait for. */
+                /* A child already in its scope: the run hands it its fds, nothing to wait for.
+                 * STARTED and the refill go once it is on its way (launched()), so that neither
+                 * the engine's wakeup nor the refill's clone competes with it for a CPU; STARTED
+                 * still precedes EXITED, sent by this thread after the reap. */
                 memcpy(req->unit, ready.unit, sizeof(ready.unit));
                 w->oom = TAKE_PTR(ready.oom);
                 r = adopt(w, run_child_pidfd(ready.child), true);
-                if (r >= 0 && req->started)
-                        req->started(req, req->userdata);
-                if (r >= 0)
+                rp.launched = launched;
+                rp.launched_userdata = w;
+                w->launched = false;
+                if (r >= 0) {
                         r = run_child_start(ready.child, req->sandbox, &rp, &req->result);
-                else {
+                        /* Refused before the release (bad params, no pipe): the engine still
+                         * hears STARTED before the scoped EXITED, which it demands. */
+                        if (!w->launched)
+                                launched(w);
+                } else {
+                        standby_wake(p->standby);
                         /* Stopped before its release: nothing of the plugin ran. */
                         req->result = (RunResult){.outcome = RUN_PLUGIN_ERROR,
                                                   .cause = RUN_CAUSE_SPAWN,

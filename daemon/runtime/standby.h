@@ -48,10 +48,14 @@ int standby_new(sd_event *e, ScopeManager *scope, const CgroupMounts *cgroups, c
 
 /*
  * From any thread: takes a waiting child of class c into *ret (0), or -EAGAIN when none is ready
- * (the caller makes its scope on demand). Either way the class's demand is noted and the loop
- * refills it off the caller's path.
+ * (the caller makes its scope on demand). Either way the class's demand is noted; on -EAGAIN the
+ * loop refills at once, after a 0 once the caller says standby_wake() (when the child it took is
+ * on its way: the refill's clone and scope request would compete with it for a CPU).
  */
 int standby_take(Standby *s, const StandbyClass *c, StandbyChild *ret);
+
+/* From any thread: the loop refills what standby_take() took. */
+void standby_wake(Standby *s);
 
 /* Loop's thread: keeps at least one child ready for class c from now on (an installed plugin's,
  * ARCHITECTURE.md); it counts as a use. A full class table drops the hint. */
