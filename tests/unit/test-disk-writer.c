@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check-run.h"
 #include "disk-writer.h"
 
 typedef struct Job {
@@ -90,14 +91,8 @@ END_TEST
 int main(void) {
         Suite *s = suite_create("disk-writer");
         TCase *tc = tcase_create("core");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_job_round_trip);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }
