@@ -282,8 +282,8 @@ refuse:
         return r;
 }
 
-/* The child taken from the standby is out of our hands: the engine hears of the run, the loop
- * refills the standby. */
+/* The child taken from the standby is out of our hands: the engine hears of the run. The refill
+ * waits for the run's end (worker_main()). */
 static void launched(void *userdata) {
         Worker *w = userdata;
         RunRequest *req = w->req;
@@ -291,7 +291,6 @@ static void launched(void *userdata) {
         w->launched = true;
         if (req->started)
                 req->started(req, req->userdata);
-        standby_wake(w->pool->standby);
 }
 
 static bool oom_check(void *userdata) {
@@ -311,6 +310,7 @@ static void run_one(Worker *w, RunRequest *req) {
         uid_t uid = 0;
         int r;
 
+        w->launched = false;
         pthread_mutex_lock(&p->lock);
         r = req->cancelled ? -ECANCELED : 0;
         pthread_mutex_unlock(&p->lock);
@@ -355,15 +355,15 @@ static void run_one(Worker *w, RunRequest *req) {
 
         if (p->standby && standby_take(p->standby, &class, &ready) >= 0) {
                 /* A child already in its scope: the run hands it its fds, nothing to wait for.
-                 * STARTED and the refill go once it is on its way (launched()), so that neither
-                 * the engine's wakeup nor the refill's clone competes with it for a CPU; STARTED
-                 * still precedes EXITED, sent by this thread after the reap. */
+                 * STARTED goes once it is on its way (launched()), the refill once the run ended,
+                 * so that neither the engine's wakeup nor the refill's clone and the manager's
+                 * scope work compete with the child and the plugin for a CPU; STARTED still
+                 * precedes EXITED, sent by this thread after the reap. */
                 memcpy(req->unit, ready.unit, sizeof(ready.unit));
                 w->oom = TAKE_PTR(ready.oom);
                 r = adopt(w, run_child_pidfd(ready.child), true);
                 rp.launched = launched;
                 rp.launched_userdata = w;
-                w->launched = false;
                 if (r >= 0) {
                         r = run_child_start(ready.child, req->sandbox, &rp, &req->result);
                         /* Refused before the release (bad params, no pipe): the engine still
@@ -436,6 +436,11 @@ static void *worker_main(void *userdata) {
                 /* Before the loop hears of it: whoever waits for the result may hear at once. */
                 if (req->ended)
                         req->ended(req, req->userdata);
+                /* Its child came from the standby: the loop refills it now, after the answer is
+                 * on its way (in sporadic use the manager's work for the next scope would
+                 * otherwise run beside the plugin; a burst raises the number kept ready). */
+                if (w->launched)
+                        standby_wake(p->standby);
 
                 pthread_mutex_lock(&p->lock);
                 w->req = NULL;

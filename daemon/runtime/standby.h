@@ -49,8 +49,8 @@ int standby_new(sd_event *e, ScopeManager *scope, const CgroupMounts *cgroups, c
 /*
  * From any thread: takes a waiting child of class c into *ret (0), or -EAGAIN when none is ready
  * (the caller makes its scope on demand). Either way the class's demand is noted; on -EAGAIN the
- * loop refills at once, after a 0 once the caller says standby_wake() (when the child it took is
- * on its way: the refill's clone and scope request would compete with it for a CPU).
+ * loop refills at once, after a 0 once the caller says standby_wake() (when the run of the child
+ * it took ended: the refill's clone and scope request would compete with it for a CPU).
  */
 int standby_take(Standby *s, const StandbyClass *c, StandbyChild *ret);
 
