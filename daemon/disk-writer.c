@@ -24,6 +24,7 @@ struct DiskWriter {
         bool ended;
         int result;
         bool quit;
+        bool started; /* the thread exists: disk_writer_free() joins it */
         /* The loop's own: a job started whose done has not been called. */
         bool busy;
         void *busy_ctx;
@@ -107,31 +108,21 @@ int disk_writer_new(sd_event *e, DiskDoneFn done, void *userdata, DiskWriter **r
                 return -ENOMEM;
         w->done = done;
         w->userdata = userdata;
-        w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (w->efd < 0) {
-                r = negative_errno();
-                free(w);
-                return r;
-        }
-        r = sd_event_add_io(e, &w->source, w->efd, EPOLLIN, on_event, w);
-        if (r < 0) {
-                safe_close(w->efd);
-                free(w);
-                return r;
-        }
         pthread_mutex_init(&w->lock, NULL);
         pthread_cond_init(&w->cond, NULL);
-        /* The thread inherits the mask: no signal is ever delivered to it. */
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        r = -pthread_create(&w->thread, NULL, writer_main, w);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        r = w->efd < 0 ? negative_errno()
+                       : sd_event_add_io(e, &w->source, w->efd, EPOLLIN, on_event, w);
+        if (r >= 0) {
+                /* The thread inherits the mask: no signal is ever delivered to it. */
+                sigfillset(&all);
+                pthread_sigmask(SIG_SETMASK, &all, &old);
+                r = -pthread_create(&w->thread, NULL, writer_main, w);
+                pthread_sigmask(SIG_SETMASK, &old, NULL);
+                w->started = r >= 0;
+        }
         if (r < 0) {
-                sd_event_source_disable_unref(w->source);
-                safe_close(w->efd);
-                pthread_cond_destroy(&w->cond);
-                pthread_mutex_destroy(&w->lock);
-                free(w);
+                disk_writer_free(w);
                 return r;
         }
         *ret = w;
@@ -146,7 +137,8 @@ DiskWriter *disk_writer_free(DiskWriter *w) {
         pthread_cond_broadcast(&w->cond);
         pthread_mutex_unlock(&w->lock);
         /* A job handed over but not taken yet still runs: the thread leaves once it has none. */
-        pthread_join(w->thread, NULL);
+        if (w->started)
+                pthread_join(w->thread, NULL);
         sd_event_source_disable_unref(w->source);
         safe_close(w->efd);
         pthread_cond_destroy(&w->cond);

@@ -758,22 +758,22 @@ static int run_fields(const AuditRun *run, json_t **ret) {
         return 0;
 }
 
-int audit_append_run(Audit *a, const AuditRun *run) {
+/* A run record through append (audit_append() or audit_append_nosync()). */
+static int append_run(Audit *a, const AuditRun *run,
+                      int (*append)(Audit *a, AuditEvent type, json_t *fields)) {
         _cleanup_(json_decrefp) json_t *o = NULL;
         int r;
 
         if (!a)
                 return -EINVAL;
         r = run_fields(run, &o);
-        return r < 0 ? r : audit_append(a, AUDIT_RUN, o);
+        return r < 0 ? r : append(a, AUDIT_RUN, o);
+}
+
+int audit_append_run(Audit *a, const AuditRun *run) {
+        return append_run(a, run, audit_append);
 }
 
 int audit_append_run_nosync(Audit *a, const AuditRun *run) {
-        _cleanup_(json_decrefp) json_t *o = NULL;
-        int r;
-
-        if (!a)
-                return -EINVAL;
-        r = run_fields(run, &o);
-        return r < 0 ? r : audit_append_nosync(a, AUDIT_RUN, o);
+        return append_run(a, run, audit_append_nosync);
 }
