@@ -386,7 +386,6 @@ int scope_start_async(ScopeManager *m, const char *unit, pid_t pid, const ScopeL
         return 0;
 }
 
-/* Sends KillUnit(unit, "all", SIGKILL) and StopUnit(unit, "replace"), expecting no replies. */
 /* A KillUnit's or StopUnit's answer (an error too: a unit gone already needs nothing more). */
 static int on_kill_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         ScopeManager *m = userdata;
@@ -396,8 +395,8 @@ static int on_kill_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
         return 0;
 }
 
-/* Sends KillUnit and StopUnit for unit; their answers are counted down in n_kills, so that
- * scope_manager_idle() can tell when the manager has both. */
+/* Sends KillUnit(unit, "all", SIGKILL) and StopUnit(unit, "replace"); their answers are counted
+ * down in n_kills, so that scope_manager_idle() can tell when the manager has both. */
 static int kill_now(ScopeManager *m, const char *unit) {
         int r;
 

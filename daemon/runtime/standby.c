@@ -154,8 +154,8 @@ int standby_take(Standby *s, const StandbyClass *key, StandbyChild *ret) {
                         *ret = (StandbyChild){.child = TAKE_PTR(e->child), .oom = TAKE_PTR(e->oom)};
                         memcpy(ret->unit, e->unit, sizeof(ret->unit));
                         entry_free(e);
-                        /* The refill is the caller's standby_wake(), once the child is on its
-                         * way: a clone and a scope request now would compete with it. */
+                        /* The refill is the caller's standby_wake(), once the child's run
+                         * ended: a clone and a scope request now would compete with it. */
                         return 0;
                 }
                 (void)scope_kill(s->scope, e->unit);
