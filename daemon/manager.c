@@ -53,7 +53,6 @@
 #include "sessions.h"
 #include "tickets.h"
 
-#define LISTEN_BACKLOG       SOMAXCONN
 #define SCOPE_WAIT_USEC      (10ULL * 1000000)
 #define STOP_GRACE_USEC      (15ULL * 1000000)
 #define VARLINK_OUT_BYTES    ((size_t)4 * 1024 * 1024)
