@@ -25,6 +25,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "runner.h"
+#include "seccomp.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
@@ -84,7 +85,10 @@ typedef struct ChildArgs {
                 uint8_t space[CMSG_SPACE(sizeof(int) * (CHILD_FDS_MAX + 1))];
         } control;
         bool drop_uid;
-        pid_t parent; /* lockd's pid: the child must not outlive it */
+        bool bset;      /* set at creation: we are root, so the child empties its bounding set */
+        bool bset_done; /* set by the child once it did */
+        pid_t parent;   /* lockd's pid: the child must not outlive it */
+        const SeccompProgram *filter_ahead, *filter_last; /* the filter's two parts */
         uid_t uid;
         gid_t gid;
         int last_cap;
@@ -124,8 +128,12 @@ __attribute__((no_sanitize("address", "undefined"), noreturn)) static void
 child_fail(int status_fd, SpawnStage stage, long err) {
         ChildFailure f = {.stage = (int32_t)stage, .error = (int32_t)(err < 0 ? -err : EIO)};
 
-        /* MSG_NOSIGNAL: a spawner that gave up on us closed its end; we end quietly either way. */
-        (void)raw_syscall(__NR_sendto, status_fd, (long)&f, sizeof(f), MSG_NOSIGNAL, 0, 0);
+        /*
+         * write(), not send(): the filter denies every socket call, and a failure may come after
+         * it is loaded (execve's own). A spawner that gave up on us closed its end: SIGPIPE or
+         * exit, we end either way.
+         */
+        (void)SYS3(__NR_write, status_fd, &f, sizeof(f));
         for (;;)
                 (void)SYS1(__NR_exit_group, 127);
 }
@@ -178,10 +186,11 @@ __attribute__((no_sanitize("address", "undefined"))) static void child_take_rele
 
 /*
  * The child, in ARCHITECTURE.md's order (the sandbox). Made ahead of its run: it keeps only its
- * control socket (every other inherited fd closed) and waits there for the release, which the
- * spawner sends once the child is in its scope; then groups, gid, uid → capabilities → rlimits →
- * fds 0,1,2,3,(6),(7) → cwd / → no_new_privs → Landlock → close every other fd → seccomp →
- * execve. Every step that fails ends the child before exec.
+ * control socket (every other inherited fd closed), does what no run decides (bounding and
+ * ambient sets emptied, no_new_privs, the filter's AHEAD part) and waits for the release, which
+ * the spawner sends once the child is in its scope; then groups, gid, uid → capabilities →
+ * rlimits → fds 0,1,2,3,(6),(7) → cwd / → Landlock → close every other fd → the filter's LAST
+ * part → execve. Every step that fails ends the child before exec.
  */
 __attribute__((no_sanitize("address", "undefined"))) static int child_main(void *userdata) {
         ChildArgs *a = userdata;
@@ -229,15 +238,13 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
         if (SYS0(__NR_getppid) != a->parent)
                 child_fail(status, SPAWN_STAGE_PDEATHSIG, -ESRCH);
 
-        /* Wait for the run (the parent has put us into our scope by then, or gives us up). */
-        child_take_release(a);
-        sb = a->sb;
-
-        if (a->drop_uid) {
-                /*
-                 * The bounding set and ambient set go first, while we still hold CAP_SETPCAP; after
-                 * setresuid() to a non-root uid the kernel clears the permitted and effective sets.
-                 */
+        /*
+         * What no run decides is done now, off the run's path (ARCHITECTURE.md, the sandbox). The
+         * bounding and ambient sets go while we hold CAP_SETPCAP: they limit only what an execve
+         * could grant, not the effective set the uid change below still needs, and after
+         * setresuid() to a non-root uid the kernel clears the permitted and effective sets.
+         */
+        if (a->bset) {
                 for (int c = 0; c <= a->last_cap; c++) {
                         r = SYS2(__NR_prctl, PR_CAPBSET_DROP, c);
                         if (r < 0 && r != -EINVAL)
@@ -246,6 +253,34 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
                 r = SYS2(__NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL);
                 if (r < 0)
                         child_fail(status, SPAWN_STAGE_CAPS, r);
+                a->bset_done = true;
+        }
+
+        /* no_new_privs only concerns execve, and it lets us load a filter without CAP_SYS_ADMIN. */
+        r = SYS5(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        if (r < 0)
+                child_fail(status, SPAWN_STAGE_NO_NEW_PRIVS, r);
+
+        /*
+         * The AHEAD part rules on every syscall but the five the setup below still makes, which
+         * the LAST part rules on before execve; the kernel applies both, the stricter verdict
+         * winning, so the plugin runs under the whole policy (seccomp.h). Loading it costs the
+         * kernel ~0.1 ms (the JIT), which a child made ahead pays before it is needed.
+         */
+        n = seccomp_program_instantiate(a->filter_ahead, (pid_t)SYS0(__NR_getpid), a->filter);
+        struct sock_fprog prog = {.len = (unsigned short)n, .filter = a->filter};
+        r = SYS3(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+        if (r < 0)
+                child_fail(status, SPAWN_STAGE_SECCOMP, r);
+
+        /* Wait for the run (the parent has put us into our scope by then, or gives us up). */
+        child_take_release(a);
+        sb = a->sb;
+
+        if (a->drop_uid) {
+                /* A run as another uid needs the bounding set emptied above: never without. */
+                if (!a->bset_done)
+                        child_fail(status, SPAWN_STAGE_CAPS, -EPERM);
                 r = SYS2(__NR_setgroups, 0, NULL);
                 if (r < 0)
                         child_fail(status, SPAWN_STAGE_GROUPS, r);
@@ -324,10 +359,6 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
         if (r < 0)
                 child_fail(status, SPAWN_STAGE_CWD, r);
 
-        r = SYS5(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-        if (r < 0)
-                child_fail(status, SPAWN_STAGE_NO_NEW_PRIVS, r);
-
         r = SYS2(__NR_landlock_restrict_self, ruleset, 0);
         if (r < 0)
                 child_fail(status, SPAWN_STAGE_LANDLOCK, r);
@@ -337,8 +368,8 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
         if (r < 0)
                 child_fail(status, SPAWN_STAGE_CLOSE_FDS, r);
 
-        n = seccomp_program_instantiate(sb->seccomp, (pid_t)SYS0(__NR_getpid), a->filter);
-        struct sock_fprog prog = {.len = (unsigned short)n, .filter = a->filter};
+        n = seccomp_program_instantiate(a->filter_last, (pid_t)SYS0(__NR_getpid), a->filter);
+        prog = (struct sock_fprog){.len = (unsigned short)n, .filter = a->filter};
         r = SYS3(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
         if (r < 0)
                 child_fail(status, SPAWN_STAGE_SECCOMP, r);
@@ -524,13 +555,37 @@ struct RunChild {
         uint64_t born_usec;
 };
 
+/* The filter's two parts: the same for every plugin and every child, built once per process. */
+static pthread_once_t filters_once = PTHREAD_ONCE_INIT;
+static SeccompProgram *filter_ahead, *filter_last;
+static int filters_error;
+
+static void filters_build(void) {
+        int r;
+
+        r = seccomp_program_new_part(SECCOMP_PART_AHEAD, &filter_ahead);
+        if (r >= 0)
+                r = seccomp_program_new_part(SECCOMP_PART_LAST, &filter_last);
+        /* The AHEAD part holds every own-pid rule; a part the child could not copy is refused. */
+        if (r >= 0 && (filter_ahead->n_insns > SECCOMP_INSNS_MAX ||
+                       filter_ahead->n_pid_slots == 0 || filter_last->n_insns > SECCOMP_INSNS_MAX))
+                r = -EINVAL;
+        filters_error = r < 0 ? r : 0;
+}
+
 int run_child_new(RunChild **ret) {
         _cleanup_(run_child_freep) RunChild *c = NULL;
         int pair[2] = {-1, -1};
         sigset_t all, saved;
+        int r;
 
         if (!ret)
                 return -EINVAL;
+        r = pthread_once(&filters_once, filters_build);
+        if (r != 0)
+                return -r;
+        if (filters_error < 0)
+                return filters_error;
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
@@ -544,6 +599,10 @@ int run_child_new(RunChild **ret) {
         c->ctl_fd = pair[0];
         c->args->ctl_fd = pair[1];
         c->args->parent = getpid();
+        c->args->bset = geteuid() == 0;
+        c->args->last_cap = cap_max_bits() - 1;
+        c->args->filter_ahead = filter_ahead;
+        c->args->filter_last = filter_last;
         c->stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
         if (c->stack == MAP_FAILED) {
@@ -692,7 +751,6 @@ int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResul
         a->drop_uid = p->drop_to_uid;
         a->uid = p->uid;
         a->gid = p->gid;
-        a->last_cap = cap_max_bits() - 1;
         a->argv[0] = (char *)"plugin";
         a->envp[0] = (char *)sb->env_protocol;
         prepare_rlimits(a, &sb->spec.limits, p->drop_to_uid ? 0 : count_tasks_of_uid(getuid()));
@@ -715,15 +773,21 @@ int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResul
         out[1] = safe_close(out[1]);
         err[1] = safe_close(err[1]);
         det[1] = safe_close(det[1]);
+        ChildFailure rec = {};
         if (r < 0) {
-                /* It died while it waited (killed with its scope, or by a stop). */
-                fail.stage = SPAWN_STAGE_SCOPE;
-                fail.error = -r;
+                /*
+                 * It died while it waited: killed with its scope or by a stop, or it failed a step
+                 * it takes before the release, whose record then waits in our socket.
+                 */
+                n = recv(c->ctl_fd, &rec, sizeof(rec), MSG_DONTWAIT);
+                bool valid = n == (ssize_t)sizeof(rec) && rec.stage > SPAWN_STAGE_NONE &&
+                             rec.stage < _SPAWN_STAGE_MAX;
+                fail.stage = valid ? rec.stage : SPAWN_STAGE_SCOPE;
+                fail.error = valid ? rec.error : -r;
                 r = 0;
         }
 
         /* EOF without a record: execve closed the control socket, so the child left our memory. */
-        ChildFailure rec = {};
         if (fail.stage == SPAWN_STAGE_NONE) {
                 do
                         n = recv(c->ctl_fd, &rec, sizeof(rec), 0);

@@ -23,7 +23,6 @@ Sandbox *sandbox_free(Sandbox *sb) {
                 return NULL;
         safe_close(sb->binary_fd);
         safe_close(sb->ruleset_fd);
-        seccomp_program_free(sb->seccomp);
         free(sb);
         return NULL;
 }
@@ -84,12 +83,6 @@ int sandbox_new(int binary_fd, const SandboxSpec *spec, Sandbox **ret) {
                 return sb->ruleset_fd;
         if (sb->landlock_abi < SANDBOX_LANDLOCK_ABI_MIN)
                 return -EOPNOTSUPP;
-
-        r = seccomp_program_new(&sb->seccomp);
-        if (r < 0)
-                return r;
-        if (sb->seccomp->n_insns > SECCOMP_INSNS_MAX || sb->seccomp->n_pid_slots == 0)
-                return -EINVAL;
 
         snprintf(sb->env_protocol, sizeof(sb->env_protocol), "LOCKFILE_PLUGIN_PROTOCOL=%u",
                  spec->protocol);

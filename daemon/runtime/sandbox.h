@@ -1,11 +1,10 @@
-/* The sandbox of one plugin: what is built once per plugin and applied in every run's child. */
+/* The sandbox of one plugin: what is built once per plugin and applied in every run's child (the
+ * seccomp filter, the same for every plugin, is the runner's). */
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-#include "seccomp.h"
 
 typedef struct SandboxLimits {
         uint64_t cpu_s;        /* RLIMIT_CPU soft; the hard limit is one second more */
@@ -21,23 +20,22 @@ typedef struct SandboxSpec {
         SandboxLimits limits;
 } SandboxSpec;
 
-/* A plugin ready to run: the verified bytes, the Landlock ruleset and the seccomp program. */
+/* A plugin ready to run: the verified bytes and the Landlock ruleset. */
 typedef struct Sandbox {
         SandboxSpec spec;
         int binary_fd;  /* sealed memfd holding the plugin's bytes, exec'd by /proc/self/fd path */
         int ruleset_fd; /* Landlock ruleset: no rule, every handled right denied */
         int landlock_abi;
-        SeccompProgram *seccomp;
         char env_protocol[40]; /* "LOCKFILE_PLUGIN_PROTOCOL=<n>" */
         char exec_path[40];    /* "/proc/self/fd/<binary_fd>" */
 } Sandbox;
 
 /*
  * Loads a plugin for running. Copies the bytes readable from binary_fd (from offset 0) into a
- * sealed memfd, refuses anything but a static x86-64 ELF executable, builds the Landlock ruleset
- * and the seccomp program. Returns 0, or a negative errno: -ENOEXEC not an ELF executable for
- * this machine, -ELIBEXEC dynamically linked (has PT_INTERP), -EFBIG over 256 MiB, -EINVAL a bad
- * spec, -EOPNOTSUPP no Landlock in this kernel.
+ * sealed memfd, refuses anything but a static x86-64 ELF executable, builds the Landlock ruleset.
+ * Returns 0, or a negative errno: -ENOEXEC not an ELF executable for this machine, -ELIBEXEC
+ * dynamically linked (has PT_INTERP), -EFBIG over 256 MiB, -EINVAL a bad spec, -EOPNOTSUPP no
+ * Landlock in this kernel.
  */
 int sandbox_new(int binary_fd, const SandboxSpec *spec, Sandbox **ret);
 Sandbox *sandbox_free(Sandbox *sb);

@@ -1,5 +1,5 @@
-/* The plugins' seccomp filter: a hand-assembled classic BPF denylist with an own-pid placeholder.
- */
+/* The plugins' seccomp filter: a hand-assembled classic BPF denylist with an own-pid placeholder,
+ * whole or in the two parts the child stacks. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -616,19 +616,38 @@ static void emit_body(Asm *a, NrClass cls) {
         asm_ret(a, RET_ALLOW);
 }
 
+/*
+ * What the child still calls between its release and execve, after the AHEAD part is loaded and
+ * before the LAST one is: it takes the release's fds (recvmsg), then becomes the run's uid and
+ * drops its capabilities. The whole policy denies each of them, so the AHEAD part leaves them to
+ * the LAST part; nothing else the child does then is one the policy restricts (runner.c).
+ */
+static const uint16_t for_the_setup[] = {
+        __NR_recvmsg, __NR_setgroups, __NR_setresgid, __NR_setresuid, __NR_capset,
+};
+
+static bool in_setup(uint32_t nr) {
+        for (size_t i = 0; i < ELEMENTSOF(for_the_setup); i++)
+                if (for_the_setup[i] == nr)
+                        return true;
+        return false;
+}
+
 static void classify_nrs(uint8_t *cls, const uint16_t *nrs, size_t n, NrClass c) {
         for (size_t i = 0; i < n; i++)
                 cls[nrs[i]] = (uint8_t)c;
 }
 
 /*
- * Emits the policy: every known number classified, runs of equal class merged into ranges, a
- * binary search over the ranges, then the bodies of the classes that check arguments.
+ * Emits the policy, or one part of it: every known number classified, the numbers the part does
+ * not rule on allowed, runs of equal class merged into ranges, a binary search over the ranges,
+ * then the bodies of the classes that check arguments and that the part uses.
  */
-static void emit_policy(Asm *a) {
+static void emit_policy(Asm *a, SeccompPart part) {
         uint8_t cls[SECCOMP_NR_KNOWN_MAX + 1] = {};
         NrRange ranges[SECCOMP_NR_KNOWN_MAX + 1];
         Label body[_CLS_MAX] = {};
+        bool used[_CLS_MAX] = {};
         size_t n = 0;
 
         classify_nrs(cls, deny_always, ELEMENTSOF(deny_always), CLS_EPERM);
@@ -642,17 +661,30 @@ static void emit_policy(Asm *a) {
         cls[__NR_clone3] = CLS_ENOSYS;
         cls[__NR_setpriority] = CLS_SETPRIORITY;
 
+        /*
+         * The split is sound only if each number is ruled on by exactly one part and the other
+         * allows it: then the stacked verdict, the stricter of the two, is the whole policy's.
+         */
         for (uint32_t nr = 0; nr <= SECCOMP_NR_KNOWN_MAX; nr++)
+                if ((part == SECCOMP_PART_AHEAD && in_setup(nr)) ||
+                    (part == SECCOMP_PART_LAST && !in_setup(nr)))
+                        cls[nr] = CLS_ALLOW;
+
+        for (uint32_t nr = 0; nr <= SECCOMP_NR_KNOWN_MAX; nr++) {
                 if (n == 0 || ranges[n - 1].cls != (NrClass)cls[nr])
                         ranges[n++] = (NrRange){.first = nr, .cls = (NrClass)cls[nr]};
+                used[cls[nr]] = true;
+        }
 
         for (int c = CLS_ENOSYS; c < _CLS_MAX; c++)
-                body[c] = asm_label(a);
+                if (used[c])
+                        body[c] = asm_label(a);
         emit_tree(a, ranges, 0, n, body);
-        for (int c = CLS_ENOSYS; c < _CLS_MAX; c++) {
-                asm_bind(a, body[c]);
-                emit_body(a, (NrClass)c);
-        }
+        for (int c = CLS_ENOSYS; c < _CLS_MAX; c++)
+                if (used[c]) {
+                        asm_bind(a, body[c]);
+                        emit_body(a, (NrClass)c);
+                }
 }
 
 /*
@@ -714,13 +746,17 @@ static void emit_prelude(Asm *a) {
 }
 
 int seccomp_program_new(SeccompProgram **ret) {
+        return seccomp_program_new_part(SECCOMP_PART_WHOLE, ret);
+}
+
+int seccomp_program_new_part(SeccompPart part, SeccompProgram **ret) {
         _cleanup_free_ Asm *a = NULL;
         _cleanup_free_ struct sock_filter *insns = NULL;
         _cleanup_free_ size_t *slots = NULL;
         SeccompProgram *p;
         int r;
 
-        if (!ret)
+        if (!ret || part < 0 || part >= _SECCOMP_PART_MAX)
                 return -EINVAL;
 
         r = check_tables();
@@ -733,7 +769,7 @@ int seccomp_program_new(SeccompProgram **ret) {
         asm_init(a);
 
         emit_prelude(a);
-        emit_policy(a);
+        emit_policy(a, part);
         r = asm_resolve(a);
         if (r < 0)
                 return r;

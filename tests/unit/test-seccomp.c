@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,14 @@
 
 #define RET_EPERM  (SECCOMP_RET_ERRNO | EPERM)
 #define RET_ENOSYS (SECCOMP_RET_ERRNO | ENOSYS)
+
+static SeccompProgram *build_part(SeccompPart part) {
+        SeccompProgram *p = NULL;
+        int r = seccomp_program_new_part(part, &p);
+        ck_assert_int_eq(r, 0);
+        ck_assert_ptr_nonnull(p);
+        return p;
+}
 
 static SeccompProgram *build(void) {
         SeccompProgram *p = NULL;
@@ -147,6 +156,117 @@ static uint32_t verdict(const struct sock_filter *f, size_t n, uint32_t arch, ui
         return emulate(f, n, &d);
 }
 
+/* The verdict of two stacked filters, as the kernel picks it: the stricter action, and on a tie
+ * the later filter's (it is evaluated first). */
+static uint32_t stacked(uint32_t earlier, uint32_t later) {
+        int32_t e = (int32_t)(earlier & SECCOMP_RET_ACTION_FULL),
+                l = (int32_t)(later & SECCOMP_RET_ACTION_FULL);
+        return e < l ? earlier : later;
+}
+
+START_TEST(test_parts_emulated) {
+        SeccompProgram *whole = build(), *ahead = build_part(SECCOMP_PART_AHEAD),
+                       *last = build_part(SECCOMP_PART_LAST);
+        static struct sock_filter fw[SECCOMP_INSNS_MAX], fa[SECCOMP_INSNS_MAX],
+                fl[SECCOMP_INSNS_MAX];
+        const uint64_t pid = 4242;
+        const uint64_t thread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+                                CLONE_SYSVSEM | CLONE_SETTLS;
+        const uint64_t a0s[] = {0,
+                                pid,
+                                pid | (1ULL << 32),
+                                1,
+                                (uint64_t)-1,
+                                thread,
+                                SIGCHLD,
+                                thread | CLONE_NEWUSER,
+                                PRIO_PROCESS,
+                                PRIO_USER};
+        const uint64_t a1s[] = {0, pid, 0x8901, FIONREAD, F_SETOWN, F_GETFL, 1ULL << 32 | F_SETOWN};
+        const uint64_t a3s[] = {0, MAP_SHARED | MAP_ANONYMOUS, MAP_PRIVATE | MAP_ANONYMOUS,
+                                MAP_PRIVATE | MAP_GROWSDOWN};
+        const uint32_t arches[] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, 0};
+        size_t nw = seccomp_program_instantiate(whole, (pid_t)pid, fw),
+               na = seccomp_program_instantiate(ahead, (pid_t)pid, fa),
+               nl = seccomp_program_instantiate(last, (pid_t)pid, fl);
+        unsigned ruled_by_last = 0;
+
+        ck_assert_uint_gt(nw, 0);
+        ck_assert_uint_gt(na, 0);
+        ck_assert_uint_gt(nl, 0);
+        /* Every own-pid rule is AHEAD's; LAST is small, the part loaded on the run's path. */
+        ck_assert_uint_eq(ahead->n_pid_slots, whole->n_pid_slots);
+        ck_assert_uint_eq(last->n_pid_slots, 0);
+        ck_assert_uint_lt(nl, 32);
+
+        /*
+         * Stacked, the two parts give the whole policy's verdict for every number; every argument
+         * pattern for the numbers with a rule on arguments, three for the others (Check's asserts
+         * are slow enough that the full product for all 480 numbers would take seconds).
+         */
+        const long ruled[] = {SYS_mmap,
+                              SYS_ioctl,
+                              SYS_fcntl,
+                              SYS_clone,
+                              SYS_kill,
+                              SYS_tkill,
+                              SYS_tgkill,
+                              SYS_rt_sigqueueinfo,
+                              SYS_rt_tgsigqueueinfo,
+                              SYS_pidfd_open,
+                              SYS_prlimit64,
+                              SYS_sched_setaffinity,
+                              SYS_sched_setscheduler,
+                              SYS_sched_setparam,
+                              SYS_sched_setattr,
+                              SYS_setpriority};
+        for (size_t ai = 0; ai < ELEMENTSOF(arches); ai++)
+                for (uint32_t nr = 0; nr < 480; nr++) {
+                        bool all = false;
+                        for (size_t q = 0; q < ELEMENTSOF(ruled); q++)
+                                all = all || (uint32_t)ruled[q] == nr;
+                        for (size_t i = 0; i < ELEMENTSOF(a0s); i++)
+                                for (size_t j = 0; j < ELEMENTSOF(a1s); j++)
+                                        for (size_t k = 0; k < ELEMENTSOF(a3s); k++) {
+                                                if (!all && !(i == j && j == k && i < 3))
+                                                        continue;
+                                                uint32_t w, a, l;
+                                                w = verdict(fw, nw, arches[ai], nr, a0s[i], a1s[j],
+                                                            a3s[k]);
+                                                a = verdict(fa, na, arches[ai], nr, a0s[i], a1s[j],
+                                                            a3s[k]);
+                                                l = verdict(fl, nl, arches[ai], nr, a0s[i], a1s[j],
+                                                            a3s[k]);
+                                                ck_assert_msg(stacked(a, l) == w,
+                                                              "arch %x nr %u: ahead %x last %x "
+                                                              "whole %x",
+                                                              arches[ai], nr, a, l, w);
+                                                if (arches[ai] == AUDIT_ARCH_X86_64 && nr < 470 &&
+                                                    l != SECCOMP_RET_ALLOW && i + j + k == 0)
+                                                        ruled_by_last++;
+                                        }
+                }
+        /* x32 numbers, by both parts. */
+        ck_assert_uint_eq(verdict(fa, na, AUDIT_ARCH_X86_64, 0x40000000U | 39, 0, 0, 0), RET_EPERM);
+        ck_assert_uint_eq(verdict(fl, nl, AUDIT_ARCH_X86_64, 0x40000000U | 39, 0, 0, 0), RET_EPERM);
+
+        /* LAST rules on exactly the five the child's setup makes after AHEAD is loaded. */
+        ck_assert_uint_eq(ruled_by_last, 5);
+        for (const long *nr = (const long[]){SYS_recvmsg, SYS_setgroups, SYS_setresgid,
+                                             SYS_setresuid, SYS_capset, -1};
+             *nr >= 0; nr++) {
+                ck_assert_uint_eq(verdict(fa, na, AUDIT_ARCH_X86_64, (uint32_t)*nr, 0, 0, 0),
+                                  SECCOMP_RET_ALLOW);
+                ck_assert_uint_eq(verdict(fl, nl, AUDIT_ARCH_X86_64, (uint32_t)*nr, 0, 0, 0),
+                                  RET_EPERM);
+        }
+
+        seccomp_program_free(whole);
+        seccomp_program_free(ahead);
+        seccomp_program_free(last);
+}
+END_TEST
+
 START_TEST(test_emulated) {
         SeccompProgram *p = build();
         static struct sock_filter f[SECCOMP_INSNS_MAX];
@@ -246,18 +366,23 @@ static void *thread_main(void *arg) {
                         _exit(step);                                                               \
         } while (0)
 
-_noreturn_ static void child(const struct sock_filter *f, size_t n) {
+static void load(const struct sock_filter *f, size_t n) {
         struct sock_fprog prog = {.len = (unsigned short)n, .filter = (struct sock_filter *)f};
+
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                _exit(101);
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                _exit(102);
+}
+
+/* The checks, under the whole policy (loaded whole or in its two parts). */
+_noreturn_ static void child_checks(void) {
         struct rlimit rl;
         int fds[2], x = 0;
         pid_t pid = getpid();
 
         if (pipe2(fds, O_CLOEXEC) < 0)
                 _exit(100);
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                _exit(101);
-        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-                _exit(102);
 
         EXPECT_ERRNO(1, EPERM, socket(AF_UNIX, SOCK_STREAM, 0));
         EXPECT_ERRNO(2, ENOSYS, syscall(SYS_clone3, NULL, 0));
@@ -299,6 +424,10 @@ _noreturn_ static void child(const struct sock_filter *f, size_t n) {
         EXPECT_ERRNO(26, EPERM, setpriority(PRIO_PGRP, 0, 0));
         EXPECT_ERRNO(27, EPERM, fchmod(fds[0], 0600));
         EXPECT_ERRNO(28, EPERM, syscall(SYS_setuid, 0));
+        EXPECT_ERRNO(32, EPERM, syscall(SYS_setresuid, -1, -1, -1));
+        EXPECT_ERRNO(33, EPERM, syscall(SYS_setgroups, 0, NULL));
+        EXPECT_ERRNO(34, EPERM, syscall(SYS_recvmsg, fds[0], NULL, MSG_DONTWAIT));
+        EXPECT_ERRNO(35, EPERM, syscall(SYS_capset, NULL, NULL));
 
         /* glibc tries clone3, gets ENOSYS, falls back to clone with CLONE_THREAD. */
         pthread_t t;
@@ -328,7 +457,8 @@ START_TEST(test_kernel) {
                 size_t n = seccomp_program_instantiate(p, getpid(), f);
                 if (n == 0)
                         _exit(103);
-                child(f, n);
+                load(f, n);
+                child_checks();
         }
 
         int status;
@@ -336,6 +466,49 @@ START_TEST(test_kernel) {
         ck_assert_msg(WIFEXITED(status), "child died of signal %d", WTERMSIG(status));
         ck_assert_msg(WEXITSTATUS(status) == 0, "child check %d failed", WEXITSTATUS(status));
         seccomp_program_free(p);
+}
+END_TEST
+
+/* The runner's way: AHEAD, then the setup's five calls still pass, then LAST; the same checks. */
+START_TEST(test_kernel_parts) {
+        SeccompProgram *ahead = build_part(SECCOMP_PART_AHEAD),
+                       *last = build_part(SECCOMP_PART_LAST);
+        static struct sock_filter f[SECCOMP_INSNS_MAX];
+
+        pid_t c = fork();
+        ck_assert_int_ge(c, 0);
+        if (c == 0) {
+                int sp[2];
+                char b;
+                struct iovec iov = {.iov_base = &b, .iov_len = 1};
+                struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+                if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+                        _exit(104);
+                size_t n = seccomp_program_instantiate(ahead, getpid(), f);
+                if (n == 0)
+                        _exit(103);
+                load(f, n);
+                /* What the setup does between the two parts is not refused by the first. */
+                EXPECT_ERRNO(40, EAGAIN, recvmsg(sp[0], &mh, MSG_DONTWAIT));
+                EXPECT_OK(41, syscall(SYS_setresuid, -1, -1, -1));
+                EXPECT_OK(42, syscall(SYS_setresgid, -1, -1, -1));
+                /* ... but the rest of the policy already holds. */
+                EXPECT_ERRNO(43, EPERM, socket(AF_UNIX, SOCK_STREAM, 0));
+                EXPECT_ERRNO(44, EPERM, kill(1, 0));
+                n = seccomp_program_instantiate(last, getpid(), f);
+                if (n == 0)
+                        _exit(103);
+                load(f, n);
+                child_checks();
+        }
+
+        int status;
+        ck_assert_int_eq(waitpid(c, &status, 0), c);
+        ck_assert_msg(WIFEXITED(status), "child died of signal %d", WTERMSIG(status));
+        ck_assert_msg(WEXITSTATUS(status) == 0, "child check %d failed", WEXITSTATUS(status));
+        seccomp_program_free(ahead);
+        seccomp_program_free(last);
 }
 END_TEST
 
@@ -347,6 +520,8 @@ static Suite *seccomp_suite(void) {
         tcase_add_test(tc, test_instantiate);
         tcase_add_test(tc, test_emulated);
         tcase_add_test(tc, test_kernel);
+        tcase_add_test(tc, test_parts_emulated);
+        tcase_add_test(tc, test_kernel_parts);
         suite_add_tcase(s, tc);
         return s;
 }
