@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fd-util.h"
@@ -258,6 +259,47 @@ START_TEST(test_child_made_ahead) {
 }
 END_TEST
 
+/*
+ * An execve that fails comes after the whole filter is loaded, which denies every socket call: the
+ * child's report must still reach the parent (write(2)), as spawn:exec:<errno>, not as a plugin
+ * that exited 127.
+ */
+START_TEST(test_exec_failure_reported) {
+        Sandbox *sb = NULL;
+        SandboxSpec spec = {.protocol = 1,
+                            .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
+        const char *path = getenv("LOCKD_FDLAYOUT_PLUGIN");
+        RunParams p = {};
+        RunResult res;
+        char cause[64];
+        int bin, snap, in, noexec;
+
+        bin = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(bin, 0);
+        ck_assert_int_eq(sandbox_new(bin, &spec, &sb), 0);
+        close(bin);
+        /* The sealed binary swapped for a memfd of no execute permission: execve says EACCES. */
+        noexec = memfd_from_buffer("not a plugin", 12, "noexec");
+        ck_assert_int_ge(noexec, 0);
+        ck_assert_int_eq(fchmod(noexec, 0444), 0);
+        close(sb->binary_fd);
+        sb->binary_fd = noexec;
+        snap = memfd_from_buffer("x", 1, "input");
+        in = fd_reopen_readonly(snap);
+        p.input_fd = in;
+        if (geteuid() == 0) {
+                p.drop_to_uid = true;
+                p.uid = p.gid = 655301;
+        }
+        ck_assert_int_eq(runner_run(sb, &p, &res), 0);
+        ck_assert_int_eq(res.outcome, RUN_PLUGIN_ERROR);
+        ck_assert_str_eq(run_cause_format(&res, cause, sizeof(cause)), "spawn:exec:13");
+        close(in);
+        close(snap);
+        sandbox_free(sb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("fdlayout");
         TCase *tc = tcase_create("fdlayout");
@@ -270,6 +312,7 @@ int main(void) {
         tcase_add_test(tc, test_dynamic_refused);
         tcase_add_test(tc, test_start_hook_fails_closed);
         tcase_add_test(tc, test_child_made_ahead);
+        tcase_add_test(tc, test_exec_failure_reported);
         suite_add_tcase(s, tc);
         return check_run(s);
 }
