@@ -158,23 +158,40 @@ int bench_exec_run(void *userdata, int in) {
         return r;
 }
 
-int bench_runner_run(const char *tag, const char *what, const Sandbox *sb, const RunParams *p) {
-        RunResult res;
+/* 0 when res answered 1, else 1 with why on stderr; r (a negative errno) when the call failed. */
+static int run_answered(const char *tag, const char *what, const char *call, int r,
+                        const RunResult *res) {
         char cause[64];
-        int r;
 
-        r = runner_run(sb, p, &res);
         if (r < 0) {
-                fprintf(stderr, "%s: runner_run: %s\n", tag, strerror(-r));
+                fprintf(stderr, "%s: %s: %s\n", tag, call, strerror(-r));
                 return r;
         }
-        if (res.outcome != RUN_ONE) {
+        if (res->outcome != RUN_ONE) {
                 fprintf(stderr, "%s: %s answered %s (cause %s)\n", tag, what,
-                        run_outcome_name(res.outcome),
-                        run_cause_format(&res, cause, sizeof(cause)));
+                        run_outcome_name(res->outcome),
+                        run_cause_format(res, cause, sizeof(cause)));
                 return 1;
         }
         return 0;
+}
+
+int bench_child_run(const char *tag, const char *what, RunChild **child, const Sandbox *sb,
+                    const RunParams *p) {
+        RunResult res = {};
+        int r;
+
+        r = run_child_start(*child, sb, p, &res);
+        *child = run_child_free(*child);
+        return run_answered(tag, what, "run_child_start", r, &res);
+}
+
+int bench_runner_run(const char *tag, const char *what, const Sandbox *sb, const RunParams *p) {
+        RunResult res = {};
+        int r;
+
+        r = runner_run(sb, p, &res);
+        return run_answered(tag, what, "runner_run", r, &res);
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -73,6 +73,14 @@ int bench_exec_run(void *userdata, int in);
 int bench_runner_run(const char *tag, const char *what, const Sandbox *sb, const RunParams *p);
 
 /*
+ * The same for a child made ahead: run_child_start() of *child with sb and p, then the child
+ * freed (*child set to NULL). 0 when it answered 1, 1 when it answered otherwise, a negative errno
+ * on error.
+ */
+int bench_child_run(const char *tag, const char *what, RunChild **child, const Sandbox *sb,
+                    const RunParams *p);
+
+/*
  * Times n runs of f after BENCH_WARMUP untimed ones, each with in rewound, into times (n of them,
  * left sorted) and *ret. 0, or the first failed run's code.
  */

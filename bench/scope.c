@@ -163,14 +163,8 @@ static int ahead_run(void *userdata, int in) {
                 .uid = a->base.uid,
                 .gid = a->base.uid,
         };
-        RunResult res;
-        int r;
 
-        r = run_child_start(a->child, a->base.sb, &p, &res);
-        a->child = run_child_free(a->child);
-        if (r < 0)
-                return r;
-        return res.outcome == RUN_ONE ? 0 : 1;
+        return bench_child_run("scope", "run of a child made ahead", &a->child, a->base.sb, &p);
 }
 
 /* One thread of the sustained run: scopes back to back until the deadline. */

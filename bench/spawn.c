@@ -76,14 +76,8 @@ static int ahead_run(void *userdata, int in) {
                 .uid = BENCH_UID,
                 .gid = BENCH_UID,
         };
-        RunResult res;
-        int r;
 
-        r = run_child_start(a->child, a->sb, &p, &res);
-        a->child = run_child_free(a->child);
-        if (r < 0)
-                return r;
-        return res.outcome == RUN_ONE ? 0 : 1;
+        return bench_child_run("spawn", "run of a child made ahead", &a->child, a->sb, &p);
 }
 
 /* Maps and touches bytes of private anonymous memory in 4 KiB pages: the parent's RSS. */

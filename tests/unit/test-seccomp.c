@@ -446,6 +446,15 @@ _noreturn_ static void child_checks(void) {
         _exit(0);
 }
 
+/* Waits for the checking child: it must exit 0, else the number it exited with names the check. */
+static void child_passed(pid_t c) {
+        int status;
+
+        ck_assert_int_eq(waitpid(c, &status, 0), c);
+        ck_assert_msg(WIFEXITED(status), "child died of signal %d", WTERMSIG(status));
+        ck_assert_msg(WEXITSTATUS(status) == 0, "child check %d failed", WEXITSTATUS(status));
+}
+
 START_TEST(test_kernel) {
         SeccompProgram *p = build();
         static struct sock_filter f[SECCOMP_INSNS_MAX];
@@ -460,11 +469,7 @@ START_TEST(test_kernel) {
                 load(f, n);
                 child_checks();
         }
-
-        int status;
-        ck_assert_int_eq(waitpid(c, &status, 0), c);
-        ck_assert_msg(WIFEXITED(status), "child died of signal %d", WTERMSIG(status));
-        ck_assert_msg(WEXITSTATUS(status) == 0, "child check %d failed", WEXITSTATUS(status));
+        child_passed(c);
         seccomp_program_free(p);
 }
 END_TEST
@@ -502,11 +507,7 @@ START_TEST(test_kernel_parts) {
                 load(f, n);
                 child_checks();
         }
-
-        int status;
-        ck_assert_int_eq(waitpid(c, &status, 0), c);
-        ck_assert_msg(WIFEXITED(status), "child died of signal %d", WTERMSIG(status));
-        ck_assert_msg(WEXITSTATUS(status) == 0, "child check %d failed", WEXITSTATUS(status));
+        child_passed(c);
         seccomp_program_free(ahead);
         seccomp_program_free(last);
 }
