@@ -462,18 +462,6 @@ static int budget_format(const uint8_t d[BUDGET_DIGEST_SIZE], const Answer *answ
         return r;
 }
 
-/*
- * Makes the file of digest d hold exactly answers[0..n): written atomically (store_write_file(),
- * which fsync()s the new file before renaming it into place) and the directory fsync()ed, or
- * removed and the directory fsync()ed when n is 0. Only after a 0 from here does the caller change
- * the budget in memory, so memory never promises what the disk does not hold.
- *
- * Without sync_dir the directory is not fsync()ed: the rename is visible at once (a lockd killed
- * right after it finds the new file), and after a power loss the file is either the old one or
- * the new one, complete either way. Only budget_commit() passes false: its old file is the
- * reservation, which already charges the slot, so losing the commit loses a cached outcome, never
- * a charge. It saves one of the miss path's fsync()s.
- */
 /* Formats digest d's file text into the store's buffer (loop thread only; allocated once, so a
  * write per question does not map and unmap BUDGET_FILE_MAX each time). */
 static int format_file(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE], const Answer *answers,
@@ -487,6 +475,18 @@ static int format_file(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE], cons
         return budget_format(d, answers, n, ret);
 }
 
+/*
+ * Makes the file of digest d hold exactly answers[0..n): written atomically (store_write_file(),
+ * which fsync()s the new file before renaming it into place) and the directory fsync()ed, or
+ * removed and the directory fsync()ed when n is 0. Only after a 0 from here does the caller change
+ * the budget in memory, so memory never promises what the disk does not hold.
+ *
+ * Without sync_dir the directory is not fsync()ed: the rename is visible at once (a lockd killed
+ * right after it finds the new file), and after a power loss the file is either the old one or
+ * the new one, complete either way. Only budget_commit() passes false: its old file is the
+ * reservation, which already charges the slot, so losing the commit loses a cached outcome, never
+ * a charge. It saves one of the miss path's fsync()s.
+ */
 static int budget_persist(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE],
                           const Answer *answers, size_t n, bool sync_dir) {
         char name[FILE_NAME_LEN + 1];
