@@ -672,6 +672,12 @@ RunChild *run_child_free(RunChild *c) {
         return NULL;
 }
 
+/* Whether a record of n bytes read into f is a child's failure report: whole, a real stage. */
+static bool failure_valid(ssize_t n, const ChildFailure *f) {
+        return n == (ssize_t)sizeof(*f) && f->stage > SPAWN_STAGE_NONE &&
+               f->stage < _SPAWN_STAGE_MAX;
+}
+
 /* Sends the release: one byte and fds in CHILD_FD_* order. 0 or a negative errno. */
 static int send_release(int ctl, const int *fds, size_t n) {
         union {
@@ -773,33 +779,26 @@ int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResul
         out[1] = safe_close(out[1]);
         err[1] = safe_close(err[1]);
         det[1] = safe_close(det[1]);
-        ChildFailure rec = {};
         if (r < 0) {
                 /*
                  * It died while it waited: killed with its scope or by a stop, or it failed a step
                  * it takes before the release, whose record then waits in our socket.
                  */
-                n = recv(c->ctl_fd, &rec, sizeof(rec), MSG_DONTWAIT);
-                bool valid = n == (ssize_t)sizeof(rec) && rec.stage > SPAWN_STAGE_NONE &&
-                             rec.stage < _SPAWN_STAGE_MAX;
-                fail.stage = valid ? rec.stage : SPAWN_STAGE_SCOPE;
-                fail.error = valid ? rec.error : -r;
+                n = recv(c->ctl_fd, &fail, sizeof(fail), MSG_DONTWAIT);
+                if (!failure_valid(n, &fail))
+                        fail = (ChildFailure){.stage = SPAWN_STAGE_SCOPE, .error = -r};
                 r = 0;
-        }
-
-        /* EOF without a record: execve closed the control socket, so the child left our memory. */
-        if (fail.stage == SPAWN_STAGE_NONE) {
+        } else {
+                /* EOF without a record: execve closed the control socket, so the child left our
+                 * memory. */
                 do
-                        n = recv(c->ctl_fd, &rec, sizeof(rec), 0);
+                        n = recv(c->ctl_fd, &fail, sizeof(fail), 0);
                 while (n < 0 && errno == EINTR);
-                if (n != 0) {
-                        /* A record, a short one or a read error: the child did not reach the
-                         * plugin. */
-                        bool valid = n == (ssize_t)sizeof(rec) && rec.stage > SPAWN_STAGE_NONE &&
-                                     rec.stage < _SPAWN_STAGE_MAX;
-                        fail.stage = valid ? rec.stage : SPAWN_STAGE_EXEC;
-                        fail.error = valid ? rec.error : EIO;
-                }
+                /* A record, a short one or a read error: the child did not reach the plugin. */
+                if (n == 0)
+                        fail = (ChildFailure){};
+                else if (!failure_valid(n, &fail))
+                        fail = (ChildFailure){.stage = SPAWN_STAGE_EXEC, .error = EIO};
         }
         res.setup_usec = now_usec() - start;
         if (p->launched)
