@@ -34,15 +34,20 @@ typedef struct SandboxRun {
         const Sandbox *sb;
 } SandboxRun;
 
-/* One answer through runner_run(), as lockd runs a plugin, without a scope. */
-static int sandbox_run(void *userdata, int in) {
-        SandboxRun *s = userdata;
-        RunParams p = {
+/* What every sandboxed answer here gets: the input, and as root the fixed bench uid. */
+static RunParams run_params(int in) {
+        return (RunParams){
                 .input_fd = in,
                 .drop_to_uid = geteuid() == 0,
                 .uid = BENCH_UID,
                 .gid = BENCH_UID,
         };
+}
+
+/* One answer through runner_run(), as lockd runs a plugin, without a scope. */
+static int sandbox_run(void *userdata, int in) {
+        SandboxRun *s = userdata;
+        RunParams p = run_params(in);
 
         return bench_runner_run("spawn", "sandboxed run", s->sb, &p);
 }
@@ -70,12 +75,7 @@ static int ahead_prepare(void *userdata, int in) {
 
 static int ahead_run(void *userdata, int in) {
         AheadRun *a = userdata;
-        RunParams p = {
-                .input_fd = in,
-                .drop_to_uid = geteuid() == 0,
-                .uid = BENCH_UID,
-                .gid = BENCH_UID,
-        };
+        RunParams p = run_params(in);
 
         return bench_child_run("spawn", "run of a child made ahead", &a->child, a->sb, &p);
 }
