@@ -480,9 +480,12 @@ static void print_results(const json_t *reply, const json_t *ticket) {
                 print_usec("setup", s, "setup_usec");
                 print_usec("scope wait", s, "scope_wait_usec");
                 print_usec("cpu", s, "cpu_usec");
+                /* A run's step without the figure: lockd could not tell the plugin's own. */
                 if (console_json_integer(s, "peak_memory_bytes", -1) >= 0)
                         printf("  peak memory %lld bytes",
                                console_json_integer(s, "peak_memory_bytes", -1));
+                else if (console_json_integer(s, "wall_usec", -1) >= 0)
+                        fputs("  peak memory unknown", stdout);
                 if (console_json_integer(s, "stderr_bytes", -1) >= 0)
                         printf("  stderr %lld bytes", console_json_integer(s, "stderr_bytes", -1));
                 putchar('\n');

@@ -549,10 +549,16 @@ static int print_run(const json_t *reply) {
                 fputc('\n', stderr);
         }
         fprintf(stderr,
-                "cpu: %.3f s, peak memory: %.1f MiB, wall: %.3f s (from execve; %.3f s before "
+                "cpu: %.3f s, peak memory: ", console_json_integer(reply, "cpu_usec", 0) / 1e6);
+        /* Absent: lockd could not tell the plugin's own peak. */
+        if (console_json_integer(reply, "peak_memory_bytes", -1) >= 0)
+                fprintf(stderr, "%.1f MiB",
+                        console_json_integer(reply, "peak_memory_bytes", 0) / (double)MiB);
+        else
+                fputs("unknown", stderr);
+        fprintf(stderr,
+                ", wall: %.3f s (from execve; %.3f s before "
                 "it, %.3f s of them waiting for the scope), stderr: %lld bytes (discarded)\n",
-                console_json_integer(reply, "cpu_usec", 0) / 1e6,
-                console_json_integer(reply, "peak_memory_bytes", 0) / (double)MiB,
                 console_json_integer(reply, "wall_usec", 0) / 1e6,
                 console_json_integer(reply, "setup_usec", 0) / 1e6,
                 console_json_integer(reply, "scope_wait_usec", 0) / 1e6,

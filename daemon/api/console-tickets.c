@@ -575,9 +575,12 @@ static int method_results(VarlinkCall *call, json_t *params, void *userdata) {
                      json_object_set_new(e, "scope_wait_usec", json_integer(tr->scope_wait_usec)) <
                              0 ||
                      json_object_set_new(e, "cpu_usec", json_integer(tr->cpu_usec)) < 0 ||
-                     json_object_set_new(e, "peak_memory_bytes",
-                                         json_integer(tr->peak_memory_bytes)) < 0 ||
                      json_object_set_new(e, "stderr_bytes", json_integer(tr->stderr_bytes)) < 0))
+                        return -ENOMEM;
+                /* Absent when unknown (the run's cgroup was gone before it was read). */
+                if (tr->ran && tr->peak_memory_bytes > 0 &&
+                    json_object_set_new(e, "peak_memory_bytes",
+                                        json_integer(tr->peak_memory_bytes)) < 0)
                         return -ENOMEM;
                 if (tr->detail && json_object_set_new(e, "detail", json_string(tr->detail)) < 0)
                         return -ENOMEM;

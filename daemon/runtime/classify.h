@@ -61,7 +61,7 @@ typedef struct RunResult {
         uint64_t stdout_bytes;
         uint64_t stderr_bytes; /* drained and discarded; only the count is kept */
         uint64_t cpu_usec;     /* user + system */
-        uint64_t peak_rss_bytes;
+        uint64_t peak_rss_bytes;  /* the plugin's own peak memory; 0: unknown (runner.h) */
         uint64_t wall_usec;       /* from the plugin's execve to its end */
         uint64_t setup_usec;      /* before that: the scope, the release, the sandbox's entry */
         uint64_t scope_wait_usec; /* the part of setup_usec spent waiting for the scope */

@@ -672,6 +672,19 @@ RunChild *run_child_free(RunChild *c) {
         return NULL;
 }
 
+/*
+ * A reaped child's maxrss (KiB) in bytes when it is the plugin's own, else 0 (unknown). execve()
+ * from our shared memory kept our high-water mark then (exec_mmap()); ours only grows, so a child
+ * above our own maxrss now was above it then too, and its maxrss is the plugin's resident peak.
+ */
+static uint64_t maxrss_if_own(long child_kib) {
+        struct rusage self;
+
+        if (child_kib <= 0 || getrusage(RUSAGE_SELF, &self) < 0 || child_kib <= self.ru_maxrss)
+                return 0;
+        return (uint64_t)child_kib * 1024;
+}
+
 /* Whether a record of n bytes read into f is a child's failure report: whole, a real stage. */
 static bool failure_valid(ssize_t n, const ChildFailure *f) {
         return n == (ssize_t)sizeof(*f) && f->stage > SPAWN_STAGE_NONE &&
@@ -847,9 +860,11 @@ int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResul
          * The plugin's own peak is its memory cgroup's (a fresh scope per run). ru_maxrss is not:
          * the waiting child shared the spawner's memory (CLONE_VM), and execve() keeps the larger
          * of the old and the new memory's high-water mark (exec_mmap()), so it is never below the
-         * spawner's resident size. It stands in only where no cgroup told.
+         * spawner's resident size. It stands in only where no cgroup told, and only where it is
+         * provably the plugin's (maxrss_if_own()); otherwise the peak is unknown (0), never our
+         * own size passed off as the plugin's.
          */
-        res.peak_rss_bytes = io.peak_error == 0 ? io.peak : (uint64_t)ru.ru_maxrss * 1024;
+        res.peak_rss_bytes = io.peak_error == 0 ? io.peak : maxrss_if_own(ru.ru_maxrss);
         if (p->fds)
                 *p->fds->exit = e; /* the reader classifies */
         else

@@ -47,8 +47,8 @@ typedef struct RunParams {
         /*
          * Optional: called right after the child was reaped (same userdata): the run's memory
          * cgroup's peak in bytes, 0 with *ret, or a negative errno when it cannot tell (no
-         * memory cgroup, or the manager removed it first); peak_rss_bytes is then the process's
-         * maxrss, which counts the spawner's memory its waiting child shared.
+         * memory cgroup, or the manager removed it first). peak_rss_bytes is then the process's
+         * maxrss where that is provably the plugin's own, else 0: unknown (run_child_start()).
          */
         int (*peak_check)(void *userdata, uint64_t *ret);
         /* Optional: the output goes to another process's pipes (inputs_json then unused). */

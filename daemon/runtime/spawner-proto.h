@@ -149,7 +149,7 @@ typedef struct SpawnerReplyExited {
         int32_t spawn_errno;
         uint64_t wall_usec;
         uint64_t cpu_usec;
-        uint64_t peak_rss_bytes;
+        uint64_t peak_rss_bytes; /* 0: unknown */
         uint32_t uid;
         int32_t landlock_abi;
         uint64_t setup_usec;      /* from the run's start to the plugin's execve */

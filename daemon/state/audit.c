@@ -744,7 +744,6 @@ static int run_fields(const AuditRun *run, json_t **ret) {
             (r = set_string(o, "cause", run->cause)) < 0 ||
             (r = set_integer(o, "stderr_bytes", run->stderr_bytes)) < 0 ||
             (r = set_integer(o, "cpu_usec", run->cpu_usec)) < 0 ||
-            (r = set_integer(o, "peak_memory_bytes", run->peak_memory_bytes)) < 0 ||
             (r = set_integer(o, "wall_usec", run->wall_usec)) < 0 ||
             (r = set_integer(o, "setup_usec", run->setup_usec)) < 0 ||
             (r = set_integer(o, "scope_wait_usec", run->scope_wait_usec)) < 0 ||
@@ -752,6 +751,12 @@ static int run_fields(const AuditRun *run, json_t **ret) {
             (r = set_string(o, "ticket", run->ticket)) < 0)
                 return r;
         r = json_object_set_new(o, "step", run->step >= 0 ? json_integer(run->step) : json_null());
+        /* null when unknown: never a figure that is not the plugin's own (runner.h). */
+        if (r >= 0)
+                r = json_object_set_new(o, "peak_memory_bytes",
+                                        run->peak_memory_bytes > 0
+                                                ? json_integer((json_int_t)run->peak_memory_bytes)
+                                                : json_null());
         if (r < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(o);

@@ -106,7 +106,7 @@ typedef struct AuditRun {
         const char *cause;     /* the precise failure cause; NULL for a valid answer */
         uint64_t stderr_bytes; /* counted, never kept */
         uint64_t cpu_usec;     /* user + system */
-        uint64_t peak_memory_bytes;
+        uint64_t peak_memory_bytes; /* the plugin's own; 0: unknown */
         uint64_t wall_usec;       /* from the plugin's execve to its end */
         uint64_t setup_usec;      /* lockd's part before the execve */
         uint64_t scope_wait_usec; /* of which the wait for the scope */
@@ -117,8 +117,8 @@ typedef struct AuditRun {
 
 /* audit_append(a, AUDIT_RUN, ...) with run's fields (plugin, version, handle_sha256, peer_uid,
  * peer_pid, outcome, cause, stderr_bytes, cpu_usec, peak_memory_bytes, wall_usec, setup_usec,
- * scope_wait_usec, unit, ticket, step; NULL
- * strings and a negative step written as null). Same returns. */
+ * scope_wait_usec, unit, ticket, step; NULL strings, a negative step and an unknown (0) peak
+ * written as null). Same returns. */
 int audit_append_run(Audit *a, const AuditRun *run);
 /* The same, written like audit_append_nosync(): the caller acts on it after a later sync. */
 int audit_append_run_nosync(Audit *a, const AuditRun *run);

@@ -129,7 +129,8 @@ def test_no_manager_refused(w):
 
 
 def test_backend_none(w):
-    """scope.backend none is said at start, and a run then goes without a scope"""
+    """scope.backend none is said at start, and a run then goes without a scope (and without a
+    peak memory lockd could tell: unknown, never the spawner's size)"""
     d = os.path.join(w.dir, "noscope")
     os.mkdir(d)
     text = re.sub(r"^  backend: systemd$", "  backend: none", policy_text(d), flags=re.M)
@@ -147,6 +148,12 @@ def test_backend_none(w):
         r = dm.lockctl("plugin", "run", "test.good-one", path, "--json", check_rc=0)
         out = json.loads(r.stdout)
         check(out.get("result") == 1 and "unit" not in out, r.stdout)
+        # Without a cgroup a trivial plugin's own peak cannot be told (its maxrss is the
+        # spawner's size, shared until its execve): absent, and "unknown" to the human; never
+        # the spawner's figure.
+        check("peak_memory_bytes" not in out, r.stdout)
+        r = dm.lockctl("plugin", "run", "test.good-one", path, check_rc=0)
+        check("peak memory: unknown" in r.stderr, r.stderr)
     finally:
         dm.stop()
 

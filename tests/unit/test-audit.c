@@ -66,7 +66,7 @@ static int append_run_with(Audit *a, int i, bool sync) {
                 .cause = i % 3 == 0 ? "signal:SIGSYS" : NULL,
                 .stderr_bytes = (uint64_t)i * 10,
                 .cpu_usec = 1500,
-                .peak_memory_bytes = 1 << 20,
+                .peak_memory_bytes = i % 4 == 0 ? 0 : 1 << 20, /* 0: unknown */
                 .unit = "lockd-run-t1-0.scope",
                 .ticket = ticket,
                 .step = i,
@@ -229,6 +229,9 @@ START_TEST(test_append_verify) {
         ck_assert_ptr_nonnull(strstr(l.v[2], "\"outcome\":\"plugin_error\""));
         ck_assert_ptr_nonnull(strstr(l.v[0], "\"outcome\":\"1\""));
         ck_assert_ptr_nonnull(strstr(l.v[1], "\"outcome\":\"0\""));
+        /* An unknown peak is null, never a number that is not the plugin's. */
+        ck_assert_ptr_nonnull(strstr(l.v[0], "\"peak_memory_bytes\":1048576,"));
+        ck_assert_ptr_nonnull(strstr(l.v[3], "\"peak_memory_bytes\":null,"));
         lines_free(&l);
 
         /* The directory and the file are lockd's alone. */

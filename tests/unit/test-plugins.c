@@ -438,6 +438,34 @@ START_TEST(test_plugin_unprivileged) {
 }
 END_TEST
 
+/*
+ * Without a memory cgroup (no scope here) the peak is the process's maxrss only where that is
+ * provably the plugin's: execve() from this process's memory, shared until then, keeps our
+ * high-water mark. A trivial plugin's peak is therefore unknown (0), never this process's size;
+ * one that touches 115 MiB of heap shows it.
+ */
+START_TEST(test_peak_without_cgroup) {
+        const PluginCase small = {.name = "good-one", .spec = P1, .outcome = RUN_ONE};
+        const PluginCase big = {
+                .name = "scope-oom",
+                .spec = {.protocol = 1,
+                         .limits = {.cpu_s = 2, .memory_bytes = 256 * MiB, .timeout_s = 5}},
+                .outcome = RUN_ZERO};
+        bool as_root = geteuid() == 0;
+        RunResult res;
+
+        run_case(&small, as_root, TEST_UID_BASE + 990, &res);
+        ck_assert_int_eq(res.outcome, RUN_ONE);
+        ck_assert_msg(res.peak_rss_bytes == 0, "peak %" PRIu64 " for a trivial plugin",
+                      res.peak_rss_bytes);
+
+        run_case(&big, as_root, TEST_UID_BASE + 991, &res);
+        ck_assert_int_eq(res.outcome, RUN_ZERO);
+        ck_assert_msg(res.peak_rss_bytes >= 115 * MiB && res.peak_rss_bytes < 256 * MiB,
+                      "peak %" PRIu64, res.peak_rss_bytes);
+}
+END_TEST
+
 static Suite *plugins_suite(void) {
         Suite *s = suite_create("plugins");
         TCase *tc = tcase_create("sandbox");
@@ -445,6 +473,7 @@ static Suite *plugins_suite(void) {
         tcase_set_timeout(tc, 60);
         tcase_add_loop_test(tc, test_plugin, 0, (int)ELEMENTSOF(cases));
         tcase_add_test(tc, test_plugin_unprivileged);
+        tcase_add_test(tc, test_peak_without_cgroup);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -39,13 +39,14 @@ type Result struct {
 	// Error is lockctl's message for input_invalid, or why a fixture could not run.
 	Error string `json:"error"`
 	// Detail is what the plugin wrote on fd 7, escaped as lockctl shows it.
-	Detail          string `json:"detail"`
-	DetailBytes     int64  `json:"detail_bytes"`
-	CPUUsec         int64  `json:"cpu_usec"`
-	PeakMemoryBytes int64  `json:"peak_memory_bytes"`
-	WallUsec        int64  `json:"wall_usec"`
-	StdoutBytes     int64  `json:"stdout_bytes"`
-	StderrBytes     int64  `json:"stderr_bytes"`
+	Detail      string `json:"detail"`
+	DetailBytes int64  `json:"detail_bytes"`
+	CPUUsec     int64  `json:"cpu_usec"`
+	// PeakMemoryBytes is the plugin's own peak; 0 when lockctl could not tell it.
+	PeakMemoryBytes int64 `json:"peak_memory_bytes"`
+	WallUsec        int64 `json:"wall_usec"`
+	StdoutBytes     int64 `json:"stdout_bytes"`
+	StderrBytes     int64 `json:"stderr_bytes"`
 }
 
 // fixtureResult is one fixture's line of `lockctl plugin test DIR --fixtures --json`.
