@@ -352,13 +352,15 @@ static void run_one(Worker *w, RunRequest *req) {
         };
         StandbyClass class = class_of(req->sandbox);
         StandbyChild ready = {};
+        uint64_t waited = 0;
 
-        if (p->standby && standby_take(p->standby, &class, &ready) >= 0) {
-                /* A child already in its scope: the run hands it its fds, nothing to wait for.
-                 * STARTED goes once it is on its way (launched()), the refill once the run ended,
-                 * so that neither the engine's wakeup nor the refill's clone and the manager's
-                 * scope work compete with the child and the plugin for a CPU; STARTED still
-                 * precedes EXITED, sent by this thread after the reap. */
+        if (p->standby &&
+            standby_take(p->standby, &class, p->cfg.scope_timeout_usec, &ready, &waited) >= 0) {
+                /* A child in its scope (ready, or waited for while the manager finished it):
+                 * the run hands it its fds. STARTED goes once it is on its way (launched()), the
+                 * refill once the run ended, so that neither the engine's wakeup nor the refill's
+                 * clone and the manager's scope work compete with the child and the plugin for a
+                 * CPU; STARTED still precedes EXITED, sent by this thread after the reap. */
                 memcpy(req->unit, ready.unit, sizeof(ready.unit));
                 w->oom = TAKE_PTR(ready.oom);
                 r = adopt(w, run_child_pidfd(ready.child), true);
@@ -366,6 +368,10 @@ static void run_one(Worker *w, RunRequest *req) {
                 rp.launched_userdata = w;
                 if (r >= 0) {
                         r = run_child_start(ready.child, req->sandbox, &rp, &req->result);
+                        /* A child whose scope was still being made was waited for: that wait
+                         * is the run's, reported as such (runner_run() does the same). */
+                        req->result.setup_usec += waited;
+                        req->result.scope_wait_usec = waited;
                         /* Refused before the release (bad params, no pipe): the engine still
                          * hears STARTED before the scoped EXITED, which it demands. */
                         if (!w->launched)

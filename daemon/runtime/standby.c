@@ -55,6 +55,7 @@ struct Standby {
         void *userdata;
 
         pthread_mutex_t lock; /* classes and their ready lists: workers take from them */
+        pthread_cond_t changed; /* a child got ready, a scope failed, or the standby closed */
         Class classes[STANDBY_CLASSES_MAX];
         unsigned n_classes;
         Entry *pending; /* loop's thread only */
@@ -120,10 +121,12 @@ static void wake(Standby *s) {
         (void)!write(s->wake_fd, &one, sizeof(one));
 }
 
-int standby_take(Standby *s, const StandbyClass *key, StandbyChild *ret) {
-        bool first = true;
+int standby_take(Standby *s, const StandbyClass *key, uint64_t wait_usec, StandbyChild *ret,
+                 uint64_t *ret_waited_usec) {
+        uint64_t begin = now_usec(), deadline = begin + wait_usec;
+        bool first = true, waited = false;
 
-        if (!s || !key || !ret)
+        if (!s || !key || !ret || !ret_waited_usec)
                 return -EINVAL;
         for (;;) {
                 Entry *e = NULL;
@@ -131,22 +134,41 @@ int standby_take(Standby *s, const StandbyClass *key, StandbyChild *ret) {
 
                 /* The class is looked up again each time: a worker may have reused a slot. */
                 pthread_mutex_lock(&s->lock);
-                c = class_get(s, key, true);
-                if (c) {
+                for (;;) {
+                        c = class_get(s, key, true);
+                        if (!c)
+                                break;
                         c->last_take = now_usec();
                         if (c->ready) {
                                 e = c->ready;
                                 c->ready = e->next;
-                        } else if (first && c->target < s->per_class_max)
-                                /* Demand met an empty class: keep one more ready from now on. */
-                                c->target++;
+                                break;
+                        }
+                        if (first) {
+                                /* Demand met an empty class: keep one more ready from now on,
+                                 * and start making it now. */
+                                if (c->target < s->per_class_max)
+                                        c->target++;
+                                first = false;
+                                wake(s);
+                        }
+                        /*
+                         * A child of the class whose scope the manager is making is taken when
+                         * it is ready: it was asked for before, so it comes before a scope asked
+                         * for now would, and the manager makes one scope instead of two (under a
+                         * burst it is the manager that runs late). Without one, or past the wait,
+                         * the caller makes its scope on demand.
+                         */
+                        if (c->pending == 0 || s->closed || now_usec() >= deadline)
+                                break;
+                        struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000),
+                                              .tv_nsec = (long)(deadline % 1000000) * 1000};
+                        (void)pthread_cond_timedwait(&s->changed, &s->lock, &ts);
+                        waited = true;
                 }
                 pthread_mutex_unlock(&s->lock);
-                first = false;
-                if (!e) {
-                        wake(s);
+                if (!e)
                         return -EAGAIN;
-                }
                 /* A child that died while it waited (its scope killed, say), or one past its age
                  * (its scope's RuntimeMaxUSec= counts), is of no use. */
                 if (run_child_waiting(e->child) &&
@@ -154,6 +176,8 @@ int standby_take(Standby *s, const StandbyClass *key, StandbyChild *ret) {
                         *ret = (StandbyChild){.child = TAKE_PTR(e->child), .oom = TAKE_PTR(e->oom)};
                         memcpy(ret->unit, e->unit, sizeof(ret->unit));
                         entry_free(e);
+                        /* A child that was ready cost no wait. */
+                        *ret_waited_usec = waited ? now_usec() - begin : 0;
                         /* The refill is the caller's standby_wake(), once the child's run
                          * ended: a clone and a scope request now would compete with it. */
                         return 0;
@@ -237,6 +261,8 @@ static void on_scope_done(int error, void *userdata) {
                 e = NULL;
         } else
                 e->class->retry_after = now_usec() + STANDBY_RETRY_USEC;
+        /* A worker may wait for this child (standby_take()): ready, or none to wait for. */
+        pthread_cond_broadcast(&s->changed);
         pthread_mutex_unlock(&s->lock);
         if (e) {
                 if (error >= 0)
@@ -268,6 +294,7 @@ static int make_child(Standby *s, Class *c) {
                 pthread_mutex_lock(&s->lock);
                 c->pending--;
                 c->retry_after = now_usec() + STANDBY_RETRY_USEC;
+                pthread_cond_broadcast(&s->changed);
                 pthread_mutex_unlock(&s->lock);
                 return r;
         }
@@ -357,6 +384,19 @@ int standby_new(sd_event *e, ScopeManager *scope, const CgroupMounts *cgroups, c
         if (!s)
                 return -ENOMEM;
         pthread_mutex_init(&s->lock, NULL);
+        {
+                pthread_condattr_t attr;
+
+                pthread_condattr_init(&attr);
+                pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+                r = -pthread_cond_init(&s->changed, &attr);
+                pthread_condattr_destroy(&attr);
+                if (r < 0) {
+                        pthread_mutex_destroy(&s->lock);
+                        free(TAKE_PTR(s));
+                        return r;
+                }
+        }
         s->wake_fd = -1;
         s->event = sd_event_ref(e);
         s->scope = scope;
@@ -401,6 +441,7 @@ void standby_flush(Standby *s) {
                 c->target = 0;
         }
         s->closed = true;
+        pthread_cond_broadcast(&s->changed); /* no worker waits for a child any more */
         pthread_mutex_unlock(&s->lock);
         while (list) {
                 Entry *e = list;
@@ -430,6 +471,7 @@ Standby *standby_free(Standby *s) {
         s->tick = sd_event_source_disable_unref(s->tick);
         safe_close(s->wake_fd);
         free(s->slice);
+        pthread_cond_destroy(&s->changed);
         pthread_mutex_destroy(&s->lock);
         sd_event_unref(s->event);
         free(s);

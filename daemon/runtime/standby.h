@@ -47,12 +47,15 @@ int standby_new(sd_event *e, ScopeManager *scope, const CgroupMounts *cgroups, c
                 void *userdata, Standby **ret);
 
 /*
- * From any thread: takes a waiting child of class c into *ret (0), or -EAGAIN when none is ready
- * (the caller makes its scope on demand). Either way the class's demand is noted; on -EAGAIN the
- * loop refills at once, after a 0 once the caller says standby_wake() (when the run of the child
- * it took ended: the refill's clone and scope request would compete with it for a CPU).
+ * From any thread: takes a waiting child of class c into *ret (0), with how long it waited for
+ * one in *ret_waited_usec; or -EAGAIN when none is ready (the caller makes its scope on demand).
+ * When none is ready but one of the class has its scope being made, it waits for that one, up to
+ * wait_usec. Either way the class's demand is noted; a class found empty is refilled at once,
+ * after a 0 once the caller says standby_wake() (when the run of the child it took ended: the
+ * refill's clone and scope request would compete with it for a CPU).
  */
-int standby_take(Standby *s, const StandbyClass *c, StandbyChild *ret);
+int standby_take(Standby *s, const StandbyClass *c, uint64_t wait_usec, StandbyChild *ret,
+                 uint64_t *ret_waited_usec);
 
 /* From any thread: the loop refills what standby_take() took. */
 void standby_wake(Standby *s);

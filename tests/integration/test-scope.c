@@ -22,12 +22,14 @@
 #include <systemd/sd-event.h>
 
 #include "oom-watch.h"
+#include "cgroup.h"
 #include "check-run.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "runner.h"
 #include "sandbox.h"
 #include "scope.h"
+#include "standby.h"
 
 #define SLICE       "lockd-plugins.slice"
 #define TEST_UID    655700
@@ -766,6 +768,93 @@ START_TEST(test_peak_is_the_plugins) {
 }
 END_TEST
 
+/* A worker's standby_take(), on a thread of its own while the test's thread runs the loop. */
+typedef struct Taker {
+        Standby *standby;
+        StandbyClass class;
+        uint64_t wait_usec;
+        StandbyChild got;
+        uint64_t waited;
+        int r;
+        bool done;
+} Taker;
+
+static void *taker_main(void *userdata) {
+        Taker *t = userdata;
+
+        t->r = standby_take(t->standby, &t->class, t->wait_usec, &t->got, &t->waited);
+        __atomic_store_n(&t->done, true, __ATOMIC_RELEASE);
+        return NULL;
+}
+
+/* The standby's scope names: how many it asked the manager for, and the first. */
+typedef struct Named {
+        unsigned n;
+        char first[64];
+} Named;
+
+static void standby_unit_name(char *buf, size_t size, void *userdata) {
+        Named *named = userdata;
+
+        unit_name(buf, size);
+        if (named->n++ == 0)
+                snprintf(named->first, sizeof(named->first), "%s", buf);
+}
+
+/*
+ * A run that finds its class empty while a child of it has its scope made takes that child once
+ * the manager made it, and says how long it waited; the manager makes one scope, not a second one
+ * on demand. Told not to wait, it gets -EAGAIN at once (and makes its own scope).
+ */
+START_TEST(test_standby_waits_for_pending) {
+        Local l = local_new();
+        _cleanup_(cgroup_mounts_freep) CgroupMounts *cg = NULL;
+        StandbyClass class = {.memory_max = 64 * MiB, .timeout_usec = 5 * 1000000ULL};
+        Taker t = {.class = class, .wait_usec = WAIT_USEC, .r = 1};
+        StandbyChild got = {};
+        Standby *s = NULL;
+        Named named = {};
+        uint64_t waited = 0;
+        pthread_t th;
+
+        ck_assert_int_eq(cgroup_mounts_load(&cg), 0);
+        ck_assert_int_eq(
+                standby_new(l.event, l.manager, cg, SLICE, 1, standby_unit_name, &named, &s), 0);
+        /* One child, its scope asked for; the loop has not run, so it cannot be ready yet. */
+        standby_warm(s, &class);
+        ck_assert_uint_eq(named.n, 1);
+        ck_assert_int_eq(standby_take(s, &class, 0, &got, &waited), -EAGAIN);
+        ck_assert(!standby_idle(s));
+
+        /* The taker finds none ready (the loop is not running yet) and waits for it. */
+        t.standby = s;
+        ck_assert_int_eq(pthread_create(&th, NULL, taker_main, &t), 0);
+        usleep(50000);
+        ck_assert(!__atomic_load_n(&t.done, __ATOMIC_ACQUIRE));
+        for (unsigned i = 0; i < 1000 && !__atomic_load_n(&t.done, __ATOMIC_ACQUIRE); i++)
+                ck_assert_int_ge(sd_event_run(l.event, 10000), 0);
+        ck_assert_int_eq(pthread_join(th, NULL), 0);
+        ck_assert_msg(t.r == 0, "standby_take: %s", strerror(-t.r));
+        ck_assert(run_child_waiting(t.got.child));
+        ck_assert_uint_ge(t.waited, 50000);
+        ck_assert_uint_lt(t.waited, WAIT_USEC);
+        /* The very child whose scope was asked for first: no scope of its own was made for the
+         * take (a later one is the refill of what it took). */
+        ck_assert_str_eq(t.got.unit, named.first);
+
+        /* Unused, it dies with its handle, and its scope goes. */
+        t.got.child = run_child_free(t.got.child);
+        t.got.oom = oom_watch_free(t.got.oom);
+        ck_assert_msg(unit_gone_within(t.got.unit, 5000), "%s still exists", t.got.unit);
+        /* The refill's child, if one is being made, is made before the standby goes: it is
+         * killed with its scope then, rather than leave a unit behind. */
+        for (unsigned i = 0; i < 1000 && !standby_idle(s); i++)
+                ck_assert_int_ge(sd_event_run(l.event, 10000), 0);
+        standby_free(s);
+        local_free(&l);
+}
+END_TEST
+
 static Suite *scope_suite(void) {
         Suite *s = suite_create("scope");
         TCase *tc = tcase_create("manager");
@@ -782,6 +871,7 @@ static Suite *scope_suite(void) {
         tcase_add_test(tc, test_oom);
         tcase_add_test(tc, test_oom_after_removal);
         tcase_add_test(tc, test_peak_is_the_plugins);
+        tcase_add_test(tc, test_standby_waits_for_pending);
         suite_add_tcase(s, tc);
         return s;
 }
