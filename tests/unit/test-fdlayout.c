@@ -15,29 +15,46 @@
 #include "runner.h"
 #include "check-run.h"
 
+/* The fdlayout plugin loaded under spec, as lockd loads a manifest's binary. */
+static Sandbox *load_plugin(const SandboxSpec *spec) {
+        const char *path = getenv("LOCKD_FDLAYOUT_PLUGIN");
+        Sandbox *sb = NULL;
+        int bin;
+
+        ck_assert_ptr_nonnull(path);
+        bin = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(bin, 0);
+        ck_assert_int_eq(sandbox_new(bin, spec, &sb), 0);
+        close(bin);
+        return sb;
+}
+
+/* text as lockd gives a run its input: a sealed memfd (*ret_snap), reopened read-only. */
+static int sealed_input(const char *text, int *ret_snap) {
+        int snap, in;
+
+        snap = memfd_from_buffer(text, strlen(text), "input");
+        ck_assert_int_ge(snap, 0);
+        in = fd_reopen_readonly(snap);
+        ck_assert_int_ge(in, 0);
+        *ret_snap = snap;
+        return in;
+}
+
 static RunResult run_layout(unsigned protocol, bool inputs, bool detail, bool as_root) {
         Sandbox *sb = NULL;
         SandboxSpec spec = {.protocol = protocol,
                             .inputs = inputs,
                             .detail = detail,
                             .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
-        const char *path = getenv("LOCKD_FDLAYOUT_PLUGIN");
-        int bin, snap, in, r;
+        int snap, in, r;
         RunParams p = {.inputs_json = "{\"needle\":\"x\"}", .inputs_len = 14};
         RunResult res;
         char junk[] = "/tmp/lockd-test-leak-XXXXXX";
         int leak;
 
-        ck_assert_ptr_nonnull(path);
-        bin = open(path, O_RDONLY | O_CLOEXEC);
-        ck_assert_int_ge(bin, 0);
-        ck_assert_int_eq(sandbox_new(bin, &spec, &sb), 0);
-        close(bin);
-
-        snap = memfd_from_buffer("hello", 5, "input");
-        ck_assert_int_ge(snap, 0);
-        in = fd_reopen_readonly(snap);
-        ck_assert_int_ge(in, 0);
+        sb = load_plugin(&spec);
+        in = sealed_input("hello", &snap);
         /* An fd the parent holds without O_CLOEXEC must not leak into the plugin. */
         leak = mkstemp(junk);
         ck_assert_int_ge(leak, 0);
@@ -119,9 +136,7 @@ START_TEST(test_binary_replaced_after_load) {
         close(copy);
         unlink(tmpl);
 
-        snap = memfd_from_buffer("x", 1, "input");
-        in = fd_reopen_readonly(snap);
-        ck_assert_int_ge(in, 0);
+        in = sealed_input("x", &snap);
         p.input_fd = in;
         if (geteuid() == 0) {
                 p.drop_to_uid = true;
@@ -159,19 +174,14 @@ static int refuse_scope(pid_t pid, int pidfd, void *userdata) {
 START_TEST(test_start_hook_fails_closed) {
         SandboxSpec spec = {.protocol = 1,
                             .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
-        const char *path = getenv("LOCKD_FDLAYOUT_PLUGIN");
         Sandbox *sb = NULL;
         RunParams p = {};
         RunResult res;
         char cause[64];
-        int bin, snap, in, called = 0;
+        int snap, in, called = 0;
 
-        bin = open(path, O_RDONLY | O_CLOEXEC);
-        ck_assert_int_ge(bin, 0);
-        ck_assert_int_eq(sandbox_new(bin, &spec, &sb), 0);
-        close(bin);
-        snap = memfd_from_buffer("x", 1, "input");
-        in = fd_reopen_readonly(snap);
+        sb = load_plugin(&spec);
+        in = sealed_input("x", &snap);
         p.input_fd = in;
         p.start_hook = refuse_scope;
         p.start_hook_userdata = &called;
@@ -210,20 +220,15 @@ static int count_fds(pid_t pid) {
 START_TEST(test_child_made_ahead) {
         SandboxSpec spec = {.protocol = 1,
                             .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
-        const char *path = getenv("LOCKD_FDLAYOUT_PLUGIN");
         RunChild *c = NULL, *dead = NULL;
         Sandbox *sb = NULL;
         RunParams p = {};
         RunResult res;
         char cause[64];
-        int bin, snap, in, held[2], n = -1;
+        int snap, in, held[2], n = -1;
 
-        bin = open(path, O_RDONLY | O_CLOEXEC);
-        ck_assert_int_ge(bin, 0);
-        ck_assert_int_eq(sandbox_new(bin, &spec, &sb), 0);
-        close(bin);
-        snap = memfd_from_buffer("x", 1, "input");
-        in = fd_reopen_readonly(snap);
+        sb = load_plugin(&spec);
+        in = sealed_input("x", &snap);
         p.input_fd = in;
         ck_assert_int_eq(pipe(held), 0); /* inheritable: the child must close them itself */
 
@@ -268,24 +273,19 @@ START_TEST(test_exec_failure_reported) {
         Sandbox *sb = NULL;
         SandboxSpec spec = {.protocol = 1,
                             .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
-        const char *path = getenv("LOCKD_FDLAYOUT_PLUGIN");
         RunParams p = {};
         RunResult res;
         char cause[64];
-        int bin, snap, in, noexec;
+        int snap, in, noexec;
 
-        bin = open(path, O_RDONLY | O_CLOEXEC);
-        ck_assert_int_ge(bin, 0);
-        ck_assert_int_eq(sandbox_new(bin, &spec, &sb), 0);
-        close(bin);
+        sb = load_plugin(&spec);
         /* The sealed binary swapped for a memfd of no execute permission: execve says EACCES. */
         noexec = memfd_from_buffer("not a plugin", 12, "noexec");
         ck_assert_int_ge(noexec, 0);
         ck_assert_int_eq(fchmod(noexec, 0444), 0);
         close(sb->binary_fd);
         sb->binary_fd = noexec;
-        snap = memfd_from_buffer("x", 1, "input");
-        in = fd_reopen_readonly(snap);
+        in = sealed_input("x", &snap);
         p.input_fd = in;
         if (geteuid() == 0) {
                 p.drop_to_uid = true;
