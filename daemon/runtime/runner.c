@@ -807,10 +807,9 @@ int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResul
                 do
                         n = recv(c->ctl_fd, &fail, sizeof(fail), 0);
                 while (n < 0 && errno == EINTR);
-                /* A record, a short one or a read error: the child did not reach the plugin. */
-                if (n == 0)
-                        fail = (ChildFailure){};
-                else if (!failure_valid(n, &fail))
+                /* A record, a short one or a read error: the child did not reach the plugin (EOF
+                 * read nothing into fail, which stays without a stage). */
+                if (n != 0 && !failure_valid(n, &fail))
                         fail = (ChildFailure){.stage = SPAWN_STAGE_EXEC, .error = EIO};
         }
         res.setup_usec = now_usec() - start;
