@@ -41,6 +41,25 @@ static int sealed_input(const char *text, int *ret_snap) {
         return in;
 }
 
+/* One run of sb (freed after it) on the input "x", as the test's ephemeral uid when root. */
+static RunResult run_once(Sandbox *sb) {
+        RunParams p = {};
+        RunResult res;
+        int snap, in;
+
+        in = sealed_input("x", &snap);
+        p.input_fd = in;
+        if (geteuid() == 0) {
+                p.drop_to_uid = true;
+                p.uid = p.gid = 655301;
+        }
+        ck_assert_int_eq(runner_run(sb, &p, &res), 0);
+        close(in);
+        close(snap);
+        sandbox_free(sb);
+        return res;
+}
+
 static RunResult run_layout(unsigned protocol, bool inputs, bool detail, bool as_root) {
         Sandbox *sb = NULL;
         SandboxSpec spec = {.protocol = protocol,
@@ -115,11 +134,10 @@ START_TEST(test_binary_replaced_after_load) {
         SandboxSpec spec = {.protocol = 1,
                             .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
         Sandbox *sb = NULL;
-        RunParams p = {};
         RunResult res;
         char buf[65536];
         ssize_t n;
-        int src, copy, snap, in;
+        int src, copy;
 
         src = open(path, O_RDONLY | O_CLOEXEC);
         ck_assert_int_ge(src, 0);
@@ -136,17 +154,8 @@ START_TEST(test_binary_replaced_after_load) {
         close(copy);
         unlink(tmpl);
 
-        in = sealed_input("x", &snap);
-        p.input_fd = in;
-        if (geteuid() == 0) {
-                p.drop_to_uid = true;
-                p.uid = p.gid = 655301;
-        }
-        ck_assert_int_eq(runner_run(sb, &p, &res), 0);
+        res = run_once(sb);
         ck_assert_int_eq(res.outcome, RUN_ONE);
-        close(in);
-        close(snap);
-        sandbox_free(sb);
 }
 END_TEST
 
@@ -273,10 +282,9 @@ START_TEST(test_exec_failure_reported) {
         Sandbox *sb = NULL;
         SandboxSpec spec = {.protocol = 1,
                             .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
-        RunParams p = {};
         RunResult res;
         char cause[64];
-        int snap, in, noexec;
+        int noexec;
 
         sb = load_plugin(&spec);
         /* The sealed binary swapped for a memfd of no execute permission: execve says EACCES. */
@@ -285,18 +293,9 @@ START_TEST(test_exec_failure_reported) {
         ck_assert_int_eq(fchmod(noexec, 0444), 0);
         close(sb->binary_fd);
         sb->binary_fd = noexec;
-        in = sealed_input("x", &snap);
-        p.input_fd = in;
-        if (geteuid() == 0) {
-                p.drop_to_uid = true;
-                p.uid = p.gid = 655301;
-        }
-        ck_assert_int_eq(runner_run(sb, &p, &res), 0);
+        res = run_once(sb);
         ck_assert_int_eq(res.outcome, RUN_PLUGIN_ERROR);
         ck_assert_str_eq(run_cause_format(&res, cause, sizeof(cause)), "spawn:exec:13");
-        close(in);
-        close(snap);
-        sandbox_free(sb);
 }
 END_TEST
 
