@@ -90,8 +90,38 @@ static const PropSpec prop_specs[] = {
 static const char *const own_props[] = {
         "User",          "ProtectProc", "ProcSubset", "TemporaryFileSystem", "NoNewPrivileges",
         "ExecStart",     "ExecStartEx", "Type",       "StandardInput",       "StandardOutput",
-        "StandardError", NULL,
+        "StandardError", "UnsetEnvironment", NULL,
 };
+
+/*
+ * The human's display and session bus: an agent that could reach them could inject keys into
+ * the approval dialog (an X11 client may send events to any window of its server), read the
+ * screen, or answer a notification in the human's name. The unit unsets them whatever the
+ * manager's own environment holds (a user manager gets them from the graphical session), and
+ * --property Environment= may not set them (ARCHITECTURE.md, the human's side).
+ */
+static const char *const display_env[] = {
+        "DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS",
+        NULL,
+};
+
+/* The first name of display_env that the whitespace-separated NAME=VALUE words of value set, or
+ * NULL. */
+static const char *sets_display_env(const char *value) {
+        for (const char *w = value; *w;) {
+                size_t len = strcspn(w, " \t");
+
+                for (size_t i = 0; display_env[i]; i++) {
+                        size_t n = strlen(display_env[i]);
+
+                        if (len > n && strncmp(w, display_env[i], n) == 0 && w[n] == '=')
+                                return display_env[i];
+                }
+                w += len;
+                w += strspn(w, " \t");
+        }
+        return NULL;
+}
 
 typedef struct Prop {
         const PropSpec *spec;
@@ -223,6 +253,18 @@ static int parse_prop(const char *arg, Prop *ret) {
                 }
         for (size_t i = 0; i < ELEMENTSOF(prop_specs); i++)
                 if (strlen(prop_specs[i].name) == n && strncmp(arg, prop_specs[i].name, n) == 0) {
+                        const char *bad = strcmp(prop_specs[i].name, "Environment") == 0
+                                                  ? sets_display_env(eq + 1)
+                                                  : NULL;
+
+                        if (bad) {
+                                fprintf(stderr,
+                                        "lockctl: agent run: an agent gets no %s: a display or "
+                                        "the session bus would let it reach the human's approval "
+                                        "(lockd(8), THREAT MODEL)\n",
+                                        bad);
+                                return LOCKCTL_EXIT_USAGE;
+                        }
                         *ret = (Prop){.spec = &prop_specs[i], .value = eq + 1};
                         return LOCKCTL_EXIT_OK;
                 }
@@ -528,6 +570,20 @@ static int append_fixed_props(sd_bus_message *m, const char *user, const char *e
                                           STDIN_FILENO, "StandardOutputFileDescriptor", "h",
                                           STDOUT_FILENO, "StandardErrorFileDescriptor", "h",
                                           STDERR_FILENO);
+        if (r < 0)
+                return r;
+        /* None of the human's display or session bus, whatever the manager's environment has. */
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "UnsetEnvironment");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "as");
+        if (r >= 0)
+                r = sd_bus_message_append_strv(m, (char **)display_env);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
         if (r < 0)
                 return r;
         if (term && *term && asprintf(&term_env, "TERM=%s", term) >= 0) {
