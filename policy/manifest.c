@@ -221,14 +221,35 @@ static int parse_memory(const char *s, size_t len, uint64_t *ret) {
         return -EINVAL;
 }
 
-/* One name of a MIME type (RFC 6838 restricted-name, lowercase only). */
+static bool is_ascii_alnum(char c) {
+        return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
+}
+
+/*
+ * One name of a media type: an RFC 6838 restricted-name, in either case. IANA registers names
+ * with capitals (application/vnd.ms-excel.sheet.macroEnabled.12), and RFC 6838 4.2 makes the
+ * names case-insensitive, so they are taken as registered and compared without case.
+ */
 static bool mime_name_is_valid(const char *s, size_t len) {
-        if (len == 0 || len > MIME_NAME_MAX || !is_lower_alnum(s[0]))
+        if (len == 0 || len > MIME_NAME_MAX || !is_ascii_alnum(s[0]))
                 return false;
         for (size_t i = 1; i < len; i++)
-                if (!is_lower_alnum(s[i]) && !strchr("!#$&^_.+-", s[i]))
+                if (!is_ascii_alnum(s[i]) && !strchr("!#$&^_.+-", s[i]))
                         return false;
         return true;
+}
+
+/* Equal but for the case of ASCII letters, whatever the locale. */
+static bool ascii_equal_nocase(const char *a, const char *b) {
+        for (;; a++, b++) {
+                char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
+                char y = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
+
+                if (x != y)
+                        return false;
+                if (!x)
+                        return true;
+        }
 }
 
 /* type/subtype, both restricted-names; no wildcard, no parameters. */
@@ -330,11 +351,12 @@ static int parse_accepts(ManifestDiag *d, const TomlEntry *e, Manifest *m) {
                                           toml_type_name(v->type));
                 if (!mime_is_valid(v->string.data, v->string.len))
                         return fail_value(d, E_MANIFEST_ACCEPTS, v,
-                                          "'accepts' entry %zu is not a lowercase MIME type "
+                                          "'accepts' entry %zu is not a media type "
                                           "type/subtype",
                                           i + 1);
+                /* The same type in another case is the same type (RFC 6838 4.2). */
                 for (size_t k = 0; k < i; k++)
-                        if (strcmp(a->array.items[k]->string.data, v->string.data) == 0)
+                        if (ascii_equal_nocase(a->array.items[k]->string.data, v->string.data))
                                 return fail_value(d, E_MANIFEST_ACCEPTS, v,
                                                   "'accepts' lists '%s' twice", v->string.data);
         }
