@@ -110,8 +110,9 @@ func mark(c rune) bool {
 // anywhere but as the first character; a tag character (U+E0000-U+E007F) other than in one of
 // the three recommended subdivision flags (U+1F3F4, the tags of gbeng, gbsct or gbwls, U+E007F);
 // a zero-width joiner neither between an emoji and a pictograph nor after a letter of
-// joiningScripts; a zero-width non-joiner not after a letter of joiningScripts. It returns an
-// error for input that is not valid UTF-8 or holds a NUL byte, and for a read error.
+// joiningScripts; a zero-width non-joiner not after a letter of joiningScripts. It reads to the
+// end even once it has found one (rest): it returns an error for input that is not valid UTF-8
+// or holds a NUL byte anywhere, and for a read error.
 func hidden(r io.Reader) (bool, error) {
 	in := bufio.NewReaderSize(r, 64*1024)
 	first := true
@@ -137,7 +138,7 @@ func hidden(r io.Reader) (bool, error) {
 		if emojiJoiner {
 			// A joiner after an emoji must join it to another.
 			if !pictographic(c) {
-				return true, nil
+				return true, rest(in)
 			}
 			emojiJoiner = false
 		}
@@ -145,40 +146,40 @@ func hidden(r io.Reader) (bool, error) {
 			switch {
 			case c == cancelTag:
 				if !rgiFlags[string(tags)] {
-					return true, nil
+					return true, rest(in)
 				}
 				inFlag = false
 				first, prev, base = false, c, c
 				continue
 			case c >= 0xE0030 && c <= 0xE0039 || c >= 0xE0061 && c <= 0xE007A:
 				if len(tags) == 5 {
-					return true, nil
+					return true, rest(in)
 				}
 				tags = append(tags, byte(c-tagFirst))
 				prev = c
 				continue
 			case len(tags) > 0:
 				// A tag sequence that is not a subdivision flag, or one left unterminated.
-				return true, nil
+				return true, rest(in)
 			}
 			inFlag = false
 		}
 		switch {
 		case bidiControl(c), c == zwsp, c == wordJoiner, c == mongolianVS:
-			return true, nil
+			return true, rest(in)
 		case c == bom && !first:
-			return true, nil
+			return true, rest(in)
 		case c >= tagFirst && c <= tagLast:
-			return true, nil
+			return true, rest(in)
 		case c == zwj:
 			if emojiBeforeJoiner(prev) {
 				emojiJoiner = true
 			} else if !inJoiningScript(base) {
-				return true, nil
+				return true, rest(in)
 			}
 		case c == zwnj:
 			if !inJoiningScript(base) {
-				return true, nil
+				return true, rest(in)
 			}
 		case c == blackFlag:
 			inFlag, tags = true, tags[:0]
@@ -190,6 +191,26 @@ func hidden(r io.Reader) (bool, error) {
 	}
 	// A joiner that ends the text after an emoji joins nothing; a flag's tags left open hide.
 	return emojiJoiner || inFlag && len(tags) > 0, nil
+}
+
+// rest reads in to its end once the answer is known, and returns an error when what remains
+// is not UTF-8 text: the answer is only for a file that is text to its end.
+func rest(in *bufio.Reader) error {
+	for {
+		c, size, err := in.ReadRune()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if c == utf8.RuneError && size == 1 {
+			return errNotUTF8
+		}
+		if c == 0 {
+			return errNotText
+		}
+	}
 }
 
 func main() {
