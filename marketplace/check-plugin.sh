@@ -28,7 +28,8 @@ result() {
         fi
 }
 
-# One fixture FILE must give WANT (1, 0 or plugin_error); a plugin_error must not be the timeout.
+# One fixture FILE (shown as LABEL) must give WANT (1, 0 or plugin_error); a plugin_error must
+# not be the timeout.
 fixture() {
         want=$1
         file=$2
@@ -53,7 +54,7 @@ if got == "plugin_error" and r.get("cause") == "timeout":
     print("plugin_error by the timeout: the plugin did not end within its limits")
     sys.exit(1)
 PY
-        result $? "$want: ${file#"$src"/}"
+        result $? "$want: $3"
 }
 
 "$lockctl" plugin lint "$rel" >"$log" 2>&1
@@ -76,7 +77,7 @@ result $? "fixtures/one and fixtures/zero"
 for f in "$src"/fixtures/error/*; do
         [ -f "$f" ] || continue
         case $f in *.inputs.json) continue ;; esac
-        fixture plugin_error "$f"
+        fixture plugin_error "$f" "${f#"$src"/}"
 done
 
 if [ -n "$made" ]; then
@@ -88,7 +89,7 @@ if [ -n "$made" ]; then
                 for f in "$made/$d"/*; do
                         [ -f "$f" ] || continue
                         case $f in *.inputs.json) continue ;; esac
-                        fixture "$want" "$f"
+                        fixture "$want" "$f" "made at build time: $d/${f##*/}"
                 done
         done
 fi

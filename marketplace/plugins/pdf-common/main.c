@@ -4,11 +4,41 @@
  * (protocol 2) and answers; anything else is lp_fail(), plugin_error.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 
 #include "lockplugin.h"
 #include "pdfplugin.h"
+
+static void cpu_deadline(int sig) {
+        static const char why[] = "CPU deadline: the file keeps MuPDF busy past its limit\n";
+
+        (void)!write(STDERR_FILENO, why, sizeof(why) - 1);
+        _exit(1);
+}
+
+/*
+ * A CPU deadline of the plugin's own at nine tenths of lockd's RLIMIT_CPU (the manifest's
+ * cpu_s): a file that keeps MuPDF busy (a content stream inflating to gigabytes of whitespace,
+ * which no operator interrupts) ends by this exit, plugin_error, before the kernel's SIGXCPU.
+ */
+static void arm_cpu_deadline(void) {
+        struct sigaction sa = {.sa_handler = cpu_deadline};
+        struct rlimit rl;
+        struct itimerval it = {};
+        uint64_t usec;
+
+        if (getrlimit(RLIMIT_CPU, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur == 0)
+                return;
+        usec = (uint64_t)rl.rlim_cur * 900000;
+        it.it_value.tv_sec = (time_t)(usec / 1000000);
+        it.it_value.tv_usec = (suseconds_t)(usec % 1000000);
+        if (sigaction(SIGPROF, &sa, NULL) < 0 || setitimer(ITIMER_PROF, &it, NULL) < 0)
+                lp_fail("cannot arm the CPU deadline");
+}
 
 int main(void) {
         char needle[PDF_NEEDLE_MAX + 1] = "";
@@ -35,6 +65,7 @@ int main(void) {
                     memchr(needle, 0, (size_t)needle_len))
                         lp_fail("no usable needle");
         }
+        arm_cpu_deadline();
         data = lp_mmap_input(&len);
         if (!data)
                 lp_fail("cannot map the input");

@@ -70,3 +70,28 @@ __attribute__((format(printf, 2, 3))) void pdf_detail(PdfAsk *ask, const char *f
 /* Says whether the colour (`cs`, `color`) converts to white in RGB, to within rounding. */
 bool pdf_color_is_white(fz_context *ctx, fz_colorspace *cs, const float *color,
                         fz_color_params params);
+
+/* Says whether the code point is whitespace for the text's comparison (pagetext.c). */
+bool pdf_is_space(int c);
+
+/* Appends the code point c to out, a run of whitespace as one space between words (pagetext.c):
+ * *pending_space carries a run's start from one call to the next; start it false. */
+void pdf_text_append(fz_context *ctx, fz_buffer *out, int c, bool *pending_space);
+
+/* Appends page n's extracted text, whitespace collapsed, to out (pagetext.c). Throws when the
+ * page cannot be read. */
+void pdf_page_text(fz_context *ctx, pdf_document *doc, int n, fz_buffer *out);
+
+/* Called with each dictionary pdf_walk() reaches; a non-zero return ends the walk with it. */
+typedef int (*PdfWalkFn)(fz_context *ctx, pdf_obj *dict, void *user);
+
+/*
+ * Calls fn on every dictionary reachable from `from` (direct ones, indirect ones once each, a
+ * stream's dictionary too), depth first (objwalk.c). Returns fn's first non-zero return, or 0.
+ * Throws past the heap cap.
+ */
+int pdf_walk(fz_context *ctx, pdf_document *doc, pdf_obj *from, PdfWalkFn fn, void *user);
+
+/* Says whether the name tree rooted at `tree` has at least one entry (nametree.c). Throws when
+ * it is too deep to judge. */
+bool pdf_name_tree_has_entry(fz_context *ctx, pdf_obj *tree);
