@@ -1,7 +1,6 @@
-/* lockctl plugin: the verbs' dispatch, and lint: a plugin directory's manifest checked offline. */
+/* lockctl plugin: the verbs' dispatch, and the manifest's load that lint and test share. */
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,47 +46,6 @@ int plugin_load_manifest(int dirfd, const char *dir, Manifest **ret, FILE *diag_
                 return LOCKCTL_EXIT_USAGE;
         }
         return 0;
-}
-
-int verb_plugin_lint(int argc, char **argv) {
-        _cleanup_(manifest_freep) Manifest *m = NULL;
-        _cleanup_close_ int dirfd = -1;
-        _cleanup_free_ char *diag = NULL;
-        bool json = console_take_json(&argc, argv);
-        size_t diag_len = 0;
-        FILE *out;
-        int r;
-
-        if (argc != 1) {
-                fprintf(stderr, "usage: lockctl plugin lint DIR [--json]\n");
-                return LOCKCTL_EXIT_USAGE;
-        }
-        dirfd = open(argv[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dirfd < 0) {
-                fprintf(stderr, "lockctl: %s: %s\n", argv[0], strerror(errno));
-                return LOCKCTL_EXIT_USAGE;
-        }
-        if (!json) {
-                r = plugin_load_manifest(dirfd, argv[0], &m, stdout, LOCKCTL_EXIT_FAIL);
-                if (r != 0)
-                        return r;
-                printf("ok\n");
-                return LOCKCTL_EXIT_OK;
-        }
-        /* --json: the same verdict, the error line as lint prints it, as {"ok", "error"}. */
-        out = open_memstream(&diag, &diag_len);
-        if (!out)
-                return LOCKCTL_EXIT_FAIL;
-        r = plugin_load_manifest(dirfd, argv[0], &m, out, LOCKCTL_EXIT_FAIL);
-        fclose(out);
-        if (r == LOCKCTL_EXIT_USAGE)
-                return r;
-        if (diag_len > 0 && diag[diag_len - 1] == '\n')
-                diag[--diag_len] = 0;
-        if (console_print_json_steal(
-                    json_pack("{s:b, s:s?}", "ok", r == 0, "error", r == 0 ? NULL : diag)) != 0)
-                return LOCKCTL_EXIT_FAIL;
-        return r;
 }
 
 int verb_plugin(int argc, char **argv) {

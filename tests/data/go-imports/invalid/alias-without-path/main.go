@@ -1,0 +1,3 @@
+package main
+import h
+"net"

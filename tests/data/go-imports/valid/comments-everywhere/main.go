@@ -1,0 +1,6 @@
+/* a block
+   comment */ package /* x */ main // y
+
+import /* z */ ( // w
+	/* v */ "fmt" /* u */ ; "os"
+)

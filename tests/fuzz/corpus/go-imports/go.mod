@@ -1,0 +1,7 @@
+module acme.is-empty
+
+go 1.19
+
+require lockd/sdk v0.0.0
+
+replace lockd/sdk => /usr/share/lockd/go

@@ -1,0 +1,2 @@
+package café
+import "fmt"

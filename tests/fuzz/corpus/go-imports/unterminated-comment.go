@@ -1,0 +1,3 @@
+package main
+/* never closed
+import "net"
