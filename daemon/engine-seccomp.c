@@ -1,12 +1,15 @@
 /* The engine's seccomp filter: a short deny list on top of its lack of privilege, so that a
- * memory bug in a parser cannot reach the kernel's administrative interfaces either. */
+ * memory bug in a parser cannot reach the kernel's administrative interfaces either, nor make
+ * a namespace or a socket of any family but AF_UNIX. */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -46,6 +49,13 @@ static const int denied[] = {
         __NR_userfaultfd,
         __NR_unshare,
         __NR_setns,
+        __NR_open_tree,
+        __NR_move_mount,
+        __NR_fsopen,
+        __NR_fsconfig,
+        __NR_fsmount,
+        __NR_fspick,
+        __NR_mount_setattr,
         __NR_settimeofday,
         __NR_clock_settime,
         __NR_clock_adjtime,
@@ -76,8 +86,24 @@ static const int denied[] = {
         __NR_personality,
 };
 
+/*
+ * Namespaces (ARCHITECTURE.md, two processes): unshare and setns are denied above, and clone may
+ * not ask for a new one either. A user namespace would give the engine every capability inside
+ * it, and a network namespace of its own with it. Only the low 32 bits of clone's flags count
+ * (the kernel truncates them); CLONE_NEWTIME is not among them, since clone's low byte is the
+ * exit signal (only clone3 and unshare take it).
+ */
+#define CLONE_NS_FLAGS                                                                             \
+        (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |            \
+         CLONE_NEWPID | CLONE_NEWNET)
+/* x32's system calls are x86-64's numbers with this bit: another table, killed like another
+ * architecture's (a deny list keyed on x86-64's numbers would not see them). */
+#define X32_SYSCALL_BIT 0x40000000U
+
 #define N_DENIED  ELEMENTSOF(denied)
-#define INSNS_MAX (4 + N_DENIED * 2 + 1)
+/* arch (3) + x32 (2) + nr (1) + denied (2 each) + clone3 (2) + clone (5) + socket, socketpair
+ * (2 x 5) + allow (1). */
+#define INSNS_MAX (3 + 2 + 1 + N_DENIED * 2 + 2 + 5 + 10 + 1)
 
 int engine_confine(void) {
         struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
@@ -101,11 +127,46 @@ int engine_confine(void) {
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
         f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
                                               offsetof(struct seccomp_data, nr));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 0, 1);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
         for (size_t i = 0; i < N_DENIED; i++) {
                 f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
                                                       (unsigned)denied[i], 0, 1);
                 f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
                                                       SECCOMP_RET_ERRNO | (EPERM & 0xffff));
+        }
+        /*
+         * clone3 passes its flags in memory, which seccomp cannot read: refused whole, with
+         * ENOSYS as the plugins' filter does, so that glibc (pthread_create, posix_spawn) falls
+         * back to clone, whose flags are checked here.
+         */
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                              SECCOMP_RET_ERRNO | (ENOSYS & 0xffff));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 4);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                              offsetof(struct seccomp_data, args[0]));
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NS_FLAGS, 0, 1);
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                              SECCOMP_RET_ERRNO | (EPERM & 0xffff));
+        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        /*
+         * Sockets: AF_UNIX only (its sockets, the spawner's channel, journald, lockd-verify's
+         * pipes are not sockets). The engine needs no AF_NETLINK: it asks the manager nothing
+         * itself (the spawner does), and nothing it links opens one. An AF_INET socket or a
+         * netlink one would be a way out that a parser's memory bug should not find open; the
+         * unit's RestrictAddressFamilies=AF_UNIX is the second wall, where the unit applies.
+         */
+        for (int k = 0; k < 2; k++) {
+                f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                                      k == 0 ? __NR_socket : __NR_socketpair, 0,
+                                                      4);
+                f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                                      offsetof(struct seccomp_data, args[0]));
+                f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 1, 0);
+                f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                                      SECCOMP_RET_ERRNO | (EAFNOSUPPORT & 0xffff));
+                f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
         }
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 

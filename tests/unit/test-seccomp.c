@@ -3,6 +3,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "check-run.h"
+#include "engine-seccomp.h"
 #include "macro.h"
 #include "seccomp.h"
 
@@ -513,6 +515,77 @@ START_TEST(test_kernel_parts) {
 }
 END_TEST
 
+static void *engine_thread(void *arg) {
+        return arg;
+}
+
+/*
+ * clone(flags) as a compromised engine would call it, raw: 0 in a child it made (which leaves at
+ * once), the child's pid, or -1 with errno.
+ */
+static long raw_clone(unsigned long flags) {
+        long r = syscall(SYS_clone, flags | SIGCHLD, 0, NULL, NULL, 0);
+
+        if (r == 0)
+                _exit(98); /* a namespace was made: the filter let it through */
+        if (r > 0)
+                (void)waitpid((pid_t)r, NULL, 0);
+        return r;
+}
+
+/*
+ * The engine's own filter (engine-seccomp.c), loaded by engine_confine() in a child that holds
+ * no capability (as the engine): clone with each namespace flag fails with EPERM (each asked
+ * together with CLONE_NEWUSER, which an unprivileged process may otherwise create, and inside
+ * which every other kind follows), clone3 with ENOSYS, sockets of any family but AF_UNIX with
+ * EAFNOSUPPORT; fork, threads and AF_UNIX sockets still work.
+ */
+START_TEST(test_engine_filter) {
+        static const unsigned long ns[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWCGROUP,
+                                           CLONE_NEWUTS,  CLONE_NEWIPC, CLONE_NEWPID,
+                                           CLONE_NEWNET};
+        static const int families[] = {AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_VSOCK};
+
+        pid_t c = fork();
+        ck_assert_int_ge(c, 0);
+        if (c == 0) {
+                struct {
+                        uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack,
+                                stack_size, tls;
+                } ca = {.flags = CLONE_NEWUSER, .exit_signal = SIGCHLD};
+                pthread_t t;
+                int sp[2];
+
+                if (getuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                                      setresuid(65534, 65534, 65534) < 0))
+                        _exit(120);
+                if (engine_confine() < 0)
+                        _exit(121);
+                for (size_t i = 0; i < ELEMENTSOF(ns); i++)
+                        EXPECT_ERRNO(122 + (int)i, EPERM, raw_clone(CLONE_NEWUSER | ns[i]));
+                EXPECT_ERRNO(130, ENOSYS, syscall(SYS_clone3, &ca, sizeof(ca)));
+                EXPECT_ERRNO(131, EPERM, unshare(CLONE_NEWUSER));
+                for (size_t i = 0; i < ELEMENTSOF(families); i++) {
+                        EXPECT_ERRNO(132 + (int)i, EAFNOSUPPORT, socket(families[i], SOCK_DGRAM, 0));
+                        EXPECT_ERRNO(140 + (int)i, EAFNOSUPPORT,
+                                     socketpair(families[i], SOCK_DGRAM, 0, sp));
+                }
+                /* What the engine does use still works. */
+                EXPECT_OK(150, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
+                EXPECT_OK(151, socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+                pid_t f = fork();
+                if (f == 0)
+                        _exit(0);
+                if (f < 0 || waitpid(f, NULL, 0) != f)
+                        _exit(152);
+                if (pthread_create(&t, NULL, engine_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+                        _exit(153);
+                _exit(0);
+        }
+        child_passed(c);
+}
+END_TEST
+
 static Suite *seccomp_suite(void) {
         Suite *s = suite_create("seccomp");
         TCase *tc = tcase_create("core");
@@ -523,6 +596,7 @@ static Suite *seccomp_suite(void) {
         tcase_add_test(tc, test_kernel);
         tcase_add_test(tc, test_parts_emulated);
         tcase_add_test(tc, test_kernel_parts);
+        tcase_add_test(tc, test_engine_filter);
         suite_add_tcase(s, tc);
         return s;
 }
