@@ -27,8 +27,8 @@ import (
 // The caps that bound the work on a hostile package: what one relationship part, and all of
 // them together, may expand to. Office's own relationship parts are a few KiB.
 const (
-	partMax  = 16 << 20
-	totalMax = 64 << 20
+	partMax  = 4 << 20
+	totalMax = 32 << 20
 )
 
 // hyperlinkTypes are the relationship types of a plain hyperlink, transitional and strict

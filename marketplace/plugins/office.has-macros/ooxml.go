@@ -16,8 +16,8 @@ import (
 // The caps that bound the work on a hostile package: what one XML part, and all the parts read
 // together, may expand to. Office's [Content_Types].xml and relationship parts are a few KiB.
 const (
-	partMax  = 16 << 20
-	totalMax = 64 << 20
+	partMax  = 4 << 20
+	totalMax = 32 << 20
 )
 
 // macroContentTypes are the content types of the parts that are macros (lowercase): the VBA
