@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@
 #define INPUTS_SUFFIX         ".inputs.json"
 #define FIXTURES_MAX          1024 /* per answer directory */
 #define VALUES_MAX            64   /* --input arguments */
+#define STDERR_SHOW_MAX       (64 * 1024) /* --stderr: bytes of a run's stderr kept and shown */
 
 /* --scope: the slice lockd uses, the wait for the start job, and the limits beyond the manifest. */
 #define SCOPE_SLICE           "lockd-plugins.slice"
@@ -279,6 +281,70 @@ static int scope_run_peak(void *userdata, uint64_t *ret) {
         return s->watch ? oom_watch_peak(s->watch, ret) : -ENOENT;
 }
 
+/*
+ * --stderr: the run's output read here instead of by the runner, which then only waits for the
+ * plugin's end (RunFds, as lockd's engine reads it): a thread drains the three pipes while
+ * runner_run() waits, keeps what the runner would (the answer's first bytes, the detail) and the
+ * first STDERR_SHOW_MAX bytes of stderr for the author. lockd itself still discards stderr.
+ */
+typedef struct OutputReader {
+        pthread_t thread;
+        int out_fd, err_fd, det_fd; /* read ends, non-blocking; det_fd -1 without detail */
+        uint8_t out[RUN_STDOUT_KEEP];
+        size_t out_len;
+        uint64_t out_total;
+        uint8_t err[STDERR_SHOW_MAX];
+        size_t err_len;
+        uint64_t err_total;
+        uint8_t detail[RUN_DETAIL_MAX];
+        size_t detail_len;
+        uint64_t detail_total;
+} OutputReader;
+
+/* Drains the pipes until every write end is closed (the plugin reaped, our copies gone). */
+static void *output_reader_loop(void *userdata) {
+        OutputReader *o = userdata;
+        bool out_open = true, err_open = true, det_open = o->det_fd >= 0;
+
+        while (out_open || err_open || det_open) {
+                struct pollfd p[3] = {
+                        {.fd = out_open ? o->out_fd : -1, .events = POLLIN},
+                        {.fd = err_open ? o->err_fd : -1, .events = POLLIN},
+                        {.fd = det_open ? o->det_fd : -1, .events = POLLIN},
+                };
+
+                if (poll(p, 3, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                if (out_open && p[0].revents)
+                        out_open = run_drain(o->out_fd, o->out, sizeof(o->out), &o->out_len,
+                                             &o->out_total);
+                if (err_open && p[1].revents)
+                        err_open = run_drain(o->err_fd, o->err, sizeof(o->err), &o->err_len,
+                                             &o->err_total);
+                if (det_open && p[2].revents)
+                        det_open = run_drain(o->det_fd, o->detail, sizeof(o->detail),
+                                             &o->detail_len, &o->detail_total);
+        }
+        return NULL;
+}
+
+/* Prints a run's kept stderr for the author, each line escaped (a plugin's bytes). */
+static void print_stderr(const char *what, const uint8_t *buf, size_t len, uint64_t total) {
+        fprintf(stderr, "stderr%s%s (%" PRIu64 " bytes%s; lockd discards it):\n", what ? " of " : "",
+                what ? what : "", total, total > len ? ", the first 64 KiB shown" : "");
+        for (size_t i = 0; i < len;) {
+                const uint8_t *nl = memchr(buf + i, '\n', len - i);
+                size_t n = nl ? (size_t)(nl - (buf + i)) : len - i;
+                _cleanup_free_ char *esc = escape_bytes(buf + i, n);
+
+                fprintf(stderr, "  | %s\n", esc ? esc : "(out of memory)");
+                i += n + (nl ? 1 : 0);
+        }
+}
+
 /* One command's plugin, loaded once and run on each fixture. */
 typedef struct Tester {
         const char *dir;
@@ -291,6 +357,8 @@ typedef struct Tester {
         bool use_scope, scope_started;
         ScopeRun scope;
         bool json;
+        bool show_stderr;     /* --stderr */
+        OutputReader *output; /* with --stderr: the last run's output */
 } Tester;
 
 static void tester_done(Tester *t) {
@@ -302,6 +370,8 @@ static void tester_done(Tester *t) {
         t->sb = sandbox_free(t->sb);
         t->m = manifest_free(t->m);
         t->dirfd = safe_close(t->dirfd);
+        free(t->output);
+        t->output = NULL;
 }
 
 /*
@@ -373,6 +443,81 @@ static int tester_init(Tester *t, const char *binary) {
         return 0;
 }
 
+static void close_pair(int p[2]) {
+        p[0] = safe_close(p[0]);
+        p[1] = safe_close(p[1]);
+}
+
+/*
+ * --stderr: runner_run() with the output read by an OutputReader (t->output, kept for the
+ * caller), then classified as the runner would. Same returns as runner_run().
+ */
+static int run_reading_output(Tester *t, RunParams *p, RunResult *ret) {
+        _cleanup_close_ int inputs_mfd = -1, inputs_ro = -1;
+        int out[2] = {-1, -1}, err[2] = {-1, -1}, det[2] = {-1, -1};
+        RunExit e = {};
+        RunFds fds;
+        OutputReader *o = t->output;
+        RunResult res = {};
+        int r;
+
+        if (!o) {
+                o = t->output = malloc(sizeof(*o));
+                if (!o)
+                        return -ENOMEM;
+        }
+        *o = (OutputReader){.det_fd = -1};
+        if (t->spec.inputs) {
+                inputs_mfd = memfd_from_buffer(p->inputs_json, p->inputs_len, "lockd-inputs");
+                if (inputs_mfd < 0)
+                        return inputs_mfd;
+                inputs_ro = fd_reopen_readonly(inputs_mfd);
+                if (inputs_ro < 0)
+                        return inputs_ro;
+        }
+        if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+            (t->spec.detail && pipe2(det, O_CLOEXEC) < 0)) {
+                r = negative_errno();
+                goto finish;
+        }
+        for (int *fd = (int[]){out[0], err[0], det[0], -1}; *fd >= 0; fd++)
+                (void)fcntl(*fd, F_SETFL, O_NONBLOCK);
+        o->out_fd = out[0];
+        o->err_fd = err[0];
+        o->det_fd = det[0];
+        r = -pthread_create(&o->thread, NULL, output_reader_loop, o);
+        if (r < 0)
+                goto finish;
+        fds = (RunFds){.inputs_fd = inputs_ro,
+                       .stdout_fd = out[1],
+                       .stderr_fd = err[1],
+                       .detail_fd = det[1],
+                       .exit = &e};
+        p->fds = &fds;
+        r = runner_run(t->sb, p, &res);
+        p->fds = NULL;
+        /* Our write ends go: once the plugin is reaped, the reader sees EOF on each pipe. */
+        out[1] = safe_close(out[1]);
+        err[1] = safe_close(err[1]);
+        det[1] = safe_close(det[1]);
+        (void)pthread_join(o->thread, NULL);
+        if (r < 0)
+                goto finish;
+        /* A run that reached the plugin is classified here; a spawn failure already is. */
+        if (res.cause != RUN_CAUSE_SPAWN)
+                run_classify(o->out, o->out_len, o->out_total, &e, &res);
+        res.stderr_bytes = o->err_total;
+        memcpy(res.detail, o->detail, o->detail_len);
+        res.detail_len = o->detail_len;
+        res.detail_total = o->detail_total;
+        *ret = res;
+finish:
+        close_pair(out);
+        close_pair(err);
+        close_pair(det);
+        return r;
+}
+
 /*
  * Runs the plugin once on a sealed snapshot of fixture_fd (as lockd snapshots a granted file)
  * with inputs as fd 6. 0 with *ret filled; a negative errno when the run could not happen, with
@@ -416,7 +561,10 @@ static int tester_run(Tester *t, int fixture_fd, const char *inputs, RunResult *
                 p.peak_check = scope_run_peak;
         }
 
-        r = runner_run(t->sb, &p, ret);
+        if (t->show_stderr)
+                r = run_reading_output(t, &p, ret);
+        else
+                r = runner_run(t->sb, &p, ret);
         if (t->drop_to_uid)
                 uid_pool_release(&t->pool, p.uid);
         /* lockd's timeout killed the plugin; the unit goes too, whatever it still holds. */
@@ -618,6 +766,18 @@ done:
         values_done(&values);
 }
 
+/* --stderr with --json: the run's stderr, escaped, as "stderr" in its object. Takes o. */
+static json_t *with_stderr(const Tester *t, json_t *o) {
+        _cleanup_free_ char *esc = NULL;
+
+        if (!o || !t->show_stderr || !t->output)
+                return o;
+        esc = escape_bytes(t->output->err, t->output->err_len);
+        if (!esc || json_object_set_new(o, "stderr", json_string(esc)) < 0)
+                return json_drop(o);
+        return o;
+}
+
 /* Prints one verdict line: "ok   one/x: 1", or "FAIL zero/y: expected 0, got ...". */
 static void verdict_print(const Verdict *v) {
         if (v->ok)
@@ -700,11 +860,17 @@ static int fixtures_run(Tester *t) {
                                 failed++;
                         if (t->json) {
                                 json_t *o = verdict_json(&v);
+
+                                if (v.have_result)
+                                        o = with_stderr(t, o);
                                 if (!o || json_array_append_new(list, o) < 0)
                                         goto out;
                         } else {
                                 verdict_print(&v);
                                 fflush(stdout);
+                                if (t->show_stderr && v.have_result)
+                                        print_stderr(v.fixture, t->output->err,
+                                                     t->output->err_len, t->output->err_total);
                         }
                 }
                 if (n_fixtures == 0) {
@@ -770,10 +936,14 @@ static int fixture_one(Tester *t, const char *fixture, Values *given, const char
                 return LOCKCTL_EXIT_USAGE;
         }
         if (t->json) {
-                if (console_print_json_steal(result_json(&res, expect)) != 0)
+                if (console_print_json_steal(with_stderr(t, result_json(&res, expect))) != 0)
                         return LOCKCTL_EXIT_FAIL;
-        } else
+        } else {
                 print_result(&res);
+                if (t->show_stderr)
+                        print_stderr(NULL, t->output->err, t->output->err_len,
+                                     t->output->err_total);
+        }
         if (t->use_scope && t->scope.start_error < 0)
                 fprintf(stderr, "scope: %s: could not be started through '%s': %s\n", t->scope.unit,
                         t->scope.bus, strerror(-t->scope.start_error));
@@ -808,6 +978,8 @@ int verb_plugin_test(int argc, char **argv) {
 
                 if (strcmp(arg, "--scope") == 0) {
                         t.use_scope = true;
+                } else if (strcmp(arg, "--stderr") == 0) {
+                        t.show_stderr = true;
                 } else if (strcmp(arg, "--fixtures") == 0) {
                         fixtures = true;
                 } else if (strcmp(arg, "--input") == 0 || strncmp(arg, "--input=", 8) == 0) {
@@ -887,9 +1059,10 @@ int verb_plugin_test(int argc, char **argv) {
 
 usage:
         fprintf(stderr, "usage: lockctl plugin test DIR FIXTURE [--input NAME=VALUE]... "
-                        "[--inputs FILE] [--expect 1|0] [--plugin FILE] [--scope] [--json]\n"
+                        "[--inputs FILE] [--expect 1|0] [--plugin FILE] [--scope] [--stderr] "
+                        "[--json]\n"
                         "       lockctl plugin test DIR --fixtures [--plugin FILE] [--scope] "
-                        "[--json]\n");
+                        "[--stderr] [--json]\n");
         values_done(&given);
         return LOCKCTL_EXIT_USAGE;
 }
