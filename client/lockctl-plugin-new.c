@@ -17,14 +17,26 @@
 #include "macro.h"
 #include "manifest.h"
 
-/* Where the installed SDKs are: lockplugin.h, and the Go module lockd/sdk (client/go). */
+/*
+ * Where the SDKs are: lockplugin.h, and the Go module lockd/sdk (client/go). Installed under this
+ * lockctl's own prefix (meson passes it), or under the two prefixes a Debian machine has (the
+ * lockd-dev package's /usr, a meson install's default /usr/local); a lockctl run from its build
+ * tree takes them from the source tree it was built from, so that a new plugin's `make test`
+ * works there with nothing installed.
+ */
 #ifndef LOCKD_INCLUDEDIR
 #define LOCKD_INCLUDEDIR "/usr/include/lockd"
 #endif
 #ifndef LOCKD_DATADIR
 #define LOCKD_DATADIR "/usr/share/lockd"
 #endif
-#define GO_SDK_DEFAULT LOCKD_DATADIR "/go"
+#ifndef LOCKD_BINDIR
+#define LOCKD_BINDIR "/usr/bin"
+#endif
+static const char *const include_dirs[] = {LOCKD_INCLUDEDIR, "/usr/include/lockd",
+                                           "/usr/local/include/lockd"};
+static const char *const go_sdk_dirs[] = {LOCKD_DATADIR "/go", "/usr/share/lockd/go",
+                                          "/usr/local/share/lockd/go"};
 
 /* One file of a template: its path in the new directory, and its text with @KEY@ markers. */
 typedef struct TemplateFile {
@@ -109,13 +121,15 @@ static const char c_makefile[] =
         "CC ?= cc\n"
         "CFLAGS ?= -O2 -Wall -Wextra\n"
         "LOCKD_INCLUDE ?= @INCLUDE@\n"
-        "LOCKCTL ?= lockctl\n"
+        "LOCKCTL ?= @LOCKCTL@\n"
         "\n"
+        "# --emit-relocs keeps what the code refers to, for the import check (lint --source).\n"
         "plugin: plugin.c\n"
-        "\t$(CC) -static $(CFLAGS) -I$(LOCKD_INCLUDE) -o $@ plugin.c\n"
+        "\t$(CC) -static -Wl,--emit-relocs $(CFLAGS) -I$(LOCKD_INCLUDE) -o $@ plugin.c\n"
         "\n"
         "test: plugin\n"
         "\t$(LOCKCTL) plugin lint .\n"
+        "\t$(LOCKCTL) plugin lint --source .\n"
         "\t$(LOCKCTL) plugin test . --fixtures\n"
         "\n"
         "clean:\n"
@@ -201,7 +215,7 @@ static const char go_makefile[] =
         "# Builds the plugin static (CGO_ENABLED=0: lockd refuses a binary with an interpreter)\n"
         "# and tests it under lockd's sandbox: `make test`.\n"
         "GO ?= go\n"
-        "LOCKCTL ?= lockctl\n"
+        "LOCKCTL ?= @LOCKCTL@\n"
         "\n"
         "plugin: go.mod $(wildcard *.go)\n"
         "\tCGO_ENABLED=0 $(GO) build -trimpath -o $@ .\n"
@@ -209,6 +223,7 @@ static const char go_makefile[] =
         "test: plugin\n"
         "\t$(GO) vet ./...\n"
         "\t$(LOCKCTL) plugin lint .\n"
+        "\t$(LOCKCTL) plugin lint --source .\n"
         "\t$(LOCKCTL) plugin test . --fixtures\n"
         "\tLOCKCTL=$(LOCKCTL) $(GO) test ./...\n"
         "\n"
@@ -234,7 +249,7 @@ static const TemplateFile fixtures_p2[] = {
 
 /* The substitutions of one new plugin. */
 typedef struct Subst {
-        const char *name, *sdk, *include, *memory;
+        const char *name, *sdk, *include, *lockctl, *memory;
 } Subst;
 
 /* Expands the @KEY@ markers of text. A new string, or NULL when out of memory. */
@@ -244,6 +259,7 @@ static char *template_expand(const char *text, const Subst *s) {
         } map[] = {{"@NAME@", s->name},
                    {"@SDK@", s->sdk},
                    {"@INCLUDE@", s->include},
+                   {"@LOCKCTL@", s->lockctl},
                    {"@MEMORY@", s->memory}};
         char *out = NULL;
         size_t len = 0;
@@ -273,6 +289,37 @@ static char *template_expand(const char *text, const Subst *s) {
         return out;
 }
 
+/*
+ * The source tree's client/ directory when this lockctl runs from its build tree (it is not the
+ * installed one, and the tree it was built from is still there), else NULL.
+ */
+static const char *source_client_dir(void) {
+#ifdef LOCKD_SOURCE_CLIENTDIR
+        _cleanup_free_ char *self = realpath("/proc/self/exe", NULL), *installed = NULL;
+        char probe[PATH_MAX];
+
+        installed = realpath(LOCKD_BINDIR "/lockctl", NULL);
+        if (!self || (installed && strcmp(self, installed) == 0))
+                return NULL;
+        snprintf(probe, sizeof(probe), "%s/lockplugin.h", LOCKD_SOURCE_CLIENTDIR);
+        if (access(probe, R_OK) == 0)
+                return LOCKD_SOURCE_CLIENTDIR;
+#endif
+        return NULL;
+}
+
+/* The first of dirs[] that holds file (NULL: the directory itself), else NULL. */
+static const char *first_with(const char *const *dirs, size_t n, const char *file) {
+        for (size_t i = 0; i < n; i++) {
+                char probe[PATH_MAX];
+
+                snprintf(probe, sizeof(probe), "%s%s%s", dirs[i], file ? "/" : "", file ? file : "");
+                if (access(probe, R_OK) == 0)
+                        return dirs[i];
+        }
+        return NULL;
+}
+
 /* Writes one file of the template under dirfd, never over an existing one. 0 or -errno. */
 static int template_write(int dirfd, const TemplateFile *t, const Subst *s) {
         _cleanup_free_ char *text = template_expand(t->text, s);
@@ -297,7 +344,7 @@ static int template_write(int dirfd, const TemplateFile *t, const Subst *s) {
 }
 
 int verb_plugin_new(int argc, char **argv) {
-        _cleanup_free_ char *sdk_real = NULL;
+        _cleanup_free_ char *sdk_real = NULL, *self = NULL, *tree_sdk = NULL;
         _cleanup_close_ int dirfd = -1;
         const char *name = NULL, *lang = NULL, *dir = NULL, *sdk = NULL;
         int protocol = 1, r;
@@ -344,12 +391,25 @@ int verb_plugin_new(int argc, char **argv) {
                 dir = name;
 
         bool go = strcmp(lang, "go") == 0;
+        const char *tree = source_client_dir(), *include;
         if (go) {
                 /* go.mod's replace directive needs the SDK's absolute path. */
                 if (!sdk)
                         sdk = getenv("LOCKD_GO_SDK");
+                if ((!sdk || !sdk[0]) && tree) {
+                        if (asprintf(&tree_sdk, "%s/go", tree) < 0)
+                                return LOCKCTL_EXIT_FAIL;
+                        sdk = tree_sdk;
+                }
                 if (!sdk || !sdk[0])
-                        sdk = GO_SDK_DEFAULT;
+                        sdk = first_with(go_sdk_dirs, ELEMENTSOF(go_sdk_dirs), "go.mod");
+                if (!sdk) {
+                        fprintf(stderr,
+                                "lockctl: no Go SDK in %s, %s or %s (the lockd-dev package "
+                                "installs it); give --sdk DIR or $LOCKD_GO_SDK\n",
+                                go_sdk_dirs[0], go_sdk_dirs[1], go_sdk_dirs[2]);
+                        return LOCKCTL_EXIT_USAGE;
+                }
                 sdk_real = realpath(sdk, NULL);
                 if (!sdk_real) {
                         fprintf(stderr,
@@ -360,6 +420,13 @@ int verb_plugin_new(int argc, char **argv) {
                         return LOCKCTL_EXIT_USAGE;
                 }
         }
+        /* lockplugin.h: the build tree's, else the first installed one (the Makefile's default). */
+        include = tree ? tree : first_with(include_dirs, ELEMENTSOF(include_dirs), "lockplugin.h");
+        if (!include)
+                include = LOCKD_INCLUDEDIR;
+        /* The Makefile runs this very lockctl when it is not the installed one on $PATH. */
+        if (tree)
+                self = realpath("/proc/self/exe", NULL);
 
         /* The directory is new: lockctl never writes into one the author already has. */
         if (mkdir(dir, 0755) < 0) {
@@ -375,7 +442,8 @@ int verb_plugin_new(int argc, char **argv) {
         /* Go's runtime needs about 64 MiB to start; 128 MiB is the floor lockd-plugin(7) gives. */
         Subst s = {.name = name,
                    .sdk = sdk_real,
-                   .include = LOCKD_INCLUDEDIR,
+                   .include = include,
+                   .lockctl = self ? self : "lockctl",
                    .memory = go ? "128MiB" : "64MiB"};
         const TemplateFile files_c[] = {
                 {"plugin.toml", protocol == 2 ? manifest_p2 : manifest_p1},
