@@ -11,7 +11,9 @@
 #include "fd-util.h"
 #include "lockctl-approve.h"
 #include "lockctl-console.h"
+#include "lockctl-pinentry.h"
 #include "lockctl-tty.h"
+#include "lockctl-values.h"
 #include "lockctl.h"
 #include "macro.h"
 #include "plan.h"
@@ -31,14 +33,14 @@ int approve_print_error(const char *what, const char *error, json_t *params) {
                 a = p ? escape_bytes(p, strlen(p)) : strdup("?");
                 if (strcmp(error, CONSOLE_INTERFACE ".MissingValue") == 0)
                         fprintf(stderr,
-                                "lockctl: %s refused: no value for ${%s}, and this input session "
-                                "holds none (the session may have ended meanwhile: approve "
+                                "lockctl: %s refused: no value for the agent's placeholder \"${%s}\", "
+                                "and this input session holds none (the session may have ended meanwhile: approve "
                                 "again)\n",
                                 what, a ? a : "?");
                 else
                         fprintf(stderr,
-                                "lockctl: %s refused: the value for ${%s} did not open with the "
-                                "ticket's key (sealed to another ticket or key)\n",
+                                "lockctl: %s refused: the value for the agent's placeholder \"${%s}\" "
+                                "did not open with the ticket's key (sealed to another ticket or key)\n",
                                 what, a ? a : "?");
                 return LOCKCTL_EXIT_FAIL;
         }
@@ -121,9 +123,9 @@ static void print_steps(const json_t *t) {
                 json_object_foreach(inputs, k, v) {
                         fputs("\n  input:    ", stdout);
                         console_fputs_escaped(k, stdout);
-                        fputs("=${", stdout);
+                        fputs(", the value the agent calls \"${", stdout);
                         console_fputs_escaped(json_string_value(v), stdout);
-                        putchar('}');
+                        fputs("}\" (the agent's wording)", stdout);
                 }
                 fputs(json_is_true(json_object_get(s, "charged"))
                               ? "\n  budget:   costs one answer of the file's budget\n"
@@ -134,10 +136,11 @@ static void print_steps(const json_t *t) {
 
 /*
  * The placeholders to type: those of the ticket its input session does not hold, each checked
- * (lockd sends names; a terminal prompt is made of them). 0 with *ret (a new array), or an exit
- * code after printing why.
+ * (lockd sends names; a prompt quotes them), and the list of them all, each named by the
+ * plugin's input (plugins: ListPlugins', may be NULL). 0 with *ret (a new array), or an exit code
+ * after printing why.
  */
-static int needed_placeholders(const json_t *t, json_t **ret) {
+static int needed_placeholders(const json_t *t, const json_t *plugins, json_t **ret) {
         json_t *phs = json_object_get(t, "placeholders"),
                *holds = json_object_get(t, "session_holds");
         _cleanup_(json_decrefp) json_t *need = json_array();
@@ -161,12 +164,18 @@ static int needed_placeholders(const json_t *t, json_t **ret) {
                         return LOCKCTL_EXIT_FAIL;
         }
         if (json_array_size(phs) > 0) {
-                fputs("\nvalues:", stdout);
-                json_array_foreach(phs, i, v)
-                        printf(" ${%s} (%s)", json_string_value(v),
+                fputs("\nvalues:\n", stdout);
+                json_array_foreach(phs, i, v) {
+                        ValueLabel l = {};
+
+                        if (value_label_make(t, plugins, json_string_value(v), &l) < 0)
+                                return LOCKCTL_EXIT_FAIL;
+                        printf("  %s, the agent's \"${%s}\": %s\n", l.prompt,
+                               json_string_value(v),
                                string_in(need, json_string_value(v)) ? "typed now"
                                                                      : "from this input session");
-                putchar('\n');
+                        value_label_done(&l);
+                }
         }
         *ret = TAKE_PTR(need);
         return 0;
@@ -201,54 +210,180 @@ static int decode_seal_key(const json_t *t, uint8_t out[SEAL_KEY_SIZE]) {
         return r;
 }
 
-/*
- * Prompts for the value of placeholder name on the terminal (echo off) and seals it to the
- * ticket. The value lives only in secure memory, wiped before this returns. 0 with *ret (the
- * sealed text), or an exit code after printing why; nothing is sent either way.
- */
-static int read_and_seal(int tty, const uint8_t pub[SEAL_KEY_SIZE], const char *id,
-                         const char *name, char **ret) {
-        _cleanup_secbuf_ SecBuf *v = NULL;
-        _cleanup_free_ char *prompt = NULL;
-        int r;
+/* Seals the value v for placeholder name to the ticket: 0 with *ret, or an exit code after
+ * printing why. */
+static int seal_or_say(const uint8_t pub[SEAL_KEY_SIZE], const char *id, const char *name,
+                       const SecBuf *v, char **ret) {
+        int r = seal_value(pub, id, name, v->data, v->len, ret);
 
-        if (asprintf(&prompt, "value for ${%s}: ", name) < 0)
-                return LOCKCTL_EXIT_FAIL;
-        r = tty_prompt_secret(tty, prompt, SEAL_VALUE_MAX, &v);
-        if (r == -EOVERFLOW)
-                fprintf(stderr,
-                        "lockctl: the value for ${%s} is longer than %d bytes: refused, nothing "
-                        "was sent\n",
-                        name, SEAL_VALUE_MAX);
-        else if (r == -ENOMSG)
-                fprintf(stderr, "lockctl: an empty value for ${%s} is refused, nothing was sent\n",
-                        name);
-        else if (r == -ENODATA)
-                fprintf(stderr, "lockctl: no value typed for ${%s}, nothing was sent\n", name);
-        else if (r == -ENOMEM)
-                fprintf(stderr,
-                        "lockctl: cannot keep the value for ${%s} in locked memory "
-                        "(RLIMIT_MEMLOCK?), nothing was sent\n",
-                        name);
-        else if (r < 0)
-                fprintf(stderr, "lockctl: cannot read the value for ${%s} on the terminal: %s\n",
-                        name, strerror(-r));
-        if (r < 0)
-                return LOCKCTL_EXIT_FAIL;
-        r = seal_value(pub, id, name, v->data, v->len, ret);
         if (r < 0) {
-                fprintf(stderr, "lockctl: cannot seal the value for ${%s}: %s\n", name,
+                fprintf(stderr, "lockctl: cannot seal the value for \"${%s}\": %s\n", name,
                         r == -EINVAL ? "lockd's ticket key is unusable" : strerror(-r));
                 return LOCKCTL_EXIT_FAIL;
         }
         return 0;
 }
 
-int approve_ticket(const char *id, bool yes, char *ret_state, size_t state_size) {
+/* Says why a value could not be read (r, a negative errno of tty_prompt_secret() or
+ * pinentry_getpin()), naming it by the agent's placeholder, quoted; from names the reader. */
+static void say_value_error(int r, const char *name, const char *from) {
+        if (r == -EOVERFLOW)
+                fprintf(stderr,
+                        "lockctl: the value for \"${%s}\" is longer than %d bytes: refused, "
+                        "nothing was sent\n",
+                        name, SEAL_VALUE_MAX);
+        else if (r == -ENOMSG)
+                fprintf(stderr,
+                        "lockctl: an empty value for \"${%s}\" is refused, nothing was sent\n",
+                        name);
+        else if (r == -ENODATA)
+                fprintf(stderr, "lockctl: no value typed for \"${%s}\", nothing was sent\n",
+                        name);
+        else if (r == -ENOMEM)
+                fprintf(stderr,
+                        "lockctl: cannot keep the value for \"${%s}\" in locked memory "
+                        "(RLIMIT_MEMLOCK?), nothing was sent\n",
+                        name);
+        else
+                fprintf(stderr, "lockctl: cannot read the value for \"${%s}\" %s: %s\n", name,
+                        from, strerror(-r));
+}
+
+/*
+ * Prompts for the value of placeholder name on the terminal (echo off) and seals it to the
+ * ticket. The value lives only in secure memory, wiped before this returns. 0 with *ret (the
+ * sealed text), or an exit code after printing why; nothing is sent either way.
+ */
+static int read_and_seal(int tty, const json_t *t, const json_t *plugins,
+                         const uint8_t pub[SEAL_KEY_SIZE], const char *id, const char *name,
+                         char **ret) {
+        _cleanup_secbuf_ SecBuf *v = NULL;
+        _cleanup_free_ char *prompt = NULL;
+        ValueLabel l = {};
+        int r;
+
+        if (value_label_make(t, plugins, name, &l) < 0)
+                return LOCKCTL_EXIT_FAIL;
+        /* The prompt is the plugin's input; the agent's name for it only in the quoted line. */
+        r = asprintf(&prompt, "\n%svalue of %s: ", l.about, l.prompt);
+        value_label_done(&l);
+        if (r < 0)
+                return LOCKCTL_EXIT_FAIL;
+        r = tty_prompt_secret(tty, prompt, SEAL_VALUE_MAX, &v);
+        if (r < 0) {
+                say_value_error(r, name, "on the terminal");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        return seal_or_say(pub, id, name, v, ret);
+}
+
+/* What the human asks of pinentry, and what it answered. */
+typedef enum Asked {
+        ASKED_YES,     /* confirmed, every value read */
+        ASKED_DENY,    /* CONFIRM's Cancel: the human denies the ticket */
+        ASKED_PENDING, /* a GETPIN's Cancel or a failure: nothing is sent, the ticket waits */
+} Asked;
+
+/* Starts pinentry as the approval's dialog; prints why not. */
+static int pinentry_open(Pinentry *p, const ApproveOptions *o, int tty) {
+        int r = pinentry_start(p, o->pinentry, tty);
+
+        if (r < 0) {
+                fprintf(stderr, "lockctl: approve: cannot run pinentry program '%s': %s\n",
+                        o->pinentry && *o->pinentry ? o->pinentry : PINENTRY_DEFAULT,
+                        r == -EPROTO ? "it does not speak the Assuan protocol" : strerror(-r));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        return 0;
+}
+
+/* CONFIRM with the ticket's question, file and agent: the human's yes or no. */
+static int pinentry_ask_confirm(Pinentry *p, const json_t *t, const char *id, Asked *ret) {
+        _cleanup_free_ char *summary = NULL, *title = NULL;
+        PinentryAnswer a;
+        int r;
+
+        if (ticket_summary(t, true, &summary) < 0 || asprintf(&title, "lockd: ticket %s", id) < 0)
+                return LOCKCTL_EXIT_FAIL;
+        r = pinentry_confirm(p, title, summary, "Approve", "Deny", &a);
+        if (r < 0) {
+                fprintf(stderr, "lockctl: approve: pinentry failed (%s); the ticket stays pending\n",
+                        r == -EREMOTEIO ? "it answered with an error" : strerror(-r));
+                *ret = ASKED_PENDING;
+                return 0;
+        }
+        *ret = a == PINENTRY_OK ? ASKED_YES : ASKED_DENY;
+        return 0;
+}
+
+/*
+ * GETPIN for placeholder name, the prompt its plugin input, and seals the value (read into
+ * locked memory, exactly as the terminal's). 0 with *ret (ASKED_YES with *ret_sealed, or
+ * ASKED_PENDING after printing why), or an exit code.
+ */
+static int pinentry_ask_value(Pinentry *p, const json_t *t, const json_t *plugins,
+                              const uint8_t pub[SEAL_KEY_SIZE], const char *id, const char *name,
+                              Asked *ret, char **ret_sealed) {
+        _cleanup_secbuf_ SecBuf *v = NULL;
+        _cleanup_free_ char *prompt = NULL, *title = NULL;
+        PinentryAnswer a = PINENTRY_CANCELED;
+        ValueLabel l = {};
+        int r;
+
+        if (value_label_make(t, plugins, name, &l) < 0)
+                return LOCKCTL_EXIT_FAIL;
+        if (asprintf(&prompt, "%s:", l.prompt) < 0 ||
+            asprintf(&title, "lockd: a value for ticket %s", id) < 0) {
+                value_label_done(&l);
+                return LOCKCTL_EXIT_FAIL;
+        }
+        r = pinentry_getpin(p, title, l.about, prompt, SEAL_VALUE_MAX, &a, &v);
+        value_label_done(&l);
+        if (r < 0) {
+                say_value_error(r, name, "from pinentry");
+                *ret = ASKED_PENDING;
+                return 0;
+        }
+        if (a != PINENTRY_OK) {
+                fprintf(stderr, "lockctl: no value typed for \"${%s}\" (pinentry's Cancel), "
+                                "nothing was sent\n", name);
+                *ret = ASKED_PENDING;
+                return 0;
+        }
+        r = seal_or_say(pub, id, name, v, ret_sealed);
+        if (r != 0)
+                return r;
+        *ret = ASKED_YES;
+        return 0;
+}
+
+/* Denies ticket id because the human said so in pinentry; prints the state. */
+static int deny_asked(const char *id, char *ret_state, size_t state_size) {
+        _cleanup_(json_decrefp) json_t *params = json_pack("{s:s}", "ticket", id), *reply = NULL;
+        int r;
+
+        if (!params)
+                return LOCKCTL_EXIT_FAIL;
+        r = ticket_call("deny", "Deny", params, &reply);
+        if (r != 0)
+                return r;
+        if (ret_state)
+                snprintf(ret_state, state_size, "denied");
+        fputs("ticket ", stdout);
+        console_fputs_escaped(id, stdout);
+        fputs(": denied (pinentry's Deny)\n", stdout);
+        fflush(stdout);
+        return LOCKCTL_EXIT_FAIL;
+}
+
+int approve_ticket(const char *id, const ApproveOptions *o, char *ret_state, size_t state_size) {
         _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL, *need = NULL, *values = NULL,
-                                       *answer = NULL;
+                                       *answer = NULL, *plugins = NULL;
+        _cleanup_(pinentry_done) Pinentry pe = {.pid = -1, .to = -1, .from = -1};
         _cleanup_close_ int tty = -1;
         uint8_t pub[SEAL_KEY_SIZE];
+        bool use_pinentry = o->pinentry != NULL;
+        Asked asked = ASKED_YES;
         const char *state;
         json_t *t, *v;
         size_t i;
@@ -275,27 +410,48 @@ int approve_ticket(const char *id, bool yes, char *ret_state, size_t state_size)
                 fputs(")\n", stderr);
                 return LOCKCTL_EXIT_FAIL;
         }
+        /* The plugins' inputs name the values (their kind and size); without them the labels
+         * say so. */
+        plugins = values_plugins();
         print_steps(t);
-        r = needed_placeholders(t, &need);
+        r = needed_placeholders(t, plugins, &need);
         if (r != 0)
                 return r;
         fflush(stdout);
 
-        if (json_array_size(need) > 0 || !yes)
+        if (use_pinentry)
+                tty = tty_open(); /* may be none: a graphical pinentry needs no terminal */
+        else if (json_array_size(need) > 0 || !o->yes)
                 tty = tty_open();
-        if (tty < 0 && json_array_size(need) > 0) {
-                fprintf(stderr, "lockctl: approve needs a terminal to read values for ${%s}\n",
+        if (!use_pinentry && tty < 0 && json_array_size(need) > 0) {
+                fprintf(stderr, "lockctl: approve needs a terminal to read values for \"${%s}\" "
+                                "(or --pinentry)\n",
                         json_string_value(json_array_get(need, 0)));
                 return LOCKCTL_EXIT_FAIL;
         }
-        if (tty < 0 && !yes) {
+        if (!use_pinentry && tty < 0 && !o->yes) {
                 fprintf(stderr, "lockctl: approve needs a terminal to confirm (--yes approves "
-                                "without asking)\n");
+                                "without asking, --pinentry asks in a dialog)\n");
                 return LOCKCTL_EXIT_FAIL;
         }
-        if (!yes && !confirm()) {
-                puts("not approved; the ticket stays pending");
-                return LOCKCTL_EXIT_FAIL;
+        if (use_pinentry && (json_array_size(need) > 0 || !o->yes)) {
+                r = pinentry_open(&pe, o, tty);
+                if (r != 0)
+                        return r;
+        }
+        if (!o->yes) {
+                if (use_pinentry) {
+                        r = pinentry_ask_confirm(&pe, t, id, &asked);
+                        if (r != 0)
+                                return r;
+                } else
+                        asked = confirm() ? ASKED_YES : ASKED_PENDING;
+                if (asked == ASKED_DENY)
+                        return deny_asked(id, ret_state, state_size);
+                if (asked == ASKED_PENDING) {
+                        puts("not approved; the ticket stays pending");
+                        return LOCKCTL_EXIT_FAIL;
+                }
         }
 
         if (json_array_size(need) > 0) {
@@ -310,7 +466,16 @@ int approve_ticket(const char *id, bool yes, char *ret_state, size_t state_size)
                 json_array_foreach(need, i, v) {
                         _cleanup_free_ char *sealed = NULL;
 
-                        r = read_and_seal(tty, pub, id, json_string_value(v), &sealed);
+                        if (use_pinentry) {
+                                r = pinentry_ask_value(&pe, t, plugins, pub, id,
+                                                       json_string_value(v), &asked, &sealed);
+                                if (r == 0 && asked != ASKED_YES) {
+                                        puts("not approved; the ticket stays pending");
+                                        return LOCKCTL_EXIT_FAIL;
+                                }
+                        } else
+                                r = read_and_seal(tty, t, plugins, pub, id, json_string_value(v),
+                                                  &sealed);
                         if (r != 0)
                                 return r;
                         if (json_object_set_new(values, json_string_value(v), json_string(sealed)) <
@@ -320,6 +485,7 @@ int approve_ticket(const char *id, bool yes, char *ret_state, size_t state_size)
                 if (json_object_set(params, "values", values) < 0)
                         return LOCKCTL_EXIT_FAIL;
         }
+        pinentry_done(&pe);
         /* A fresh connection: the human may have taken longer than lockd keeps an idle one. */
         r = ticket_call("approve", "Approve", params, &answer);
         if (r != 0)
@@ -334,6 +500,40 @@ int approve_ticket(const char *id, bool yes, char *ret_state, size_t state_size)
         console_fputs_escaped(console_json_string(answer, "state"), stdout);
         putchar('\n');
         return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
+
+/*
+ * The arguments TICKET [--yes] [--pinentry[=PROGRAM]], in any order: 0 with *ret_id and *o, or
+ * an exit code after the usage line.
+ */
+static int approve_args(int argc, char **argv, const char *usage, const char **ret_id,
+                        ApproveOptions *o) {
+        const char *id = NULL;
+        int r;
+
+        for (int i = 0; i < argc; i++) {
+                if (strcmp(argv[i], "--yes") == 0)
+                        o->yes = true;
+                else if (strcmp(argv[i], "--pinentry") == 0)
+                        o->pinentry = PINENTRY_DEFAULT;
+                else if (strncmp(argv[i], "--pinentry=", 11) == 0 && argv[i][11])
+                        o->pinentry = argv[i] + 11;
+                else if (!id) {
+                        r = ticket_arg(usage, argc, argv, i);
+                        if (r != 0)
+                                return r;
+                        id = argv[i];
+                } else {
+                        fprintf(stderr, "%s\n", usage);
+                        return LOCKCTL_EXIT_USAGE;
+                }
+        }
+        if (!id) {
+                fprintf(stderr, "%s\n", usage);
+                return LOCKCTL_EXIT_USAGE;
+        }
+        *ret_id = id;
+        return 0;
 }
 
 /* The arguments TICKET [FLAG], in any order: 0 with *ret_id and *ret_flag, or an exit code after
@@ -366,16 +566,17 @@ static int ticket_args(int argc, char **argv, const char *usage, const char *fla
         return 0;
 }
 
-/* approve TICKET [--yes] */
+/* approve TICKET [--yes] [--pinentry[=PROGRAM]] */
 int verb_approve(int argc, char **argv) {
-        static const char usage[] = "usage: lockctl approve TICKET [--yes] [--json]";
+        static const char usage[] =
+                "usage: lockctl approve TICKET [--yes] [--pinentry[=PROGRAM]] [--json]";
         bool json = console_take_json(&argc, argv);
+        ApproveOptions o = {};
         const char *id = NULL;
         char state[32] = "";
-        bool yes = false;
         int r, saved;
 
-        r = ticket_args(argc, argv, usage, "--yes", &id, &yes);
+        r = approve_args(argc, argv, usage, &id, &o);
         if (r != 0)
                 return r;
         /* The typed values pass through this process: no core file, no ptrace by this uid. */
@@ -386,7 +587,7 @@ int verb_approve(int argc, char **argv) {
                 return LOCKCTL_EXIT_FAIL;
         }
         if (!json)
-                return approve_ticket(id, yes, NULL, 0);
+                return approve_ticket(id, &o, NULL, 0);
         /* With --json, what approve shows the human (the steps, the prompts, the state) goes to
          * stderr; stdout gets the one JSON object. */
         saved = console_stdout_redirect(STDERR_FILENO);
@@ -394,7 +595,7 @@ int verb_approve(int argc, char **argv) {
                 fprintf(stderr, "lockctl: approve: %s\n", strerror(-saved));
                 return LOCKCTL_EXIT_FAIL;
         }
-        r = approve_ticket(id, yes, state, sizeof(state));
+        r = approve_ticket(id, &o, state, sizeof(state));
         if (console_stdout_restore(saved) < 0)
                 return LOCKCTL_EXIT_FAIL;
         if (r != 0)

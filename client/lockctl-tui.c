@@ -14,17 +14,25 @@
 #include "fd-util.h"
 #include "lockctl-approve.h"
 #include "lockctl-console.h"
+#include "lockctl-pinentry.h"
 #include "lockctl-ticket-list.h"
 #include "lockctl-tty.h"
+#include "lockctl-pages.h"
 #include "lockctl-tui.h"
 #include "lockctl-watch.h"
 #include "lockctl.h"
 #include "macro.h"
 #include "secmem.h"
 
-/* The alternate screen with the cursor hidden, and back to the human's screen and cursor. */
-#define SCREEN_ENTER "\033[?1049h\033[?25l"
-#define SCREEN_LEAVE "\033[?25h\033[?1049l"
+/* The alternate screen with the cursor hidden and the window title saved (xterm's title stack),
+ * and back to the human's screen, cursor and title. */
+#define SCREEN_ENTER "\033[22;2t\033[?1049h\033[?25l"
+#define SCREEN_LEAVE "\033[?25h\033[?1049l\033[23;2t"
+/* The normal screen cleared with its scrollback, the cursor home: an approval's prompt starts on
+ * an empty screen, so no earlier ticket's lines stand above it. */
+#define SCREEN_CLEAR "\033[H\033[2J\033[3J"
+/* The longest ticket id kept for the outcome awaited. */
+#define AWAITED_MAX 64
 /* How long the first answer of WatchTickets may take. */
 #define WATCH_LIVE_TIMEOUT_MS 10000
 #define STATUS_MAX            256
@@ -35,8 +43,30 @@ typedef struct Console {
         TicketList list;
         Watch watch;
         size_t top; /* the first ticket on the screen */
+        const char *pinentry; /* a approves with this pinentry program, NULL on the terminal */
+        bool help;            /* the key list is shown until the next key */
+        bool loaded;          /* the first list is in: a pending ticket from now on is new */
+        char awaited[AWAITED_MAX]; /* the ticket approved here whose outcome is shown when it ends */
         char status[STATUS_MAX];
 } Console;
+
+/* What ? shows. */
+static const char *const help_lines[] = {
+        "keys:",
+        "  j, k, down, up   move the selection",
+        "  a                approve the selected ticket: its steps and questions, then the values",
+        "                   it needs, each named by the plugin's input (on this terminal, or in",
+        "                   pinentry with lockctl console --pinentry)",
+        "  d                deny the selected ticket",
+        "  r                the selected ticket's results (security level 3)",
+        "  ?                this list",
+        "  q                quit",
+        "",
+        "A new pending ticket rings the terminal's bell. The outcome of a ticket approved here",
+        "shows on the last line when the ticket ends.",
+        "",
+        "(any key returns to the tickets)",
+};
 
 /* A resize or a continue after ^Z: the screen is drawn anew (poll() returns EINTR). */
 static void on_redraw(int sig) {
@@ -85,13 +115,17 @@ static void render(Console *c) {
                 return;
         fputs("\033[H\033[2J", f);
         snprintf(line, sizeof(line),
-                 "lockd console: %zu ticket%s   j/k move  a approve  d deny  r results  q quit",
+                 "lockd console: %zu ticket%s   j/k move  a approve  d deny  r results  ? keys  "
+                 "q quit",
                  c->list.n, c->list.n == 1 ? "" : "s");
         line[cols] = 0;
         fprintf(f, "\033[1m%s\033[0m\r\n\r\n", line);
-        if (c->list.n == 0)
+        if (c->help) {
+                for (size_t i = 0; i < ELEMENTSOF(help_lines); i++)
+                        fprintf(f, "%.*s\r\n", (int)cols, help_lines[i]);
+        } else if (c->list.n == 0)
                 fputs("no tickets yet: they show here as agents submit them\r\n", f);
-        for (size_t i = c->top; i < c->list.n && i < c->top + avail; i++) {
+        for (size_t i = c->top; !c->help && i < c->list.n && i < c->top + avail; i++) {
                 ticket_line_format(c->list.items[i], cols, line, sizeof(line));
                 if (i == c->list.selected)
                         fprintf(f, "\033[7m%s\033[0m\r\n", line);
@@ -106,7 +140,61 @@ static void render(Console *c) {
         (void)loop_write(c->tty, out, size);
 }
 
-/* Takes every complete answer the watch holds into the list. */
+/* Whether the list holds a ticket with t's id. */
+static bool list_has(const Console *c, const json_t *t) {
+        const char *id = json_string_value(json_object_get(t, "ticket"));
+
+        for (size_t i = 0; id && i < c->list.n; i++)
+                if (strcmp(json_string_value(json_object_get(c->list.items[i], "ticket")) ?: "",
+                           id) == 0)
+                        return true;
+        return false;
+}
+
+/* Whether state is one a ticket ends in. */
+static bool state_final(const char *state) {
+        return state && (strcmp(state, "done") == 0 || strcmp(state, "denied") == 0 ||
+                         strcmp(state, "cancelled") == 0 || strcmp(state, "expired") == 0);
+}
+
+/*
+ * The status line for ticket t that ended: its state and each step's outcome as the console may
+ * see it (the bit only at security level 3; "final" below it). Every string is escaped.
+ */
+static void set_outcome(Console *c, const json_t *t) {
+        _cleanup_free_ char *state = NULL;
+        const char *st = json_string_value(json_object_get(t, "state"));
+        char steps[STATUS_MAX] = "";
+        size_t used = 0, i;
+        json_t *o;
+
+        state = st ? escape_bytes(st, strnlen(st, 32)) : NULL;
+        json_array_foreach(json_object_get(t, "outcomes"), i, o) {
+                long long step = console_json_integer(o, "step", -1),
+                          res = console_json_integer(o, "result", -1);
+                const char *e = console_json_string(o, "error");
+                _cleanup_free_ char *ee = e ? escape_bytes(e, strnlen(e, 32)) : NULL;
+                int n;
+
+                if (res == 0 || res == 1)
+                        n = snprintf(steps + used, sizeof(steps) - used, "  step %lld: %lld",
+                                     step, res);
+                else
+                        n = snprintf(steps + used, sizeof(steps) - used, "  step %lld: %s", step,
+                                     ee ? ee : "final (the bit shows at security level 3)");
+                if (n < 0 || (size_t)n >= sizeof(steps) - used)
+                        break;
+                used += (size_t)n;
+        }
+        set_status(c, "%.*s ended: %s%s", TICKET_SHORT_ID, c->awaited, state ? state : "?",
+                   steps);
+}
+
+/*
+ * Takes every complete answer the watch holds into the list. A ticket that arrives pending and
+ * new rings the terminal's bell (which also sets the window's urgent hint where the terminal
+ * does that, as xterm's bellIsUrgent); the awaited ticket's end shows its outcome.
+ */
 static void take_watch(Console *c) {
         for (;;) {
                 _cleanup_(json_decrefp) json_t *t = NULL;
@@ -125,7 +213,19 @@ static void take_watch(Console *c) {
                         watch_done(&c->watch);
                         return;
                 }
-                if (t && ticket_list_upsert(&c->list, t) < 0)
+                if (!t)
+                        continue;
+                if (c->loaded && !list_has(c, t) &&
+                    strcmp(json_string_value(json_object_get(t, "state")) ?: "", "pending") == 0)
+                        (void)loop_write(c->tty, "\a", 1);
+                if (c->awaited[0] &&
+                    strcmp(json_string_value(json_object_get(t, "ticket")) ?: "", c->awaited) ==
+                            0 &&
+                    state_final(json_string_value(json_object_get(t, "state")))) {
+                        set_outcome(c, t);
+                        c->awaited[0] = 0;
+                }
+                if (ticket_list_upsert(&c->list, t) < 0)
                         set_status(c, "out of memory");
         }
 }
@@ -138,7 +238,8 @@ static int console_load(Console *c) {
         _cleanup_(varlink_client_freep) VarlinkClient *wc = NULL, *lc = NULL;
         _cleanup_(json_decrefp) json_t *reply = NULL, *first = NULL;
         _cleanup_free_ char *error = NULL;
-        json_t *list, *t;
+        _cleanup_(json_decrefp) json_t *list = NULL;
+        json_t *t;
         size_t i;
         int r;
 
@@ -176,10 +277,16 @@ static int console_load(Console *c) {
         r = console_connect(&lc);
         if (r != 0)
                 return r;
-        r = console_call(lc, "console", "ListTickets", NULL, NULL, 0, &reply);
-        if (r != 0)
-                return r;
-        list = json_object_get(reply, "tickets");
+        /* Pending tickets come first and are all loaded; then the newest others (the rest of a
+         * full set is a lockctl tickets --all away). */
+        r = console_tickets_load(lc, CONSOLE_TICKETS_LOAD, &list, &error, &reply);
+        if (r < 0) {
+                fprintf(stderr, "lockctl: console failed: lost the connection to lockd: %s\n",
+                        console_transport_error(r));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        if (error)
+                return console_print_error("console", error, reply);
         json_array_foreach(list, i, t) {
                 if (ticket_list_upsert(&c->list, t) < 0)
                         break;
@@ -226,21 +333,34 @@ static void action_deny(Console *c, const char *id) {
                 set_status(c, "deny refused: %s", e ? e : "?");
 }
 
-/* Leaves the screen for a verb's own output (approve, results), waits for Enter, comes back. */
+/*
+ * Leaves the screen for a verb's own output (approve, results) on a cleared screen, and comes
+ * back: at once after an approval that went through (its outcome shows on the status line when
+ * the ticket ends), after Enter otherwise, so what the verb printed can be read.
+ */
 static int run_outside(Console *c, const char *id, bool approve) {
         _cleanup_free_ char *line = NULL;
+        char state[32] = "";
         int r, exit_code;
 
         tty_leave(&c->mode);
+        (void)loop_write(c->tty, SCREEN_CLEAR, strlen(SCREEN_CLEAR));
         if (approve)
-                exit_code = approve_ticket(id, false, NULL, 0);
+                exit_code = approve_ticket(id, &(ApproveOptions){.pinentry = c->pinentry}, state,
+                                           sizeof(state));
         else
                 exit_code = verb_results(1, (char *[]){(char *)id, NULL});
         fflush(stdout);
-        (void)console_tty_read_line(NULL, "\n(press Enter to return to the console) ", false, 256,
-                                    &line);
-        set_status(c, "%s %.*s: %s", approve ? "approve" : "results", TICKET_SHORT_ID, id,
-                   exit_code == 0 ? "done" : "failed (see above)");
+        if (approve && exit_code == 0) {
+                snprintf(c->awaited, sizeof(c->awaited), "%s", id);
+                set_status(c, "approved %.*s: %s; its outcome shows here when it ends",
+                           TICKET_SHORT_ID, id, state_final(state) ? "ended" : "running");
+        } else {
+                (void)console_tty_read_line(NULL, "\n(press Enter to return to the console) ",
+                                            false, 256, &line);
+                set_status(c, "%s %.*s: %s", approve ? "approve" : "results", TICKET_SHORT_ID,
+                           id, exit_code == 0 ? "done" : "failed (see above)");
+        }
         r = tty_enter(&c->mode, c->tty, TTY_RAW, SCREEN_ENTER, SCREEN_LEAVE);
         if (r < 0)
                 fprintf(stderr, "lockctl: console: cannot take the terminal back: %s\n",
@@ -249,14 +369,19 @@ static int run_outside(Console *c, const char *id, bool approve) {
 }
 
 /*
- * Acts on the keys in buf: j/k and the arrow keys move, a/d/r act on the selected ticket, q
- * quits. Returns 1 to quit, 0 to go on, a negative errno when the terminal is lost.
+ * Acts on the keys in buf: j/k and the arrow keys move, a/d/r act on the selected ticket, ?
+ * shows the keys, q quits. Returns 1 to quit, 0 to go on, a negative errno when the terminal is lost.
  */
 static int handle_keys(Console *c, const char *buf, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 const char *id = ticket_list_selected_id(&c->list);
                 int r = 0;
 
+                /* The key list goes on any key, which does nothing else. */
+                if (c->help) {
+                        c->help = false;
+                        continue;
+                }
                 /* ESC [ A / ESC O A (up), B (down); other sequences are skipped. */
                 if (buf[i] == '\033' && i + 2 < n && (buf[i + 1] == '[' || buf[i + 1] == 'O')) {
                         if (buf[i + 2] == 'A')
@@ -270,6 +395,9 @@ static int handle_keys(Console *c, const char *buf, size_t n) {
                 case 'q':
                 case 'Q':
                         return 1;
+                case '?':
+                        c->help = true;
+                        break;
                 case 'k':
                         ticket_list_move(&c->list, -1);
                         break;
@@ -343,10 +471,18 @@ int verb_console(int argc, char **argv) {
         Console c = {.tty = -1};
         int r;
 
-        if (argc > 0) {
-                fprintf(stderr, "lockctl: unknown argument '%s'\nusage: lockctl console\n",
-                        argv[0]);
-                return LOCKCTL_EXIT_USAGE;
+        for (int i = 0; i < argc; i++) {
+                if (strcmp(argv[i], "--pinentry") == 0)
+                        c.pinentry = PINENTRY_DEFAULT;
+                else if (strncmp(argv[i], "--pinentry=", 11) == 0 && argv[i][11])
+                        c.pinentry = argv[i] + 11;
+                else {
+                        fprintf(stderr,
+                                "lockctl: unknown argument '%s'\nusage: lockctl console "
+                                "[--pinentry[=PROGRAM]]\n",
+                                argv[i]);
+                        return LOCKCTL_EXIT_USAGE;
+                }
         }
         /* Approving from here reads typed values: no core file, no ptrace by this uid. */
         r = secmem_harden_process();
@@ -362,6 +498,8 @@ int verb_console(int argc, char **argv) {
         }
         r = console_load(&c);
         if (r == 0) {
+                /* What was pending before the console started rang no bell; what comes now does. */
+                c.loaded = true;
                 /* No SA_RESTART: a resize or a continue interrupts poll() and the screen is
                  * drawn anew. */
                 sigemptyset(&sa.sa_mask);

@@ -1650,11 +1650,13 @@ def test_approve_typed_value(w):
         p.wait("Approve this ticket? [y/N]")
         text = p.text()
         for s in ("step 0: test.good-inputs version 1.0.0", "question: Does the file contain",
-                  "1 means:", "0 means:", "file:     the needle file (h-", "needle=${email}",
-                  "costs one answer of the file's budget", "${email} (typed now)"):
+                  "1 means:", "0 means:", "file:     the needle file (h-",
+                  'needle, the value the agent calls "${email}" (the agent\'s wording)',
+                  "costs one answer of the file's budget",
+                  'needle (text, at most 64 bytes), the agent\'s "${email}": typed now'):
             check(s in text, f"{s!r} not shown:\n{text}")
         p.type("y")
-        p.wait("value for ${email}: ")
+        p.wait("value of needle (text, at most 64 bytes): ")
         p.type(TYPED)
         p.wait("TTY-")
         text = p.text()
@@ -1672,10 +1674,11 @@ def test_approve_typed_value(w):
     p = Pane(w, w.d, "approve2", "approve", t2)
     try:
         p.wait("Approve this ticket? [y/N]")
-        check("${email} (from this input session)" in p.text(), f"holds:\n{p.text()}")
+        check('the agent\'s "${email}": from this input session' in p.text(),
+              f"holds:\n{p.text()}")
         p.type("y")
         p.wait("EXIT=")
-        check("value for" not in p.text() and "EXIT=0" in p.text(), f"replay:\n{p.text()}")
+        check("value of" not in p.text() and "EXIT=0" in p.text(), f"replay:\n{p.text()}")
     finally:
         p.close()
     check(wait_done(w.d, t2)["outcomes"] == [{"step": 0, "result": 0, "error": None}],
@@ -1692,9 +1695,9 @@ def test_approve_typed_value(w):
     p = Pane(w, w.d, "approve3", "approve", t3)
     try:
         p.wait("Approve this ticket? [y/N]")
-        check("${email} (typed now)" in p.text(), f"after session end:\n{p.text()}")
+        check('the agent\'s "${email}": typed now' in p.text(), f"after session end:\n{p.text()}")
         p.type("y")
-        p.wait("value for ${email}: ")
+        p.wait("value of needle (text, at most 64 bytes): ")
         p.type("half-typed", enter=False)
         p.key("C-c")
         p.wait("TTY-")
@@ -1706,17 +1709,17 @@ def test_approve_typed_value(w):
 
     # Refusals: a value over 1024 bytes, an empty one, no terminal; each sends nothing.
     for typed, want in (("x" * 1100, "longer than 1024 bytes: refused, nothing was sent"),
-                        ("", "an empty value for ${email} is refused, nothing was sent")):
+                        ("", 'an empty value for "${email}" is refused, nothing was sent')):
         p = Pane(w, w.d, "approve4", "approve", t3, "--yes")
         try:
-            p.wait("value for ${email}: ")
+            p.wait("value of needle (text, at most 64 bytes): ")
             p.type(typed)
             p.wait("EXIT=")
             check("EXIT=1" in p.text() and want in p.text(), f"{want}:\n{p.text()}")
         finally:
             p.close()
     r = lockctl_no_tty(w.d, "approve", t3, "--yes")
-    check(r.returncode == 1 and "approve needs a terminal to read values for ${email}" in r.stderr,
+    check(r.returncode == 1 and 'approve needs a terminal to read values for "${email}"' in r.stderr,
           f"no terminal: {r.returncode} {r.stderr}")
     r = lockctl_no_tty(w.d, "approve", t3)
     check(r.returncode == 1, f"no terminal, no --yes: {r.returncode} {r.stderr}")
@@ -1770,7 +1773,7 @@ def test_results_level3(w):
         t = needle_ticket(w, d, f"xx {TYPED}\n".encode(), name="level3.txt")
         p = Pane(w, d, "results3", "approve", t, "--yes")
         try:
-            p.wait("value for ${email}: ")
+            p.wait("value of needle (text, at most 64 bytes): ")
             p.type(TYPED)
             p.wait("EXIT=0")
         finally:
@@ -1789,7 +1792,7 @@ def test_results_level3(w):
         # and the answer comes from the cache.
         t2 = needle_ticket(w, d, f"xx {TYPED}\n".encode(), name="level3-again.txt")
         r = lockctl_no_tty(d, "approve", t2, "--yes")
-        check(r.returncode == 0 and "${email} (from this input session)" in r.stdout,
+        check(r.returncode == 0 and 'the agent\'s "${email}": from this input session' in r.stdout,
               f"replayed approve: {r.returncode} {r.stdout} {r.stderr}")
         wait_done(d, t2, level=3)
         r = d.lockctl("results", t2, check_rc=0)
@@ -1822,14 +1825,13 @@ def test_console_live(w):
         p.wait("Approve this ticket? [y/N]")
         check(f"ticket {t2}" in p.text(), f"approve from the console:\n{p.text()}")
         p.type("y")
-        p.wait("value for ${console_b}: ")
+        p.wait("value of needle (text, at most 64 bytes): ")
         p.type("console value")
-        p.wait("(press Enter to return to the console)")
-        check("console value" not in p.text(), f"echoed:\n{p.text()}")
-        p.key("Enter")
+        # Approved: the console comes back at once, and shows the outcome when the ticket ends.
         p.wait("lockd console:", screen=True)
+        check("console value" not in p.text(), f"echoed:\n{p.text()}")
         wait_done(w.d, t2)
-        p.wait(f"approve {t2[:12]}: done", screen=True)
+        p.wait(f"{t2[:12]} ended: done", screen=True)
         p.key("q")
         p.wait("TTY-")
         check("TTY-echo" in p.text(), f"the terminal after q:\n{p.text()}")
