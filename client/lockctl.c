@@ -6,6 +6,7 @@
 #include "config.h"
 #include "lockctl-approve.h"
 #include "lockctl-console.h"
+#include "lockctl-notify.h"
 #include "lockctl-tui.h"
 #include "lockctl-verify.h"
 #include "lockctl.h"
@@ -52,12 +53,16 @@ static const char usage_text[] =
         "                      drop a content's answers, so agents may ask anew\n"
         "  tickets             the agents' tickets: each step's plugin, question and handle\n"
         "  deny TICKET         deny a pending ticket\n"
-        "  approve TICKET [--yes]\n"
+        "  approve TICKET [--yes] [--pinentry[=PROGRAM]]\n"
         "                      show a pending ticket, ask for its values on the terminal\n"
-        "                      (not echoed) and approve it\n"
+        "                      (not echoed) or in pinentry, and approve it\n"
         "  results TICKET      a ticket's outcomes, causes and detail (security level 3)\n"
         "  session end         wipe the values this input session holds\n"
-        "  console             an interactive view of the tickets as they come\n"
+        "  console [--pinentry[=PROGRAM]]\n"
+        "                      an interactive view of the tickets as they come\n"
+        "  notify [--pinentry[=PROGRAM] | --terminal COMMAND]\n"
+        "                      a desktop notification per ticket waiting for approval\n"
+        "                      (the user service lockctl-notify.service runs it)\n"
         "  status              the running lockd at a glance\n"
         "  agent run --user USER [--property NAME=VALUE]... [--] COMMAND [ARG]...\n"
         "                      start an agent confined so that it cannot watch plugin runs\n"
@@ -158,7 +163,7 @@ int main(int argc, char **argv) {
         /* --json before the verb: the verb parses it among its own options. "agent run" passes
          * what follows its "--" to the agent, and prints nothing of its own to make JSON of. */
         if (console_json_global() && strcmp(argv[1], "agent") != 0 &&
-            strcmp(argv[1], "console") != 0) {
+            strcmp(argv[1], "console") != 0 && strcmp(argv[1], "notify") != 0) {
                 if ((size_t)argc + 2 > ELEMENTSOF(args)) {
                         fprintf(stderr, "lockctl: too many arguments\n");
                         return LOCKCTL_EXIT_USAGE;
@@ -194,6 +199,8 @@ int main(int argc, char **argv) {
                 return verb_session(argc - 2, argv + 2);
         if (strcmp(argv[1], "console") == 0)
                 return verb_console(argc - 2, argv + 2);
+        if (strcmp(argv[1], "notify") == 0)
+                return verb_notify(argc - 2, argv + 2);
         if (strcmp(argv[1], "audit") == 0)
                 return verb_audit(argc - 2, argv + 2);
         if (strcmp(argv[1], "plugin") == 0)

@@ -30,6 +30,8 @@ static LogTarget log_target = LOG_TARGET_STDERR;
 static int log_max_level = LOG_INFO;
 /* Keeps each stderr line whole when several threads log at once (a pipe only promises 4 KiB). */
 static pthread_mutex_t log_stderr_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Where "stderr" lines go: fd 2, another fd (log_set_fd()), or nowhere (-1). */
+static int log_fd = STDERR_FILENO;
 
 /* Parses a decimal unsigned number that spans [s, end) exactly. */
 static bool parse_u64(const char *s, const char *end, uint64_t *ret) {
@@ -61,7 +63,7 @@ static bool stderr_is_journal(void) {
         colon = strchr(e, ':');
         if (!colon || !parse_u64(e, colon, &dev) || !parse_u64(colon + 1, strchr(e, 0), &ino))
                 return false;
-        if (fstat(STDERR_FILENO, &st) < 0)
+        if (log_fd < 0 || fstat(log_fd, &st) < 0)
                 return false;
         return (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
 }
@@ -85,10 +87,15 @@ static int level_from_env(void) {
 void log_open(bool force_journal) {
         int saved = errno, level = level_from_env();
 
-        log_target = force_journal || stderr_is_journal() ? LOG_TARGET_JOURNAL : LOG_TARGET_STDERR;
+        log_target = force_journal || log_fd < 0 || stderr_is_journal() ? LOG_TARGET_JOURNAL
+                                                                         : LOG_TARGET_STDERR;
         if (level >= 0)
                 log_max_level = level;
         errno = saved;
+}
+
+void log_set_fd(int fd) {
+        log_fd = fd;
 }
 
 LogTarget log_get_target(void) {
@@ -214,8 +221,10 @@ static void write_stderr(int priority, const char *message, const LogField *fiel
         }
         line[pos++] = '\n';
 
+        if (log_fd < 0)
+                return;
         pthread_mutex_lock(&log_stderr_lock);
-        (void)loop_write(STDERR_FILENO, line, pos);
+        (void)loop_write(log_fd, line, pos);
         pthread_mutex_unlock(&log_stderr_lock);
 }
 

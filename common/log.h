@@ -53,6 +53,12 @@ typedef struct LogField {
  * again (SIGHUP does not need to) to re-evaluate.
  */
 void log_open(bool force_journal);
+/*
+ * Lines that would go to stderr go to fd instead (which must stay open), or nowhere with -1;
+ * $JOURNAL_STREAM is then compared with fd, and with -1 log_open() picks the journal. Before
+ * log_open(). The engine's log is the fd the spawner gave it, never its fd 2 (/dev/null).
+ */
+void log_set_fd(int fd);
 LogTarget log_get_target(void);
 
 /* Entries above level (LOG_DEBUG is the most verbose) are skipped; LOG_INFO by default, or what

@@ -88,5 +88,8 @@ int lockd_main(int argc, char **argv) {
         if (r < 0)
                 return 1;
         r = manager_loop(m);
-        return r < 0 ? 1 : 0;
+        /* Every way the engine ends says why (ARCHITECTURE.md, two processes). */
+        if (r < 0)
+                return log_error_errno(r, NULL, "the engine's event loop failed: %m"), 1;
+        return 0;
 }

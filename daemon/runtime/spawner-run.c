@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -167,6 +168,11 @@ static int chown_tree(int dfd, dev_t dev, uid_t uid, gid_t gid, unsigned depth) 
                                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                         if (sub < 0)
                                 return negative_errno();
+                        /* What was opened decides, not what the name held a moment before. */
+                        if (fstat(sub, &st) < 0)
+                                return negative_errno();
+                        if (st.st_dev != dev)
+                                continue;
                         r = chown_tree(sub, dev, uid, gid, depth + 1);
                         if (r < 0)
                                 return r;
@@ -174,7 +180,23 @@ static int chown_tree(int dfd, dev_t dev, uid_t uid, gid_t gid, unsigned depth) 
                                 return negative_errno();
                 } else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && st.st_uid == 0 &&
                            st.st_nlink == 1) {
-                        if (fchownat(dirfd(d), de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+                        /*
+                         * Checked and changed through one fd (O_PATH, never following): the
+                         * name may have been swapped between the check and the chown, the open
+                         * file cannot. Its link count and owner are checked again on it.
+                         */
+                        _cleanup_close_ int f = openat(dirfd(d), de->d_name,
+                                                       O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                        struct stat fst;
+
+                        if (f < 0)
+                                return negative_errno();
+                        if (fstat(f, &fst) < 0)
+                                return negative_errno();
+                        if (fst.st_dev != dev || fst.st_ino != st.st_ino ||
+                            fst.st_nlink != 1 || fst.st_uid != 0)
+                                continue;
+                        if (fchownat(f, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
                                 return negative_errno();
                 }
         }
@@ -285,6 +307,41 @@ static int open_sockets(const Policy *p, const SpawnerNames *names, int fds[2], 
         return 0;
 }
 
+/*
+ * The fd the engine logs to: the spawner's own stderr (the journal's stream under lockd.service,
+ * a file or a pipe), never a terminal. With stderr a terminal (root started lockd by hand) the
+ * engine gets none and logs to journald's socket: a terminal handed to the engine is one it could
+ * push input into (TIOCSTI) or read from.
+ */
+static int engine_log_fd(void) {
+        if (fcntl(STDERR_FILENO, F_GETFD) < 0 || isatty(STDERR_FILENO))
+                return -1;
+        return STDERR_FILENO;
+}
+
+/*
+ * Raises the spawner's RLIMIT_NOFILE to need (spawner_nofile_need()): a burst of every run the
+ * engine may queue must not find the fd table full, where the next RUN's fds would be cut off
+ * (MSG_CTRUNC) and end lockd. The hard limit is raised too where this process may
+ * (CAP_SYS_RESOURCE, by hand); lockd.service's LimitNOFILE= sets it to the ceiling. 0, or -EPERM
+ * with *ret_hard when the hard limit is too low.
+ */
+static int nofile_raise(uint64_t need, uint64_t *ret_hard) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return negative_errno();
+        *ret_hard = rl.rlim_max;
+        if (rl.rlim_cur >= need)
+                return 0;
+        rl.rlim_cur = need;
+        if (rl.rlim_max < need)
+                rl.rlim_max = need;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return negative_errno();
+        return 0;
+}
+
 /* Waits for the engine to end (it was told, or its channel closed); SIGKILL after a while. */
 static int engine_reap(Run *run) {
         struct pollfd pfd = {.fd = run->engine_pidfd, .events = POLLIN};
@@ -391,6 +448,18 @@ int spawner_run(int argc, char **argv) {
                                                        : p->scope.ahead,
                         },
         };
+        {
+                uint64_t need = spawner_nofile_need(cfg.pool.workers, cfg.pool.standby_max), hard = 0;
+
+                r = nofile_raise(need, &hard);
+                if (r < 0)
+                        return log_error_errno(r, NULL,
+                                               "limits.concurrent_runs %u needs %" PRIu64
+                                               " open files, and RLIMIT_NOFILE's hard limit is "
+                                               "%" PRIu64 " (LimitNOFILE=): %m",
+                                               cfg.pool.workers, need, hard),
+                               1;
+        }
         /* The user and group databases, read by a child: lockd itself never loads NSS modules. */
         r = spawner_names_lookup(p, ENGINE_USER, &names);
         if (r < 0)
@@ -454,7 +523,12 @@ int spawner_run(int argc, char **argv) {
                 .gid = egid,
                 .listen_fds = {fds[0], fds[1]},
                 .channel_fd = pair[1],
+                .log_fd = engine_log_fd(),
+                .log_level = log_get_max_level(),
         };
+        /* The journal's stream keeps its name in the engine only where it is the log fd. */
+        if (el.log_fd >= 0 && log_get_target() == LOG_TARGET_JOURNAL)
+                el.journal_stream = getenv("JOURNAL_STREAM");
         r = engine_launch(&el, &run.engine_pid, &run.engine_pidfd);
         /* The sockets are the engine's alone from here: the root process holds none. */
         fds[0] = safe_close(fds[0]);
@@ -522,6 +596,8 @@ int spawner_run(int argc, char **argv) {
                                    "killed %u scope(s) left by an earlier lockd", stale);
         }
         r = spawner_new(run.event, &cfg, scope, TAKE_FD(pair[0]), run.engine_pid, &sp);
+        if (r >= 0)
+                r = spawner_watch_engine(sp, run.engine_pidfd);
         if (r < 0) {
                 log_error_errno(r, NULL, "spawner: %s", strerror(-r));
                 goto finish;
@@ -532,7 +608,15 @@ int spawner_run(int argc, char **argv) {
         run.engine_pid = 0;
         /* A clean end: the engine was told to stop and stopped; anything else restarts lockd. */
         ret = r == 0 && status == 0 ? 0 : 1;
-        if (status != 0 && status != -1)
+        if (status == 127)
+                log_struct(LOG_ERR, NULL, NULL,
+                           "the engine ended with status 127: it could not be started (%s)",
+                           el.path);
+        else if (status > 128)
+                log_struct(LOG_ERR, NULL, NULL, "the engine was killed by signal %d (SIG%s)",
+                           status - 128,
+                           sigabbrev_np(status - 128) ? sigabbrev_np(status - 128) : "?");
+        else if (status != 0 && status != -1)
                 log_struct(LOG_ERR, NULL, NULL, "the engine ended with status %d", status);
 
 finish:

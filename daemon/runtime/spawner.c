@@ -12,7 +12,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <systemd/sd-daemon.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "confinement.h"
@@ -21,6 +23,7 @@
 #include "macro.h"
 #include "spawner-proto.h"
 #include "spawner.h"
+#include "standby.h"
 
 #ifndef F_GET_SEALS
 #define F_GET_SEALS 1034
@@ -35,6 +38,19 @@
 #define SEND_TIMEOUT_SEC 10
 /* The longest the way out serves the manager's bus for the run scopes' answers (spawner_end()). */
 #define DRAIN_USEC ((uint64_t)5 * 1000000)
+/*
+ * What the sandbox cache may hold for the engine (ARCHITECTURE.md, two processes): the bytes of
+ * its copies of plugin binaries, together, at most two of the largest binary a plugin may have
+ * (PLUGIN_BINARY_MAX, 256 MiB); and an entry no run holds is freed this long after its last run
+ * ended (it pins the engine's memfd meanwhile). A run that would pass the bound while every
+ * entry is in use fails (-ENOSPC) rather than grow the root process.
+ */
+#define CACHE_BYTES_MAX   ((uint64_t)512 * 1024 * 1024)
+#define CACHE_LINGER_USEC ((uint64_t)500 * 1000)
+/* Cache entries beyond one per run the engine may hold: plugins run recently, lingering. */
+#define SPAWNER_CACHE_SPARE 64
+/* NOTIFY is coalesced: the latest state goes to systemd at most this often. */
+#define NOTIFY_INTERVAL_USEC ((uint64_t)250 * 1000)
 
 /* One plugin's sandbox, built here from the engine's memfd and spec, shared by its runs. */
 typedef struct CachedSandbox {
@@ -42,9 +58,11 @@ typedef struct CachedSandbox {
         ino_t ino;
         int key_fd; /* the engine's memfd, held so its inode number cannot name another file */
         SandboxSpec spec;
-        Sandbox *sandbox;
-        unsigned refs; /* runs in flight */
+        Sandbox *sandbox; /* NULL: a free slot */
+        uint64_t bytes;   /* the size of its copy of the binary */
+        unsigned refs;    /* runs in flight */
         uint64_t last_use;
+        uint64_t idle_since; /* CLOCK_MONOTONIC usec when refs last fell to 0 */
 } CachedSandbox;
 
 typedef struct SpawnerRunState {
@@ -82,7 +100,18 @@ struct Spawner {
         sd_event_source *fail_source;
         CachedSandbox *cache;
         size_t n_cache, cache_max;
-        uint64_t use_clock;
+        uint64_t use_clock, cache_bytes;
+        sd_event_source *cache_timer;
+        /* The engine's pidfd, watched: its death ends the spawner whoever holds the channel. */
+        sd_event_source *engine_source;
+        /* NOTIFY, coalesced: the latest text, sent at most every NOTIFY_INTERVAL_USEC. */
+        char notify_text[160];
+        bool notify_pending, notify_ready;
+        uint64_t notify_last;
+        sd_event_source *notify_timer;
+        int notify_fd;
+        struct sockaddr_un notify_addr;
+        socklen_t notify_addr_len;
         Check *checks;
         unsigned n_checks;
         /* On the way out (spawner_end()): the code the loop exits with once drained. */
@@ -208,9 +237,91 @@ static int run_slot(Spawner *s, uint64_t id) {
         return -1;
 }
 
-static void cache_release(CachedSandbox *c) {
-        if (c && c->refs > 0)
-                c->refs--;
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* Empties a slot: the copy, the ruleset and the engine's memfd go. */
+static void cache_drop(Spawner *s, CachedSandbox *c) {
+        sandbox_free(c->sandbox);
+        safe_close(c->key_fd);
+        s->cache_bytes -= c->bytes;
+        *c = (CachedSandbox){.key_fd = -1, .dev = (dev_t)-1};
+}
+
+static int on_cache_timer(sd_event_source *src, uint64_t usec, void *userdata);
+
+/*
+ * Frees every entry idle for CACHE_LINGER_USEC and arms the timer for the next one to come due.
+ * The engine cannot tell the spawner that it closed a memfd (the kernel sends no close event for
+ * a memfd), so an entry lives while its runs do and briefly after: a burst of runs of one plugin
+ * shares one copy, and a binary the engine let go is not kept.
+ */
+static void cache_expire(Spawner *s) {
+        uint64_t now = now_usec(), next = UINT64_MAX;
+
+        for (size_t i = 0; i < s->n_cache; i++) {
+                CachedSandbox *c = &s->cache[i];
+
+                if (!c->sandbox || c->refs > 0)
+                        continue;
+                if (now - c->idle_since >= CACHE_LINGER_USEC)
+                        cache_drop(s, c);
+                else if (c->idle_since + CACHE_LINGER_USEC < next)
+                        next = c->idle_since + CACHE_LINGER_USEC;
+        }
+        while (s->n_cache > 0 && !s->cache[s->n_cache - 1].sandbox)
+                s->n_cache--;
+        if (next == UINT64_MAX) {
+                if (s->cache_timer)
+                        (void)sd_event_source_set_enabled(s->cache_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (s->cache_timer) {
+                (void)sd_event_source_set_time(s->cache_timer, next);
+                (void)sd_event_source_set_enabled(s->cache_timer, SD_EVENT_ONESHOT);
+        } else if (sd_event_add_time(s->event, &s->cache_timer, CLOCK_MONOTONIC, next, 0,
+                                     on_cache_timer, s) < 0)
+                /* No timer: nothing lingers, the idle entries go now. */
+                for (size_t i = 0; i < s->n_cache; i++)
+                        if (s->cache[i].sandbox && s->cache[i].refs == 0)
+                                cache_drop(s, &s->cache[i]);
+}
+
+static int on_cache_timer(sd_event_source *src, uint64_t usec, void *userdata) {
+        cache_expire(userdata);
+        return 0;
+}
+
+/* A run lets go of its sandbox (on the loop); the last one starts the entry's linger. */
+static void cache_release(Spawner *s, CachedSandbox *c) {
+        if (!c || c->refs == 0)
+                return;
+        if (--c->refs == 0) {
+                c->idle_since = now_usec();
+                cache_expire(s);
+        }
+}
+
+/* Room for bytes more under CACHE_BYTES_MAX, made by dropping idle entries, least recently used
+ * first; -ENOSPC when the entries in use leave none. */
+static int cache_make_room(Spawner *s, uint64_t bytes) {
+        while (s->cache_bytes + bytes > CACHE_BYTES_MAX) {
+                CachedSandbox *lru = NULL;
+
+                for (size_t i = 0; i < s->n_cache; i++) {
+                        CachedSandbox *c = &s->cache[i];
+                        if (c->sandbox && c->refs == 0 && (!lru || c->last_use < lru->last_use))
+                                lru = c;
+                }
+                if (!lru)
+                        return -ENOSPC;
+                cache_drop(s, lru);
+        }
+        return 0;
 }
 
 /*
@@ -231,16 +342,29 @@ static CachedSandbox *cache_get(Spawner *s, int binary_fd, const SandboxSpec *sp
         for (size_t i = 0; i < s->n_cache; i++) {
                 CachedSandbox *c = &s->cache[i];
 
-                if (c->dev == st.st_dev && c->ino == st.st_ino &&
+                if (c->sandbox && c->dev == st.st_dev && c->ino == st.st_ino &&
                     memcmp(&c->spec, spec, sizeof(*spec)) == 0) {
                         c->refs++;
                         c->last_use = ++s->use_clock;
                         return c;
                 }
         }
-        if (s->n_cache < s->cache_max)
+        /* The bound is checked on the engine's size (sealed: it cannot change under us). */
+        if (st.st_size < 0 || (uint64_t)st.st_size > CACHE_BYTES_MAX) {
+                *ret_error = -EFBIG;
+                return NULL;
+        }
+        r = cache_make_room(s, (uint64_t)st.st_size);
+        if (r < 0) {
+                *ret_error = r;
+                return NULL;
+        }
+        for (size_t i = 0; i < s->n_cache && !slot; i++)
+                if (!s->cache[i].sandbox)
+                        slot = &s->cache[i];
+        if (!slot && s->n_cache < s->cache_max)
                 slot = &s->cache[s->n_cache++];
-        else {
+        if (!slot) {
                 /* The least recently used one that no run holds. */
                 for (size_t i = 0; i < s->n_cache; i++) {
                         CachedSandbox *c = &s->cache[i];
@@ -251,10 +375,9 @@ static CachedSandbox *cache_get(Spawner *s, int binary_fd, const SandboxSpec *sp
                         *ret_error = -ENOSPC;
                         return NULL;
                 }
-                sandbox_free(slot->sandbox);
-                safe_close(slot->key_fd);
+                cache_drop(s, slot);
         }
-        *slot = (CachedSandbox){.key_fd = -1};
+        *slot = (CachedSandbox){.key_fd = -1, .dev = (dev_t)-1};
         r = sandbox_new(binary_fd, spec, &slot->sandbox);
         if (r >= 0) {
                 slot->key_fd = fcntl(binary_fd, F_DUPFD_CLOEXEC, 3);
@@ -262,15 +385,16 @@ static CachedSandbox *cache_get(Spawner *s, int binary_fd, const SandboxSpec *sp
                         r = negative_errno();
         }
         if (r < 0) {
-                sandbox_free(slot->sandbox);
                 /* The slot stays, empty: no inode matches it and no run holds it. */
-                *slot = (CachedSandbox){.key_fd = -1, .ino = 0, .dev = (dev_t)-1};
+                slot->sandbox = sandbox_free(slot->sandbox);
                 *ret_error = r;
                 return NULL;
         }
         slot->dev = st.st_dev;
         slot->ino = st.st_ino;
         slot->spec = *spec;
+        slot->bytes = (uint64_t)st.st_size;
+        s->cache_bytes += slot->bytes;
         slot->refs = 1;
         slot->last_use = ++s->use_clock;
         return slot;
@@ -372,7 +496,7 @@ static void on_run_done(RunRequest *req, void *userdata) {
                 run_forget_locked(s, req->id);
                 pthread_mutex_unlock(&s->lock);
         }
-        cache_release(st->cached);
+        cache_release(s, st->cached);
         free(st);
         run_request_free(req);
         if (!answered)
@@ -510,16 +634,17 @@ static void on_confined(bool ok, const char *unit, ConfinementReason missing, vo
         send_reply(s, &x, sizeof(x));
 }
 
-/* The pid in a pidfd's fdinfo, or -1: the pidfd must name the pid the request says. */
+/* The pid in a pidfd's fdinfo: -1 for a pidfd whose process is gone, 0 for an fd that is no
+ * pidfd (no "Pid:" line); the pidfd must name the pid the request says. */
 static pid_t pidfd_pid(int fd) {
         char path[64], line[128];
         FILE *f;
-        long pid = -1;
+        long pid = 0;
 
         snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
         f = fopen(path, "re");
         if (!f)
-                return -1;
+                return 0;
         while (fgets(line, sizeof(line), f))
                 if (sscanf(line, "Pid: %ld", &pid) == 1)
                         break;
@@ -530,6 +655,7 @@ static pid_t pidfd_pid(int fd) {
 static void handle_confine(Spawner *s, const SpawnerConfine *m, int *fds) {
         SpawnerReplyConfined x = {};
         Check *c;
+        pid_t pid;
         int r;
 
         if (!s->hello || s->stopping)
@@ -539,14 +665,27 @@ static void handle_confine(Spawner *s, const SpawnerConfine *m, int *fds) {
         for (Check *i = s->checks; i; i = i->next)
                 if (i->id == m->check_id)
                         return fail(s, "a confinement check id already in flight", NULL);
-        /* A pidfd of exactly that pid (a dead one is a pidfd too: the check says gone). */
-        if (syscall(__NR_pidfd_send_signal, fds[0], 0, NULL, 0) < 0 && errno != ESRCH)
+        /*
+         * A pidfd, and of exactly that pid. Its fdinfo's "Pid:" line says which process it
+         * names: -1 once that process is gone, and no such line at all for anything that is not
+         * a pidfd (a /proc/<pid> directory takes a signal too, and names no pid here). A dead
+         * pidfd proves nothing of the pid the engine names, which may be another process by now:
+         * the check answers "gone" without asking the manager about that pid. A peer that left
+         * at once is no fault of the engine's.
+         */
+        pid = pidfd_pid(fds[0]);
+        if (pid == 0)
                 return fail(s, "a confinement check without a pidfd", NULL);
-        if (pidfd_pid(fds[0]) != (pid_t)m->pid && pidfd_pid(fds[0]) != -1)
+        if (pid != (pid_t)m->pid && pid != -1)
                 return fail(s, "a confinement check whose pidfd is another process", NULL);
 
         spawner_header_init(&x.h, SPAWNER_REPLY_CONFINED);
         x.check_id = m->check_id;
+        if (pid == -1 || syscall(__NR_pidfd_send_signal, fds[0], 0, NULL, 0) < 0) {
+                x.ok = false;
+                x.reason = CONFINEMENT_PEER_GONE;
+                return send_reply(s, &x, sizeof(x));
+        }
         if (!s->scope) {
                 x.error = -EHOSTUNREACH;
                 return send_reply(s, &x, sizeof(x));
@@ -572,25 +711,89 @@ static void handle_confine(Spawner *s, const SpawnerConfine *m, int *fds) {
         }
 }
 
-/* Tells systemd what the engine reported, in the spawner's own words (NotifyAccess=main). */
+/*
+ * Sends the latest state to systemd's notify socket, without blocking: a socket nobody reads
+ * (its queue full) costs the loop nothing, and the state stays pending for the next tick.
+ */
+static void notify_flush(Spawner *s) {
+        ssize_t n;
+
+        if (!s->notify_pending)
+                return;
+        s->notify_last = now_usec();
+        if (s->notify_fd < 0) {
+                s->notify_pending = s->notify_ready = false;
+                return;
+        }
+        n = sendto(s->notify_fd, s->notify_text, strlen(s->notify_text),
+                   MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)&s->notify_addr,
+                   s->notify_addr_len);
+        if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+                s->notify_pending = s->notify_ready = false;
+}
+
+static int on_notify_timer(sd_event_source *src, uint64_t usec, void *userdata) {
+        Spawner *s = userdata;
+
+        notify_flush(s);
+        if (s->notify_pending) {
+                (void)sd_event_source_set_time_relative(src, NOTIFY_INTERVAL_USEC);
+                (void)sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
+        }
+        return 0;
+}
+
+/*
+ * Tells systemd what the engine reported, in the spawner's own words (NotifyAccess=main),
+ * coalesced: only the latest state counts, and it goes out at most every NOTIFY_INTERVAL_USEC,
+ * however many NOTIFYs the engine sends (each one is a datagram to the manager otherwise, sent
+ * on this loop).
+ */
 static void handle_notify(Spawner *s, const SpawnerNotify *m) {
+        uint64_t now = now_usec();
+
         if (!s->hello)
                 return fail(s, "a NOTIFY before HELLO", NULL);
+        /* READY=1 once said stays in the text until it went out: a STATUS after it in the same
+         * tick must not drop it (systemd would wait for it until its start timeout). */
+        if (m->state == SPAWNER_NOTIFY_READY)
+                s->notify_ready = true;
         switch (m->state) {
         case SPAWNER_NOTIFY_READY:
         case SPAWNER_NOTIFY_STATUS:
-                (void)sd_notifyf(
-                        false,
-                        "%sSTATUS=Serving %" PRIu32 " plugin(s), %" PRIu32 " run(s) in flight",
-                        m->state == SPAWNER_NOTIFY_READY ? "READY=1\n" : "", m->plugins, m->runs);
-                return;
+                snprintf(s->notify_text, sizeof(s->notify_text),
+                         "%sSTATUS=Serving %" PRIu32 " plugin(s), %" PRIu32 " run(s) in flight",
+                         s->notify_ready ? "READY=1\n" : "", m->plugins, m->runs);
+                break;
         case SPAWNER_NOTIFY_RELOADING:
-                (void)sd_notify(false, "RELOADING=1\nSTATUS=Reloading the policy");
-                return;
+                snprintf(s->notify_text, sizeof(s->notify_text),
+                         "%sRELOADING=1\nSTATUS=Reloading the policy",
+                         s->notify_ready ? "READY=1\n" : "");
+                break;
         default:
-                (void)sd_notify(false, "STOPPING=1\nSTATUS=Stopping: killing the runs in flight");
-                return;
+                snprintf(s->notify_text, sizeof(s->notify_text),
+                         "%sSTOPPING=1\nSTATUS=Stopping: killing the runs in flight",
+                         s->notify_ready ? "READY=1\n" : "");
+                break;
         }
+        s->notify_pending = true;
+        if (now - s->notify_last >= NOTIFY_INTERVAL_USEC) {
+                notify_flush(s);
+                if (!s->notify_pending)
+                        return;
+        }
+        if (s->notify_timer) {
+                int on = 0;
+
+                if (sd_event_source_get_enabled(s->notify_timer, &on) >= 0 && on)
+                        return;
+                (void)sd_event_source_set_time(s->notify_timer,
+                                               s->notify_last + NOTIFY_INTERVAL_USEC);
+                (void)sd_event_source_set_enabled(s->notify_timer, SD_EVENT_ONESHOT);
+        } else if (sd_event_add_time(s->event, &s->notify_timer, CLOCK_MONOTONIC,
+                                     s->notify_last + NOTIFY_INTERVAL_USEC, 0, on_notify_timer,
+                                     s) < 0)
+                notify_flush(s);
 }
 
 static void handle(Spawner *s, const SpawnerMessage *m, int *fds) {
@@ -686,6 +889,68 @@ static int on_message(sd_event_source *src, int fd, uint32_t revents, void *user
         return 0;
 }
 
+/* The socket and the address NOTIFY_SOCKET names (a path, or "@" for the abstract namespace);
+ * none without it. */
+static int notify_open(Spawner *s) {
+        const char *e = getenv("NOTIFY_SOCKET");
+        size_t n;
+
+        s->notify_fd = -1;
+        if (!e || (e[0] != '/' && e[0] != '@'))
+                return 0;
+        n = strlen(e);
+        if (n >= sizeof(s->notify_addr.sun_path))
+                return -EINVAL;
+        s->notify_addr.sun_family = AF_UNIX;
+        memcpy(s->notify_addr.sun_path, e, n);
+        if (e[0] == '@')
+                s->notify_addr.sun_path[0] = 0;
+        s->notify_addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n +
+                                         (e[0] == '/' ? 1 : 0));
+        s->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        return s->notify_fd < 0 ? negative_errno() : 0;
+}
+
+/*
+ * The engine died (its pidfd is readable). Whoever still holds the channel (a child of the
+ * engine's that kept fd 5), the spawner ends as at EOF: no engine, no runs. Its status is read
+ * without reaping it (spawner-run.c reaps) and said in the log.
+ */
+static int on_engine_gone(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        Spawner *s = userdata;
+        siginfo_t si = {};
+        bool clean;
+
+        s->engine_source = sd_event_source_disable_unref(s->engine_source);
+        if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED | WNOWAIT | WNOHANG) < 0)
+                si.si_pid = 0;
+        clean = s->stopping && si.si_pid != 0 && si.si_code == CLD_EXITED && si.si_status == 0;
+        if (!clean && si.si_pid != 0 && si.si_code == CLD_EXITED)
+                log_struct(LOG_ERR, NULL, NULL,
+                           "the engine (pid %d) exited with status %d: ending every run and "
+                           "lockd",
+                           (int)s->engine_pid, si.si_status);
+        else if (!clean && si.si_pid != 0)
+                log_struct(LOG_ERR, NULL, NULL,
+                           "the engine (pid %d) was killed by signal %d (SIG%s%s): ending every "
+                           "run and lockd",
+                           (int)s->engine_pid, si.si_status,
+                           sigabbrev_np(si.si_status) ? sigabbrev_np(si.si_status) : "?",
+                           si.si_code == CLD_DUMPED ? ", core dumped" : "");
+        else if (!clean)
+                log_struct(LOG_ERR, NULL, NULL,
+                           "the engine (pid %d) ended: ending every run and lockd",
+                           (int)s->engine_pid);
+        spawner_end(s, clean ? 0 : 1);
+        return 0;
+}
+
+int spawner_watch_engine(Spawner *s, int pidfd) {
+        if (!s || pidfd < 0)
+                return -EINVAL;
+        return sd_event_add_io(s->event, &s->engine_source, pidfd, EPOLLIN, on_engine_gone, s);
+}
+
 int spawner_new(sd_event *e, const SpawnerConfig *cfg, ScopeManager *scope, int fd,
                 pid_t engine_pid, Spawner **ret) {
         _cleanup_close_ int owned = fd;
@@ -701,9 +966,10 @@ int spawner_new(sd_event *e, const SpawnerConfig *cfg, ScopeManager *scope, int 
         s->event = sd_event_ref(e);
         s->fd = TAKE_FD(owned);
         pthread_mutex_init(&s->lock, NULL);
+        s->notify_fd = -1;
         s->fail_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (s->fail_fd < 0) {
-                r = negative_errno();
+        r = s->fail_fd < 0 ? negative_errno() : notify_open(s);
+        if (r < 0) {
                 spawner_free(s);
                 return r;
         }
@@ -712,7 +978,7 @@ int spawner_new(sd_event *e, const SpawnerConfig *cfg, ScopeManager *scope, int 
         s->cfg = *cfg;
         /* What the engine may have in flight: the pool's workers and its queue. */
         s->runs_max = cfg->pool.workers + cfg->pool.queue_max;
-        s->cache_max = (size_t)s->runs_max + 64;
+        s->cache_max = (size_t)s->runs_max + SPAWNER_CACHE_SPARE;
         s->run_ids = calloc(s->runs_max, sizeof(*s->run_ids));
         s->cache = calloc(s->cache_max, sizeof(*s->cache));
         if (!s->run_ids || !s->cache) {
@@ -745,6 +1011,12 @@ Spawner *spawner_free(Spawner *s) {
         s->fail_source = sd_event_source_disable_unref(s->fail_source);
         s->drain_check = sd_event_source_disable_unref(s->drain_check);
         s->drain_deadline = sd_event_source_disable_unref(s->drain_deadline);
+        s->engine_source = sd_event_source_disable_unref(s->engine_source);
+        s->cache_timer = sd_event_source_disable_unref(s->cache_timer);
+        /* The last state the engine reported still goes (it may be STOPPING). */
+        notify_flush(s);
+        s->notify_timer = sd_event_source_disable_unref(s->notify_timer);
+        safe_close(s->notify_fd);
         s->pool = run_pool_free(s->pool);
         while (s->checks) {
                 Check *c = s->checks;
@@ -765,6 +1037,16 @@ Spawner *spawner_free(Spawner *s) {
         sd_event_unref(s->event);
         free(s);
         return NULL;
+}
+
+uint64_t spawner_nofile_need(unsigned workers, unsigned standby_max) {
+        uint64_t runs_max = (uint64_t)workers + SPAWNER_RUNS_MAX((uint64_t)workers);
+        uint64_t children = (uint64_t)workers + (uint64_t)STANDBY_CLASSES_MAX * standby_max;
+        uint64_t cached = runs_max + SPAWNER_CACHE_SPARE;
+
+        return SPAWNER_NOFILE_BASE + (SPAWNER_FDS_MAX + 1) + SPAWNER_CHECKS_MAX +
+               runs_max * SPAWNER_NOFILE_PER_QUEUED_RUN + children * SPAWNER_NOFILE_PER_CHILD +
+               cached * SPAWNER_NOFILE_PER_CACHED;
 }
 
 bool spawner_engine_ready(const Spawner *s) {

@@ -150,8 +150,9 @@ static void helper_done(Helper *h) {
 /*
  * Starts the helper with fds[i] (borrowed; -1 for /dev/null) as its fd i for i >= 3, the write
  * end of a new pipe as fd 1 and /dev/null as 0 and 2, nothing else open, an empty environment,
- * default signal dispositions and an empty mask. posix_spawn(): lockd has worker threads, so no
- * fork that goes on in C; glibc's CLONE_VM|CLONE_VFORK child also costs nothing per MiB of lockd.
+ * a session of its own, default signal dispositions and an empty mask. posix_spawn(): lockd has
+ * worker threads, so no fork that goes on in C; glibc's CLONE_VM|CLONE_VFORK child also costs
+ * nothing per MiB of lockd.
  * The helper drops its privileges itself, first thing, before it reads a byte
  * (verifier_helper_main).
  */
@@ -205,7 +206,9 @@ static int helper_spawn(const int fds[_VERIFIER_FD_MAX], Helper *h, ReleaseError
         sigfillset(&all);
         posix_spawnattr_setsigmask(&attr, &none);
         posix_spawnattr_setsigdefault(&attr, &all);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+        /* A session of its own, as the engine's (ARCHITECTURE.md, two processes): no terminal. */
+        posix_spawnattr_setflags(&attr,
+                                 POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
         r = posix_spawn(&pid, path, &fa, &attr, argv, envp);
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&attr);

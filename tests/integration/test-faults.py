@@ -19,7 +19,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lockdtest import (AGENT_UID, BUS, LOCKCTL, Daemon, Failed, Tap,  # noqa: E402
+from lockdtest import (AGENT_UID, BUS, LOCKCTL, LOCKD, Daemon, Failed, Tap,  # noqa: E402
                        agent_handles, call_as, check, grant_revoke, install_unsigned,
                        plugin_processes, policy_text, require_environment, run_units, tempdir, units,
                        wait_for, write_file)
@@ -369,11 +369,27 @@ def test_wall_clock_jump(top):
     offset = os.path.join(top_d, "faketime")
     with open(offset, "w") as f:
         f.write("+0\n")
+    os.chmod(offset, 0o644)
+    shim = os.environ.get("LOCKD_FAKETIME_TIMERFD", "")
+    check(os.path.exists(shim), f"no faketime-timerfd module: {shim!r}")
+    # The shim first: libfaketime would move the monotonic timerfds too, and the first jump
+    # would end both processes' event loops (timerfd_settime: EINVAL), not test lockd's clock.
+    faked = {"LD_PRELOAD": shim + ":" + FAKETIME_LIB, "FAKETIME_TIMESTAMP_FILE": offset,
+             "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+             "FAKETIME_FORCE_MONOTONIC_FIX": "0"}
+    # The spawner builds the engine's environment (nothing of its own reaches it): the faked
+    # clock goes into the engine on purpose, through an engine that is a wrapper setting it.
+    wrapper = os.path.join(top_d, "faked-engine")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\n" + "".join(f"export {k}='{v}'\n" for k, v in faked.items()) +
+                f"exec '{os.path.join(os.path.dirname(LOCKD), 'lockd-engine')}' \"$@\"\n")
+    os.chmod(wrapper, 0o755)
     d = Daemon(top_d, policy=policy_text(top_d, "allow_unsigned: true\n"))
-    d.start(env_extra={"LD_PRELOAD": FAKETIME_LIB, "FAKETIME_TIMESTAMP_FILE": offset,
-                       "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-                       "FAKETIME_FORCE_MONOTONIC_FIX": "0"})
+    d.start(argv_extra=("--engine", wrapper), env_extra=faked)
     try:
+        engines = [p for p in open(f"/proc/{d.proc.pid}/task/{d.proc.pid}/children").read().split()
+                   if "libfaketime" in open(f"/proc/{p}/maps").read()]
+        check(len(engines) == 1, "the faked clock did not reach the engine")
         good = install_unsigned(d, top_d, "good-one")
         slow = install_unsigned(d, top_d, "slow-answer")
         path = write_file(os.path.join(top_d, "clock.txt"))

@@ -6,15 +6,20 @@ nothing; on a running lockd the engine is user lockd with no capability, the roo
 no agent or console socket and maps neither libjansson nor libcrypto, and killing either process
 ends the other and leaves no run, scope or child. TAP on stdout. Run through with-systemd."""
 
+import fcntl
 import json
 import os
+import pty
 import pwd
 import re
 import signal
+import socket
 import subprocess
 import sys
+import termios
 import threading
 import time
+import tty
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lockdtest import (LOCKD, Daemon, Failed, Tap, check, comm, install_unsigned,  # noqa: E402
@@ -50,15 +55,16 @@ HOSTILE = {
     "duplicate-id": "a run id already in flight",
     "run-after-stop": "a run out of order",
     "confine-no-pidfd": "a confinement check without a pidfd",
+    "confine-proc-dir": "a confinement check without a pidfd",
     "notify-bad-state": "a field out of range",
     "warm-memory-too-small": "a field out of range",
     "warm-after-stop": "a WARM out of order",
 }
 
 
-def spawner(top, case):
-    """lockd with the stand-in engine for case: (exit status, its log, what the stand-in saw,
-    seconds from its start to its exit)."""
+def prepare(top, case):
+    """The stand-in's directory for case, its policy and hostile.json (the case, where to write
+    what it saw, the plugins): (directory, policy, the path of what it saw)."""
     d = os.path.join(top, case)
     os.makedirs(d, exist_ok=True)
     os.chmod(d, 0o777)  # the stand-in runs as user lockd and writes what it saw here
@@ -66,16 +72,41 @@ def spawner(top, case):
     with open(policy, "w") as f:
         f.write(policy_text(d))
     out = os.path.join(d, "seen.json")
-    env = dict(os.environ, HOSTILE_CASE=case, HOSTILE_OUT=out,
-               HOSTILE_PLUGIN=os.path.join(PLUGINS, "good-one"),
-               HOSTILE_SLOW=os.path.join(PLUGINS, "slow-answer"))
+    with open(os.path.join(d, "hostile.json"), "w") as f:
+        json.dump({"case": case, "out": out, "plugin": os.path.join(PLUGINS, "good-one"),
+                   "slow": os.path.join(PLUGINS, "slow-answer")}, f)
+    return d, policy, out
+
+
+def lockd_argv(policy):
+    return [LOCKD, "--config", policy, "--engine", os.path.join(HERE, "hostile-engine.py")]
+
+
+def spawner(top, case):
+    """lockd with the stand-in engine for case: (exit status, its log, what the stand-in saw,
+    seconds from its start to its exit)."""
+    d, policy, out = prepare(top, case)
+    env = dict(os.environ)
     env.pop("NOTIFY_SOCKET", None)
     t0 = time.monotonic()
-    r = subprocess.run([LOCKD, "--config", policy, "--engine",
-                        os.path.join(HERE, "hostile-engine.py")],
-                       env=env, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(lockd_argv(policy), env=env, capture_output=True, text=True, timeout=60)
     seen = json.load(open(out)) if os.path.exists(out) else {}
     return r.returncode, r.stdout + r.stderr, seen, time.monotonic() - t0
+
+
+def seen_of(out):
+    return json.load(open(out)) if os.path.exists(out) else {}
+
+
+def wait_phase(d, name, proc, timeout=60):
+    """Waits for the stand-in's phase file (it then waits for go_on())."""
+    wait_for(lambda: os.path.exists(os.path.join(d, "phase-" + name)) or proc.poll() is not None,
+             timeout=timeout, what=f"the stand-in's phase {name}")
+    check(proc.poll() is None, f"lockd ended before the stand-in's phase {name}")
+
+
+def go_on(d, name):
+    open(os.path.join(d, "go-" + name), "w").close()
 
 
 def test_good_standin(top):
@@ -159,6 +190,14 @@ def test_processes(top):
         check(int(st["CapEff"], 16) == 0 and int(st["CapPrm"], 16) == 0 and
               int(st["CapBnd"], 16) == 0, f"engine caps: {st['CapEff']} {st['CapPrm']}")
         check(st["NoNewPrivs"] == "1" and st["Seccomp"] == "2", f"engine: {st}")
+        # Nothing of root's: fds 0-2 on /dev/null, the sockets, the channel and the log (the
+        # spawner's stderr here, a file), a session of its own, the environment the spawner built.
+        fds = {int(n): os.readlink(f"/proc/{engine}/fd/{n}") for n in os.listdir(f"/proc/{engine}/fd")}
+        check([fds.get(i) for i in range(3)] == ["/dev/null"] * 3, f"engine fds 0-2: {fds}")
+        check(os.getsid(engine) == engine, f"the engine's session: {os.getsid(engine)}")
+        env = open(f"/proc/{engine}/environ", "rb").read().split(b"\0")
+        names = sorted(x.split(b"=", 1)[0].decode() for x in env if x)
+        check(set(names) <= ENGINE_ENV, f"the engine's environment: {names}")
         sp = status_fields(d.proc.pid)
         check(sp["Uid"].split()[0] == "0", f"spawner Uid: {sp['Uid']}")
         check(int(sp["CapEff"], 16) == (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8),
@@ -177,6 +216,12 @@ def test_processes(top):
         check("libjansson" in open(f"/proc/{engine}/maps").read(), "the engine's maps")
     finally:
         d.stop()
+
+
+# Every variable the spawner may give the engine (ARCHITECTURE.md, two processes); a sanitized
+# build adds the sanitizers' options.
+ENGINE_ENV = {"LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "LOCKD_SPAWNER_FD", "LOCKD_LOG_FD",
+              "LOCKD_LOG_LEVEL", "JOURNAL_STREAM", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}
 
 
 def slow_run(d, path):
@@ -202,7 +247,10 @@ def test_kill_engine(top):
     rc = d.proc.wait(15)
     t.join(30)
     check(rc == 1, f"the spawner exited {rc}")
-    check("the engine closed its channel" in d.read_log(), "the spawner did not say why")
+    log = d.read_log()
+    check("the engine closed its channel" in log or
+          re.search(r"the engine \(pid [0-9]+\) was killed by signal 9 \(SIGKILL\)", log),
+          f"the spawner did not say why:\n{log}")
     wait_for(lambda: not plugin_processes(), timeout=5, what="no plugin left")
     wait_for(lambda: not units(), timeout=15, what="no run scope left")
 
@@ -294,12 +342,226 @@ def test_standby(top):
     wait_for(lambda: not waiting(), timeout=10, what="no waiting child after lockd")
 
 
+def test_attack_terminal(top):
+    """root's terminal: lockd started by hand from a terminal (a pseudo-terminal, its controlling
+    one) and a marker in its environment; the engine is in a session of its own, its fds 0-2 are
+    /dev/null and nothing else is open but its sockets and the channel, /dev/tty cannot be opened,
+    TIOCSTI pushes nothing into the terminal, and no variable of root's reached it"""
+    d, policy, out = prepare(top, "terminal")
+    master, slave = pty.openpty()
+    tty.setraw(slave)  # anything pushed is readable at once, without a newline
+    env = dict(os.environ, LOCKD_TEST_ROOTS_SECRET="do-not-pass")
+    env.pop("NOTIFY_SOCKET", None)
+
+    def controlling():
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    proc = subprocess.Popen(lockd_argv(policy), env=env, stdin=slave, stdout=slave, stderr=slave,
+                            start_new_session=True, preexec_fn=controlling)
+    said = []
+    reader = threading.Thread(target=lambda: drain(master, said), daemon=True)
+    reader.start()
+    try:
+        rc = proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    os.set_blocking(slave, False)
+    try:
+        pushed = os.read(slave, 4096)
+    except BlockingIOError:
+        pushed = b""
+    os.close(slave)
+    seen = seen_of(out)
+    check(rc == 0, f"lockd exited {rc}: {b''.join(said)!r} {seen}")
+    check(seen.get("sid") == seen.get("pid"), f"the engine's session: {seen}")
+    check(seen.get("isatty") == [False] * 3, f"the engine's fds 0-2 are a terminal: {seen}")
+    fds = seen.get("fds", {})
+    check(all(fds.get(str(i)) == "/dev/null" for i in range(3)), f"the engine's fds: {fds}")
+    # 3-5 its sockets and the channel, 6 its log (none here: lockd's stderr is a terminal); the
+    # stand-in's own listing of /proc/self/fd is the one more it may see.
+    extra = {n: x for n, x in fds.items() if int(n) > 5 and not x.startswith("/proc/")}
+    check(not extra, f"the engine holds more: {fds}")
+    check(seen.get("dev_tty") != "opened", f"the engine opened /dev/tty: {seen}")
+    check("pushed" not in seen.get("tiocsti", []), f"TIOCSTI: {seen.get('tiocsti')}")
+    check(b"pwned" not in pushed, f"the terminal received {pushed!r}")
+    check("LOCKD_TEST_ROOTS_SECRET" not in seen.get("environ", []) and
+          set(seen.get("environ", [])) <= ENGINE_ENV, f"the engine's environment: {seen}")
+
+
+def drain(fd, into):
+    while True:
+        try:
+            b = os.read(fd, 4096)
+        except OSError:
+            return
+        if not b:
+            return
+        into.append(b)
+
+
+def test_attack_engine_dies(top):
+    """the engine exits while a child of its keeps the channel: the spawner ends at once (the
+    engine's pidfd, not the channel's EOF), says how the engine ended, and the child's RUN is
+    never served"""
+    d, policy, out = prepare(top, "engine-dies")
+    env = dict(os.environ)
+    env.pop("NOTIFY_SOCKET", None)
+    t0 = time.monotonic()
+    r = subprocess.run(lockd_argv(policy), env=env, capture_output=True, text=True, timeout=60)
+    took = time.monotonic() - t0
+    log = r.stdout + r.stderr
+    check(r.returncode == 1, f"lockd exited {r.returncode}:\n{log}")
+    check(re.search(r"the engine \(pid [0-9]+\) exited with status 0", log), f"why:\n{log}")
+    child = wait_for(lambda: seen_of(out + ".child"), timeout=20, what="the engine's child")
+    check(child.get("reply") not in ("0x84", "0x82"),
+          f"the spawner served the engine's child after the engine died: {child}")
+    check(took < 5, f"lockd took {took:.1f} s to end after its engine")
+    check(not plugin_processes(), f"a plugin runs: {plugin_processes()}")
+
+
+def spawner_fds(pid):
+    links = []
+    for n in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            links.append(os.readlink(f"/proc/{pid}/fd/{n}"))
+        except OSError:
+            pass
+    return links
+
+
+def test_attack_nofile_burst(top):
+    """lockd started at a soft fd limit of 1024 (systemd's default), its engine queues every run
+    it may have in flight (runs_max, 264 at the default limits), each with the most fds a run
+    has: the spawner takes them all (it raised its own limit to what runs_max needs) and
+    answers every one"""
+    d, policy, out = prepare(top, "nofile-burst")
+    env = dict(os.environ)
+    env.pop("NOTIFY_SOCKET", None)
+    hard = resource_hard()
+    log = open(os.path.join(d, "lockd.log"), "w")
+    proc = subprocess.Popen(["prlimit", f"--nofile=1024:{hard}", "--"] + lockd_argv(policy),
+                            env=env, stdout=log, stderr=log)
+    try:
+        wait_phase(d, "queued", proc, timeout=120)
+        fds = len(spawner_fds(proc.pid))
+        limit = [x for x in open(f"/proc/{proc.pid}/limits") if x.startswith("Max open files")]
+        go_on(d, "queued")
+        rc = proc.wait(300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    seen = seen_of(out)
+    text = open(os.path.join(d, "lockd.log")).read()
+    check(rc == 0, f"lockd exited {rc}: {seen}\n{text[-3000:]}")
+    check(seen.get("sent") == seen.get("hello", [0, 0, 0])[2] == 264 and
+          "send_error" not in seen, f"the burst: {seen}")
+    check(seen.get("exited") == 264 and seen.get("errors") == [0], f"the answers: {seen}")
+    check(fds > 1024, f"the spawner held {fds} fds at the burst's height ({limit})")
+
+
+def resource_hard():
+    import resource
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+
+
+def memfd_bytes(pid):
+    """What the process holds in memfds: (count, bytes)."""
+    n = total = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("/memfd:"):
+                n += 1
+                total += os.stat(f"/proc/{pid}/fd/{fd}").st_size
+        except OSError:
+            pass
+    return n, total
+
+
+def rss(pid):
+    return int(status_fields(pid)["VmRSS"].split()[0]) * 1024
+
+
+def test_attack_cache(top):
+    """eight 64 MiB binaries, each run once and closed by the engine: within a second the spawner
+    holds none of them (nor a copy), its memfds and RSS back where they were before the first"""
+    d, policy, out = prepare(top, "cache")
+    env = dict(os.environ)
+    env.pop("NOTIFY_SOCKET", None)
+    log = open(os.path.join(d, "lockd.log"), "w")
+    proc = subprocess.Popen(lockd_argv(policy), env=env, stdout=log, stderr=log)
+    try:
+        wait_phase(d, "idle", proc)
+        idle_memfds, idle_rss = memfd_bytes(proc.pid), rss(proc.pid)
+        go_on(d, "idle")
+        wait_phase(d, "released", proc, timeout=300)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 1.0 and memfd_bytes(proc.pid)[1] > idle_memfds[1]:
+            time.sleep(0.05)
+        held, now_rss = memfd_bytes(proc.pid), rss(proc.pid)
+        go_on(d, "released")
+        rc = proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    seen = seen_of(out)
+    check(rc == 0 and seen.get("errors") == [0] * 8, f"lockd exited {rc}: {seen}")
+    check(held[1] <= idle_memfds[1],
+          f"a second after the engine let go the spawner holds {held[0]} memfd(s), "
+          f"{held[1] >> 20} MiB (idle: {idle_memfds[0]}, {idle_memfds[1] >> 20} MiB)")
+    check(now_rss <= idle_rss + (8 << 20),
+          f"the spawner's RSS {now_rss >> 20} MiB, idle {idle_rss >> 20} MiB")
+
+
+def test_attack_dead_pidfd(top):
+    """CONFINE with a dead pidfd that names a live pid: the check answers that the peer is gone,
+    without asking the manager about a pid that may be another process by now"""
+    rc, log, seen, _ = spawner(top, "dead-pidfd")
+    c = seen.get("confined", {})
+    check(rc == 0, f"lockd exited {rc}:\n{log}\n{seen}")
+    check(c.get("type") == "0x83" and c.get("check_id") == 1 and c.get("ok") == 0 and
+          c.get("reason") == 8 and c.get("unit") == "" and c.get("error") == 0,
+          f"CONFINED for a dead pidfd: {c}")
+
+
+def test_attack_notify_flood(top):
+    """2000 NOTIFYs with a notify socket nobody reads: the loop keeps serving (a run right after
+    them answers within seconds) and systemd gets a few datagrams, not 2000"""
+    d, policy, out = prepare(top, "notify-flood")
+    sock_path = os.path.join(d, "notify.sock")
+    ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    ns.bind(sock_path)
+    env = dict(os.environ, NOTIFY_SOCKET=sock_path)
+    try:
+        r = subprocess.run(lockd_argv(policy), env=env, capture_output=True, text=True,
+                           timeout=200)
+        ns.setblocking(False)
+        got = 0
+        try:
+            while True:
+                ns.recv(4096)
+                got += 1
+        except BlockingIOError:
+            pass
+    finally:
+        ns.close()
+    seen = seen_of(out)
+    check(r.returncode == 0, f"lockd exited {r.returncode}:\n{r.stdout}{r.stderr}\n{seen}")
+    check(seen.get("run_error") == 0 and seen.get("stdout") == "1\n", f"the run: {seen}")
+    check(seen.get("run_s", 99) < 5, f"the run after 2000 NOTIFYs took {seen.get('run_s')} s")
+    check(got <= 20, f"{got} datagrams reached the notify socket")
+
+
 def main():
     require_environment()
     tap = Tap()
     top = tempdir()
     os.chmod(top, 0o755)
     tests = [test_good_standin] + [hostile_case(c, r) for c, r in HOSTILE.items()] + \
+        [test_attack_terminal, test_attack_engine_dies, test_attack_nofile_burst,
+         test_attack_cache, test_attack_dead_pidfd, test_attack_notify_flood] + \
         [test_processes, test_kill_engine, test_kill_spawner, test_standby]
     for t in tests:
         tap.run(t, top)

@@ -1,0 +1,69 @@
+/*
+ * The spawner's fd limit (ARCHITECTURE.md, two processes): spawner_nofile_need() grows with every
+ * run the engine may queue, covers runs_max runs of a burst at the default limits, and at the
+ * largest limits.concurrent_runs is exactly the hard limit lockd.service sets (LimitNOFILE=).
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check-run.h"
+#include "spawner-proto.h"
+#include "spawner.h"
+
+/* limits.concurrent_runs and scope.ahead at their largest (policy.c's ranges). */
+#define WORKERS_MAX 256
+#define AHEAD_MAX   16
+
+START_TEST(test_need_covers_runs) {
+        for (unsigned w = 1; w <= WORKERS_MAX; w++) {
+                uint64_t runs_max = w + SPAWNER_RUNS_MAX((uint64_t)w);
+                uint64_t need = spawner_nofile_need(w, w < 4 ? w : 4);
+
+                ck_assert_uint_ge(need, runs_max * SPAWNER_NOFILE_PER_QUEUED_RUN +
+                                                SPAWNER_NOFILE_BASE);
+                if (w > 1)
+                        ck_assert_uint_gt(need, spawner_nofile_need(w - 1, w - 1 < 4 ? w - 1 : 4));
+        }
+        /* The default policy (4 runs, 4 ahead): runs_max 264 queued runs, above 1024. */
+        ck_assert_uint_gt(spawner_nofile_need(4, 4), 264 * SPAWNER_NOFILE_PER_QUEUED_RUN);
+        ck_assert_uint_gt(spawner_nofile_need(4, 4), 1024);
+}
+END_TEST
+
+START_TEST(test_unit_matches) {
+        const char *path = getenv("LOCKD_SERVICE_UNIT");
+        char line[256], want[64];
+        bool found = false;
+        FILE *f;
+
+        ck_assert_ptr_nonnull(path);
+        f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        snprintf(want, sizeof(want), "LimitNOFILE=1024:%" PRIu64 "\n",
+                 spawner_nofile_need(WORKERS_MAX, AHEAD_MAX));
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, "LimitNOFILE=", 12) == 0) {
+                        ck_assert_str_eq(line, want);
+                        found = true;
+                }
+        fclose(f);
+        ck_assert_msg(found, "lockd.service sets no LimitNOFILE=");
+}
+END_TEST
+
+static Suite *limits_suite(void) {
+        Suite *s = suite_create("spawner-limits");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_need_covers_runs);
+        tcase_add_test(tc, test_unit_matches);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void) {
+        return check_run(limits_suite());
+}
