@@ -554,6 +554,28 @@ def test_attack_notify_flood(top):
     check(got <= 20, f"{got} datagrams reached the notify socket")
 
 
+def test_cache_remove_install(top):
+    """a plugin removed, installed again and run, eight times over on a running lockd: the
+    spawner's fds and memfds are where they were after the first cycle (it kept the engine's
+    memfd, its copy and its ruleset of every old binary: 3 fds a cycle)"""
+    os.makedirs(os.path.join(top, "remove-install"), exist_ok=True)
+    d = Daemon(os.path.join(top, "remove-install"), extra_policy="allow_unsigned: true\n")
+    d.start()
+    try:
+        path = write_file(os.path.join(d.dir, "f.txt"))
+        counts = []
+        for _ in range(8):
+            name = install_unsigned(d, d.dir, "good-one")
+            check(run_json(d, name, path).get("result") == 1, "a run of the plugin")
+            d.lockctl("plugin", "remove", name, check_rc=0)
+            time.sleep(1.0)  # an entry lingers 500 ms after its last run
+            counts.append((len(spawner_fds(d.proc.pid)), memfd_bytes(d.proc.pid)[0]))
+        check(counts[-1][0] <= counts[0][0] and counts[-1][1] <= counts[0][1],
+              f"the spawner's fds and memfds after each cycle: {counts}")
+    finally:
+        d.stop()
+
+
 def main():
     require_environment()
     tap = Tap()
@@ -561,7 +583,8 @@ def main():
     os.chmod(top, 0o755)
     tests = [test_good_standin] + [hostile_case(c, r) for c, r in HOSTILE.items()] + \
         [test_attack_terminal, test_attack_engine_dies, test_attack_nofile_burst,
-         test_attack_cache, test_attack_dead_pidfd, test_attack_notify_flood] + \
+         test_attack_cache, test_attack_dead_pidfd, test_attack_notify_flood,
+         test_cache_remove_install] + \
         [test_processes, test_kill_engine, test_kill_spawner, test_standby]
     for t in tests:
         tap.run(t, top)
