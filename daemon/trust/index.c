@@ -1,8 +1,10 @@
 /* A marketplace's index.json: strict parsing with jansson, verification under the marketplace,
  * and the check of a release's digests against it. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <jansson.h>
 
 #include "index.h"
@@ -60,6 +62,67 @@ static int check_keys(json_t *o, const char *const *keys, size_t n, const char *
         return 0;
 }
 
+int index_parse_time(const char *s, int64_t *ret) {
+        static const char shape[] = "dddd-dd-ddTdd:dd:ddZ";
+        struct tm tm = {}, back;
+        time_t t;
+
+        if (!s || strlen(s) != sizeof(shape) - 1)
+                return -EINVAL;
+        for (size_t i = 0; shape[i]; i++)
+                if (shape[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != shape[i])
+                        return -EINVAL;
+        tm.tm_year = atoi(s) - 1900;
+        tm.tm_mon = atoi(s + 5) - 1;
+        tm.tm_mday = atoi(s + 8);
+        tm.tm_hour = atoi(s + 11);
+        tm.tm_min = atoi(s + 14);
+        tm.tm_sec = atoi(s + 17);
+        if (tm.tm_year < 70 || tm.tm_mon > 11 || tm.tm_mon < 0 || tm.tm_mday < 1 ||
+            tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 59)
+                return -EINVAL;
+        back = tm;
+        t = timegm(&back);
+        /* timegm() normalises: February 30th comes back as March 2nd, and is refused. */
+        if (t == (time_t)-1 || back.tm_mday != tm.tm_mday || back.tm_mon != tm.tm_mon)
+                return -EINVAL;
+        *ret = (int64_t)t;
+        return 0;
+}
+
+int index_format_time(int64_t t, char out[INDEX_TIME_SIZE]) {
+        time_t tt = (time_t)t;
+        struct tm tm;
+
+        if (t < 0 || t > INT64_C(253402300799) || !gmtime_r(&tt, &tm) ||
+            strftime(out, INDEX_TIME_SIZE, "%Y-%m-%dT%H:%M:%SZ", &tm) != INDEX_TIME_SIZE - 1)
+                return -EINVAL;
+        return 0;
+}
+
+int index_version_compare(const char *a, const char *b) {
+        unsigned va[3] = {}, vb[3] = {};
+
+        (void)sscanf(a, "%u.%u.%u", &va[0], &va[1], &va[2]);
+        (void)sscanf(b, "%u.%u.%u", &vb[0], &vb[1], &vb[2]);
+        for (size_t i = 0; i < 3; i++)
+                if (va[i] != vb[i])
+                        return va[i] < vb[i] ? -1 : 1;
+        return 0;
+}
+
+const IndexRelease *index_find_newest(const MarketplaceIndex *idx, const char *name) {
+        const IndexRelease *best = NULL;
+
+        if (!idx || !name)
+                return NULL;
+        for (size_t i = 0; i < idx->n_releases; i++)
+                if (strcmp(idx->releases[i].name, name) == 0 &&
+                    (!best || index_version_compare(idx->releases[i].version, best->version) > 0))
+                        best = &idx->releases[i];
+        return best;
+}
+
 static const char *string_of(json_t *o, const char *key, const char *what, ReleaseError *err) {
         json_t *v = json_object_get(o, key);
 
@@ -71,14 +134,15 @@ static const char *string_of(json_t *o, const char *key, const char *what, Relea
 }
 
 int index_parse(const char *json, size_t len, MarketplaceIndex **ret, ReleaseError *err) {
-        static const char *const top_keys[] = {"name", "releases"};
+        static const char *const top_keys[] = {"name", "version", "expires", "releases"};
         static const char *const rel_keys[] = {"name", "version", "manifest_sha256",
                                                "binary_sha256"};
         _cleanup_(index_freep) MarketplaceIndex *idx = NULL;
         _cleanup_(json_decrefp) json_t *root = NULL;
         json_error_t jerr;
-        json_t *releases;
-        const char *s;
+        json_t *releases, *jversion;
+        const char *s, *expires_text;
+        int64_t expires;
         size_t n;
         int r;
 
@@ -117,6 +181,24 @@ int index_parse(const char *json, size_t len, MarketplaceIndex **ret, ReleaseErr
                 release_error_set(err, RELEASE_E_INDEX, "index.json: bad marketplace name");
                 return -EINVAL;
         }
+        /* The version is what rollback protection compares: an exact integer, never a float
+         * that two readers could round apart. */
+        jversion = json_object_get(root, "version");
+        if (!json_is_integer(jversion) || json_integer_value(jversion) < 1 ||
+            (uint64_t)json_integer_value(jversion) > INDEX_VERSION_MAX) {
+                release_error_set(err, RELEASE_E_INDEX,
+                                  "index.json: \"version\" is not an integer from 1 to 2^53");
+                return -EINVAL;
+        }
+        expires_text = string_of(root, "expires", "index.json", err);
+        if (!expires_text)
+                return -EINVAL;
+        if (index_parse_time(expires_text, &expires) < 0) {
+                release_error_set(err, RELEASE_E_INDEX,
+                                  "index.json: \"expires\" is not a time as "
+                                  "YYYY-MM-DDTHH:MM:SSZ (UTC)");
+                return -EINVAL;
+        }
         releases = json_object_get(root, "releases");
         if (!json_is_array(releases)) {
                 release_error_set(err, RELEASE_E_INDEX, "index.json: \"releases\" is not an array");
@@ -135,6 +217,8 @@ int index_parse(const char *json, size_t len, MarketplaceIndex **ret, ReleaseErr
         idx->name = strdup(s);
         if (!idx->name)
                 goto oom;
+        idx->version = (uint64_t)json_integer_value(jversion);
+        idx->expires = expires;
         if (n > 0) {
                 idx->releases = calloc(n, sizeof(IndexRelease));
                 if (!idx->releases)

@@ -12,6 +12,10 @@
 #define INDEX_BUNDLE_FILE  "index.json.sigstore.json"
 #define INDEX_BYTES_MAX    ((size_t)1024 * 1024)
 #define INDEX_RELEASES_MAX 10000
+/* The largest "version": JSON numbers are exact integers up to 2^53 in every common parser. */
+#define INDEX_VERSION_MAX ((uint64_t)1 << 53)
+/* "expires" as the index writes it: YYYY-MM-DDTHH:MM:SSZ, and its terminating NUL. */
+#define INDEX_TIME_SIZE 21
 
 typedef struct IndexRelease {
         char *name;
@@ -21,19 +25,21 @@ typedef struct IndexRelease {
 } IndexRelease;
 
 typedef struct MarketplaceIndex {
-        char *name; /* the marketplace's name */
+        char *name;       /* the marketplace's name */
+        uint64_t version; /* raised by the publisher with every index, 1..INDEX_VERSION_MAX */
+        int64_t expires;  /* seconds since the epoch (UTC): no client trusts the index after it */
         IndexRelease *releases;
         size_t n_releases;
 } MarketplaceIndex;
 
 /*
  * Parses index.json (len bytes, need not be NUL-terminated) strictly: at most 1 MiB, one object
- * with exactly the keys "name" (string) and "releases" (array of at most 10000 objects with
- * exactly the keys "name", "version", "manifest_sha256", "binary_sha256", all strings); plugin
- * names and versions as in a manifest, digests 64 lowercase hex digits; duplicate keys, a NUL,
- * and a second entry for the same name and version are refused. Returns 0 and a new index in
- * *ret, or -EINVAL (err code RELEASE_E_INDEX, with a message), -EFBIG, -ENOMEM; *ret untouched on
- * failure.
+ * with exactly the keys "name" (string), "version" (an integer, 1..2^53), "expires" (a string,
+ * index_parse_time()) and "releases" (array of at most 10000 objects with exactly the keys
+ * "name", "version", "manifest_sha256", "binary_sha256", all strings); plugin names and versions
+ * as in a manifest, digests 64 lowercase hex digits; duplicate keys, a NUL, and a second entry
+ * for the same name and version are refused. Returns 0 and a new index in *ret, or -EINVAL (err
+ * code RELEASE_E_INDEX, with a message), -EFBIG, -ENOMEM; *ret untouched on failure.
  */
 int index_parse(const char *json, size_t len, MarketplaceIndex **ret, ReleaseError *err);
 
@@ -49,6 +55,22 @@ int index_verify(const Marketplace *m, const char *json, size_t len, const char 
 /* Reads index.json and index.json.sigstore.json below dirfd (O_NOFOLLOW, 1 MiB each) and
  * index_verify()s them. */
 int index_load(const Marketplace *m, int dirfd, MarketplaceIndex **ret, ReleaseError *err);
+
+/*
+ * Parses an RFC 3339 time in UTC exactly as an index writes it, "YYYY-MM-DDTHH:MM:SSZ" (years
+ * 1970..9999, no fraction, no other offset): one spelling per instant, so a signed index means one
+ * thing to every reader. 0 and the seconds since the epoch in *ret, or -EINVAL (*ret untouched).
+ */
+int index_parse_time(const char *s, int64_t *ret);
+/* Writes t (seconds since the epoch, 0..9999-12-31T23:59:59Z) as index_parse_time() reads it. */
+int index_format_time(int64_t t, char out[INDEX_TIME_SIZE]);
+
+/* Compares two valid SemVer MAJOR.MINOR.PATCH strings: <0, 0 or >0 as a is older, the same or
+ * newer than b (1.10.0 is newer than 1.9.0). */
+int index_version_compare(const char *a, const char *b);
+
+/* The newest version of name the index lists (SemVer order), or NULL. */
+const IndexRelease *index_find_newest(const MarketplaceIndex *idx, const char *name);
 
 /* The entry for name and version, or NULL. */
 const IndexRelease *index_find(const MarketplaceIndex *idx, const char *name, const char *version);

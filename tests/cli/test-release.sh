@@ -50,7 +50,7 @@ printf 'x' >>"$work/changed/plugin"
 check "a binary changed after signing is refused" 1 "^error: RELEASE_E_BUNDLE: " -- \
         release verify "$work/changed" --trusted-root "$root" --issuer "$issuer" --identity "$pattern"
 mkdir -p "$work/index"
-printf '{"name":"local","releases":[{"name":"%s","version":"%s","manifest_sha256":"%s","binary_sha256":"%s"}]}' \
+printf '{"name":"local","version":1,"expires":"2099-12-31T23:59:59Z","releases":[{"name":"%s","version":"%s","manifest_sha256":"%s","binary_sha256":"%s"}]}' \
         "$name" "$version" "$(sha256sum "$work/good/plugin.toml" | cut -c1-64)" \
         "$(printf 'other' | sha256sum | cut -c1-64)" >"$work/index/index.json"
 "$sign" sign "$work/root" --identity "${workflow}refs/tags/index" --issuer "$issuer" \

@@ -469,6 +469,8 @@ START_TEST(test_index_content) {
         json = read_path(path, &len);
         ck_assert_int_eq(index_parse(json, len, &idx, &err), 0);
         ck_assert_str_eq(idx->name, "acme");
+        ck_assert_uint_eq(idx->version, 1);
+        ck_assert_int_eq(idx->expires, INT64_C(4102444799)); /* 2099-12-31T23:59:59Z */
         ck_assert_uint_eq(idx->n_releases, 3);
         ck_assert_str_eq(idx->releases[2].name, "zip.has-encrypted-entry");
         ck_assert_uint_eq(idx->releases[0].manifest_sha256[0], 0xaa);
@@ -484,6 +486,34 @@ START_TEST(test_index_content) {
 }
 END_TEST
 
+/* "expires" has one spelling per instant, and versions compare as SemVer. */
+START_TEST(test_index_time_and_versions) {
+        static const char *const refused[] = {
+                "2099-12-31T23:59:59", "2099-12-31 23:59:59Z", "2099-12-31T23:59:59.0Z",
+                "2099-12-31T23:59:59+00:00", "2099-02-29T00:00:00Z", "2099-13-01T00:00:00Z",
+                "2099-12-31T24:00:00Z", "1969-12-31T23:59:59Z", "2099-1-31T23:59:59Z", "",
+        };
+        char out[INDEX_TIME_SIZE];
+        int64_t t = -1;
+
+        ck_assert_int_eq(index_parse_time("2099-12-31T23:59:59Z", &t), 0);
+        ck_assert_int_eq(t, INT64_C(4102444799));
+        ck_assert_int_eq(index_parse_time("2096-02-29T12:00:00Z", &t), 0);
+        ck_assert_int_eq(index_format_time(t, out), 0);
+        ck_assert_str_eq(out, "2096-02-29T12:00:00Z");
+        ck_assert_int_eq(index_format_time(0, out), 0);
+        ck_assert_str_eq(out, "1970-01-01T00:00:00Z");
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                t = 42;
+                ck_assert_msg(index_parse_time(refused[i], &t) == -EINVAL, "%s", refused[i]);
+                ck_assert_int_eq(t, 42);
+        }
+        ck_assert_int_gt(index_version_compare("1.10.0", "1.9.0"), 0);
+        ck_assert_int_lt(index_version_compare("1.0.9", "1.0.10"), 0);
+        ck_assert_int_eq(index_version_compare("2.0.0", "2.0.0"), 0);
+}
+END_TEST
+
 START_TEST(test_index_check_release) {
         _cleanup_(release_freep) Release *rel = release_fake("1.2.3", "binary");
         _cleanup_(index_freep) MarketplaceIndex *idx = NULL;
@@ -494,7 +524,8 @@ START_TEST(test_index_check_release) {
         hex_encode(rel->manifest_sha256, 32, mhex);
         hex_encode(rel->binary_sha256, 32, bhex);
         ck_assert_int_ge(asprintf(&json,
-                                  "{\"name\": \"official\", \"releases\": ["
+                                  "{\"name\": \"official\", \"version\": 7, \"expires\": "
+                                  "\"2099-12-31T23:59:59Z\", \"releases\": ["
                                   "{\"name\": \"%s\", \"version\": \"1.2.3\", \"manifest_sha256\": "
                                   "\"%s\", \"binary_sha256\": \"%s\"},"
                                   "{\"name\": \"%s\", \"version\": \"1.2.4\", \"manifest_sha256\": "
@@ -675,6 +706,7 @@ static Suite *store_suite(void) {
         tcase_add_test(tc, test_update_rules);
         tcase_add_test(tc, test_index_data);
         tcase_add_test(tc, test_index_content);
+        tcase_add_test(tc, test_index_time_and_versions);
         tcase_add_test(tc, test_index_check_release);
         tcase_add_test(tc, test_release_ref);
         tcase_add_test(tc, test_release_names);
