@@ -5,12 +5,15 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "console-files.h"
 #include "console-reply.h"
 #include "audit.h"
 #include "catalog.h"
 #include "console-plugins.h"
+#include "index-versions.h"
+#include "index.h"
 #include "log.h"
 #include "codec.h"
 #include "macro.h"
@@ -212,6 +215,74 @@ static void audit_change(Manager *m, AuditEvent ev, json_t *fields) {
                                 audit_event_to_string(ev));
 }
 
+/*
+ * Verifies the index (index_fds: sealed copies) of marketplace mk in the verification helper and
+ * admits it only when fresh (index-versions.h: not older than the newest verified for mk, not
+ * expired), recording a newer version durably first. 0 and *ret; or 1 after answering the call
+ * with the refusal's named error (VerificationFailed, IndexRollback, IndexExpired, Unavailable);
+ * or -ENOMEM. Every use of an index goes through here, so neither a search nor an install ever
+ * acts on an index lockd would refuse.
+ */
+static int index_admit(VarlinkCall *call, Manager *m, const MarketplaceEntry *mk,
+                       const int index_fds[2], VerifiedIndex *ret) {
+        IndexFreshness verdict = INDEX_FRESH;
+        ReleaseError err = {};
+        VerifiedIndex vi = {};
+        char expires[INDEX_TIME_SIZE] = "", reason[200];
+        uint64_t newest = 0;
+        int r;
+
+        r = verifier_verify_index(mk, index_fds, &vi, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                log_struct_errno(LOG_NOTICE, r, NULL,
+                                 LOG_FIELDS(LOG_FIELD("MARKETPLACE", mk->marketplace.name),
+                                            LOG_FIELD_U64("PEER_UID", peer_uid(call))),
+                                 "index of marketplace %s refused: %s", mk->marketplace.name,
+                                 err.message);
+                r = reply_error(call, CONSOLE_ERROR("VerificationFailed"),
+                                json_pack("{s:s, s:s}", "code", release_error_name(err.code),
+                                          "message", err.message));
+                return r < 0 ? r : 1;
+        }
+        (void)index_format_time(vi.expires, expires);
+        r = index_versions_admit(m->state_fd, mk->marketplace.name, &vi, (int64_t)time(NULL),
+                                 &verdict, &newest);
+        if (r == -ESTALE || r == -ETIME) {
+                log_struct(LOG_WARNING, NULL,
+                           LOG_FIELDS(LOG_FIELD("MARKETPLACE", mk->marketplace.name),
+                                      LOG_FIELD_U64("INDEX_VERSION", vi.version),
+                                      LOG_FIELD_U64("PEER_UID", peer_uid(call))),
+                           "index of marketplace %s refused: %s (version %llu, newest verified "
+                           "%llu, expires %s)",
+                           mk->marketplace.name,
+                           verdict == INDEX_ROLLBACK ? "rollback" : "expired",
+                           (unsigned long long)vi.version, (unsigned long long)newest, expires);
+                r = verdict == INDEX_ROLLBACK
+                            ? reply_error(call, CONSOLE_ERROR("IndexRollback"),
+                                          json_pack("{s:s, s:I, s:I}", "marketplace",
+                                                    mk->marketplace.name, "version",
+                                                    (json_int_t)vi.version, "newest",
+                                                    (json_int_t)newest))
+                            : reply_error(call, CONSOLE_ERROR("IndexExpired"),
+                                          json_pack("{s:s, s:I, s:s}", "marketplace",
+                                                    mk->marketplace.name, "version",
+                                                    (json_int_t)vi.version, "expires", expires));
+                return r < 0 ? r : 1;
+        }
+        if (r < 0) {
+                if (r == -ENOMEM)
+                        return r;
+                snprintf(reason, sizeof(reason), "the index version record of %s: %s",
+                         mk->marketplace.name, strerror(-r));
+                r = reply_unavailable(call, reason);
+                return r < 0 ? r : 1;
+        }
+        *ret = vi;
+        return 0;
+}
+
 static int method_install_plugin_files(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         _cleanup_(install_fds_done) InstallFds f = {-1, -1, -1, -1, -1, -1};
@@ -267,6 +338,16 @@ static int method_install_plugin_files(VarlinkCall *call, json_t *params, void *
                                            json_pack("{s:s}", "name", marketplace));
         } else if (!manager_allow_unsigned(m))
                 return varlink_call_error(call, CONSOLE_ERROR("UnsignedRefused"), NULL);
+
+        /* An index must be fresh before it vouches for a release: a rolled back or expired one
+         * could list a release its publisher has since withdrawn. */
+        if (index) {
+                VerifiedIndex vi;
+
+                r = index_admit(call, m, mk, (const int[2]){f.index, f.index_bundle}, &vi);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
 
         r = catalog_install(m->catalog, m->state_fd, mk,
                             &(const ReleaseFds){.manifest = f.manifest,
@@ -363,11 +444,21 @@ static int method_remove_plugin(VarlinkCall *call, json_t *params, void *userdat
         return varlink_call_reply(call, NULL, false);
 }
 
-static json_t *marketplace_to_json(const MarketplaceEntry *e) {
-        return json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", e->marketplace.name, "issuer",
-                         e->marketplace.issuer, "identity", e->marketplace.identity_pattern,
-                         "trusted_root_sha256", e->trusted_root_sha256, "source",
-                         marketplace_source_name(e->source));
+/* A marketplace for ListMarketplaces: its url and the newest index version verified for it only
+ * when it has them (a record that cannot be read shows as none). */
+static json_t *marketplace_to_json(const MarketplaceEntry *e, int statefd) {
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s}", "name", e->marketplace.name, "issuer",
+                              e->marketplace.issuer, "identity", e->marketplace.identity_pattern,
+                              "trusted_root_sha256", e->trusted_root_sha256, "source",
+                              marketplace_source_name(e->source));
+        uint64_t newest = 0;
+
+        if (o && e->url && json_object_set_new(o, "url", json_string(e->url)) < 0)
+                return json_decref(o), NULL;
+        if (o && index_versions_get(statefd, e->marketplace.name, &newest) >= 0 && newest > 0 &&
+            json_object_set_new(o, "index_version", json_integer((json_int_t)newest)) < 0)
+                return json_decref(o), NULL;
+        return o;
 }
 
 static int method_list_marketplaces(VarlinkCall *call, json_t *params, void *userdata) {
@@ -378,7 +469,7 @@ static int method_list_marketplaces(VarlinkCall *call, json_t *params, void *use
                 return -ENOMEM;
         for (size_t i = 0; i < marketplaces_n(m->marketplaces); i++)
                 if (json_array_append_new(
-                            list, marketplace_to_json(marketplaces_get(m->marketplaces, i))) < 0)
+                            list, marketplace_to_json(marketplaces_get(m->marketplaces, i), m->state_fd)) < 0)
                         return -ENOMEM;
         reply = json_pack("{s:O}", "marketplaces", list);
         if (!reply)
@@ -400,6 +491,7 @@ static int method_add_marketplace_files(VarlinkCall *call, json_t *params, void 
         const char *name = param_string(params, "name");
         const char *issuer = param_string(params, "issuer");
         const char *identity = param_string(params, "identity");
+        const char *url = param_string(params, "url");
         bool force = json_is_true(json_object_get(params, "force"));
         _cleanup_close_ int root_fd = -1;
         char **warnings = NULL;
@@ -412,8 +504,8 @@ static int method_add_marketplace_files(VarlinkCall *call, json_t *params, void 
         if (r < 0)
                 return reply_invalid_request(call, reason);
 
-        r = marketplaces_add(m->marketplaces, m->state_fd, name, issuer, identity, root_fd, force,
-                             &warnings, &why);
+        r = marketplaces_add(m->marketplaces, m->state_fd, name, issuer, identity, url, root_fd,
+                             force, &warnings, &why);
         switch (r) {
         case 0:
                 break;
@@ -440,14 +532,15 @@ static int method_add_marketplace_files(VarlinkCall *call, json_t *params, void 
 
         log_struct(LOG_NOTICE, LOCKD_MESSAGE_MARKETPLACE_ADDED,
                    LOG_FIELDS(LOG_FIELD("MARKETPLACE", name), LOG_FIELD("ISSUER", issuer),
-                              LOG_FIELD("IDENTITY", identity),
+                              LOG_FIELD("IDENTITY", identity), LOG_FIELD("MARKETPLACE_URL", url),
                               LOG_FIELD_U64("PEER_UID", peer_uid(call))),
                    "marketplace %s added%s", name,
                    warnings && warnings[0] ? " despite lint warnings (forced)" : "");
         audit_change(m, AUDIT_MARKETPLACE_ADD,
-                     json_pack("{s:s, s:s, s:s, s:b, s:I}", "marketplace", name, "issuer", issuer,
-                               "identity", identity, "forced", warnings && warnings[0] ? 1 : 0,
-                               "peer_uid", (json_int_t)peer_uid(call)));
+                     json_pack("{s:s, s:s, s:s, s:s?, s:b, s:I}", "marketplace", name, "issuer",
+                               issuer, "identity", identity, "url", url, "forced",
+                               warnings && warnings[0] ? 1 : 0, "peer_uid",
+                               (json_int_t)peer_uid(call)));
         w = strv_to_json(warnings);
         marketplace_warnings_free(warnings);
         return reply_ok(call, w ? json_pack("{s:o}", "warnings", w) : NULL);
@@ -458,6 +551,61 @@ static int method_add_marketplace(VarlinkCall *call, json_t *params, void *userd
         return console_read_files_then(call, params, userdata, MARKETPLACE_ROOT_MAX,
                                        "the trusted root is larger than 1 MiB",
                                        method_add_marketplace_files);
+}
+
+static int method_verify_index_files(VarlinkCall *call, json_t *params, void *userdata) {
+        Manager *m = userdata;
+        const char *marketplace = param_string(params, "marketplace");
+        _cleanup_close_ int index = -1, bundle = -1, index_snap = -1, bundle_snap = -1;
+        const MarketplaceEntry *mk;
+        VerifiedIndex vi = {};
+        ReleaseError err = {};
+        char reason[160], expires[INDEX_TIME_SIZE] = "", sha[65];
+        int r;
+
+        r = take_file_fd(call, params, "index_fd", &index, reason, sizeof(reason));
+        if (r >= 0)
+                r = take_file_fd(call, params, "index_bundle_fd", &bundle, reason,
+                                 sizeof(reason));
+        if (r < 0)
+                return reply_invalid_request(call, reason);
+        mk = marketplaces_find(m->marketplaces, marketplace);
+        if (!mk)
+                return reply_error(call, CONSOLE_ERROR("UnknownMarketplace"),
+                                   json_pack("{s:s}", "name", marketplace));
+        /* Sealed first, as an install's index is (catalog.c): the helper and lockd's digest
+         * read the same bytes, which nobody can change meanwhile. */
+        index_snap = release_snapshot_fd(index, INDEX_BYTES_MAX, INDEX_FILE, NULL);
+        bundle_snap = index_snap < 0 ? index_snap
+                                     : release_snapshot_fd(bundle, RELEASE_BUNDLE_MAX,
+                                                           INDEX_BUNDLE_FILE, NULL);
+        if (index_snap == -ENOMEM || bundle_snap == -ENOMEM)
+                return -ENOMEM;
+        if (index_snap < 0 || bundle_snap < 0) {
+                release_error_set(&err,
+                                  index_snap == -EFBIG || bundle_snap == -EFBIG
+                                          ? RELEASE_E_TOO_LARGE
+                                          : RELEASE_E_IO,
+                                  "%s: %s", index_snap < 0 ? INDEX_FILE : INDEX_BUNDLE_FILE,
+                                  strerror(-(index_snap < 0 ? index_snap : bundle_snap)));
+                return reply_error(call, CONSOLE_ERROR("VerificationFailed"),
+                                   json_pack("{s:s, s:s}", "code", release_error_name(err.code),
+                                             "message", err.message));
+        }
+        r = index_admit(call, m, mk, (const int[2]){index_snap, bundle_snap}, &vi);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        (void)index_format_time(vi.expires, expires);
+        hex32(vi.sha256, sha);
+        return reply_ok(call, json_pack("{s:I, s:s, s:s}", "version", (json_int_t)vi.version,
+                                        "expires", expires, "sha256", sha));
+}
+
+/* The files are copied off the loop first (console-files.h): a hung file never stops lockd. */
+static int method_verify_index(VarlinkCall *call, json_t *params, void *userdata) {
+        return console_read_files_then(call, params, userdata, INDEX_BYTES_MAX,
+                                       "index.json or its bundle is larger than 1 MiB",
+                                       method_verify_index_files);
 }
 
 static int method_remove_marketplace(VarlinkCall *call, json_t *params, void *userdata) {
@@ -513,6 +661,14 @@ static const VarlinkParam params_add_marketplace[] = {
         {"identity", VARLINK_STRING, true, 1, MARKETPLACE_IDENTITY_MAX},
         {"trusted_root_fd", VARLINK_INT, true, 0, FD_INDEX_MAX},
         {"force", VARLINK_BOOL, false, 0, 0},
+        {"url", VARLINK_STRING, false, 1, MARKETPLACE_URL_MAX},
+        {NULL},
+};
+
+static const VarlinkParam params_verify_index[] = {
+        {"marketplace", VARLINK_STRING, true, 1, MARKETPLACE_NAME_MAX},
+        {"index_fd", VARLINK_INT, true, 0, FD_INDEX_MAX},
+        {"index_bundle_fd", VARLINK_INT, true, 0, FD_INDEX_MAX},
         {NULL},
 };
 
@@ -529,5 +685,6 @@ const VarlinkMethod console_plugin_methods[] = {
          VARLINK_METHOD_ACCEPTS_FDS},
         {"ListMarketplaces", method_list_marketplaces, params_none, 0},
         {"RemoveMarketplace", method_remove_marketplace, params_remove_marketplace, 0},
+        {"VerifyIndex", method_verify_index, params_verify_index, VARLINK_METHOD_ACCEPTS_FDS},
         {NULL},
 };

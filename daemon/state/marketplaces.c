@@ -11,6 +11,7 @@
 
 #include "fd-util.h"
 #include "identity.h"
+#include "index-versions.h"
 #include "codec.h"
 #include "macro.h"
 #include "marketplaces.h"
@@ -66,9 +67,27 @@ int marketplace_spec_check(const char *name, const char *issuer, const char *ide
         return 0;
 }
 
+int marketplace_url_check(const char *url, const char **ret_reason) {
+        const char *rest = NULL;
+
+        if (url && strncmp(url, "https://", 8) == 0)
+                rest = url + 8;
+        else if (url && strncmp(url, "file://", 7) == 0)
+                rest = url + 7;
+        if (!rest || rest[0] == 0 || strlen(url) > MARKETPLACE_URL_MAX || !printable_ascii(url) ||
+            strpbrk(url, "?#") || strstr(rest, "/..")) {
+                if (ret_reason)
+                        *ret_reason = "the URL is not an https:// or file:// URL of at most 1024 "
+                                      "printable bytes without '?', '#' or a '..' segment";
+                return -EINVAL;
+        }
+        return 0;
+}
+
 static MarketplaceEntry *entry_free(MarketplaceEntry *e) {
         if (!e)
                 return NULL;
+        free(e->url);
         marketplace_done(&e->marketplace);
         safe_close(e->trusted_root_fd);
         free(e);
@@ -270,10 +289,11 @@ static int load_spec(Marketplaces *ms, const MarketplaceSpec *spec, Marketplaces
         return 0;
 }
 
-/* Parses marketplace.json strictly: exactly the string keys name, issuer and identity. */
+/* Parses marketplace.json strictly: exactly the string keys name, issuer and identity, and
+ * optionally url (*ret_url NULL without it). */
 static int parse_config(const char *json, size_t len, char **ret_name, char **ret_issuer,
-                        char **ret_identity) {
-        json_t *root, *name, *issuer, *identity;
+                        char **ret_identity, char **ret_url) {
+        json_t *root, *name, *issuer, *identity, *url;
         json_error_t jerr;
         int r = -EINVAL;
 
@@ -284,12 +304,15 @@ static int parse_config(const char *json, size_t len, char **ret_name, char **re
         name = json_object_get(root, "name");
         issuer = json_object_get(root, "issuer");
         identity = json_object_get(root, "identity");
-        if (json_is_object(root) && json_object_size(root) == 3 && json_is_string(name) &&
-            json_is_string(issuer) && json_is_string(identity)) {
+        url = json_object_get(root, "url");
+        if (json_is_object(root) && json_object_size(root) == (url ? 4u : 3u) &&
+            json_is_string(name) && json_is_string(issuer) && json_is_string(identity) &&
+            (!url || json_is_string(url))) {
                 *ret_name = strdup(json_string_value(name));
                 *ret_issuer = strdup(json_string_value(issuer));
                 *ret_identity = strdup(json_string_value(identity));
-                r = *ret_name && *ret_issuer && *ret_identity ? 0 : -ENOMEM;
+                *ret_url = url ? strdup(json_string_value(url)) : NULL;
+                r = *ret_name && *ret_issuer && *ret_identity && (!url || *ret_url) ? 0 : -ENOMEM;
         }
         json_decref(root);
         return r;
@@ -298,7 +321,8 @@ static int parse_config(const char *json, size_t len, char **ret_name, char **re
 /* One stored marketplace, the directory name below mfd. */
 static int load_stored(Marketplaces *ms, int mfd, const char *dir, const char **ret_reason) {
         _cleanup_(entry_freep) MarketplaceEntry *e = NULL;
-        _cleanup_free_ char *config = NULL, *name = NULL, *issuer = NULL, *identity = NULL;
+        _cleanup_free_ char *config = NULL, *name = NULL, *issuer = NULL, *identity = NULL,
+                            *url = NULL;
         _cleanup_close_ int dfd = -1, fd = -1, root = -1;
         size_t config_len;
         int r;
@@ -319,10 +343,15 @@ static int load_stored(Marketplaces *ms, int mfd, const char *dir, const char **
         if (r < 0)
                 return r;
         root = r;
-        r = parse_config(config, config_len, &name, &issuer, &identity);
+        r = parse_config(config, config_len, &name, &issuer, &identity, &url);
         if (r < 0) {
                 *ret_reason = "malformed " MARKETPLACES_CONFIG_FILE;
                 return r;
+        }
+        if (url) {
+                r = marketplace_url_check(url, ret_reason);
+                if (r < 0)
+                        return r;
         }
         if (strcmp(name, dir) != 0) {
                 *ret_reason = MARKETPLACES_CONFIG_FILE " names another marketplace";
@@ -340,6 +369,7 @@ static int load_stored(Marketplaces *ms, int mfd, const char *dir, const char **
                       NULL);
         if (r < 0)
                 return r;
+        e->url = TAKE_PTR(url);
         r = insert(ms, e);
         if (r < 0)
                 return r;
@@ -471,8 +501,10 @@ static int store_entry(int statefd, const MarketplaceEntry *e) {
 
         j = json_pack("{s:s, s:s, s:s}", "name", e->marketplace.name, "issuer",
                       e->marketplace.issuer, "identity", e->marketplace.identity_pattern);
-        if (!j)
+        if (!j || (e->url && json_object_set_new(j, "url", json_string(e->url)) < 0)) {
+                json_decref(j);
                 return -ENOMEM;
+        }
         config = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
         json_decref(j);
         if (!config)
@@ -532,8 +564,8 @@ fail:
 }
 
 int marketplaces_add(Marketplaces *ms, int statefd, const char *name, const char *issuer,
-                     const char *identity, int trusted_root_fd, bool force, char ***ret_warnings,
-                     const char **ret_reason) {
+                     const char *identity, const char *url, int trusted_root_fd, bool force,
+                     char ***ret_warnings, const char **ret_reason) {
         _cleanup_(entry_freep) MarketplaceEntry *e = NULL;
         _cleanup_close_ int root = -1;
         char **warnings = NULL;
@@ -544,6 +576,11 @@ int marketplaces_add(Marketplaces *ms, int statefd, const char *name, const char
         r = marketplace_spec_check(name, issuer, identity, ret_reason);
         if (r < 0)
                 return r;
+        if (url) {
+                r = marketplace_url_check(url, ret_reason);
+                if (r < 0)
+                        return r;
+        }
         if (marketplaces_find(ms, name))
                 return -EEXIST;
         if (ms->n_added >= MARKETPLACES_MAX)
@@ -559,6 +596,12 @@ int marketplaces_add(Marketplaces *ms, int statefd, const char *name, const char
         if (r < 0)
                 return r;
 
+        if (url) {
+                e->url = strdup(url);
+                if (!e->url)
+                        return -ENOMEM;
+        }
+
         r = lint_warnings(identity, &warnings);
         if (r < 0)
                 return r;
@@ -571,6 +614,8 @@ int marketplaces_add(Marketplaces *ms, int statefd, const char *name, const char
         }
 
         r = store_entry(statefd, e);
+        if (r >= 0)
+                r = index_versions_remove(statefd, name);
         if (r >= 0)
                 r = insert(ms, e);
         if (r < 0) {
@@ -607,6 +652,9 @@ int marketplaces_remove(Marketplaces *ms, int statefd, const char *name) {
                 if (r < 0 && r != -ENOENT)
                         return r;
         }
+        /* The record goes with the marketplace: one added again under this name is another
+         * trust decision, and starts from the first index it verifies. */
+        (void)index_versions_remove(statefd, name);
 
         entry_free(ms->entries[i]);
         memmove(ms->entries + i, ms->entries + i + 1, (ms->n - i - 1) * sizeof(ms->entries[0]));

@@ -13,6 +13,7 @@
 #define MARKETPLACES_ROOT_FILE   "trusted_root.json"
 #define MARKETPLACE_ISSUER_MAX   512
 #define MARKETPLACE_IDENTITY_MAX 1024
+#define MARKETPLACE_URL_MAX      1024
 #define MARKETPLACE_ROOT_MAX     ((size_t)1024 * 1024)
 #define MARKETPLACE_CONFIG_MAX   ((size_t)4096)
 #define MARKETPLACES_MAX         256 /* added ones; the policy's are bounded by the policy */
@@ -41,6 +42,7 @@ typedef struct MarketplaceEntry {
         int trusted_root_fd;     /* trusted_root.json, a sealed memfd */
         uint8_t trusted_root_digest[32];
         char trusted_root_sha256[65]; /* the same, in hex */
+        char *url; /* where lockctl downloads index.json and releases/ from; NULL for none */
         MarketplaceSource source;
 } MarketplaceEntry;
 
@@ -64,11 +66,19 @@ int marketplace_spec_check(const char *name, const char *issuer, const char *ide
                            const char **ret_reason);
 
 /*
+ * Checks a marketplace's URL: https:// or file:// followed by at least one byte, at most 1024
+ * printable ASCII bytes, no query or fragment ('?', '#': lockctl appends paths to it), no "/.."
+ * segment. 0, or -EINVAL with *ret_reason (if non-NULL) a static sentence. lockd never fetches
+ * the URL: it keeps it for lockctl, which downloads as the human.
+ */
+int marketplace_url_check(const char *url, const char **ret_reason);
+
+/*
  * Builds the set: the n_specs marketplaces of the policy, each with its trusted root read from
  * trusted_root_path (at most 1 MiB) into a sealed memfd and checked by the verification helper
  * (verifier_check_root(): one short-lived helper per root); then the ones stored below statefd in
  * marketplaces/<name>/ (marketplace.json: exactly "name", "issuer", "identity", the name that of
- * the directory; trusted_root.json), checked the same way. A policy marketplace that is invalid,
+ * the directory, and optionally "url"; trusted_root.json), checked the same way. A policy marketplace that is invalid,
  * duplicated or whose root does not load fails the whole load (-EINVAL, -EPROTO when the helper
  * failed, or the errno reading the root), reported through report first: the policy names a
  * marketplace lockd cannot trust. A stored marketplace that does not load, or whose name a policy
@@ -79,7 +89,9 @@ int marketplaces_load(int statefd, const MarketplaceSpec *specs, size_t n_specs,
                       MarketplacesReportFn report, void *userdata, Marketplaces **ret);
 
 /*
- * Adds a marketplace and stores it below statefd. The trusted root is snapshotted from
+ * Adds a marketplace and stores it below statefd, with its URL when url is non-NULL
+ * (marketplace_url_check()), and forgets any index version recorded under its name before (a
+ * marketplace added anew starts from the first index it verifies). The trusted root is snapshotted from
  * trusted_root_fd (a peer's fd: a regular file open for reading, at most 1 MiB) into a sealed
  * memfd, which the verification helper must find to parse (verifier_check_root()). The identity
  * pattern is linted (identity_pattern_lint()): its warnings, one line each, are returned in
@@ -92,8 +104,8 @@ int marketplaces_load(int statefd, const MarketplaceSpec *specs, size_t n_specs,
  * name is taken; -EAGAIN lint warnings; -ENOSPC over MARKETPLACES_MAX; -ENOMEM; an I/O errno.
  */
 int marketplaces_add(Marketplaces *ms, int statefd, const char *name, const char *issuer,
-                     const char *identity, int trusted_root_fd, bool force, char ***ret_warnings,
-                     const char **ret_reason);
+                     const char *identity, const char *url, int trusted_root_fd, bool force,
+                     char ***ret_warnings, const char **ret_reason);
 
 /* Removes an added marketplace from the set and the state directory. 0, -ENOENT unknown, -EPERM
  * one of the policy's, or an I/O errno (the set is unchanged then). */

@@ -200,7 +200,8 @@ static int check_identity(X509 *leaf, const SigstorePolicy *policy, SigstoreResu
         if (!policy->identity && !policy->identity_regex)
                 return REJECT("no identity given");
         if (!policy->issuer || strcmp(policy->issuer, ret->issuer) != 0)
-                return REJECT("certificate OIDC issuer %.100s does not match", ret->issuer);
+                return REJECT("certificate OIDC issuer %.80s is not the expected issuer %.80s",
+                              ret->issuer, policy->issuer ? policy->issuer : "(none)");
         return 0;
 }
 

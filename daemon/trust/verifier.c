@@ -515,6 +515,61 @@ int verifier_verify_release(const MarketplaceEntry *m, const ReleaseFds *sealed,
         return 0;
 }
 
+int verifier_verify_index(const MarketplaceEntry *m, const int index_fds[2], VerifiedIndex *ret,
+                          ReleaseError *err) {
+        _cleanup_free_ VerifierReply *reply = NULL;
+        uint8_t index_sha256[32];
+        VerifierRequest req;
+        int fds[_VERIFIER_FD_MAX];
+        int r;
+
+        if (!m || !index_fds || index_fds[0] < 0 || index_fds[1] < 0 || !ret ||
+            m->trusted_root_fd < 0) {
+                release_error_set(err, RELEASE_E_IO, "invalid arguments");
+                return -EINVAL;
+        }
+        request_init(&req, VERIFIER_KIND_INDEX);
+        req.flags |= VERIFIER_FLAG_INDEX;
+        if (field_set(req.name, sizeof(req.name), m->marketplace.name) < 0 ||
+            field_set(req.issuer, sizeof(req.issuer), m->marketplace.issuer) < 0 ||
+            field_set(req.identity, sizeof(req.identity), m->marketplace.identity_pattern) < 0) {
+                release_error_set(err, RELEASE_E_IO, "marketplace fields over their caps");
+                return -EINVAL;
+        }
+        r = sha256_fd(index_fds[0], index_sha256);
+        if (r < 0)
+                return helper_failed(err, "digest of the index: %s", strerror(-r));
+
+        reply = calloc(1, sizeof(*reply));
+        if (!reply)
+                return -ENOMEM;
+        for (int i = 0; i < _VERIFIER_FD_MAX; i++)
+                fds[i] = -1;
+        fds[VERIFIER_FD_ROOT] = m->trusted_root_fd;
+        fds[VERIFIER_FD_INDEX] = index_fds[0];
+        fds[VERIFIER_FD_INDEX_BUNDLE] = index_fds[1];
+        r = helper_run(&req, fds, reply, err);
+        if (r < 0)
+                return r;
+        r = reply_check(reply, VERIFIER_KIND_INDEX, err);
+        if (r < 0)
+                return r;
+        /* Believed only for the bytes lockd holds, under the root lockd holds, and with values
+         * the parser could have accepted. */
+        if (memcmp(reply->root_sha256, m->trusted_root_digest, 32) != 0 ||
+            memcmp(reply->index_sha256, index_sha256, 32) != 0)
+                return helper_failed(err, "it verified other bytes than lockd holds");
+        if (reply->index_version < 1 || reply->index_version > INDEX_VERSION_MAX ||
+            reply->index_expires < 0)
+                return helper_failed(err, "malformed answer (index version or expiry)");
+        memcpy(ret->sha256, index_sha256, 32);
+        ret->version = reply->index_version;
+        ret->expires = reply->index_expires;
+        if (err)
+                *err = (ReleaseError){};
+        return 0;
+}
+
 int verifier_probe(char *message, size_t size, ReleaseError *err) {
         _cleanup_free_ VerifierReply *reply = NULL;
         VerifierRequest req;
@@ -794,6 +849,55 @@ static int check_index(const Marketplace *m, const Release *rel, uint8_t ret_sha
         return index_check_release(idx, rel, err);
 }
 
+/* The index at fds 9 and 10 verified alone under the request's marketplace: its digest, version
+ * and expiry for the reply. */
+static void handle_index(const VerifierRequest *req, VerifierReply *reply) {
+        _cleanup_(index_freep) MarketplaceIndex *idx = NULL;
+        _cleanup_free_ char *json = NULL, *bundle = NULL;
+        Marketplace m = {
+                .name = (char *)req->name,
+                .issuer = (char *)req->issuer,
+                .identity_pattern = (char *)req->identity,
+        };
+        ReleaseError err = {};
+        size_t len, bundle_len;
+        int r;
+
+        r = load_root(&m.root, reply->root_sha256, reply);
+        if (r < 0)
+                return;
+        r = release_read_fd(VERIFIER_FD_INDEX, INDEX_BYTES_MAX, &json, &len);
+        if (r < 0)
+                release_error_set(&err,
+                                  r == -ENOMEM   ? RELEASE_E_NOMEM
+                                  : r == -EFBIG ? RELEASE_E_TOO_LARGE
+                                                : RELEASE_E_INDEX,
+                                  "%s: %s", INDEX_FILE,
+                                  r == -EFBIG ? "over 1 MiB" : "not a readable regular file");
+        if (r >= 0) {
+                r = release_read_fd(VERIFIER_FD_INDEX_BUNDLE, RELEASE_BUNDLE_MAX, &bundle,
+                                    &bundle_len);
+                if (r < 0)
+                        release_error_set(&err, r == -ENOMEM ? RELEASE_E_NOMEM : RELEASE_E_INDEX,
+                                          "%s: %s", INDEX_BUNDLE_FILE,
+                                          r == -EFBIG ? "over 1 MiB"
+                                                      : "not a readable regular file");
+        }
+        if (r >= 0) {
+                sha256(json, len, reply->index_sha256);
+                r = index_verify(&m, json, len, bundle, bundle_len, &idx, &err);
+        }
+        sigstore_trust_root_free(m.root);
+        if (r < 0) {
+                reply_set(reply, err.code == RELEASE_OK ? RELEASE_E_INDEX : err.code, r,
+                          err.message);
+                return;
+        }
+        reply->index_version = idx->version;
+        reply->index_expires = idx->expires;
+        reply_set(reply, RELEASE_OK, 0, "");
+}
+
 static void handle_release(const VerifierRequest *req, VerifierReply *reply) {
         _cleanup_(release_freep) Release *rel = NULL;
         Marketplace m = {
@@ -945,6 +1049,8 @@ int verifier_helper_main(void) {
                         sigstore_trust_root_free(root);
                 } else if (req.kind == VERIFIER_KIND_RELEASE)
                         handle_release(&req, &reply);
+                else if (req.kind == VERIFIER_KIND_INDEX)
+                        handle_index(&req, &reply);
                 else
                         handle_probe(&reply);
         }

@@ -21,7 +21,7 @@
 #define VERIFIER_NOFILE   16
 
 #define VERIFIER_MAGIC   UINT32_C(0x6c6b7672) /* "rvkl" in memory */
-#define VERIFIER_VERSION UINT32_C(1)
+#define VERIFIER_VERSION UINT32_C(2)
 #define VERIFIER_SAN_MAX 1024 /* bytes of a certificate's SAN the helper reports */
 #define VERIFIER_REF_MAX 255  /* bytes of a certificate's source ref */
 
@@ -45,6 +45,7 @@ typedef enum VerifierKind {
         VERIFIER_KIND_ROOT = 1,    /* does fd 4 parse as a Sigstore trusted root? */
         VERIFIER_KIND_RELEASE = 2, /* release_verify_fds() on fds 4-8 (+ the index on 9, 10) */
         VERIFIER_KIND_PROBE = 3,   /* tests: report the helper's own credentials and limits */
+        VERIFIER_KIND_INDEX = 4,   /* index_verify() on fds 9, 10 alone: its version and expiry */
         _VERIFIER_KIND_MAX,
 } VerifierKind;
 
@@ -79,6 +80,8 @@ typedef struct VerifierReply {
         uint8_t manifest_sha256[32];
         uint8_t binary_sha256[32];
         uint8_t index_sha256[32];
+        uint64_t index_version; /* the verified index's "version" and "expires", with an index */
+        int64_t index_expires;
         char san[VERIFIER_SAN_MAX + 1];
         char source_ref[VERIFIER_REF_MAX + 1];
 } VerifierReply;
@@ -129,6 +132,24 @@ int verifier_verify_release(const MarketplaceEntry *m, const ReleaseFds *sealed,
                             const int index_fds[2], const uint8_t manifest_sha256[32],
                             const uint8_t binary_sha256[32], VerifiedRelease *ret,
                             ReleaseError *err);
+
+/* What lockd learns of a verified index: the bytes' digest, the version and the expiry. */
+typedef struct VerifiedIndex {
+        uint8_t sha256[32];
+        uint64_t version;
+        int64_t expires;
+} VerifiedIndex;
+
+/*
+ * Has the helper verify a marketplace's index alone (index_fds: index.json and its bundle, both
+ * sealed memfds) under m, as index_verify() would in process: the bundle under the trusted
+ * root, issuer and identity pattern, the strict parse, the marketplace's own name. The helper's
+ * digest must be lockd's own over the same memfd. 0 and *ret; or a negative errno with err
+ * filled (RELEASE_E_BUNDLE, RELEASE_E_IDENTITY, RELEASE_E_INDEX, RELEASE_E_TOO_LARGE; -EPROTO
+ * with RELEASE_E_VERIFIER when the helper failed), *ret untouched.
+ */
+int verifier_verify_index(const MarketplaceEntry *m, const int index_fds[2], VerifiedIndex *ret,
+                          ReleaseError *err);
 
 /*
  * Tests: runs the helper's probe and returns its message ("uid=... caps=..."), one line, in

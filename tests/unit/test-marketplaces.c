@@ -66,7 +66,7 @@ static int add(Marketplaces *ms, const char *name, const char *issuer, const cha
                bool force, char ***warnings, const char **reason) {
         int fd = root_fd(), r;
 
-        r = marketplaces_add(ms, statefd, name, issuer, identity, fd, force, warnings, reason);
+        r = marketplaces_add(ms, statefd, name, issuer, identity, NULL, fd, force, warnings, reason);
         close(fd);
         return r;
 }
@@ -228,24 +228,24 @@ START_TEST(test_marketplaces_bad_inputs) {
         /* Roots: not JSON of a trusted root, not a regular file, not readable. */
         fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         ck_assert_int_eq(
-                marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, fd, true, NULL, &reason),
+                marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, NULL, fd, true, NULL, &reason),
                 -EINVAL);
         ck_assert_ptr_nonnull(strstr(reason, "regular"));
         close(fd);
         ck_assert_int_eq(pipe2(pipefd, O_CLOEXEC), 0);
         ck_assert_int_eq(
-                marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, pipefd[0], true, NULL, &reason),
+                marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, NULL, pipefd[0], true, NULL, &reason),
                 -EINVAL);
         close(pipefd[0]);
         close(pipefd[1]);
         fd = open(root_path, O_WRONLY | O_APPEND | O_CLOEXEC);
         ck_assert_int_eq(
-                marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, fd, true, NULL, &reason),
+                marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, NULL, fd, true, NULL, &reason),
                 -EINVAL);
         close(fd);
         fd = open(root_path, O_PATH | O_CLOEXEC);
         ck_assert_int_eq(
-                marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, fd, true, NULL, &reason),
+                marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, NULL, fd, true, NULL, &reason),
                 -EINVAL);
         close(fd);
         sh("printf '{\"mediaType\":\"x\"}' > %s/bogus.json", top);
@@ -256,7 +256,7 @@ START_TEST(test_marketplaces_bad_inputs) {
                 fd = open(p, O_RDONLY | O_CLOEXEC);
         }
         ck_assert_int_eq(
-                marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, fd, true, NULL, &reason),
+                marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, NULL, fd, true, NULL, &reason),
                 -EINVAL);
         ck_assert_ptr_nonnull(strstr(reason, "trusted root"));
         close(fd);

@@ -289,7 +289,7 @@ START_TEST(test_verifier_fails_closed) {
                 snprintf(root, sizeof(root), "%s/root/trusted_root.json", top);
                 fd = open(root, O_RDONLY | O_CLOEXEC);
                 ck_assert_int_ge(fd, 0);
-                r = marketplaces_add(ms, statefd, "added", ISSUER, PATTERN, fd, true, NULL,
+                r = marketplaces_add(ms, statefd, "added", ISSUER, PATTERN, NULL, fd, true, NULL,
                                      &reason);
                 close(fd);
                 ck_assert_msg(r == -EPROTO, "%s: add: %d", modes[i], r);
