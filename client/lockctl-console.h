@@ -148,4 +148,6 @@ int verb_status(int argc, char **argv);
 int verb_plugin_install(int argc, char **argv);
 int verb_plugin_list(int argc, char **argv);
 int verb_plugin_remove(int argc, char **argv);
+int verb_plugin_search(int argc, char **argv);
+int verb_plugin_update(int argc, char **argv);
 int verb_plugin_run(int argc, char **argv);

@@ -1,17 +1,22 @@
-/* lockctl plugin install|list|remove|run: the plugins installed in the running lockd. */
+/* lockctl plugin install|search|update|list|remove|run: the plugins installed in the running
+ * lockd, from a release directory or by name from a marketplace's URL. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "escape.h"
 #include "fd-util.h"
 #include "index.h"
 #include "lockctl-console.h"
+#include "lockctl-index.h"
 #include "lockctl.h"
 #include "macro.h"
+#include "manifest.h"
 #include "release.h"
 
 /* Verification of a 256 MiB binary takes a while; an answer later than this is a hung lockd. */
@@ -123,6 +128,27 @@ static json_t *find_installed(VarlinkClient *c, const char *name, const char *ve
 }
 
 /*
+ * Writes which of question, one and zero differ between the installed plugin old (a ListPlugins
+ * entry) and the new texts, as "question, one", into out; "" when old is NULL or none differ.
+ */
+static void changed_texts(const json_t *old, const char *question, const char *one,
+                          const char *zero, char out[32]) {
+        static const char *const keys[] = {"question", "one", "zero"};
+        const char *now[] = {question, one, zero};
+
+        out[0] = 0;
+        for (size_t i = 0; old && i < ELEMENTSOF(keys); i++) {
+                const char *was = console_json_string(old, keys[i]);
+
+                if (!was || !now[i] || strcmp(was, now[i]) != 0) {
+                        if (out[0])
+                                strcat(out, ", ");
+                        strcat(out, keys[i]);
+                }
+        }
+}
+
+/*
  * Formats what an update changes: the installed version's question, one and zero (from
  * ListPlugins) beside the new ones (UpdateNeedsTypedName's parameters err carry the new
  * version's), all escaped. Returns a new string or NULL on out of memory.
@@ -154,6 +180,14 @@ static char *format_update(VarlinkClient *c, const json_t *err) {
         console_fputs_escaped(version, out);
         fputs(":\n", out);
         print_question(out, err);
+        if (old) {
+                char changed[32];
+
+                changed_texts(old, console_json_string(err, "question"),
+                              console_json_string(err, "one"), console_json_string(err, "zero"),
+                              changed);
+                fprintf(out, "  changed: %s\n", changed[0] ? changed : "(none)");
+        }
         if (fclose(out) != 0) {
                 free(text);
                 return NULL;
@@ -250,10 +284,309 @@ static int install_call(VarlinkClient *c, const InstallFiles *f, json_t *params,
         return r;
 }
 
+/*
+ * Prints UpdateRefused in words: a changed text without a new MAJOR version names the texts
+ * that changed (the new manifest is in the snapshot f, the installed one from ListPlugins) and
+ * the version the publisher must use; the others as console_print_error() does.
+ */
+static int print_update_refused(VarlinkClient *c, const InstallFiles *f, json_t *params) {
+        _cleanup_(manifest_freep) Manifest *nm = NULL;
+        _cleanup_(json_decrefp) json_t *old = NULL;
+        _cleanup_free_ char *text = NULL;
+        const char *reason = console_json_string(params, "reason");
+        const char *installed = console_json_string(params, "installed");
+        ManifestDiag diag = {};
+        char changed[32] = "";
+        size_t len;
+
+        if (!reason || strcmp(reason, "UPDATE_REFUSED_MEANING") != 0 || !installed ||
+            f->snap[FILE_MANIFEST] < 0 ||
+            release_read_fd(f->snap[FILE_MANIFEST], RELEASE_MANIFEST_MAX, &text, &len) < 0 ||
+            manifest_parse(text, len, &nm, &diag) < 0)
+                return console_print_error("install", CONSOLE_INTERFACE ".UpdateRefused", params);
+        old = find_installed(c, nm->name, installed);
+        changed_texts(old, nm->question, nm->one, nm->zero, changed);
+        fputs("lockctl: install refused: UPDATE_REFUSED_MEANING: ", stderr);
+        console_fputs_escaped(nm->name, stderr);
+        fputc(' ', stderr);
+        console_fputs_escaped(nm->version, stderr);
+        fprintf(stderr,
+                " changes the %s of installed %s without a new MAJOR version: a changed "
+                "question, one or zero needs version %u.0.0 or later (and the plugin's name "
+                "typed to accept it); nothing was changed\n",
+                changed[0] ? changed : "question, one or zero", installed,
+                nm->version_major + 1);
+        return LOCKCTL_EXIT_FAIL;
+}
+
+/*
+ * Sends the release in f with params (marketplace, and accept when non-NULL), asking for the
+ * plugin's typed name when an update needs it and sending the same snapshots again with it.
+ * 0 and *ret_reply (InstallPlugin's answer), or an exit code after printing why.
+ */
+static int install_send(VarlinkClient *c, const InstallFiles *f, json_t *params,
+                        const char *accept, json_t **ret_reply) {
+        _cleanup_(json_decrefp) json_t *reply = NULL;
+        _cleanup_free_ char *error = NULL, *typed = NULL;
+        int r;
+
+        if (accept && json_object_set_new(params, "accept_name", json_string(accept)) < 0) {
+                fprintf(stderr, "lockctl: --accept-name must be UTF-8\n");
+                return LOCKCTL_EXIT_USAGE;
+        }
+        r = install_call(c, f, params, &reply, &error);
+        if (r != 0)
+                return r;
+        if (error && !accept && strcmp(error, CONSOLE_INTERFACE ".UpdateNeedsTypedName") == 0) {
+                r = ask_typed_name(c, reply, &typed);
+                if (r != 0)
+                        return r;
+                if (json_object_set_new(params, "accept_name", json_string(typed)) < 0) {
+                        fprintf(stderr, "lockctl: install refused: the typed name is not "
+                                        "UTF-8\n");
+                        return LOCKCTL_EXIT_FAIL;
+                }
+                json_decref(TAKE_PTR(reply));
+                free(TAKE_PTR(error));
+                r = install_call(c, f, params, &reply, &error);
+                if (r != 0)
+                        return r;
+                if (error && strcmp(error, CONSOLE_INTERFACE ".UpdateNeedsTypedName") == 0) {
+                        fprintf(stderr, "lockctl: install refused: what was typed is not the "
+                                        "plugin's name; nothing was changed\n");
+                        return LOCKCTL_EXIT_FAIL;
+                }
+        } else if (error && strcmp(error, CONSOLE_INTERFACE ".UpdateNeedsTypedName") == 0) {
+                fprintf(stderr, "lockctl: install refused: --accept-name is not the plugin's "
+                                "name; nothing was changed\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        if (error && strcmp(error, CONSOLE_INTERFACE ".UpdateRefused") == 0)
+                return print_update_refused(c, f, reply);
+        if (error)
+                return remote_print_error("install", error, reply);
+        *ret_reply = TAKE_PTR(reply);
+        return 0;
+}
+
+/* Prints an install's answer: "installed NAME VERSION from marketplace M[, replacing V]" and the
+ * question. */
+static int print_installed(const json_t *reply) {
+        json_t *plugin = json_object_get(reply, "plugin");
+
+        fputs("installed ", stdout);
+        console_fputs_escaped(console_json_string(plugin, "name"), stdout);
+        putchar(' ');
+        console_fputs_escaped(console_json_string(plugin, "version"), stdout);
+        if (json_is_true(json_object_get(plugin, "signed"))) {
+                fputs(" from marketplace ", stdout);
+                console_fputs_escaped(console_json_string(plugin, "marketplace"), stdout);
+        } else
+                fputs(" unsigned", stdout);
+        if (console_json_string(reply, "replaced")) {
+                fputs(", replacing ", stdout);
+                console_fputs_escaped(console_json_string(reply, "replaced"), stdout);
+        }
+        putchar('\n');
+        print_question(stdout, plugin);
+        return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
+
 static int usage_install(void) {
         fprintf(stderr, "usage: lockctl plugin install DIR [--marketplace NAME] [--index DIR] "
-                        "[--accept-name NAME] [--json]\n");
+                        "[--accept-name NAME] [--json]\n"
+                        "       lockctl plugin install NAME[@VERSION] [--marketplace NAME] "
+                        "[--cacert FILE] [--accept-name NAME] [--json]\n");
         return LOCKCTL_EXIT_USAGE;
+}
+
+/* The installed plugins (ListPlugins), a new reference, or NULL after printing why. */
+static json_t *list_installed(VarlinkClient *c, const char *what) {
+        _cleanup_(json_decrefp) json_t *reply = NULL;
+        _cleanup_free_ char *error = NULL;
+        json_t *plugins;
+
+        if (console_call_raw(c, what, "ListPlugins", NULL, NULL, 0, &reply, &error) != 0)
+                return NULL;
+        if (error) {
+                console_print_error(what, error, reply);
+                return NULL;
+        }
+        plugins = json_object_get(reply, "plugins");
+        return json_is_array(plugins) ? json_incref(plugins) : NULL;
+}
+
+/* The installed entry of name in plugins (ListPlugins' array), or NULL. */
+static json_t *installed_entry(json_t *plugins, const char *name) {
+        json_t *p;
+        size_t i;
+
+        json_array_foreach(plugins, i, p) {
+                const char *n = console_json_string(p, "name");
+
+                if (n && strcmp(n, name) == 0)
+                        return p;
+        }
+        return NULL;
+}
+
+/*
+ * Downloads the release e of the index ri (releases/<name>/<version>/, its four files into
+ * sealed memfds, each within its cap) and sends it with the index lockd admitted. The path is
+ * made of the index's name and version only, which the parser allowed as a plugin name (no '/',
+ * no "..") and a SemVer: a hostile index cannot point lockctl outside releases/. 0 and
+ * *ret_reply, or an exit code after printing why.
+ */
+static int install_from_index(VarlinkClient *c, RemoteIndex *ri, const IndexRelease *e,
+                              const char *accept, json_t **ret_reply) {
+        _cleanup_(install_files_done) InstallFiles f = {
+                .snap = {-1, -1, -1, -1, -1, -1},
+        };
+        _cleanup_(json_decrefp) json_t *params = NULL;
+        int r;
+
+        if (!manifest_name_valid(e->name) || !manifest_version_valid(e->version)) {
+                fprintf(stderr, "lockctl: install refused: the index names an invalid release\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        for (size_t k = FILE_MANIFEST; k <= FILE_BINARY_BUNDLE; k++) {
+                _cleanup_free_ char *path = NULL;
+
+                if (asprintf(&path, "releases/%s/%s/%s", e->name, e->version,
+                             release_files[k].name) < 0) {
+                        fprintf(stderr, "lockctl: out of memory\n");
+                        return LOCKCTL_EXIT_FAIL;
+                }
+                f.snap[k] = fetcher_get(ri->fetcher, path, release_files[k].max);
+                if (f.snap[k] < 0)
+                        return LOCKCTL_EXIT_FAIL;
+        }
+        f.snap[FILE_INDEX] = fd_reopen_readonly(ri->index_fd);
+        f.snap[FILE_INDEX_BUNDLE] = fd_reopen_readonly(ri->bundle_fd);
+        params = json_pack("{s:s}", "marketplace", ri->marketplace);
+        if (!params || f.snap[FILE_INDEX] < 0 || f.snap[FILE_INDEX_BUNDLE] < 0) {
+                fprintf(stderr, "lockctl: out of memory\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        r = install_send(c, &f, params, accept, ret_reply);
+        return r;
+}
+
+/* Whether the installed entry p is exactly the release e of marketplace m: same version, same
+ * marketplace, same digests. */
+static bool same_release(const json_t *p, const IndexRelease *e, const char *m) {
+        char msha[65], bsha[65];
+        const char *pm = console_json_string(p, "marketplace");
+        const char *pv = console_json_string(p, "version");
+
+        hex_encode(e->manifest_sha256, 32, msha);
+        hex_encode(e->binary_sha256, 32, bsha);
+        return p && pv && pm && strcmp(pv, e->version) == 0 && strcmp(pm, m) == 0 &&
+               json_is_true(json_object_get(p, "signed")) &&
+               strcmp(console_json_string(p, "manifest_sha256") ?: "", msha) == 0 &&
+               strcmp(console_json_string(p, "binary_sha256") ?: "", bsha) == 0;
+}
+
+/*
+ * plugin install NAME[@VERSION] [--marketplace M] [--cacert FILE] [--accept-name N] [--json]:
+ * finds NAME in the indexes of the marketplaces with a URL (or M's alone), at VERSION or its
+ * newest, and installs it. The release already installed from there prints "no change" and
+ * exits 0, so that configuration management can run it again and again.
+ */
+static int install_by_name(const char *spec, const char *marketplace, const char *cacert,
+                           const char *accept, bool json) {
+        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
+        _cleanup_(json_decrefp) json_t *list = NULL, *plugins = NULL, *reply = NULL;
+        _cleanup_(remote_index_freep) RemoteIndex *chosen = NULL;
+        _cleanup_free_ char *name = strdup(spec);
+        const IndexRelease *entry = NULL;
+        char *at, offered[256] = "";
+        const char *version = NULL;
+        json_t *m, *p;
+        size_t i, n_found = 0;
+        int r, failed = 0;
+
+        if (!name) {
+                fprintf(stderr, "lockctl: out of memory\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        at = strchr(name, '@');
+        if (at) {
+                *at = 0;
+                version = at + 1;
+        }
+        if (!manifest_name_valid(name) || (version && !manifest_version_valid(version))) {
+                fprintf(stderr, "lockctl: %s is neither a release directory nor a plugin "
+                                "NAME[@MAJOR.MINOR.PATCH]\n", spec);
+                return usage_install();
+        }
+        r = console_connect(&c);
+        if (r != 0)
+                return r;
+        varlink_client_set_timeout(c, INSTALL_TIMEOUT_USEC);
+        r = remote_marketplaces(c, "install", marketplace, &list);
+        if (r != 0)
+                return r;
+        json_array_foreach(list, i, m) {
+                _cleanup_(remote_index_freep) RemoteIndex *ri = NULL;
+                const IndexRelease *e;
+                const char *mname = console_json_string(m, "name");
+
+                r = remote_index_load(c, "install", mname, console_json_string(m, "url"),
+                                      cacert, &ri);
+                if (r != 0) {
+                        failed = r;
+                        continue;
+                }
+                e = version ? index_find(ri->index, name, version)
+                            : index_find_newest(ri->index, name);
+                if (!e)
+                        continue;
+                n_found++;
+                if (strlen(offered) + strlen(mname) + 3 < sizeof(offered)) {
+                        if (offered[0])
+                                strcat(offered, ", ");
+                        strcat(offered, mname);
+                }
+                if (!chosen) {
+                        entry = e;
+                        chosen = TAKE_PTR(ri);
+                }
+        }
+        /* An index that could not be had said why already; "not offered" would be a guess. */
+        if (n_found == 0 && failed)
+                return failed;
+        if (n_found == 0) {
+                fprintf(stderr, "lockctl: install refused: %s%s%s is not offered by %s%s\n",
+                        name, version ? "@" : "", version ? version : "",
+                        marketplace ? "marketplace " : "any marketplace with a URL",
+                        marketplace ? marketplace : "");
+                return failed ? failed : LOCKCTL_EXIT_FAIL;
+        }
+        if (n_found > 1) {
+                fprintf(stderr, "lockctl: install refused: %s is offered by marketplaces %s: "
+                                "choose one with --marketplace NAME\n", name, offered);
+                return LOCKCTL_EXIT_USAGE;
+        }
+
+        plugins = list_installed(c, "install");
+        if (!plugins)
+                return LOCKCTL_EXIT_FAIL;
+        p = installed_entry(plugins, name);
+        if (p && same_release(p, entry, chosen->marketplace)) {
+                if (json)
+                        return console_print_json_steal(
+                                json_pack("{s:O, s:b}", "plugin", p, "changed", 0));
+                printf("%s %s from marketplace %s: no change (installed already)\n", entry->name,
+                       entry->version, chosen->marketplace);
+                return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+        }
+        r = install_from_index(c, chosen, entry, accept, &reply);
+        if (r != 0)
+                return r;
+        if (json)
+                return console_print_json(reply);
+        return print_installed(reply);
 }
 
 /*
@@ -261,23 +594,26 @@ static int usage_install(void) {
  * release in DIR to lockd (InstallPlugin). With --marketplace both bundles must be in DIR; without
  * it, DIR must hold none (an unsigned install, which lockd's policy decides). An update that
  * changes the question asks for the plugin's name on the terminal, or takes --accept-name.
+ * plugin install NAME[@VERSION] installs from a marketplace's URL (install_by_name()): an
+ * argument that is an existing directory is a release directory, anything else a name.
  */
 int verb_plugin_install(int argc, char **argv) {
         _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
         _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
-        _cleanup_free_ char *error = NULL, *typed = NULL;
         _cleanup_close_ int dirfd = -1, idxfd = -1;
         _cleanup_(install_files_done) InstallFiles f = {
                 .snap = {-1, -1, -1, -1, -1, -1},
         };
         const char *dir = NULL, *marketplace = NULL, *index = NULL, *accept = NULL;
+        const char *cacert = NULL;
         bool json = false, have_bundle = false, missing_bundle = false;
-        json_t *plugin;
+        struct stat st;
         int r;
 
         for (int i = 0; i < argc; i++) {
                 if ((r = lockctl_option(argc, argv, &i, "--marketplace", &marketplace)) != 0 ||
                     (r = lockctl_option(argc, argv, &i, "--index", &index)) != 0 ||
+                    (r = lockctl_option(argc, argv, &i, "--cacert", &cacert)) != 0 ||
                     (r = lockctl_option(argc, argv, &i, "--accept-name", &accept)) != 0) {
                         if (r < 0)
                                 return usage_install();
@@ -295,6 +631,19 @@ int verb_plugin_install(int argc, char **argv) {
                 return usage_install();
         if (marketplace && marketplace[0] == 0) {
                 fprintf(stderr, "lockctl: --marketplace takes a name\n");
+                return usage_install();
+        }
+        if (stat(dir, &st) < 0 && errno == ENOENT && !strchr(dir, '/')) {
+                if (index) {
+                        fprintf(stderr, "lockctl: --index is for a release directory: a plugin "
+                                        "installed by name comes with its marketplace's index\n");
+                        return usage_install();
+                }
+                return install_by_name(dir, marketplace, cacert, accept, json);
+        }
+        if (cacert) {
+                fprintf(stderr, "lockctl: --cacert is for an install by name from a "
+                                "marketplace's https:// URL\n");
                 return usage_install();
         }
         if (index && !marketplace) {
@@ -352,11 +701,9 @@ int verb_plugin_install(int argc, char **argv) {
         }
 
         params = json_object();
-        if (!params ||
-            (marketplace &&
-             json_object_set_new(params, "marketplace", json_string(marketplace)) < 0) ||
-            (accept && json_object_set_new(params, "accept_name", json_string(accept)) < 0)) {
-                fprintf(stderr, "lockctl: --marketplace and --accept-name must be UTF-8\n");
+        if (!params || (marketplace &&
+                        json_object_set_new(params, "marketplace", json_string(marketplace)) < 0)) {
+                fprintf(stderr, "lockctl: --marketplace must be UTF-8\n");
                 return LOCKCTL_EXIT_USAGE;
         }
 
@@ -364,55 +711,289 @@ int verb_plugin_install(int argc, char **argv) {
         if (r != 0)
                 return r;
         varlink_client_set_timeout(c, INSTALL_TIMEOUT_USEC);
-        r = install_call(c, &f, params, &reply, &error);
+        r = install_send(c, &f, params, accept, &reply);
         if (r != 0)
                 return r;
-        if (error && !accept && strcmp(error, CONSOLE_INTERFACE ".UpdateNeedsTypedName") == 0) {
-                r = ask_typed_name(c, reply, &typed);
-                if (r != 0)
-                        return r;
-                if (json_object_set_new(params, "accept_name", json_string(typed)) < 0) {
-                        fprintf(stderr, "lockctl: install refused: the typed name is not "
-                                        "UTF-8\n");
-                        return LOCKCTL_EXIT_FAIL;
-                }
-                json_decref(TAKE_PTR(reply));
-                free(TAKE_PTR(error));
-                r = install_call(c, &f, params, &reply, &error);
-                if (r != 0)
-                        return r;
-                if (error && strcmp(error, CONSOLE_INTERFACE ".UpdateNeedsTypedName") == 0) {
-                        fprintf(stderr, "lockctl: install refused: what was typed is not the "
-                                        "plugin's name; nothing was changed\n");
-                        return LOCKCTL_EXIT_FAIL;
-                }
-        } else if (error && strcmp(error, CONSOLE_INTERFACE ".UpdateNeedsTypedName") == 0) {
-                fprintf(stderr, "lockctl: install refused: --accept-name is not the plugin's "
-                                "name; nothing was changed\n");
-                return LOCKCTL_EXIT_FAIL;
-        }
-        if (error)
-                return console_print_error("install", error, reply);
         if (json)
                 return console_print_json(reply);
+        return print_installed(reply);
+}
 
-        plugin = json_object_get(reply, "plugin");
-        fputs("installed ", stdout);
-        console_fputs_escaped(console_json_string(plugin, "name"), stdout);
-        putchar(' ');
-        console_fputs_escaped(console_json_string(plugin, "version"), stdout);
-        if (json_is_true(json_object_get(plugin, "signed"))) {
-                fputs(" from marketplace ", stdout);
-                console_fputs_escaped(console_json_string(plugin, "marketplace"), stdout);
-        } else
-                fputs(" unsigned", stdout);
-        if (console_json_string(reply, "replaced")) {
-                fputs(", replacing ", stdout);
-                console_fputs_escaped(console_json_string(reply, "replaced"), stdout);
+/* Whether the plugin p (a ListPlugins entry) or index entry matches WORD: a case-insensitive
+ * substring of its name or question; NULL matches everything. */
+static bool matches(const char *word, const char *name, const char *question) {
+        return !word || strcasestr(name, word) || (question && strcasestr(question, word));
+}
+
+/*
+ * The question of release e: its plugin.toml downloaded (64 KiB at most), its SHA-256 checked
+ * against the index lockd verified (so the text shown is the signed one) and parsed strictly.
+ * A new manifest, or NULL after printing why.
+ */
+static Manifest *fetch_manifest(RemoteIndex *ri, const IndexRelease *e) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        _cleanup_close_ int fd = -1;
+        Manifest *m = NULL;
+        ManifestDiag diag = {};
+        uint8_t digest[32];
+        size_t len;
+
+        if (asprintf(&path, "releases/%s/%s/%s", e->name, e->version, RELEASE_MANIFEST_FILE) < 0)
+                return NULL;
+        fd = fetcher_get(ri->fetcher, path, RELEASE_MANIFEST_MAX);
+        if (fd < 0 || release_read_fd(fd, RELEASE_MANIFEST_MAX, &text, &len) < 0)
+                return NULL;
+        sha256(text, len, digest);
+        if (memcmp(digest, e->manifest_sha256, 32) != 0) {
+                fprintf(stderr, "lockctl: %s %s of marketplace %s: %s: "
+                                "RELEASE_E_INDEX_MISMATCH: its SHA-256 differs from the index\n",
+                        e->name, e->version, ri->marketplace, path);
+                return NULL;
         }
-        putchar('\n');
-        print_question(stdout, plugin);
-        return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+        if (manifest_parse(text, len, &m, &diag) < 0) {
+                fprintf(stderr, "lockctl: %s %s of marketplace %s: %s does not parse\n", e->name,
+                        e->version, ri->marketplace, path);
+                return NULL;
+        }
+        return m;
+}
+
+/*
+ * plugin search [WORD] [--marketplace M] [--cacert FILE] [--json]: the newest release of every
+ * plugin the marketplaces with a URL offer (their indexes admitted by lockd), whose name or
+ * question holds WORD: "NAME VERSION MARKETPLACE" and the question indented; --json an array of
+ * {name, version, question, marketplace, installed}. Exit 0, or 1 when a marketplace's index
+ * could not be had (the others are still listed).
+ */
+int verb_plugin_search(int argc, char **argv) {
+        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
+        _cleanup_(json_decrefp) json_t *list = NULL, *out = json_array(), *plugins = NULL;
+        const char *word = NULL, *marketplace = NULL, *cacert = NULL;
+        bool json = false;
+        json_t *m;
+        size_t i;
+        int r, failed = 0;
+
+        for (int k = 0; k < argc; k++) {
+                if ((r = lockctl_option(argc, argv, &k, "--marketplace", &marketplace)) != 0 ||
+                    (r = lockctl_option(argc, argv, &k, "--cacert", &cacert)) != 0) {
+                        if (r < 0)
+                                goto usage;
+                } else if (strcmp(argv[k], "--json") == 0)
+                        json = true;
+                else if (argv[k][0] == '-' && argv[k][1] != 0) {
+                        fprintf(stderr, "lockctl: unknown option '%s'\n", argv[k]);
+                        goto usage;
+                } else if (!word)
+                        word = argv[k];
+                else
+                        goto usage;
+        }
+        if (!out)
+                return LOCKCTL_EXIT_FAIL;
+        r = console_connect(&c);
+        if (r != 0)
+                return r;
+        varlink_client_set_timeout(c, INSTALL_TIMEOUT_USEC);
+        r = remote_marketplaces(c, "search", marketplace, &list);
+        if (r != 0)
+                return r;
+        if (json_array_size(list) == 0) {
+                fprintf(stderr, "lockctl: search: no marketplace has a URL (lockctl marketplace "
+                                "add NAME --url URL ...)\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        plugins = list_installed(c, "search");
+        if (!plugins)
+                return LOCKCTL_EXIT_FAIL;
+        json_array_foreach(list, i, m) {
+                _cleanup_(remote_index_freep) RemoteIndex *ri = NULL;
+
+                r = remote_index_load(c, "search", console_json_string(m, "name"),
+                                      console_json_string(m, "url"), cacert, &ri);
+                if (r != 0) {
+                        failed = r;
+                        continue;
+                }
+                for (size_t k = 0; k < ri->index->n_releases; k++) {
+                        const IndexRelease *e = &ri->index->releases[k];
+                        _cleanup_(manifest_freep) Manifest *man = NULL;
+                        json_t *p;
+
+                        /* Each name once, at its newest version. */
+                        if (index_find_newest(ri->index, e->name) != e)
+                                continue;
+                        man = fetch_manifest(ri, e);
+                        if (!man) {
+                                failed = LOCKCTL_EXIT_FAIL;
+                                continue;
+                        }
+                        if (!matches(word, e->name, man->question))
+                                continue;
+                        p = installed_entry(plugins, e->name);
+                        if (json_array_append_new(
+                                    out, json_pack("{s:s, s:s, s:s, s:s, s:s?}", "name", e->name,
+                                                   "version", e->version, "question",
+                                                   man->question, "marketplace", ri->marketplace,
+                                                   "installed",
+                                                   p ? console_json_string(p, "version") : NULL)) <
+                            0)
+                                return LOCKCTL_EXIT_FAIL;
+                }
+        }
+        if (json) {
+                r = console_print_json_steal(json_pack("{s:O}", "plugins", out));
+                return r != 0 ? r : failed;
+        }
+        json_array_foreach(out, i, m) {
+                console_fputs_escaped(console_json_string(m, "name"), stdout);
+                putchar(' ');
+                console_fputs_escaped(console_json_string(m, "version"), stdout);
+                putchar(' ');
+                console_fputs_escaped(console_json_string(m, "marketplace"), stdout);
+                if (console_json_string(m, "installed")) {
+                        fputs(" (installed: ", stdout);
+                        console_fputs_escaped(console_json_string(m, "installed"), stdout);
+                        putchar(')');
+                }
+                fputs("\n    ", stdout);
+                console_fputs_escaped(console_json_string(m, "question"), stdout);
+                putchar('\n');
+        }
+        if (fflush(stdout) != 0)
+                return LOCKCTL_EXIT_FAIL;
+        return failed;
+
+usage:
+        fprintf(stderr, "usage: lockctl plugin search [WORD] [--marketplace NAME] "
+                        "[--cacert FILE] [--json]\n");
+        return LOCKCTL_EXIT_USAGE;
+}
+
+/*
+ * plugin update [NAME...] [--cacert FILE] [--accept-name NAME] [--json]: every installed plugin
+ * (or those named) whose marketplace has a URL and whose index offers a newer release is
+ * installed at that release; a MAJOR update that changes question, one or zero asks for the
+ * typed name as install does. Prints one line per plugin ("updated", "up to date"); --json an
+ * array of {name, installed, newest, result}. Exit 0 when every update went in.
+ */
+int verb_plugin_update(int argc, char **argv) {
+        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
+        _cleanup_(json_decrefp) json_t *plugins = NULL, *list = NULL, *out = json_array();
+        const char *names[64], *cacert = NULL, *accept = NULL;
+        RemoteIndex *indexes[64] = {};
+        size_t n_names = 0, n_indexes = 0, i;
+        bool json = false;
+        json_t *p;
+        int r, result = 0;
+
+        for (int k = 0; k < argc; k++) {
+                if ((r = lockctl_option(argc, argv, &k, "--cacert", &cacert)) != 0 ||
+                    (r = lockctl_option(argc, argv, &k, "--accept-name", &accept)) != 0) {
+                        if (r < 0)
+                                goto usage;
+                } else if (strcmp(argv[k], "--json") == 0)
+                        json = true;
+                else if (argv[k][0] == '-' && argv[k][1] != 0) {
+                        fprintf(stderr, "lockctl: unknown option '%s'\n", argv[k]);
+                        goto usage;
+                } else if (n_names < ELEMENTSOF(names))
+                        names[n_names++] = argv[k];
+                else
+                        goto usage;
+        }
+        if (!out)
+                return LOCKCTL_EXIT_FAIL;
+        r = console_connect(&c);
+        if (r != 0)
+                return r;
+        varlink_client_set_timeout(c, INSTALL_TIMEOUT_USEC);
+        plugins = list_installed(c, "update");
+        if (!plugins)
+                return LOCKCTL_EXIT_FAIL;
+        for (size_t k = 0; k < n_names; k++)
+                if (!installed_entry(plugins, names[k])) {
+                        fprintf(stderr, "lockctl: update refused: no plugin '%s' is installed\n",
+                                names[k]);
+                        return LOCKCTL_EXIT_FAIL;
+                }
+        r = remote_marketplaces(c, "update", NULL, &list);
+        if (r != 0)
+                return r;
+
+        json_array_foreach(plugins, i, p) {
+                _cleanup_(json_decrefp) json_t *reply = NULL;
+                const char *name = console_json_string(p, "name");
+                const char *version = console_json_string(p, "version");
+                const char *mk = console_json_string(p, "marketplace");
+                const IndexRelease *e;
+                RemoteIndex *ri = NULL;
+                const char *url = NULL, *state;
+                json_t *m;
+                size_t j;
+                bool wanted = n_names == 0;
+
+                for (size_t k = 0; k < n_names; k++)
+                        wanted = wanted || strcmp(names[k], name) == 0;
+                if (!wanted || !json_is_true(json_object_get(p, "signed")) || !mk)
+                        continue;
+                json_array_foreach(list, j, m)
+                        if (strcmp(console_json_string(m, "name"), mk) == 0)
+                                url = console_json_string(m, "url");
+                if (!url) {
+                        if (n_names > 0) {
+                                fprintf(stderr, "lockctl: update: %s comes from marketplace %s, "
+                                                "which has no URL\n", name, mk);
+                                result = LOCKCTL_EXIT_FAIL;
+                        }
+                        continue;
+                }
+                for (size_t k = 0; k < n_indexes; k++)
+                        if (strcmp(indexes[k]->marketplace, mk) == 0)
+                                ri = indexes[k];
+                if (!ri) {
+                        if (n_indexes >= ELEMENTSOF(indexes))
+                                break;
+                        r = remote_index_load(c, "update", mk, url, cacert, &ri);
+                        if (r != 0) {
+                                result = r;
+                                continue;
+                        }
+                        indexes[n_indexes++] = ri;
+                }
+                e = index_find_newest(ri->index, name);
+                if (!e || index_version_compare(e->version, version) <= 0) {
+                        state = "up to date";
+                        if (!json)
+                                printf("%s %s: up to date\n", name, version);
+                } else {
+                        const char *acc = accept && strcmp(accept, name) == 0 ? accept : NULL;
+
+                        r = install_from_index(c, ri, e, acc, &reply);
+                        if (r != 0)
+                                result = r;
+                        state = r != 0 ? "refused" : "updated";
+                        if (r == 0 && !json)
+                                (void)print_installed(reply);
+                }
+                if (json_array_append_new(out, json_pack("{s:s, s:s, s:s?, s:s}", "name", name,
+                                                         "installed", version, "newest",
+                                                         e ? e->version : NULL, "result",
+                                                         state)) < 0)
+                        result = LOCKCTL_EXIT_FAIL;
+        }
+        for (size_t k = 0; k < n_indexes; k++)
+                remote_index_free(indexes[k]);
+        if (json) {
+                r = console_print_json_steal(json_pack("{s:O}", "plugins", out));
+                return r != 0 ? r : result;
+        }
+        return fflush(stdout) == 0 ? result : LOCKCTL_EXIT_FAIL;
+
+usage:
+        fprintf(stderr, "usage: lockctl plugin update [NAME...] [--cacert FILE] "
+                        "[--accept-name NAME] [--json]\n");
+        return LOCKCTL_EXIT_USAGE;
 }
 
 /* plugin list [--json]: one line per plugin, "NAME VERSION protocol N MARKETPLACE", then its
@@ -453,7 +1034,9 @@ int verb_plugin_list(int argc, char **argv) {
 
 /* plugin remove NAME [--version V]: RemovePlugin. */
 int verb_plugin_remove(int argc, char **argv) {
+        _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
         _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
+        _cleanup_free_ char *error = NULL;
         const char *name = NULL, *version = NULL;
         bool json = console_take_json(&argc, argv);
         int r;
@@ -478,9 +1061,33 @@ int verb_plugin_remove(int argc, char **argv) {
                 fprintf(stderr, "lockctl: the name and version must be UTF-8\n");
                 return LOCKCTL_EXIT_USAGE;
         }
-        r = console_call_once("plugin remove", "RemovePlugin", params, NULL, 0, &reply);
+        r = console_connect(&c);
         if (r != 0)
                 return r;
+        r = console_call_raw(c, "plugin remove", "RemovePlugin", params, NULL, 0, &reply, &error);
+        if (r != 0)
+                return r;
+        /* A version that is not installed, of a plugin that is: say which version is. */
+        if (error && version && strcmp(error, CONSOLE_INTERFACE ".UnknownPlugin") == 0) {
+                _cleanup_(json_decrefp) json_t *plugins = list_installed(c, "plugin remove");
+                json_t *p = plugins ? installed_entry(plugins, name) : NULL;
+                const char *v = p ? console_json_string(p, "version") : NULL;
+
+                if (v) {
+                        fputs("lockctl: plugin remove refused: ", stderr);
+                        console_fputs_escaped(name, stderr);
+                        fputc(' ', stderr);
+                        console_fputs_escaped(version, stderr);
+                        fputs(" is not installed; the installed version is ", stderr);
+                        console_fputs_escaped(v, stderr);
+                        fputs(" (remove it with --version ", stderr);
+                        console_fputs_escaped(v, stderr);
+                        fputs(", or every version without --version)\n", stderr);
+                        return LOCKCTL_EXIT_FAIL;
+                }
+        }
+        if (error)
+                return console_print_error("plugin remove", error, reply);
         if (json)
                 return console_print_json_steal(json_pack("{s:s, s:s?, s:b}", "name", name,
                                                           "version", version, "removed", 1));

@@ -102,8 +102,8 @@ static void print_warnings(const json_t *warnings, FILE *f) {
 }
 
 static int usage_add(void) {
-        fprintf(stderr, "usage: lockctl marketplace add NAME --issuer URL --identity PATTERN "
-                        "--trusted-root FILE [--force] [--json]\n");
+        fprintf(stderr, "usage: lockctl marketplace add NAME [--url URL] --issuer URL "
+                        "--identity PATTERN --trusted-root FILE [--force] [--json]\n");
         return LOCKCTL_EXIT_USAGE;
 }
 
@@ -117,14 +117,15 @@ static int verb_marketplace_add(int argc, char **argv) {
         _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
         _cleanup_free_ char *error = NULL;
         _cleanup_close_ int fd = -1;
-        const char *name = NULL, *issuer = NULL, *identity = NULL, *root = NULL;
+        const char *name = NULL, *issuer = NULL, *identity = NULL, *root = NULL, *url = NULL;
         bool force = false, json = false;
         int r;
 
         for (int i = 0; i < argc; i++) {
                 if ((r = lockctl_option(argc, argv, &i, "--issuer", &issuer)) != 0 ||
                     (r = lockctl_option(argc, argv, &i, "--identity", &identity)) != 0 ||
-                    (r = lockctl_option(argc, argv, &i, "--trusted-root", &root)) != 0) {
+                    (r = lockctl_option(argc, argv, &i, "--trusted-root", &root)) != 0 ||
+                    (r = lockctl_option(argc, argv, &i, "--url", &url)) != 0) {
                         if (r < 0)
                                 return usage_add();
                 } else if (strcmp(argv[i], "--force") == 0)
@@ -152,8 +153,9 @@ static int verb_marketplace_add(int argc, char **argv) {
             json_object_set_new(params, "issuer", json_string(issuer)) < 0 ||
             json_object_set_new(params, "identity", json_string(identity)) < 0 ||
             json_object_set_new(params, "trusted_root_fd", json_integer(0)) < 0 ||
+            (url && json_object_set_new(params, "url", json_string(url)) < 0) ||
             (force && json_object_set_new(params, "force", json_true()) < 0)) {
-                fprintf(stderr, "lockctl: the name, issuer and identity must be UTF-8\n");
+                fprintf(stderr, "lockctl: the name, URL, issuer and identity must be UTF-8\n");
                 return LOCKCTL_EXIT_USAGE;
         }
 
@@ -174,8 +176,25 @@ static int verb_marketplace_add(int argc, char **argv) {
         print_warnings(json_object_get(reply, "warnings"), stdout);
         fputs("added marketplace ", stdout);
         console_fputs_escaped(name, stdout);
+        if (url) {
+                fputs(" at ", stdout);
+                console_fputs_escaped(url, stdout);
+        }
         putchar('\n');
         return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
+
+/*
+ * Prints an identity pattern so that copying it gives the same pattern: as it is when it is
+ * printable ASCII (lockd keeps no other), so its backslashes stay single; escaped otherwise.
+ */
+static void print_pattern(const char *p) {
+        for (const char *c = p; c && *c; c++)
+                if (*c < 0x20 || *c > 0x7e) {
+                        console_fputs_escaped(p, stdout);
+                        return;
+                }
+        fputs(p ? p : "?", stdout);
 }
 
 /* marketplace list [--json]: "NAME (SOURCE)", then issuer, identity and trusted root indented. */
@@ -202,7 +221,14 @@ static int verb_marketplace_list(int argc, char **argv) {
                 fputs(")\n    issuer: ", stdout);
                 console_fputs_escaped(console_json_string(m, "issuer"), stdout);
                 fputs("\n    identity: ", stdout);
-                console_fputs_escaped(console_json_string(m, "identity"), stdout);
+                print_pattern(console_json_string(m, "identity"));
+                if (console_json_string(m, "url")) {
+                        fputs("\n    url: ", stdout);
+                        console_fputs_escaped(console_json_string(m, "url"), stdout);
+                }
+                if (console_json_integer(m, "index_version", 0) > 0)
+                        printf("\n    index version: %lld",
+                               console_json_integer(m, "index_version", 0));
                 fputs("\n    trusted root: sha256:", stdout);
                 console_fputs_escaped(console_json_string(m, "trusted_root_sha256"), stdout);
                 putchar('\n');

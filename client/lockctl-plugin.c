@@ -57,12 +57,16 @@ int verb_plugin(int argc, char **argv) {
                 return verb_plugin_lint(argc - 1, argv + 1);
         if (argc >= 1 && strcmp(argv[0], "install") == 0)
                 return verb_plugin_install(argc - 1, argv + 1);
+        if (argc >= 1 && strcmp(argv[0], "search") == 0)
+                return verb_plugin_search(argc - 1, argv + 1);
+        if (argc >= 1 && strcmp(argv[0], "update") == 0)
+                return verb_plugin_update(argc - 1, argv + 1);
         if (argc >= 1 && strcmp(argv[0], "list") == 0)
                 return verb_plugin_list(argc - 1, argv + 1);
         if (argc >= 1 && strcmp(argv[0], "remove") == 0)
                 return verb_plugin_remove(argc - 1, argv + 1);
         if (argc >= 1 && strcmp(argv[0], "run") == 0)
                 return verb_plugin_run(argc - 1, argv + 1);
-        fprintf(stderr, "usage: lockctl plugin new|test|lint|install|list|remove|run ...\n");
+        fprintf(stderr, "usage: lockctl plugin new|test|lint|install|search|update|list|remove|run ...\n");
         return LOCKCTL_EXIT_USAGE;
 }

@@ -1,7 +1,9 @@
 /* lockd-sign: a private Sigstore (a Fulcio-like CA, a Rekor-like log, a CT log and a timestamp
- * authority) that signs files into v0.3 bundles lockd verifies offline: how an operator signs the
- * releases of a marketplace of their own (lockd-sign(1)). Built for the tests with
- * LOCKD_SIGN_BREAKS, it also makes bundles that break exactly one thing. */
+ * authority) that signs files into v0.3 bundles lockd verifies offline, and writes a
+ * marketplace's index.json: how an operator publishes the releases of a marketplace of their own
+ * (lockd-sign(1)). Built for the tests with LOCKD_SIGN_BREAKS, it also makes bundles that break
+ * exactly one thing. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -20,6 +22,9 @@
 
 #include "codec.h"
 #include "fd-util.h"
+#include "index.h"
+#include "manifest.h"
+#include "release.h"
 #include "sigstore-cert.h"
 #include "sigstore-util.h"
 
@@ -403,6 +408,10 @@ static int cmd_init(const char *dir) {
         _cleanup_free_ char *root_path = path_join(dir, "trusted_root.json");
         if (!text || !root_path || write_file(root_path, text, strlen(text), 0644) < 0)
                 return fail("cannot write trusted_root.json");
+        printf("made a private Sigstore instance in %s (keys ca.key, rekor.key, ctlog.key, "
+               "tsa.key: keep them private)\n"
+               "wrote %s: give it to lockd with lockctl marketplace add --trusted-root\n",
+               dir, root_path);
         return 0;
 }
 
@@ -701,8 +710,12 @@ static int sign_file(const Instance *in, const char *file, const char *identity,
                      const char *ref, Break brk) {
         _cleanup_free_ uint8_t *data = NULL;
         size_t len = 0;
-        if (read_file(file, &data, &len) < 0)
-                return fail("cannot read a file to sign");
+        int r = read_file(file, &data, &len);
+        if (r < 0) {
+                fprintf(stderr, "lockd-sign: cannot read %s: %s\n", file,
+                        r == -EFBIG ? "larger than 64 MiB" : strerror(-r));
+                return r;
+        }
         uint8_t digest[32];
         sha256(data, len, digest);
 
@@ -753,8 +766,14 @@ static int sign_file(const Instance *in, const char *file, const char *identity,
         _cleanup_free_ char *text =
                 bundle ? json_dumps(bundle, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
         _cleanup_free_ char *out = str_concat(file, ".sigstore.json");
-        if (!text || !out || write_file(out, text, strlen(text), 0644) < 0)
-                return fail("cannot write the bundle");
+        if (!text || !out)
+                return fail("out of memory");
+        r = write_file(out, text, strlen(text), 0644);
+        if (r < 0) {
+                fprintf(stderr, "lockd-sign: cannot write %s: %s\n", out, strerror(-r));
+                return r;
+        }
+        printf("signed %s: wrote %s\n", file, out);
         return 0;
 }
 
@@ -766,12 +785,88 @@ static int usage(FILE *to, int status) {
                 "[--break identity|tag|expired|set|proof|digest|tsa] "
 #endif
                 "FILE...\n"
+                "       lockd-sign index DIR --name MARKETPLACE [--expires 30d|TIME]\n"
+                "                  [--signer SIGNER --identity URI --issuer URL --ref REF]\n"
                 "\n"
                 "init makes a private Sigstore instance in DIR (its keys 0600) and its\n"
                 "DIR/trusted_root.json, for lockctl marketplace add --trusted-root. sign writes\n"
-                "FILE.sigstore.json for each FILE, signed for the workflow identity URI at REF.\n"
-                "See lockd-sign(1).\n");
+                "FILE.sigstore.json for each FILE, signed for the workflow identity URI at REF\n"
+                "(for a release, REF must be refs/tags/NAME/vVERSION of its plugin.toml).\n"
+                "index writes DIR/index.json from DIR/releases/NAME/VERSION/, its version one\n"
+                "above the one there, and with --signer signs it. See lockd-sign(1).\n");
         return status;
+}
+
+/*
+ * The manifest a release file belongs to: FILE itself when it is a plugin.toml, the plugin.toml
+ * beside it when FILE is a release's plugin; NULL for other files (an index is signed for any
+ * ref). A new string, or NULL.
+ */
+static char *release_manifest_of(const char *file) {
+        const char *slash = strrchr(file, '/');
+        const char *base = slash ? slash + 1 : file;
+        size_t dir_len = slash ? (size_t)(slash - file + 1) : 0;
+        char *m = NULL;
+
+        if (strcmp(base, RELEASE_MANIFEST_FILE) == 0)
+                return strdup(file);
+        if (strcmp(base, RELEASE_BINARY_FILE) != 0)
+                return NULL;
+        if (asprintf(&m, "%.*s%s", (int)dir_len, file, RELEASE_MANIFEST_FILE) < 0)
+                return NULL;
+        if (access(m, F_OK) < 0) {
+                free(m);
+                return NULL;
+        }
+        return m;
+}
+
+/*
+ * lockd installs a release only when its certificates' ref is refs/tags/<name>/v<version> of
+ * its own manifest: a release signed with another ref is refused there (RELEASE_E_TAG), long
+ * after the signing. Checked here first, so the mistake shows where it is made. -EINVAL after
+ * printing why, or 0. The tests' signer (LOCKD_SIGN_BREAKS) signs such mismatches on purpose,
+ * and only warns.
+ */
+static int check_ref(const char *file, const char *ref) {
+        _cleanup_free_ char *manifest_path = release_manifest_of(file), *want = NULL;
+        _cleanup_free_ uint8_t *text = NULL;
+        _cleanup_(manifest_freep) Manifest *m = NULL;
+        ManifestDiag diag = {};
+        size_t len;
+        int r;
+
+        if (!manifest_path)
+                return 0;
+        r = read_file(manifest_path, &text, &len);
+        if (r < 0) {
+                fprintf(stderr, "lockd-sign: cannot read %s: %s\n", manifest_path, strerror(-r));
+                return r;
+        }
+        if (manifest_parse((const char *)text, len, &m, &diag) < 0) {
+                fprintf(stderr, "lockd-sign: %s: not a valid manifest (%s, %u:%u): lockd would "
+                                "refuse the release\n",
+                        manifest_path, diag.message, diag.line, diag.column);
+                return -EINVAL;
+        }
+        if (asprintf(&want, "refs/tags/%s/v%s", m->name, m->version) < 0)
+                return -ENOMEM;
+        if (strcmp(want, ref) == 0)
+                return 0;
+        fprintf(stderr,
+                "lockd-sign: %s --ref %s does not match %s (name %s, version %s): lockd wants "
+                "--ref %s, and refuses the release otherwise (RELEASE_E_TAG)\n",
+#ifdef LOCKD_SIGN_BREAKS
+                "warning:",
+#else
+                "error:",
+#endif
+                ref, manifest_path, m->name, m->version, want);
+#ifdef LOCKD_SIGN_BREAKS
+        return 0;
+#else
+        return -EINVAL;
+#endif
 }
 
 static int cmd_sign(int argc, char **argv) {
@@ -824,9 +919,304 @@ static int cmd_sign(int argc, char **argv) {
                 fail("cannot load the instance (run init first)");
                 return 1;
         }
+        /* Every file is checked before any is signed: a refusal leaves no half-signed release. */
+        for (int i = optind + 1; i < argc; i++) {
+                if (access(argv[i], R_OK) < 0) {
+                        fprintf(stderr, "lockd-sign: cannot read %s: %s\n", argv[i],
+                                strerror(errno));
+                        return 1;
+                }
+                if (check_ref(argv[i], ref) < 0)
+                        return 1;
+        }
         for (int i = optind + 1; i < argc; i++)
                 if (sign_file(&in, argv[i], identity, issuer, ref, brk) < 0)
                         return 1;
+        return 0;
+}
+
+/* The releases of an index: name, version and the two digests, sorted by name then version. */
+typedef struct IndexEntry {
+        char name[256];
+        char version[64];
+        char manifest_sha256[65], binary_sha256[65];
+} IndexEntry;
+
+static int entry_cmp(const void *a, const void *b) {
+        const IndexEntry *x = a, *y = b;
+        int c = strcmp(x->name, y->name);
+
+        return c != 0 ? c : index_version_compare(x->version, y->version);
+}
+
+/* "30d", "12h", "90m", "3600s": seconds; or an RFC 3339 UTC time: seconds from now to it. */
+static int parse_expires(const char *s, int64_t now, int64_t *ret) {
+        char *end = NULL;
+        long long n;
+        int64_t t;
+
+        if (index_parse_time(s, &t) == 0) {
+                *ret = t;
+                return 0;
+        }
+        errno = 0;
+        n = strtoll(s, &end, 10);
+        if (errno != 0 || end == s || n < 1 || n > 3650LL * DAY || !end[0] || end[1])
+                return -EINVAL;
+        switch (end[0]) {
+        case 'd':
+                n *= DAY;
+                break;
+        case 'h':
+                n *= 3600;
+                break;
+        case 'm':
+                n *= 60;
+                break;
+        case 's':
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (n > 3650LL * DAY)
+                return -EINVAL;
+        *ret = now + n;
+        return 0;
+}
+
+/*
+ * Reads DIR/releases/<name>/<version>/ into *ret (a new array of *ret_n): each release's
+ * plugin.toml must parse and name that very name and version, and its plugin must exist;
+ * directories starting with '.' are skipped. 0, or -EINVAL after printing why.
+ */
+static int scan_releases(const char *dir, IndexEntry **ret, size_t *ret_n) {
+        _cleanup_free_ char *top = NULL;
+        _cleanup_free_ IndexEntry *v = NULL;
+        size_t n = 0;
+        DIR *d, *vd;
+        struct dirent *de, *ve;
+
+        if (asprintf(&top, "%s/releases", dir) < 0)
+                return -ENOMEM;
+        d = opendir(top);
+        if (!d) {
+                fprintf(stderr, "lockd-sign: cannot read %s: %s\n", top, strerror(errno));
+                return -EINVAL;
+        }
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *ndir = NULL;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                if (!manifest_name_valid(de->d_name)) {
+                        fprintf(stderr, "lockd-sign: %s/%s: not a plugin name\n", top,
+                                de->d_name);
+                        closedir(d);
+                        return -EINVAL;
+                }
+                if (asprintf(&ndir, "%s/%s", top, de->d_name) < 0 || !(vd = opendir(ndir))) {
+                        fprintf(stderr, "lockd-sign: cannot read %s/%s\n", top, de->d_name);
+                        closedir(d);
+                        return -EINVAL;
+                }
+                while ((ve = readdir(vd))) {
+                        _cleanup_free_ char *mpath = NULL, *bpath = NULL;
+                        _cleanup_free_ uint8_t *mtext = NULL, *btext = NULL;
+                        _cleanup_(manifest_freep) Manifest *m = NULL;
+                        ManifestDiag diag = {};
+                        uint8_t digest[32];
+                        size_t mlen, blen;
+                        IndexEntry *grown;
+                        int r;
+
+                        if (ve->d_name[0] == '.')
+                                continue;
+                        if (asprintf(&mpath, "%s/%s/%s", ndir, ve->d_name,
+                                     RELEASE_MANIFEST_FILE) < 0 ||
+                            asprintf(&bpath, "%s/%s/%s", ndir, ve->d_name, RELEASE_BINARY_FILE) <
+                                    0) {
+                                closedir(vd);
+                                closedir(d);
+                                return -ENOMEM;
+                        }
+                        r = read_file(mpath, &mtext, &mlen);
+                        if (r >= 0)
+                                r = read_file(bpath, &btext, &blen);
+                        if (r < 0) {
+                                fprintf(stderr, "lockd-sign: cannot read %s: %s\n",
+                                        mtext ? bpath : mpath, strerror(-r));
+                                closedir(vd);
+                                closedir(d);
+                                return -EINVAL;
+                        }
+                        if (manifest_parse((const char *)mtext, mlen, &m, &diag) < 0 ||
+                            strcmp(m->name, de->d_name) != 0 ||
+                            strcmp(m->version, ve->d_name) != 0) {
+                                fprintf(stderr,
+                                        "lockd-sign: %s: %s\n", mpath,
+                                        m ? "names another plugin or version than its directory"
+                                          : diag.message);
+                                closedir(vd);
+                                closedir(d);
+                                return -EINVAL;
+                        }
+                        grown = n < INDEX_RELEASES_MAX ? reallocarray(v, n + 1, sizeof(*v)) : NULL;
+                        if (!grown) {
+                                closedir(vd);
+                                closedir(d);
+                                return fail("out of memory, or more releases than an index "
+                                            "lists");
+                        }
+                        v = grown;
+                        memset(&v[n], 0, sizeof(v[n]));
+                        snprintf(v[n].name, sizeof(v[n].name), "%s", m->name);
+                        snprintf(v[n].version, sizeof(v[n].version), "%s", m->version);
+                        sha256(mtext, mlen, digest);
+                        hex_encode(digest, 32, v[n].manifest_sha256);
+                        sha256(btext, blen, digest);
+                        hex_encode(digest, 32, v[n].binary_sha256);
+                        n++;
+                }
+                closedir(vd);
+        }
+        closedir(d);
+        if (n > 0)
+                qsort(v, n, sizeof(*v), entry_cmp);
+        *ret = TAKE_PTR(v);
+        *ret_n = n;
+        return 0;
+}
+
+/*
+ * index DIR --name M [--expires 30d|TIME] [--signer S --identity URI --issuer URL --ref REF]:
+ * writes DIR/index.json listing every release under DIR/releases/ with its digests, its version
+ * one above the DIR/index.json it replaces (1 for the first), expiring after the given time
+ * (30 days by default), and with --signer signs it into DIR/index.json.sigstore.json.
+ */
+static int cmd_index(int argc, char **argv) {
+        static const struct option opts[] = {
+                {"name", required_argument, NULL, 'n'},
+                {"expires", required_argument, NULL, 'e'},
+                {"signer", required_argument, NULL, 'S'},
+                {"identity", required_argument, NULL, 'i'},
+                {"issuer", required_argument, NULL, 's'},
+                {"ref", required_argument, NULL, 'r'},
+                {"help", no_argument, NULL, 'h'},
+                {},
+        };
+        const char *name = NULL, *expires_arg = "30d", *signer = NULL, *identity = NULL,
+                   *issuer = NULL, *ref = NULL, *dir;
+        _cleanup_free_ char *path = NULL, *old = NULL, *text = NULL;
+        _cleanup_free_ IndexEntry *entries = NULL;
+        _cleanup_(json_decrefp) json_t *root = NULL, *releases = NULL;
+        _cleanup_(index_freep) MarketplaceIndex *prev = NULL;
+        int64_t now = (int64_t)time(NULL), expires;
+        char expires_text[INDEX_TIME_SIZE];
+        uint64_t version = 1;
+        size_t n = 0, old_len;
+        ReleaseError err = {};
+        int c, r;
+
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'n':
+                        name = optarg;
+                        break;
+                case 'e':
+                        expires_arg = optarg;
+                        break;
+                case 'S':
+                        signer = optarg;
+                        break;
+                case 'i':
+                        identity = optarg;
+                        break;
+                case 's':
+                        issuer = optarg;
+                        break;
+                case 'r':
+                        ref = optarg;
+                        break;
+                case 'h':
+                        return usage(stdout, 0);
+                default:
+                        return usage(stderr, 2);
+                }
+        }
+        if (!name || argc - optind != 1 || (signer && (!identity || !issuer || !ref)) ||
+            (!signer && (identity || issuer || ref)))
+                return usage(stderr, 2);
+        dir = argv[optind];
+        if (!marketplace_name_valid(name)) {
+                fprintf(stderr, "lockd-sign: --name %s is not a marketplace name "
+                                "([a-z0-9][a-z0-9-]{0,63})\n", name);
+                return 2;
+        }
+        if (parse_expires(expires_arg, now, &expires) < 0 ||
+            index_format_time(expires, expires_text) < 0) {
+                fprintf(stderr, "lockd-sign: --expires %s is neither a duration (30d, 12h, 90m, "
+                                "3600s) nor a time as YYYY-MM-DDTHH:MM:SSZ\n", expires_arg);
+                return 2;
+        }
+        if (asprintf(&path, "%s/%s", dir, INDEX_FILE) < 0)
+                return 1;
+
+        /* The version only ever rises: lockd refuses an index older than one it verified, so
+         * an index written with a lower version would never be installed from again. */
+        r = read_file(path, (uint8_t **)&old, &old_len);
+        if (r >= 0) {
+                if (index_parse(old, old_len, &prev, &err) < 0) {
+                        fprintf(stderr, "lockd-sign: %s exists and does not parse (%s): its "
+                                        "version is unknown, so it is not replaced (remove it to "
+                                        "start again at version 1, which lockd refuses where it "
+                                        "verified a newer one)\n", path, err.message);
+                        return 1;
+                }
+                if (prev->version >= INDEX_VERSION_MAX)
+                        return fail("the index's version is at its maximum");
+                version = prev->version + 1;
+        } else if (r != -ENOENT) {
+                fprintf(stderr, "lockd-sign: cannot read %s: %s\n", path, strerror(-r));
+                return 1;
+        }
+
+        r = scan_releases(dir, &entries, &n);
+        if (r < 0)
+                return 1;
+        releases = json_array();
+        if (!releases)
+                return 1;
+        for (size_t i = 0; i < n; i++)
+                if (json_array_append_new(
+                            releases,
+                            json_pack("{s:s, s:s, s:s, s:s}", "name", entries[i].name, "version",
+                                      entries[i].version, "manifest_sha256",
+                                      entries[i].manifest_sha256, "binary_sha256",
+                                      entries[i].binary_sha256)) < 0)
+                        return 1;
+        root = json_pack("{s:s, s:I, s:s, s:O}", "name", name, "version", (json_int_t)version,
+                         "expires", expires_text, "releases", releases);
+        text = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+        if (!text)
+                return 1;
+        r = write_file(path, text, strlen(text), 0644);
+        if (r < 0) {
+                fprintf(stderr, "lockd-sign: cannot write %s: %s\n", path, strerror(-r));
+                return 1;
+        }
+        printf("wrote %s: marketplace %s, version %" PRIu64 ", %zu release%s, expires %s\n",
+               path, name, version, n, n == 1 ? "" : "s", expires_text);
+        if (signer) {
+                _cleanup_(instance_done) Instance in = {};
+
+                if (instance_load(signer, &in) < 0) {
+                        fail("cannot load the instance (run init first)");
+                        return 1;
+                }
+                if (sign_file(&in, path, identity, issuer, ref, BREAK_NONE) < 0)
+                        return 1;
+        }
         return 0;
 }
 
@@ -835,6 +1225,8 @@ int main(int argc, char **argv) {
                 return usage(stdout, 0);
         if (argc == 3 && strcmp(argv[1], "init") == 0)
                 return cmd_init(argv[2]) < 0 ? 1 : 0;
+        if (argc >= 3 && strcmp(argv[1], "index") == 0)
+                return cmd_index(argc - 1, argv + 1);
         if (argc < 3 || strcmp(argv[1], "sign") != 0)
                 return usage(stderr, 2);
         return cmd_sign(argc - 1, argv + 1);

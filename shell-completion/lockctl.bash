@@ -54,7 +54,8 @@ _lockctl() {
                 return
         fi
         case $verb${sub:+ $sub} in
-        "plugin test") opts+=" --input --inputs --expect --fixtures --plugin --scope" ;;
+        "plugin test") opts+=" --input --inputs --expect --fixtures --plugin --scope --stderr" ;;
+        "plugin lint") opts+=" --source" ;;
         "plugin new") opts+=" --lang --protocol --dir --sdk" ;;
         "plugin install") opts+=" --marketplace --index --accept-name" ;;
         "plugin remove") opts+=" --version" ;;
@@ -62,6 +63,7 @@ _lockctl() {
         "marketplace lint") opts+=" --identity" ;;
         "marketplace add") opts+=" --issuer --identity --trusted-root --force" ;;
         grant) opts+=" --agent --label --budget --ttl --auto" ;;
+        tickets) opts+=" --state --agent --limit --cursor --all" ;;
         "budget reset" | approve) opts+=" --yes" ;;
         "agent run") opts="--user --property --help" ;;
         "audit verify") opts+=" --state-dir" ;;

@@ -18,6 +18,8 @@ complete -c lockctl -n "__fish_seen_subcommand_from test" -l inputs -r -F -d "a 
 complete -c lockctl -n "__fish_seen_subcommand_from test" -l expect -x -a "1 0" -d "the expected answer"
 complete -c lockctl -n "__fish_seen_subcommand_from test" -l fixtures -d "every fixture of fixtures/one and fixtures/zero"
 complete -c lockctl -n "__fish_seen_subcommand_from test" -l plugin -r -F -d "the binary instead of DIR/plugin"
+complete -c lockctl -n "__fish_seen_subcommand_from test" -l stderr -d "show the plugin's stderr"
+complete -c lockctl -n "__fish_seen_subcommand_from plugin; and __fish_seen_subcommand_from lint" -l source -r -F -d "the import check of a source directory"
 complete -c lockctl -n "__fish_seen_subcommand_from new" -l lang -x -a "c go" -d "the plugin's language"
 complete -c lockctl -n "__fish_seen_subcommand_from new" -l protocol -x -a "1 2" -d "the contract's protocol"
 complete -c lockctl -n "__fish_seen_subcommand_from new" -l dir -r -F -d "the new directory"
@@ -32,6 +34,11 @@ complete -c lockctl -n "__fish_seen_subcommand_from grant" -l label -r
 complete -c lockctl -n "__fish_seen_subcommand_from grant" -l budget -r
 complete -c lockctl -n "__fish_seen_subcommand_from grant" -l ttl -r
 complete -c lockctl -n "__fish_seen_subcommand_from grant" -l auto
+complete -c lockctl -n "__fish_seen_subcommand_from tickets" -l state -r -a "pending running done denied cancelled expired"
+complete -c lockctl -n "__fish_seen_subcommand_from tickets" -l agent -r
+complete -c lockctl -n "__fish_seen_subcommand_from tickets" -l limit -r
+complete -c lockctl -n "__fish_seen_subcommand_from tickets" -l cursor -r
+complete -c lockctl -n "__fish_seen_subcommand_from tickets" -l all
 complete -c lockctl -n "__fish_seen_subcommand_from approve reset" -l yes
 complete -c lockctl -n "__fish_seen_subcommand_from run; and __fish_seen_subcommand_from agent" -l user -r -a "(__fish_complete_users)"
 complete -c lockctl -n "__fish_seen_subcommand_from verify" -l state-dir -r -F

@@ -29,6 +29,8 @@ expect "lockctl plugin t" "test " "$src/lockctl.bash" _lockctl lockctl plugin t
 expect "lockctl plugin n" "new " "$src/lockctl.bash" _lockctl lockctl plugin n
 expect "lockctl plugin new x --l" "--lang " "$src/lockctl.bash" _lockctl lockctl plugin new x --l
 expect "lockctl --json ma" "marketplace " "$src/lockctl.bash" _lockctl lockctl --json ma
+expect "lockctl plugin test D F --st" "--stderr " "$src/lockctl.bash" _lockctl lockctl plugin test d f --st
+expect "lockctl plugin lint --so" "--source " "$src/lockctl.bash" _lockctl lockctl plugin lint --so
 expect "lockctl grant F --a" "--agent --auto " "$src/lockctl.bash" _lockctl lockctl grant f --a
 expect "lockctl budget r" "reset " "$src/lockctl.bash" _lockctl lockctl budget r
 expect "lockctl agent run --u" "--user " "$src/lockctl.bash" _lockctl lockctl agent run --u

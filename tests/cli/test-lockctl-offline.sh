@@ -317,5 +317,67 @@ else
         not_ok "audit verify --json: exit $rc, $audit_json"
 fi
 
+# plugin lint --source, the import check: what it refuses before reading anything, and its
+# errors on sources and binaries that need no compiler to make.
+expect "lint --source without a directory" 2 "" "lockctl plugin lint --source SRC_DIR" -- \
+        plugin lint --source
+expect "lint --source: a missing directory" 2 "" "$work/missing: No such file or directory" -- \
+        plugin lint --source "$work/missing"
+expect "lint --source: two release directories" 2 "" "usage: lockctl plugin lint" -- \
+        plugin lint --source "$rel" "$rel" "$rel"
+expect "lint: an unknown option" 2 "" "unknown option '--bogus'" -- plugin lint "$rel" --bogus
+expect "lint --source: a C plugin without its binary" 2 "" "nobin/plugin: No such file or directory" -- \
+        plugin lint --source "$work/nobin"
+expect "lint --source: a binary that is not ELF" 1 "error: ELF_INVALID: $rel/plugin is not an x86-64 ELF executable" "" -- \
+        plugin lint --source "$rel"
+expect "lint --source: the binary of RELEASE_DIR is the one read" 1 "error: ELF_INVALID: $rel/plugin is not an x86-64 ELF executable" "" -- \
+        plugin lint --source "$work/nobin" "$rel"
+gosrc=$work/gosrc
+mkdir -p "$gosrc/internal/util" "$gosrc/testdata" "$gosrc/.hidden" "$gosrc/_skip"
+printf 'module example.com/acme/x // the module\n\ngo 1.19\n' >"$gosrc/go.mod"
+printf 'package main\n\nimport (\n\t"fmt"\n\t"os"\n\n\t"example.com/acme/x/internal/util"\n\t"lockd/sdk"\n)\n' >"$gosrc/main.go"
+printf 'package util\n\nimport "bytes"\n' >"$gosrc/internal/util/util.go"
+for d in testdata .hidden _skip; do printf 'package x\nimport "net"\n' >"$gosrc/$d/x.go"; done
+printf 'package main\nimport "net"\n' >"$gosrc/_x.go"
+expect "lint --source: a Go module within the allow-list" 0 "ok" "" -- plugin lint --source "$gosrc"
+printf 'package util\n\nimport (\n\t"bytes"\n\tsys "syscall" // raw calls\n)\n' >"$gosrc/internal/util/util.go"
+expect "lint --source: a denied import in another package of the module" 1 \
+        "error: IMPORT_DENIED: syscall (internal/util/util.go:5:6)" "" -- plugin lint --source "$gosrc"
+lint_json=$(timeout 20 "$lockctl" plugin lint --source "$gosrc" --json 2>/dev/null) && rc=0 || rc=$?
+if [ "$rc" = 1 ] && printf '%s' "$lint_json" | grep -q '"ok": false' &&
+        printf '%s' "$lint_json" | grep -qF '"error: IMPORT_DENIED: syscall (internal/util/util.go:5:6)"'; then
+        ok "lint --source --json: {ok: false, errors}, exit 1"
+else
+        not_ok "lint --source --json: exit $rc, $lint_json"
+fi
+printf 'package util\n\nimport "bytes\n' >"$gosrc/internal/util/util.go"
+expect "lint --source: a Go file that does not parse" 1 \
+        "error: GO_SYNTAX: string literal not terminated (internal/util/util.go:3:8)" "" -- \
+        plugin lint --source "$gosrc"
+rm "$gosrc/internal/util/util.go"
+printf 'module net/evil\n' >"$gosrc/go.mod"
+expect "lint --source: a module named under the standard library's names" 1 \
+        "error: GO_MOD: module net/evil: a path under the standard library's or the SDK's names is not a plugin's own (go.mod)" "" -- \
+        plugin lint --source "$gosrc"
+printf 'go 1.19\n' >"$gosrc/go.mod"
+expect "lint --source: a go.mod without a module" 1 \
+        "error: GO_MOD: go.mod has no module directive (go.mod:0:0)" "" -- plugin lint --source "$gosrc"
+printf 'module example.com/acme/x\n' >"$gosrc/go.mod"
+: >"$gosrc/internal/util/fast_amd64.s"
+expect "lint --source: assembly is refused" 1 \
+        "error: FILE_DENIED: internal/util/fast_amd64.s (assembly or an object file: linked into the plugin past the import check)" "" -- \
+        plugin lint --source "$gosrc"
+for args in "plugin lint --help" "plugin test -h" "plugin new --help"; do
+        # shellcheck disable=SC2086
+        out=$(timeout 20 "$lockctl" $args 2>/dev/null)
+        case $args in
+        *lint*) want="--source" ;;
+        *test*) want="--stderr" ;;
+        *) want="--sdk" ;;
+        esac
+        if printf '%s' "$out" | grep -q -- "$want"; then ok "lockctl $args names $want"; else
+                not_ok "lockctl $args does not name $want: $out"; fi
+done
+
 echo "1..$n"
 [ "$failed" = 0 ]
