@@ -33,6 +33,7 @@ result() {
 fixture() {
         want=$1
         file=$2
+        label=$3
         set -- "$lockctl" plugin test "$src" "$file" --plugin "$rel/plugin" --json
         [ -f "$file.inputs.json" ] && set -- "$@" --inputs "$file.inputs.json"
         "$@" >"$log" 2>&1
@@ -54,7 +55,7 @@ if got == "plugin_error" and r.get("cause") == "timeout":
     print("plugin_error by the timeout: the plugin did not end within its limits")
     sys.exit(1)
 PY
-        result $? "$want: $3"
+        result $? "$want: $label"
 }
 
 "$lockctl" plugin lint "$rel" >"$log" 2>&1

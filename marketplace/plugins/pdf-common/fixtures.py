@@ -159,6 +159,41 @@ def deflate_bomb():
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream"])
 
 
+def scan_600dpi():
+    """A letter page scanned at 600 dpi: a 5100 x 6600 RGB image (101 MB decoded), all white."""
+    w, h = 5100, 6600
+    z = zlib.compressobj(9)
+    row = b"\xff" * (w * 3)
+    data = b"".join(z.compress(row) for _ in range(h)) + z.flush()
+    img = (b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB"
+           b" /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n" % (w, h, len(data))
+           + data + b"\nendstream")
+    return with_image(b"q 612 0 0 792 0 0 cm /Im1 Do Q", img)
+
+
+def image_65535():
+    """An image claiming 65535 x 65535 RGB pixels (12 GiB) with 1000 bytes of data."""
+    data = zlib.compress(b"\0" * 1000)
+    img = (b"<< /Type /XObject /Subtype /Image /Width 65535 /Height 65535 /ColorSpace /DeviceRGB"
+           b" /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n" % len(data)
+           + data + b"\nendstream")
+    return with_image(b"q 612 0 0 792 0 0 cm /Im1 Do Q", img)
+
+
+def ghostscript_pages(n):
+    """n pages of text as Ghostscript's pdfwrite makes them (embedded subset fonts, compressed
+    streams), NEEDLE on the last page only."""
+    ps = ("/Times-Roman findfont 11 scalefont setfont 1 1 %d { /n exch def 72 720 moveto"
+          " (Page ) show n 10 string cvs show 40 { 72 700 moveto (The quick brown fox jumps over"
+          " the lazy dog, line after line.) show } repeat n %d eq { 72 100 moveto (%s) show } if"
+          " showpage } for\n" % (n, n, NEEDLE))
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.pdf")
+        subprocess.run(["gs", "-q", "-dNOPAUSE", "-dBATCH", "-dSAFER", "-sDEVICE=pdfwrite",
+                        "-sOutputFile=" + out, "-"], input=ps.encode(), check=True)
+        return open(out, "rb").read()
+
+
 def hostile(plugin, put):
     """The hostile inputs, each in the directory its answer belongs to for this plugin."""
     painted = b"0 g 10 10 5 5 re f"
@@ -184,7 +219,6 @@ def hostile(plugin, put):
             b" /AA << /O << /S /JavaScript /JS (app.alert(1)) >> >>"))
         put("zero", "100000-pages.pdf", hostile_pages(put, 100000, painted, painted))
         put("zero", "deflate-bomb-content.pdf", deflate_bomb())
-        put("zero", "page-tree-loop.pdf", page_tree_loop())
     elif plugin == "pdf.has-embedded-files":
         put("one", "100000-pages-last-has-attachment.pdf", hostile_pages(
             put, 100000, painted, painted,
@@ -192,12 +226,177 @@ def hostile(plugin, put):
             b" /FS << /Type /Filespec /F (a.txt) >> >>]"))
         put("zero", "100000-pages.pdf", hostile_pages(put, 100000, painted, painted))
         put("zero", "deflate-bomb-content.pdf", deflate_bomb())
-    if plugin in ("pdf.has-blank-page", "pdf.contains", "pdf.has-text-layer",
-                  "pdf.has-embedded-files"):
+    # Large and hostile documents every plugin reads: the answer each gives.
+    answers = {"pdf.has-blank-page": ("zero", "one", "zero"), "pdf.contains": ("one", "zero", "zero"),
+               "pdf.has-text-layer": ("one", "zero", "zero")}
+    text3000, scan, huge = answers.get(plugin, ("zero", "zero", "zero"))
+    put(text3000, "ghostscript-3000-pages.pdf", ghostscript_pages(3000))
+    put(scan, "scan-600dpi-white.pdf", scan_600dpi())
+    put(huge, "image-65535x65535.pdf", image_65535())
+    if plugin != "pdf.is-encrypted":
         put("error", "page-tree-loop.pdf", page_tree_loop())
 
 
-SMALL = {"pdf.has-blank-page": blank_page}
+def contains(put):
+    put("one", "one-line.pdf", text_pdf(TEXT))
+    put("one", "across-lines.pdf", text_pdf(
+        b"BT /F1 12 Tf 72 720 Td (Report of Jane) Tj 0 -14 Td (Roe and others) Tj ET"))
+    put("one", "kerned-segments.pdf", text_pdf(
+        b"BT /F1 12 Tf 72 720 Td [(Ja) -20 (ne) -250 (R) 10 (oe)] TJ ET"))
+    put("one", "on-third-page.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (nothing) Tj ET",
+                                             b"", TEXT))
+    put("one", "invisible-ocr-layer.pdf", with_image(
+        b"q 612 0 0 792 0 0 cm /Im1 Do Q BT 3 Tr /F1 12 Tf 72 720 Td (Jane Roe) Tj ET",
+        image(8, 8, 200)))
+    put("one", "form-xobject.pdf", pages(
+        [b"/Fm1 Do"],
+        resources=b"<< /XObject << /Fm1 7 0 R >> >>",
+        extra_objects=[stream(TEXT, b" /Type /XObject /Subtype /Form /BBox [0 0 612 792]"
+                                    b" /Resources << /Font << /F1 4 0 R >> >>")])[0])
+    put("one", "compressed-objstm.pdf", objstm(text_pdf(TEXT)))
+    put("one", "owner-password-only.pdf", owner_only(text_pdf(TEXT)))
+    put("one", "extra-spaces.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (Jane     Roe) Tj ET"))
+    put("zero", "absent.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (Quarterly report) Tj ET"))
+    put("zero", "other-case.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (jane roe) Tj ET"))
+    put("zero", "split-across-pages.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (Jane) Tj ET",
+                                                   b"BT /F1 12 Tf 72 720 Td (Roe) Tj ET"))
+    put("zero", "scan-only.pdf", with_image(b"q 612 0 0 792 0 0 cm /Im1 Do Q", image(8, 8, 90)))
+    put("zero", "only-in-metadata.pdf", pages(
+        [b"BT /F1 12 Tf 72 720 Td (Quarterly report) Tj ET"],
+        extra_objects=[b"<< /Title (Jane Roe) /Author (Jane Roe) >>"],
+        trailer_extra=b" /Info 7 0 R")[0])
+    put("zero", "outside-media-box.pdf", text_pdf(b"BT /F1 12 Tf 900 900 Td (Jane Roe) Tj ET"))
+    put("zero", "in-a-comment.pdf", text_pdf(b"% Jane Roe\nBT /F1 12 Tf 72 720 Td (report) Tj ET"))
+    put("zero", "without-space.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (JaneRoe) Tj ET"))
+    common_errors(put)
+
+
+def text_layer(put):
+    put("one", "text.pdf", text_pdf(TEXT))
+    put("one", "invisible-ocr-layer.pdf", with_image(
+        b"q 612 0 0 792 0 0 cm /Im1 Do Q BT 3 Tr /F1 12 Tf 72 720 Td (scanned words) Tj ET",
+        image(8, 8, 200)))
+    put("one", "white-text.pdf", text_pdf(b"1 g " + TEXT))
+    put("one", "text-on-second-page.pdf", text_pdf(b"", TEXT))
+    put("one", "one-character.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (x) Tj ET"))
+    put("one", "owner-password-only.pdf", owner_only(text_pdf(TEXT)))
+    put("zero", "scan-only.pdf", with_image(b"q 612 0 0 792 0 0 cm /Im1 Do Q", image(8, 8, 90)))
+    put("zero", "blank.pdf", text_pdf(b""))
+    put("zero", "vector-drawing.pdf", text_pdf(b"0 G 2 w 72 72 m 540 720 l S 0 0 1 rg 100 100 50 50 re f"))
+    put("zero", "only-spaces.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (    ) Tj ET"))
+    put("zero", "text-outside-media-box.pdf", text_pdf(b"BT /F1 12 Tf 900 900 Td (far away) Tj ET"))
+    put("zero", "text-only-in-metadata.pdf", pages(
+        [b""], extra_objects=[b"<< /Title (A title) >>"], trailer_extra=b" /Info 7 0 R")[0])
+    common_errors(put)
+
+
+def is_encrypted(put):
+    plain = text_pdf(TEXT)
+    put("one", "user-password-aes256.pdf", user_password(plain))
+    put("one", "user-password-aes128.pdf", qpdf(plain, "--encrypt", "u", "o", "128", "--use-aes=y", "--"))
+    put("one", "user-password-rc4-128.pdf", qpdf(plain, "--allow-weak-crypto", "--encrypt", "u", "o", "128", "--use-aes=n", "--"))
+    put("one", "owner-only-aes256.pdf", owner_only(plain))
+    put("one", "owner-only-rc4-40.pdf", qpdf(plain, "--allow-weak-crypto", "--encrypt", "", "o", "40", "--"))
+    put("one", "owner-only-objstm.pdf", qpdf(plain, "--object-streams=generate", "--encrypt", "", "o", "256", "--"))
+    put("zero", "plain.pdf", plain)
+    put("zero", "objstm.pdf", objstm(plain))
+    put("zero", "encrypt-in-text.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (/Encrypt 5 0 R) Tj ET"))
+    put("zero", "encrypt-in-info.pdf", pages(
+        [TEXT], extra_objects=[b"<< /Title (Encrypt) /Encrypt (no) >>"],
+        trailer_extra=b" /Info 7 0 R")[0])
+    common_errors(put, locked_is_error=False)
+
+
+JS = b"<< /S /JavaScript /JS (app.alert\\(1\\)) >>"
+
+
+def has_javascript(put):
+    put("one", "open-action.pdf", pages([TEXT], catalog_extra=b" /OpenAction " + JS)[0])
+    put("one", "name-tree.pdf", pages(
+        [TEXT], catalog_extra=b" /Names << /JavaScript << /Names [(init) 7 0 R] >> >>",
+        extra_objects=[JS])[0])
+    put("one", "name-tree-kids.pdf", pages(
+        [TEXT], catalog_extra=b" /Names << /JavaScript << /Kids [7 0 R] >> >>",
+        extra_objects=[b"<< /Limits [(a) (z)] /Names [(init) 8 0 R] >>", JS])[0])
+    put("one", "link-annotation.pdf", pages(
+        [TEXT], extra_page=b" /Annots [<< /Type /Annot /Subtype /Link /Rect [0 0 100 100] /A "
+        + JS + b" >>]")[0])
+    put("one", "page-open-aa.pdf", pages([TEXT], extra_page=b" /AA << /O " + JS + b" >>")[0])
+    put("one", "widget-keystroke-aa.pdf", pages(
+        [TEXT], extra_page=b" /Annots [7 0 R]",
+        catalog_extra=b" /AcroForm << /Fields [7 0 R] >>",
+        extra_objects=[b"<< /Type /Annot /Subtype /Widget /FT /Tx /T (f) /Rect [0 0 100 20]"
+                       b" /P 5 0 R /AA << /K " + JS + b" >> >>"])[0])
+    put("one", "next-chain.pdf", pages(
+        [TEXT], catalog_extra=b" /OpenAction << /S /URI /URI (https://example.org/) /Next [<< /S"
+        b" /Named /N /NextPage >> " + JS + b"] >>")[0])
+    put("one", "outline-item.pdf", pages(
+        [TEXT], catalog_extra=b" /Outlines 7 0 R",
+        extra_objects=[b"<< /Type /Outlines /First 8 0 R /Last 8 0 R /Count 1 >>",
+                       b"<< /Title (Start) /Parent 7 0 R /A " + JS + b" >>"])[0])
+    put("one", "document-aa.pdf", pages([TEXT], catalog_extra=b" /AA << /WC " + JS + b" >>")[0])
+    put("one", "in-object-stream.pdf", objstm(pages([TEXT], catalog_extra=b" /OpenAction 7 0 R",
+                                                    extra_objects=[JS])[0]))
+    put("one", "owner-password-only.pdf", owner_only(
+        pages([TEXT], catalog_extra=b" /OpenAction 7 0 R", extra_objects=[JS])[0]))
+    put("one", "js-stream.pdf", pages(
+        [TEXT], catalog_extra=b" /OpenAction << /S /JavaScript /JS 7 0 R >>",
+        extra_objects=[stream(b"app.alert(1);")])[0])
+    put("zero", "plain.pdf", text_pdf(TEXT))
+    put("zero", "javascript-in-text.pdf", text_pdf(
+        b"BT /F1 12 Tf 72 720 Td (/S /JavaScript /JS app.alert) Tj ET"))
+    put("zero", "uri-action.pdf", pages(
+        [TEXT], catalog_extra=b" /OpenAction << /S /URI /URI (https://example.org/) >>")[0])
+    put("zero", "unreachable-object.pdf", pages([TEXT], extra_objects=[JS])[0])
+    put("zero", "empty-name-tree.pdf", pages(
+        [TEXT], catalog_extra=b" /Names << /JavaScript << /Names [] >> >>")[0])
+    put("zero", "named-destinations.pdf", pages(
+        [TEXT], catalog_extra=b" /Names << /Dests << /Names [(intro) [5 0 R /Fit]] >> >>")[0])
+    put("zero", "owner-password-only.pdf", owner_only(text_pdf(TEXT)))
+    common_errors(put)
+    put("error", "user-password-with-javascript.pdf", user_password(
+        pages([TEXT], catalog_extra=b" /OpenAction " + JS)[0]))
+
+
+FILESPEC = (b"<< /Type /Filespec /F (notes.txt) /UF (notes.txt) /EF << /F 8 0 R >> >>")
+EMBEDDED = stream(b"hello\n", b" /Type /EmbeddedFile")
+
+
+def has_embedded_files(put):
+    put("one", "name-tree.pdf", pages(
+        [TEXT], catalog_extra=b" /Names << /EmbeddedFiles << /Names [(notes.txt) 7 0 R] >> >>",
+        extra_objects=[FILESPEC, EMBEDDED])[0])
+    put("one", "name-tree-kids.pdf", pages(
+        [TEXT], catalog_extra=b" /Names << /EmbeddedFiles << /Kids [9 0 R] >> >>",
+        extra_objects=[FILESPEC, EMBEDDED,
+                       b"<< /Limits [(a) (z)] /Names [(notes.txt) 7 0 R] >>"])[0])
+    put("one", "file-attachment-annotation.pdf", pages(
+        [TEXT, TEXT], extra_page=[b"", b" /Annots [<< /Type /Annot /Subtype /FileAttachment"
+                                        b" /Rect [0 0 20 20] /FS 9 0 R >>]"],
+        extra_objects=[FILESPEC.replace(b"8 0 R", b"10 0 R"), EMBEDDED])[0])
+    put("one", "in-object-stream.pdf", objstm(pages(
+        [TEXT], catalog_extra=b" /Names << /EmbeddedFiles << /Names [(notes.txt) 7 0 R] >> >>",
+        extra_objects=[FILESPEC, EMBEDDED])[0]))
+    put("one", "owner-password-only.pdf", owner_only(pages(
+        [TEXT], catalog_extra=b" /Names << /EmbeddedFiles << /Names [(notes.txt) 7 0 R] >> >>",
+        extra_objects=[FILESPEC, EMBEDDED])[0]))
+    put("zero", "plain.pdf", text_pdf(TEXT))
+    put("zero", "empty-name-tree.pdf", pages(
+        [TEXT], catalog_extra=b" /Names << /EmbeddedFiles << /Names [] >> >>")[0])
+    put("zero", "link-annotation.pdf", pages(
+        [TEXT], extra_page=b" /Annots [<< /Type /Annot /Subtype /Link /Rect [0 0 100 100]"
+        b" /A << /S /URI /URI (https://example.org/) >> >>]")[0])
+    put("zero", "launch-action-external-file.pdf", pages(
+        [TEXT], catalog_extra=b" /OpenAction << /S /Launch /F (notes.txt) >>")[0])
+    put("zero", "unreachable-filespec.pdf", pages([TEXT], extra_objects=[FILESPEC, EMBEDDED])[0])
+    put("zero", "embeddedfiles-in-text.pdf", text_pdf(
+        b"BT /F1 12 Tf 72 720 Td (/EmbeddedFiles /FileAttachment) Tj ET"))
+    common_errors(put)
+
+
+SMALL = {"pdf.has-blank-page": blank_page, "pdf.contains": contains,
+         "pdf.has-text-layer": text_layer, "pdf.is-encrypted": is_encrypted,
+         "pdf.has-javascript": has_javascript, "pdf.has-embedded-files": has_embedded_files}
 
 
 def main():

@@ -22,7 +22,6 @@ enum {
 
 #define PDF_NEEDLE_MAX 256   /* the manifest's max_bytes of `needle` */
 #define PDF_DETAIL_MAX 4096  /* what lockd keeps of the detail (lockplugin.h's LP_DETAIL_MAX) */
-#define PDF_HEAP_MAX_DEFAULT ((size_t)96 << 20)
 
 typedef struct PdfAsk {
         fz_context *ctx;

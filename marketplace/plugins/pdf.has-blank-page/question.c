@@ -15,7 +15,7 @@
 #include "pdfplugin.h"
 
 const unsigned pdf_question_flags = PDF_Q_PAGES;
-const size_t pdf_heap_max = (size_t)160 << 20;
+const size_t pdf_heap_max = (size_t)96 << 20;
 
 /* The render's size: at most 4 Mpixel (12 MiB of RGB), 72 dpi or less. */
 #define RENDER_PIXELS_MAX (4.0f * 1024 * 1024)
