@@ -10,6 +10,7 @@
 #include "codec.h"
 #include "escape.h"
 #include "lockctl-console.h"
+#include "lockctl-pages.h"
 #include "lockctl.h"
 #include "macro.h"
 
@@ -217,7 +218,9 @@ static int verb_budget_show(int argc, char **argv) {
                 if (!params)
                         return LOCKCTL_EXIT_USAGE;
         }
-        r = budget_call("budget show", "ListBudgets", params, &reply);
+        /* One content's budget is one answer; the whole list comes a page at a time. */
+        r = params ? budget_call("budget show", "ListBudgets", params, &reply)
+                   : console_call_all_pages("budget show", "ListBudgets", NULL, "budgets", &reply);
         if (r != 0)
                 return r;
         if (json)

@@ -185,10 +185,12 @@ static const char *transport_reason(int r) {
                 return "the path is too long for a Unix socket";
         case -ECONNRESET:
         case -EPIPE:
-                /* lockd tells a peer over a connection cap so (TooManyConnections); a close
-                 * without a word is its answer to a peer in no role of this socket. */
+                /* lockd tells a peer over a connection cap so (TooManyConnections), and one
+                 * whose answer is too large (ReplyTooLarge); a close without a word is its
+                 * answer to a peer in no role of this socket, or a drop it logs with its cause. */
                 return "lockd closed the connection without an answer: this user is not a "
-                       "console of lockd's policy (consoles:), or the connection was refused";
+                       "console of lockd's policy (consoles:), or lockd dropped the connection "
+                       "(its log says why: journalctl -u lockd)";
         case -ETIMEDOUT:
                 return "no answer in time";
         case -EBADMSG:
@@ -298,6 +300,12 @@ int console_print_error(const char *what, const char *error, json_t *params) {
                                 ? "the console socket has limits.console_connections open "
                                   "already"
                                 : "lockd has all the connections it takes open");
+        } else if (strcmp(name, "ReplyTooLarge") == 0) {
+                fprintf(stderr,
+                        "lockd's answer would be %lld bytes, past its output cap of %lld bytes "
+                        "(a defect of lockd: its listings page; please report it)",
+                        console_json_integer(params, "bytes", -1),
+                        console_json_integer(params, "limit", -1));
         } else if (strcmp(name, "InvalidRequest") == 0) {
                 a = param_escaped(params, "reason");
                 fprintf(stderr, "invalid request: %s", a ? a : "?");
@@ -603,4 +611,8 @@ int console_tty_read_line(const char *text, const char *prompt, bool secret, siz
         line[len] = 0;
         *ret = TAKE_PTR(line);
         return 0;
+}
+
+const char *console_transport_error(int r) {
+        return transport_reason(r);
 }

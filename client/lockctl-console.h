@@ -49,6 +49,8 @@ const char *console_socket_path(void);
  * "lockctl: cannot connect to lockd at PATH: reason" on stderr.
  */
 int console_connect(VarlinkClient **ret);
+/* Why a connection could not be made or was lost (r a negative errno), for the human. */
+const char *console_transport_error(int r);
 
 /*
  * Calls io.lockd.Console.<method> (params borrowed, may be NULL; fds sent with the call, not
@@ -146,8 +148,8 @@ int console_tty_read_line(const char *text, const char *prompt, bool secret, siz
 /* The verbs. */
 int verb_status(int argc, char **argv);
 int verb_plugin_install(int argc, char **argv);
-int verb_plugin_list(int argc, char **argv);
-int verb_plugin_remove(int argc, char **argv);
 int verb_plugin_search(int argc, char **argv);
 int verb_plugin_update(int argc, char **argv);
+int verb_plugin_list(int argc, char **argv);
+int verb_plugin_remove(int argc, char **argv);
 int verb_plugin_run(int argc, char **argv);

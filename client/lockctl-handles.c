@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lockctl-console.h"
+#include "lockctl-pages.h"
 #include "lockctl.h"
 #include "macro.h"
 
@@ -245,7 +246,7 @@ int verb_handles(int argc, char **argv) {
                                     &json);
         if (r != LOCKCTL_EXIT_OK)
                 return r;
-        r = handle_call("handles", "ListHandles", NULL, NULL, 0, &reply);
+        r = console_call_all_pages("handles", "ListHandles", NULL, "handles", &reply);
         if (r != 0)
                 return r;
         if (json)

@@ -11,6 +11,7 @@
 #include "fd-util.h"
 #include "lockctl-console.h"
 #include "lockctl-index.h"
+#include "lockctl-pages.h"
 #include "lockctl.h"
 #include "macro.h"
 #include "release.h"
@@ -76,9 +77,11 @@ int remote_marketplaces(VarlinkClient *c, const char *what, const char *only, js
                 fprintf(stderr, "lockctl: out of memory\n");
                 return LOCKCTL_EXIT_FAIL;
         }
-        r = console_call_raw(c, what, "ListMarketplaces", NULL, NULL, 0, &reply, &error);
-        if (r != 0)
-                return r;
+        r = console_all_pages_raw(c, "ListMarketplaces", NULL, "marketplaces", &reply, &error);
+        if (r < 0) {
+                fprintf(stderr, "lockctl: %s failed: lost the connection to lockd\n", what);
+                return LOCKCTL_EXIT_FAIL;
+        }
         if (error)
                 return console_print_error(what, error, reply);
         list = json_object_get(reply, "marketplaces");

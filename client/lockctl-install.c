@@ -14,6 +14,7 @@
 #include "index.h"
 #include "lockctl-console.h"
 #include "lockctl-index.h"
+#include "lockctl-pages.h"
 #include "lockctl.h"
 #include "macro.h"
 #include "manifest.h"
@@ -113,8 +114,7 @@ static json_t *find_installed(VarlinkClient *c, const char *name, const char *ve
         json_t *plugins, *p;
         size_t i;
 
-        if (console_call_raw(c, "install", "ListPlugins", NULL, NULL, 0, &reply, &error) != 0 ||
-            error)
+        if (console_all_pages_raw(c, "ListPlugins", NULL, "plugins", &reply, &error) < 0 || error)
                 return NULL;
         plugins = json_object_get(reply, "plugins");
         json_array_foreach(plugins, i, p) {
@@ -406,8 +406,10 @@ static json_t *list_installed(VarlinkClient *c, const char *what) {
         _cleanup_free_ char *error = NULL;
         json_t *plugins;
 
-        if (console_call_raw(c, what, "ListPlugins", NULL, NULL, 0, &reply, &error) != 0)
+        if (console_all_pages_raw(c, "ListPlugins", NULL, "plugins", &reply, &error) < 0) {
+                fprintf(stderr, "lockctl: %s failed: lost the connection to lockd\n", what);
                 return NULL;
+        }
         if (error) {
                 console_print_error(what, error, reply);
                 return NULL;
@@ -1008,7 +1010,7 @@ int verb_plugin_list(int argc, char **argv) {
         r = console_parse_json_only(argc, argv, "usage: lockctl plugin list [--json]", &json);
         if (r != LOCKCTL_EXIT_OK)
                 return r;
-        r = console_call_once("plugin list", "ListPlugins", NULL, NULL, 0, &reply);
+        r = console_call_all_pages("plugin list", "ListPlugins", NULL, "plugins", &reply);
         if (r != 0)
                 return r;
         if (json)

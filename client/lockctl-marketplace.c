@@ -8,6 +8,7 @@
 
 #include "identity.h"
 #include "lockctl-console.h"
+#include "lockctl-pages.h"
 #include "lockctl.h"
 #include "macro.h"
 
@@ -208,7 +209,8 @@ static int verb_marketplace_list(int argc, char **argv) {
         r = console_parse_json_only(argc, argv, "usage: lockctl marketplace list [--json]", &json);
         if (r != LOCKCTL_EXIT_OK)
                 return r;
-        r = console_call_once("marketplace list", "ListMarketplaces", NULL, NULL, 0, &reply);
+        r = console_call_all_pages("marketplace list", "ListMarketplaces", NULL, "marketplaces",
+                                   &reply);
         if (r != 0)
                 return r;
         if (json)

@@ -50,6 +50,7 @@
 #define READ_CHUNK ((size_t)64 * 1024)
 
 static void conn_kill(VarlinkConn *c);
+static void conn_fail(VarlinkConn *c, const char *cause);
 static void conn_update(VarlinkConn *c, bool data_arrived);
 static int conn_on_io(sd_event_source *source, int fd, uint32_t revents, void *userdata);
 static int conn_on_stall(sd_event_source *source, uint64_t usec, void *userdata);
@@ -166,7 +167,7 @@ static void conn_flush(VarlinkConn *c) {
                         if (errno == EINTR)
                                 continue;
                         if (errno != EAGAIN)
-                                conn_kill(c);
+                                conn_fail(c, "writing to the peer failed");
                         break;
                 }
                 c->out_start += (size_t)k;
@@ -224,7 +225,7 @@ static int conn_send(VarlinkConn *c, const json_t *m) {
                 return -ENOTCONN;
         /* A peer that does not read cannot make lockd hold its answers without bound. */
         if (c->out_len - c->out_start > c->limits.out_bytes_per_conn) {
-                conn_kill(c);
+                conn_fail(c, "the peer does not read its answers: past the output cap");
                 return -ENOTCONN;
         }
         conn_update(c, false);
@@ -374,6 +375,22 @@ static int conn_send_error_string(VarlinkConn *c, const char *error, const char 
         return conn_send_error(c, error, p);
 }
 
+/* Ends call with <its interface>.ReplyTooLarge {"bytes", "limit"} instead of an answer of len
+ * bytes past limit. */
+static int call_reply_too_large(VarlinkCall *call, size_t len, size_t limit) {
+        _cleanup_free_ char *error = NULL;
+        _cleanup_(json_decrefp) json_t *p = NULL;
+        const char *dot = call->method ? strrchr(call->method, '.') : NULL;
+
+        if (!dot || asprintf(&error, "%.*s.ReplyTooLarge", (int)(dot - call->method),
+                             call->method) < 0)
+                return -ENOMEM;
+        p = json_pack("{s:I, s:I}", "bytes", (json_int_t)len, "limit", (json_int_t)limit);
+        if (!p)
+                return -ENOMEM;
+        return varlink_call_error(call, error, p);
+}
+
 int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
         _cleanup_(json_decrefp) json_t *m = NULL;
         VarlinkConn *c = call->conn;
@@ -391,6 +408,16 @@ int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
         m = json_pack("{s:o}", "parameters", params ? json_incref(params) : json_object());
         if (!m || (continues && json_object_set_new(m, "continues", json_true()) < 0))
                 return -ENOMEM;
+        /* An answer the output cap could never hold is not sent and then the peer dropped for it
+         * (it would learn nothing of why): the call ends with <interface>.ReplyTooLarge, which
+         * every interface served here declares. The methods page what can grow, so this is a
+         * last wall. */
+        {
+                size_t len = json_dumpb(m, NULL, 0, JSON_COMPACT) + 1;
+
+                if (len > c->limits.out_bytes_per_conn)
+                        return call_reply_too_large(call, len, c->limits.out_bytes_per_conn);
+        }
         call->answered = true;
         r = conn_emit(c, call, m, !continues);
         if (!continues)
@@ -554,6 +581,18 @@ static void conn_kill(VarlinkConn *c) {
         (void)sd_event_source_set_enabled(c->teardown, SD_EVENT_ONESHOT);
 }
 
+/* Closes the connection for cause (a static sentence), which the disconnect callback can read
+ * (varlink_conn_close_cause()); the first cause stands. */
+static void conn_fail(VarlinkConn *c, const char *cause) {
+        if (!c->dead && !c->close_cause)
+                c->close_cause = cause;
+        conn_kill(c);
+}
+
+const char *varlink_conn_close_cause(const VarlinkConn *c) {
+        return c->close_cause;
+}
+
 void varlink_conn_close(VarlinkConn *c) {
         if (c)
                 conn_kill(c);
@@ -614,7 +653,7 @@ static int conn_on_idle(sd_event_source *source, uint64_t usec, void *userdata) 
 
 static int conn_on_stall(sd_event_source *source, uint64_t usec, void *userdata) {
         /* Part of a message and then nothing: a slowloris holding a slot. */
-        conn_kill(userdata);
+        conn_fail(userdata, "the peer stalled in the middle of a message");
         return 0;
 }
 
@@ -684,6 +723,8 @@ static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, VarlinkIn
                 conn_refuse(c, varlink_message_is_oneway(buf, len), VARLINK_ERROR_INVALID_PARAMETER,
                             "parameter", bad);
                 c->closing = true;
+                if (!c->close_cause)
+                        c->close_cause = "a malformed message";
                 conn_flush(c);
                 return;
         }
@@ -793,10 +834,11 @@ static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, VarlinkIn
                 /* A handler that failed without answering, or that neither answered nor kept
                  * the call, leaves the peer waiting forever: fail closed. */
                 if (r < 0 && !call->answered)
-                        conn_kill(c);
+                        conn_fail(c, r == -ENOMEM ? "out of memory answering a call"
+                                                  : "a call failed without an answer");
                 else if (call->pending && call->n_ref <= 3)
                         /* Ours, the pending one and the answer queue's: nobody else has it. */
-                        conn_kill(c);
+                        conn_fail(c, "a call was left without an answer");
         }
         varlink_call_unref(call);
 }
@@ -815,7 +857,7 @@ static void conn_process(VarlinkConn *c) {
                         c->in_backlog = false;
                         /* The cap counts the NUL: this many bytes without one are too many. */
                         if (c->in_len - c->in_start >= c->limits.message_bytes)
-                                conn_kill(c);
+                                conn_fail(c, "a message past the size cap");
                         break;
                 }
                 if (!conn_may_take_call(c)) {
@@ -824,7 +866,7 @@ static void conn_process(VarlinkConn *c) {
                 }
                 len = (size_t)(nul - start);
                 if (len + 1 > c->limits.message_bytes) {
-                        conn_kill(c);
+                        conn_fail(c, "a message past the size cap");
                         break;
                 }
                 fds = c->fds_cur;
@@ -892,7 +934,7 @@ static bool conn_take_fds(VarlinkConn *c, const char *chunk, size_t n, int *fds,
         }
         if (set->n + n_fds > VARLINK_FDS_PER_MESSAGE) {
                 close_fds(fds, &n_fds);
-                conn_kill(c);
+                conn_fail(c, "too many file descriptors for one message");
                 return false;
         }
         memcpy(set->fds + set->n, fds, sizeof(int) * n_fds);
@@ -927,7 +969,7 @@ static void conn_read(VarlinkConn *c) {
                 cap = MIN(cap, c->limits.message_bytes + READ_CHUNK);
                 p = realloc(c->in, cap);
                 if (!p) {
-                        conn_kill(c);
+                        conn_fail(c, "out of memory reading a message");
                         return;
                 }
                 c->in = p;
@@ -938,7 +980,7 @@ static void conn_read(VarlinkConn *c) {
         n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (n < 0) {
                 if (errno != EAGAIN && errno != EINTR)
-                        conn_kill(c);
+                        conn_fail(c, "reading from the peer failed");
                 return;
         }
         for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
@@ -960,14 +1002,14 @@ static void conn_read(VarlinkConn *c) {
         if (mh.msg_flags & MSG_CTRUNC) {
                 /* More fds than one message may carry; the kernel closed the rest. */
                 close_fds(fds, &n_fds);
-                conn_kill(c);
+                conn_fail(c, "file descriptors truncated by the kernel");
                 return;
         }
         if (n == 0) {
                 close_fds(fds, &n_fds);
                 /* A message cut short by the end of the stream is never dispatched. */
                 if (c->in_len > c->in_start) {
-                        conn_kill(c);
+                        conn_fail(c, "the peer ended in the middle of a message");
                         return;
                 }
                 c->read_eof = true;

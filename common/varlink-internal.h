@@ -94,6 +94,7 @@ struct VarlinkConn {
         bool read_eof;   /* the peer shut down its writing side */
         bool in_backlog; /* complete messages wait in the buffer */
         bool held;       /* not read until varlink_conn_release(): its peer is being checked */
+        const char *close_cause; /* why lockd closed it (static), NULL for an ordinary end */
 };
 
 struct VarlinkCall {

@@ -151,6 +151,10 @@ void varlink_conn_set_userdata(VarlinkConn *c, void *userdata);
 void *varlink_conn_get_userdata(const VarlinkConn *c);
 /* Drops the connection (from a handler too: it is freed once the handler returned). */
 void varlink_conn_close(VarlinkConn *c);
+/* Why lockd closed the connection (a static sentence: a message past its cap, a peer that does
+ * not read, a stall...), or NULL when it ended the ordinary way (the peer hung up, idle, lockd's
+ * own close). For the disconnect callback. */
+const char *varlink_conn_close_cause(const VarlinkConn *c);
 
 /* Calls. */
 VarlinkCall *varlink_call_ref(VarlinkCall *call);

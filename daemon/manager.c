@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,7 @@
 #define VARLINK_PENDING        16
 #define NOFILE_WANTED          ((rlim_t)8192)
 #define STATUS_INTERVAL_USEC   (200ULL * 1000)
+#define TRIM_DELAY_USEC        (1000ULL * 1000)
 
 bool manager_allow_unsigned(const Manager *m) {
         return m->policy->allow_unsigned;
@@ -102,9 +104,27 @@ static int open_private_dir(const char *path, mode_t mode) {
         return TAKE_FD(fd);
 }
 
-/* The peer's state goes with its connection (peer.c). */
+/* The peer's state goes with its connection (peer.c). A connection lockd closed for a cause is
+ * said once, limited per uid: the peer itself is told nothing more on a dead socket. */
 static void on_disconnect(VarlinkConn *c, void *userdata) {
+        Manager *m = userdata;
+        const char *cause = varlink_conn_close_cause(c);
+        const struct ucred *uc = varlink_conn_peer(c);
+        const char *sock = varlink_conn_listener_fd(c) == m->listen_fds[1] ? "console" : "agent";
+        unsigned suppressed = 0;
+
         peer_check_forget(c);
+        /* What the connection's answers held goes back after a burst of them. */
+        manager_trim_soon(m);
+        if (!cause || !ratelimit_pass(&m->drops, uc->uid, now_monotonic_usec(), &suppressed))
+                return;
+        log_struct(LOG_NOTICE, LOCKD_MESSAGE_PEER_DROPPED,
+                   LOG_FIELDS(LOG_FIELD_U64("PEER_UID", uc->uid),
+                              LOG_FIELD_U64("PEER_PID", uc->pid), LOG_FIELD("SOCKET", sock),
+                              LOG_FIELD("CAUSE", cause), LOG_FIELD_U64("SUPPRESSED", suppressed)),
+                   "closed the connection of uid %u on the %s socket: %s%s", (unsigned)uc->uid,
+                   sock, cause,
+                   suppressed > 0 ? " (earlier lines of this uid suppressed)" : "");
 }
 
 static int on_accept(VarlinkConn *c, void *userdata) {
@@ -429,6 +449,7 @@ int manager_new(const char *policy_path, Manager **ret) {
         m->listen_fds[0] = m->listen_fds[1] = -1;
         m->start_usec = now_monotonic_usec();
         m->refusals = RATELIMIT_INIT(60 * 1000000ULL, 5);
+        m->drops = RATELIMIT_INIT(60 * 1000000ULL, 5);
         m->run_seq = clock_now_usec(CLOCK_BOOTTIME) / 1000;
         if (policy_path) {
                 m->policy_path = strdup(policy_path);
@@ -479,6 +500,42 @@ static int setup_marketplaces(Manager *m) {
         return 0;
 }
 
+/* Gives the heap's free memory back to the kernel (every arena: the writer threads have their
+ * own). */
+static int on_trim(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void)malloc_trim(0);
+        return 0;
+}
+
+void manager_trim_soon(Manager *m) {
+        if (!m->event || m->stopping)
+                return;
+        if (!m->trim) {
+                if (sd_event_add_time_relative(m->event, &m->trim, CLOCK_MONOTONIC,
+                                               TRIM_DELAY_USEC, TRIM_DELAY_USEC, on_trim, m) < 0)
+                        return;
+                return;
+        }
+        /* Armed already: it fires once for the whole burst. */
+        if (sd_event_source_get_enabled(m->trim, NULL) > 0)
+                return;
+        (void)sd_event_source_set_time_relative(m->trim, TRIM_DELAY_USEC);
+        (void)sd_event_source_set_enabled(m->trim, SD_EVENT_ONESHOT);
+}
+
+/*
+ * The heap as a daemon that serves bursts needs it. glibc raises its mmap threshold after a large
+ * block is freed (up to 32 MiB), after which every large answer comes from the heap and its
+ * free pages stay mapped: measured, each full ticket listing left the engine 200 MiB larger for
+ * good (ARCHITECTURE.md, Memory). A fixed threshold keeps large blocks in mmap, given back when
+ * freed; the arenas are capped at the loop's and the writers'.
+ */
+static void heap_setup(void) {
+        (void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        (void)mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
+        (void)mallopt(M_ARENA_MAX, 2);
+}
+
 int manager_start(Manager *m) {
         const Policy *p = m->policy;
         VarlinkLimits lim;
@@ -500,6 +557,7 @@ int manager_start(Manager *m) {
                                        "no channel to the spawner: lockd-engine is "
                                        "started by lockd only");
         m->spawner_fd = r;
+        heap_setup();
 
         r = roles_resolve(p, &m->roles, why, sizeof(why));
         if (r < 0)
@@ -571,6 +629,8 @@ int manager_start(Manager *m) {
                 return log_error_errno(r, NULL, "answer cache: %s", strerror(-r));
         r = tickets_new(m->event, TICKETS_MAX, console_ticket_changed, console_ticket_release_plan,
                         m, &m->tickets);
+        if (r >= 0)
+                r = tickets_set_kept_per_agent(m->tickets, TICKETS_KEPT_PER_AGENT);
         if (r < 0)
                 return log_error_errno(r, NULL, "tickets: %s", strerror(-r));
         r = sessions_new(m->event, m->policy->limits.session_idle_timeout_sec * 1000000ULL,
@@ -645,6 +705,7 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
         m->stopping = true;
+        m->trim = sd_event_source_disable_unref(m->trim);
         m->varlink = varlink_server_free(m->varlink);
         console_tickets_done(m);
         /* The writer threads end first: nothing they write may outlive what it belongs to.

@@ -57,6 +57,8 @@ typedef struct Manager {
                             */
         uint64_t run_seq;  /* the last run id (manager_run_name()) */
         RateLimit refusals; /* log lines about refused peers, per uid */
+        RateLimit drops;    /* log lines about connections lockd closed for a cause, per uid */
+        sd_event_source *trim; /* malloc_trim() a second after a connection ends */
         RestartTickets restart_tickets; /* open when the last lockd stopped: ended as expired */
         bool stopping;
 } Manager;
@@ -69,6 +71,9 @@ uint64_t now_monotonic_usec(void);
  * with a one-line reason ("path:line:col: E_POLICY_...: message") in why.
  */
 int manager_load_policy(const char *path, Policy **ret, char *why, size_t why_len);
+
+/* Gives freed heap memory back to the kernel a second from now, once for a burst. */
+void manager_trim_soon(Manager *m);
 
 /* Loads the policy; nothing else yet. Logs why it failed. */
 int manager_new(const char *policy_path, Manager **ret);

@@ -1,6 +1,7 @@
 /* An agent's plan (Submit(steps)): the pure validator of its steps, in the fixed guard order. */
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -459,6 +460,15 @@ int plan_validate(json_t *steps, uid_t agent, const PlanCallbacks *cb, Plan **re
 
         *ret_plan = TAKE_PTR(p);
         return 0;
+}
+
+Plan *plan_shrink(Plan *plan) {
+        Plan *p;
+
+        if (!plan || plan->n_steps == 0 || plan->n_steps >= PLAN_STEPS_MAX)
+                return plan;
+        p = realloc(plan, offsetof(Plan, steps) + plan->n_steps * sizeof(PlanStep));
+        return p ? p : plan;
 }
 
 Plan *plan_free(Plan *plan) {

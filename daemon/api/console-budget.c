@@ -206,23 +206,23 @@ static int budget_to_json(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZ
 }
 
 /*
- * Without a parameter: every content that has a budget, sorted by digest. With handle or sha256:
- * exactly that content's budget, even an empty one (used 0), so the human asking about a grant
- * always gets its row. The full list is bounded by BUDGET_DIGESTS_MAX contents of at most
- * BUDGET_LIMIT_MAX answers each; Varlink's per-connection output cap drops a console that cannot
- * take it, and the filtered form is the one to use for a single file.
+ * Without a parameter: every content that has a budget, sorted by digest, a page at a time
+ * (console-reply.h: the cursor is the last digest listed). With handle or sha256: exactly that
+ * content's budget, even an empty one (used 0), so the human asking about a grant always gets its
+ * row. A budget holds at most BUDGET_LIMIT_MAX answers, so one is far below a page's bytes.
  */
 static int method_list_budgets(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         _cleanup_(json_decrefp) json_t *list = json_array();
         _cleanup_free_ BudgetSummary *all = NULL;
         _cleanup_free_ HandleRef *refs = NULL;
+        _cleanup_(list_page_done) ListPage page = {};
         BudgetTarget t = {};
         size_t n = 0, n_refs = 0;
         bool one = false, clear = m->policy->security_level >= 3;
         int r;
 
-        if (!list)
+        if (!list || list_page_init(&page, params) < 0)
                 return -ENOMEM;
         if (!m->budget)
                 return reply_unavailable(call, "the budget store is not open");
@@ -245,16 +245,24 @@ static int method_list_budgets(VarlinkCall *call, json_t *params, void *userdata
                 if (r < 0)
                         return r;
                 for (size_t i = 0; i < n; i++) {
+                        char key[DIGEST_HEX + 1];
                         json_t *b = NULL;
 
+                        digest_to_hex(all[i].digest, key);
+                        if (!list_page_wants(&page, key))
+                                continue;
                         r = budget_to_json(m->budget, all[i].digest, refs, n_refs, clear, &b);
                         if (r < 0)
                                 return r;
-                        if (json_array_append_new(list, b) < 0)
-                                return -ENOMEM;
+                        r = list_page_add(&page, b, key);
+                        if (r < 0)
+                                return r;
+                        if (r == 0)
+                                break;
                 }
+                return reply_ok(call, list_page_reply(&page, "budgets"));
         }
-        return reply_ok(call, json_pack("{s:O}", "budgets", list));
+        return reply_ok(call, json_pack("{s:O, s:n}", "budgets", list, "next"));
 }
 
 /*
@@ -339,9 +347,15 @@ static const VarlinkParam params_target[] = {
         {"sha256", VARLINK_STRING, false, 1, 128},
         {NULL},
 };
+static const VarlinkParam params_list[] = {
+        {"handle", VARLINK_STRING, false, 1, 128},
+        {"sha256", VARLINK_STRING, false, 1, 128},
+        LIST_PAGE_PARAMS,
+        {NULL},
+};
 
 const VarlinkMethod console_budget_methods[] = {
-        {"ListBudgets", method_list_budgets, params_target, 0},
+        {"ListBudgets", method_list_budgets, params_list, 0},
         {"ResetBudget", method_reset_budget, params_target, 0},
         {NULL},
 };

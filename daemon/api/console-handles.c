@@ -275,24 +275,49 @@ static int method_revoke(VarlinkCall *call, json_t *params, void *userdata) {
         return varlink_call_reply(call, NULL, false);
 }
 
+static int handle_by_id(const void *a, const void *b) {
+        return strcmp((*(const Handle *const *)a)->id, (*(const Handle *const *)b)->id);
+}
+
+/* The live handles sorted by id, a page at a time (console-reply.h: the cursor is the last id). */
 static int method_list_handles(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
-        _cleanup_(json_decrefp) json_t *list = json_array();
+        _cleanup_(list_page_done) ListPage page = {};
+        _cleanup_free_ const Handle **all = NULL;
         size_t n = handles_n(m->handles);
+        int r;
 
-        if (!list)
+        if (list_page_init(&page, params) < 0)
                 return -ENOMEM;
+        all = calloc(n ?: 1, sizeof(*all));
+        if (!all)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                all[i] = handles_at(m->handles, i);
+        qsort(all, n, sizeof(*all), handle_by_id);
         for (size_t i = 0; i < n; i++) {
-                const Handle *h = handles_at(m->handles, i);
-                json_t *o = json_pack(
-                        "{s:s, s:I, s:s?, s:I, s:I, s:s, s:b}", "handle", h->id, "agent_uid",
-                        (json_int_t)h->agent, "label", h->label, "budget", (json_int_t)h->budget,
-                        "bytes", (json_int_t)h->bytes, "sha256", h->sha256, "auto", h->auto_run);
+                const Handle *h = all[i];
+                json_t *o;
 
-                if (console_handle_list_append(list, o, h) < 0)
-                        return -ENOMEM;
+                if (!list_page_wants(&page, h->id))
+                        continue;
+                o = json_pack("{s:s, s:I, s:s?, s:I, s:I, s:s, s:b}", "handle", h->id, "agent_uid",
+                              (json_int_t)h->agent, "label", h->label, "budget",
+                              (json_int_t)h->budget, "bytes", (json_int_t)h->bytes, "sha256",
+                              h->sha256, "auto", h->auto_run);
+                if (o && h->expires_usec &&
+                    json_object_set_new(o, "expires_usec",
+                                        json_integer((json_int_t)h->expires_usec)) < 0) {
+                        json_decref(o);
+                        o = NULL;
+                }
+                r = list_page_add(&page, o, h->id);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
         }
-        return reply_ok(call, json_pack("{s:O}", "handles", list));
+        return reply_ok(call, list_page_reply(&page, "handles"));
 }
 
 int console_handle_list_append(json_t *list, json_t *o, const Handle *h) {
@@ -304,7 +329,7 @@ int console_handle_list_append(json_t *list, json_t *o, const Handle *h) {
         return 0;
 }
 
-static const VarlinkParam params_none[] = {{NULL}};
+static const VarlinkParam params_list[] = {LIST_PAGE_PARAMS, {NULL}};
 
 static const VarlinkParam params_grant[] = {
         {"file_fd", VARLINK_INT, true, 0, FD_INDEX_MAX},
@@ -325,6 +350,6 @@ static const VarlinkParam params_revoke[] = {
 const VarlinkMethod console_handle_methods[] = {
         {"Grant", method_grant, params_grant, VARLINK_METHOD_ACCEPTS_FDS},
         {"Revoke", method_revoke, params_revoke, 0},
-        {"ListHandles", method_list_handles, params_none, 0},
+        {"ListHandles", method_list_handles, params_list, 0},
         {NULL},
 };

@@ -95,8 +95,27 @@ int console_plugins_list(VarlinkCall *call, const Manager *m, bool console) {
         return varlink_call_reply(call, reply, false);
 }
 
+/* The console's list: by name (the catalog's order), a page at a time (console-reply.h). */
 static int method_list_plugins(VarlinkCall *call, json_t *params, void *userdata) {
-        return console_plugins_list(call, userdata, true);
+        const Manager *m = userdata;
+        _cleanup_(list_page_done) ListPage page = {};
+        int r;
+
+        if (list_page_init(&page, params) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < catalog_n(m->catalog); i++) {
+                const CatalogPlugin *p = catalog_get(m->catalog, i);
+                const char *name = p->release->manifest->name;
+
+                if (!list_page_wants(&page, name))
+                        continue;
+                r = list_page_add(&page, plugin_to_json(p, true), name);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+        }
+        return reply_ok(call, list_page_reply(&page, "plugins"));
 }
 
 /*
@@ -461,20 +480,39 @@ static json_t *marketplace_to_json(const MarketplaceEntry *e, int statefd) {
         return o;
 }
 
+static int marketplace_by_name(const void *a, const void *b) {
+        return strcmp((*(const MarketplaceEntry *const *)a)->marketplace.name,
+                      (*(const MarketplaceEntry *const *)b)->marketplace.name);
+}
+
+/* The marketplaces sorted by name, a page at a time (console-reply.h). */
 static int method_list_marketplaces(VarlinkCall *call, json_t *params, void *userdata) {
         const Manager *m = userdata;
-        _cleanup_(json_decrefp) json_t *list = json_array(), *reply = NULL;
+        _cleanup_(list_page_done) ListPage page = {};
+        _cleanup_free_ const MarketplaceEntry **all = NULL;
+        size_t n = marketplaces_n(m->marketplaces);
+        int r;
 
-        if (!list)
+        if (list_page_init(&page, params) < 0)
                 return -ENOMEM;
-        for (size_t i = 0; i < marketplaces_n(m->marketplaces); i++)
-                if (json_array_append_new(
-                            list, marketplace_to_json(marketplaces_get(m->marketplaces, i), m->state_fd)) < 0)
-                        return -ENOMEM;
-        reply = json_pack("{s:O}", "marketplaces", list);
-        if (!reply)
+        all = calloc(n ?: 1, sizeof(*all));
+        if (!all)
                 return -ENOMEM;
-        return varlink_call_reply(call, reply, false);
+        for (size_t i = 0; i < n; i++)
+                all[i] = marketplaces_get(m->marketplaces, i);
+        qsort(all, n, sizeof(*all), marketplace_by_name);
+        for (size_t i = 0; i < n; i++) {
+                const char *name = all[i]->marketplace.name;
+
+                if (!list_page_wants(&page, name))
+                        continue;
+                r = list_page_add(&page, marketplace_to_json(all[i], m->state_fd), name);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+        }
+        return reply_ok(call, list_page_reply(&page, "marketplaces"));
 }
 
 static json_t *strv_to_json(char **v) {
@@ -635,7 +673,7 @@ static int method_remove_marketplace(VarlinkCall *call, json_t *params, void *us
         return varlink_call_reply(call, NULL, false);
 }
 
-static const VarlinkParam params_none[] = {{NULL}};
+static const VarlinkParam params_list[] = {LIST_PAGE_PARAMS, {NULL}};
 
 static const VarlinkParam params_install_plugin[] = {
         {"marketplace", VARLINK_STRING, false, 1, MARKETPLACE_NAME_MAX},
@@ -678,12 +716,12 @@ static const VarlinkParam params_remove_marketplace[] = {
 };
 
 const VarlinkMethod console_plugin_methods[] = {
-        {"ListPlugins", method_list_plugins, params_none, 0},
+        {"ListPlugins", method_list_plugins, params_list, 0},
         {"InstallPlugin", method_install_plugin, params_install_plugin, VARLINK_METHOD_ACCEPTS_FDS},
         {"RemovePlugin", method_remove_plugin, params_remove_plugin, 0},
         {"AddMarketplace", method_add_marketplace, params_add_marketplace,
          VARLINK_METHOD_ACCEPTS_FDS},
-        {"ListMarketplaces", method_list_marketplaces, params_none, 0},
+        {"ListMarketplaces", method_list_marketplaces, params_list, 0},
         {"RemoveMarketplace", method_remove_marketplace, params_remove_marketplace, 0},
         {"VerifyIndex", method_verify_index, params_verify_index, VARLINK_METHOD_ACCEPTS_FDS},
         {NULL},

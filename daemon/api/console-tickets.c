@@ -298,21 +298,81 @@ int console_ticket_reply_unknown(VarlinkCall *call, const char *iface_error, con
         return reply_error(call, iface_error, json_pack("{s:s}", "ticket", id));
 }
 
+/*
+ * One page of tickets: pending ones first, then every other, each newest first, so what waits for
+ * the human is on the first page however full the set is (an agent's flood of auto tickets
+ * cannot push it off). A page holds at most limit tickets (LIST_PAGE_DEFAULT, at most
+ * LIST_PAGE_MAX) and stops before LIST_PAGE_BYTES of tickets, one ticket at least: far under the
+ * connection's output cap, so the answer is never too large to send. next is the cursor for the
+ * following page, null after the last.
+ */
 static int method_list_tickets(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         _cleanup_(json_decrefp) json_t *list = json_array();
-        size_t n = tickets_n(m->tickets);
+        const char *state = json_string_value(json_object_get(params, "state"));
+        const char *cursor = json_string_value(json_object_get(params, "cursor"));
+        json_t *agent = json_object_get(params, "agent_uid"), *limit = json_object_get(params, "limit");
+        TicketFilter f = {.state = -1};
+        TicketCursor c = {};
         const struct ucred *cred = peer_cred(call);
+        size_t max = json_is_integer(limit) ? (size_t)json_integer_value(limit) : LIST_PAGE_DEFAULT;
+        size_t bytes = 0;
+        char next[TICKET_CURSOR_STRING_MAX];
+        const Ticket *t;
         SessionId sid;
 
         if (!list || !cred)
                 return list ? 0 : -ENOMEM;
+        if (state) {
+                for (f.state = 0; f.state < _TICKET_STATE_MAX; f.state++)
+                        if (strcmp(ticket_state_name(f.state), state) == 0)
+                                break;
+                if (f.state == _TICKET_STATE_MAX)
+                        return reply_invalid_request(call, "state: not a ticket state");
+        }
+        if (json_is_integer(agent)) {
+                f.by_agent = true;
+                f.agent = (uid_t)json_integer_value(agent);
+        }
+        if (cursor && ticket_cursor_parse(cursor, &c) < 0)
+                return reply_invalid_request(call, "cursor: not one that ListTickets gave");
         peer_session(call, &sid);
-        for (size_t i = 0; i < n; i++)
-                if (json_array_append_new(list, ticket_json(m, tickets_at(m->tickets, i), &sid)) <
-                    0)
+        while (json_array_size(list) < max) {
+                TicketCursor before = c;
+                json_t *e;
+                size_t len;
+
+                t = tickets_next(m->tickets, &f, &c);
+                if (!t)
+                        break;
+                e = ticket_json(m, t, &sid);
+                if (!e)
                         return -ENOMEM;
-        return reply_more(call, json_pack("{s:O}", "tickets", list), false);
+                len = json_dumpb(e, NULL, 0, JSON_COMPACT);
+                if (json_array_size(list) > 0 && bytes + len > LIST_PAGE_BYTES) {
+                        json_decref(e);
+                        c = before;
+                        break;
+                }
+                bytes += len;
+                if (json_array_append_new(list, e) < 0)
+                        return -ENOMEM;
+        }
+        /* A next cursor only when a ticket follows: the last page says it is the last. */
+        {
+                TicketCursor probe = c;
+
+                if (json_array_size(list) > 0 && tickets_next(m->tickets, &f, &probe))
+                        ticket_cursor_format(&c, next);
+                else
+                        next[0] = 0;
+        }
+        return reply_more(call,
+                          json_pack("{s:O, s:s?, s:I, s:I}", "tickets", list, "next",
+                                    next[0] ? next : NULL, "pending",
+                                    (json_int_t)tickets_n_pending_all(m->tickets), "total",
+                                    (json_int_t)tickets_n(m->tickets)),
+                          false);
 }
 
 static int method_get_ticket(VarlinkCall *call, json_t *params, void *userdata) {
@@ -619,6 +679,13 @@ void console_session_ended(const SessionId *id, SessionEnd why, size_t n_values,
 }
 
 static const VarlinkParam params_none[] = {{NULL}};
+static const VarlinkParam params_list_tickets[] = {
+        {"state", VARLINK_STRING, false, 1, 16},
+        {"agent_uid", VARLINK_INT, false, 0, UINT32_MAX - 1},
+        {"cursor", VARLINK_STRING, false, 1, TICKET_CURSOR_STRING_MAX - 1},
+        {"limit", VARLINK_INT, false, 1, LIST_PAGE_MAX},
+        {NULL},
+};
 static const VarlinkParam params_ticket[] = {
         {"ticket", VARLINK_STRING, true, 1, TICKET_PARAM_MAX},
         {NULL},
@@ -631,7 +698,7 @@ static const VarlinkParam params_approve[] = {
 };
 
 const VarlinkMethod console_ticket_methods[] = {
-        {"ListTickets", method_list_tickets, params_none, 0},
+        {"ListTickets", method_list_tickets, params_list_tickets, 0},
         {"GetTicket", method_get_ticket, params_ticket, 0},
         {"WatchTickets", method_watch_tickets, params_none, VARLINK_METHOD_MORE},
         {"Deny", method_deny, params_ticket, 0},

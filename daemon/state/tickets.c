@@ -1,5 +1,7 @@
 /* Tickets: agents' validated plans waiting for the console, in memory, expired by a loop timer. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -20,9 +22,19 @@
  * tickets (a list bounded by agents times the per-agent cap), so no call walks the thousands of
  * final tickets kept for Wait and the console.
  */
+/* One agent's count of final tickets kept (an entry lives while the count is above 0). */
+typedef struct AgentKept {
+        uid_t agent;
+        size_t n;
+} AgentKept;
+
 struct Tickets {
-        Ticket **items; /* submit order */
+        Ticket **items; /* submit order, so seq ascending */
         size_t n, max;
+        size_t kept_per_agent; /* final tickets one agent keeps at most */
+        uint64_t next_seq;
+        AgentKept *kept; /* agents with final tickets; as many as the set has agents at most */
+        size_t n_kept;
         Ticket **index; /* size index_size, a power of two at least twice max; NULL: free */
         size_t index_size;
         Ticket *open_head, *open_tail;
@@ -67,15 +79,50 @@ uint64_t tickets_now_usec(void) {
 static void ticket_free(Tickets *ts, Ticket *t) {
         if (!t)
                 return;
+        for (size_t i = 0; t->runs && t->plan && i < t->plan->n_steps; i++)
+                free(t->runs[i].detail);
+        free(t->runs);
         if (t->plan && ts->release_plan)
                 ts->release_plan(t->plan, ts->userdata);
         plan_free(t->plan);
-        for (size_t i = 0; i < PLAN_STEPS_MAX; i++) {
+        for (size_t i = 0; i < PLAN_STEPS_MAX; i++)
                 free(t->labels[i]);
-                free(t->runs[i].detail);
-        }
         seal_key_free(t->seal);
         free(t);
+}
+
+/* The count entry of agent, or NULL. Agents holding final tickets are few; a linear search. */
+static AgentKept *kept_find(const Tickets *ts, uid_t agent) {
+        for (size_t i = 0; i < ts->n_kept; i++)
+                if (ts->kept[i].agent == agent)
+                        return &ts->kept[i];
+        return NULL;
+}
+
+size_t tickets_n_kept(const Tickets *ts, uid_t agent) {
+        const AgentKept *k = kept_find(ts, agent);
+
+        return k ? k->n : 0;
+}
+
+/* Counts t, which just became final. The table has room for every agent the set can hold (one
+ * per ticket at most), so this cannot fail. */
+static void kept_add(Tickets *ts, const Ticket *t) {
+        AgentKept *k = kept_find(ts, t->agent);
+
+        if (!k) {
+                k = &ts->kept[ts->n_kept++];
+                *k = (AgentKept){.agent = t->agent};
+        }
+        k->n++;
+}
+
+static void kept_remove(Tickets *ts, const Ticket *t) {
+        AgentKept *k = kept_find(ts, t->agent);
+
+        if (!k || --k->n > 0)
+                return;
+        *k = ts->kept[--ts->n_kept];
 }
 
 /* The hash of a valid id: its first 16 hex digits. */
@@ -153,6 +200,8 @@ static void open_remove(Tickets *ts, Ticket *t) {
 static void remove_at(Tickets *ts, size_t i) {
         Ticket *t = ts->items[i];
 
+        if (ticket_state_final(t->state))
+                kept_remove(ts, t);
         index_remove(ts, t);
         open_remove(ts, t);
         ticket_free(ts, t);
@@ -184,6 +233,7 @@ static void finish(Tickets *ts, Ticket *t, TicketState state) {
         t->seal = seal_key_free(t->seal);
         open_remove(ts, t);
         t->state = state;
+        kept_add(ts, t);
         t->changed_usec = tickets_now_usec();
         for (size_t i = 0; i < t->plan->n_steps; i++)
                 t->outcomes[i] =
@@ -230,6 +280,8 @@ int tickets_new(sd_event *e, size_t max, TicketChangedFn on_changed,
         if (!ts)
                 return -ENOMEM;
         ts->max = max;
+        ts->kept_per_agent = max;
+        ts->next_seq = 1;
         ts->on_changed = on_changed;
         ts->release_plan = release_plan;
         ts->userdata = userdata;
@@ -239,7 +291,8 @@ int tickets_new(sd_event *e, size_t max, TicketChangedFn on_changed,
         for (ts->index_size = 16; ts->index_size < 2 * max; ts->index_size *= 2)
                 ;
         ts->index = calloc(ts->index_size, sizeof(*ts->index));
-        if (!ts->index)
+        ts->kept = calloc(max, sizeof(*ts->kept));
+        if (!ts->index || !ts->kept)
                 return -ENOMEM;
         if (e) {
                 ts->event = sd_event_ref(e);
@@ -260,10 +313,27 @@ Tickets *tickets_free(Tickets *ts) {
                 ticket_free(ts, ts->items[i]);
         free(ts->items);
         free(ts->index);
+        free(ts->kept);
         sd_event_source_disable_unref(ts->timer);
         sd_event_unref(ts->event);
         free(ts);
         return NULL;
+}
+
+int tickets_set_kept_per_agent(Tickets *ts, size_t n) {
+        if (n < 1 || n > ts->max)
+                return -EINVAL;
+        ts->kept_per_agent = n;
+        return 0;
+}
+
+size_t tickets_n_pending_all(const Tickets *ts) {
+        size_t n = 0;
+
+        for (const Ticket *t = ts->open_head; t; t = t->open_next)
+                if (t->state == TICKET_PENDING)
+                        n++;
+        return n;
 }
 
 size_t tickets_n_pending(const Tickets *ts, uid_t agent) {
@@ -294,6 +364,49 @@ static int new_id(const Tickets *ts, char ret[static TICKET_ID_LEN + 1]) {
         return -EIO;
 }
 
+/* The position of the oldest final ticket of agent, or ts->n. */
+static size_t oldest_final_of(const Tickets *ts, uid_t agent) {
+        size_t i = 0;
+
+        while (i < ts->n &&
+               (ts->items[i]->agent != agent || !ticket_state_final(ts->items[i]->state)))
+                i++;
+        return i;
+}
+
+/*
+ * Makes room for one more ticket of agent. Final tickets are what goes, pending and running ones
+ * never: first agent's own oldest while it keeps its share or more; then, when the set is full,
+ * the oldest of the agent that keeps the most (agent itself among equals). So an agent's flood
+ * pushes out only its own history, and the human's view of every other agent's stays (the
+ * console's ListTickets lists pending tickets first anyway). -ENOSPC when the set is full of open
+ * tickets.
+ */
+static int make_room(Tickets *ts, uid_t agent) {
+        const AgentKept *most = NULL;
+        size_t i;
+
+        while (tickets_n_kept(ts, agent) >= ts->kept_per_agent) {
+                i = oldest_final_of(ts, agent);
+                if (i == ts->n)
+                        break;
+                remove_at(ts, i);
+        }
+        if (ts->n < ts->max)
+                return 0;
+        for (size_t k = 0; k < ts->n_kept; k++)
+                if (!most || ts->kept[k].n > most->n ||
+                    (ts->kept[k].n == most->n && ts->kept[k].agent == agent))
+                        most = &ts->kept[k];
+        if (!most)
+                return -ENOSPC;
+        i = oldest_final_of(ts, most->agent);
+        if (i == ts->n)
+                return -ENOSPC;
+        remove_at(ts, i);
+        return 0;
+}
+
 int tickets_submit(Tickets *ts, uid_t agent, Plan *plan, const char *const *labels,
                    uint64_t timeout_usec, unsigned max_pending_per_agent, const Ticket **ret) {
         Ticket *t;
@@ -309,22 +422,21 @@ int tickets_submit(Tickets *ts, uid_t agent, Plan *plan, const char *const *labe
         (void)tickets_expire(ts, boot);
         if (tickets_n_pending(ts, agent) >= max_pending_per_agent)
                 return -EDQUOT;
-        if (ts->n >= ts->max) {
-                /* Room is made by forgetting the oldest final ticket; pending ones stay. */
-                size_t i = 0;
-
-                while (i < ts->n && !ticket_state_final(ts->items[i]->state))
-                        i++;
-                if (i == ts->n)
-                        return -ENOSPC;
-                remove_at(ts, i);
-        }
+        r = make_room(ts, agent);
+        if (r < 0)
+                return r;
 
         t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
+        t->runs = calloc(plan->n_steps, sizeof(*t->runs));
+        if (!t->runs) {
+                free(t);
+                return -ENOMEM;
+        }
         r = new_id(ts, t->id);
         if (r < 0) {
+                free(t->runs);
                 free(t);
                 return r;
         }
@@ -346,7 +458,10 @@ int tickets_submit(Tickets *ts, uid_t agent, Plan *plan, const char *const *labe
         t->created_usec = t->changed_usec = now;
         t->expires_usec = now + timeout_usec;
         t->deadline_usec = boot + timeout_usec;
-        t->plan = plan;
+        /* Kept for up to thousands of tickets: cut to its steps (measured per ticket in
+         * ARCHITECTURE.md, Hostile peers and faults). */
+        t->plan = plan_shrink(plan);
+        t->seq = ts->next_seq++;
         ts->items[ts->n++] = t;
         ts->index[index_slot(ts, t->id)] = t;
         open_add(ts, t);
@@ -441,6 +556,7 @@ int tickets_set_outcome(Tickets *ts, Ticket *t, size_t step, int result, const c
         if (all) {
                 t->state = TICKET_DONE;
                 open_remove(ts, t);
+                kept_add(ts, t);
         }
         if (ts->on_changed && t->announced)
                 ts->on_changed(t, ts->userdata);
@@ -454,4 +570,73 @@ size_t tickets_n(Tickets *ts) {
 
 const Ticket *tickets_at(const Tickets *ts, size_t i) {
         return i < ts->n ? ts->items[i] : NULL;
+}
+
+/* The position of the first ticket whose seq is at least seq (ts->n for none). */
+static size_t seq_lower_bound(const Tickets *ts, uint64_t seq) {
+        size_t lo = 0, hi = ts->n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (ts->items[mid]->seq < seq)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+static bool selected(const Ticket *t, const TicketFilter *f) {
+        return !f || ((f->state < 0 || (int)t->state == f->state) &&
+                      (!f->by_agent || t->agent == f->agent));
+}
+
+const Ticket *tickets_next(Tickets *ts, const TicketFilter *f, TicketCursor *c) {
+        (void)tickets_expire(ts, clock_now_usec(CLOCK_BOOTTIME));
+        if (!c->in_other) {
+                /* The open list is in submit order: walk it from its newest end. */
+                for (const Ticket *t = ts->open_tail; t; t = t->open_prev)
+                        if (t->state == TICKET_PENDING && (!c->started || t->seq < c->seq) &&
+                            selected(t, f)) {
+                                c->started = true;
+                                c->seq = t->seq;
+                                return t;
+                        }
+                *c = (TicketCursor){.in_other = true};
+        }
+        for (size_t i = c->started ? seq_lower_bound(ts, c->seq) : ts->n; i > 0; i--) {
+                const Ticket *t = ts->items[i - 1];
+
+                if (t->state != TICKET_PENDING && selected(t, f)) {
+                        c->started = true;
+                        c->seq = t->seq;
+                        return t;
+                }
+        }
+        return NULL;
+}
+
+void ticket_cursor_format(const TicketCursor *c, char buf[static TICKET_CURSOR_STRING_MAX]) {
+        snprintf(buf, TICKET_CURSOR_STRING_MAX, "%c.%" PRIu64, c->in_other ? 'o' : 'p',
+                 c->started ? c->seq : 0);
+}
+
+int ticket_cursor_parse(const char *s, TicketCursor *ret) {
+        uint64_t seq = 0;
+        size_t len;
+
+        if (!s || (s[0] != 'p' && s[0] != 'o') || s[1] != '.')
+                return -EINVAL;
+        len = strlen(s + 2);
+        /* Decimal, no sign, no leading zero (but "0" itself), at most 20 digits. */
+        if (len == 0 || len > 20 || (len > 1 && s[2] == '0'))
+                return -EINVAL;
+        for (const char *p = s + 2; *p; p++) {
+                if (*p < '0' || *p > '9' || seq > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+                        return -EINVAL;
+                seq = seq * 10 + (uint64_t)(*p - '0');
+        }
+        *ret = (TicketCursor){.started = seq > 0, .in_other = s[0] == 'o', .seq = seq};
+        return 0;
 }

@@ -11,11 +11,15 @@
 #include "plan.h"
 #include "seal.h"
 
-/* Tickets kept at once, all agents, any state. A ticket with its plan takes about 12 KiB, so
- * the set stays under 50 MiB however agents churn; pending ones are also bounded per agent by the
- * policy. Final tickets are kept for Wait and the console until room is needed: an agent that
- * churns tickets may push the oldest final ones (its own or others') out early. */
+/* Tickets kept at once, all agents, any state; pending ones are also bounded per agent by the
+ * policy. What a kept ticket costs is measured by bench/soak (ARCHITECTURE.md, Tickets): a
+ * 16-step ticket with its plan about 16 KiB, a 1-step one about 3 KiB. Final tickets are kept
+ * for Wait and the console until room is needed, each agent's at most a share of the set
+ * (tickets_set_kept_per_agent()): an agent that churns tickets pushes out its own oldest final
+ * ones, never another agent's and never a pending one. */
 #define TICKETS_MAX      4096
+/* lockd's share per agent of the final tickets kept: an eighth of the set. */
+#define TICKETS_KEPT_PER_AGENT (TICKETS_MAX / 8)
 #define TICKET_ID_PREFIX "t-"
 #define TICKET_ID_RANDOM 16                         /* bytes of getrandom() in an id: 128 bits */
 #define TICKET_ID_LEN    (2 + 2 * TICKET_ID_RANDOM) /* "t-" + 32 lowercase hex digits */
@@ -64,13 +68,14 @@ typedef struct Ticket {
          * (expires_usec is what it is shown as). */
         uint64_t deadline_usec;
         TicketOutcome outcomes[PLAN_STEPS_MAX];
-        TicketRun runs[PLAN_STEPS_MAX];
+        TicketRun *runs; /* plan->n_steps of them */
         /* The one-use key the human's values are sealed to: made at the submit for a plan with
          * placeholders, destroyed (freed) by the approval or any final state. */
         SealKey *seal;
         bool auto_approved; /* lockd started it itself: protocol-1 steps on auto handles */
         pid_t agent_pid;    /* the submitter's pid at accept, for the run records */
         bool announced;     /* tickets_announce() ran: changes are told from then on */
+        uint64_t seq;       /* the set's submit counter: listing order, never reused */
         /* Private to tickets.c: the list of open (pending or running) tickets. */
         struct Ticket *open_prev, *open_next;
 } Ticket;
@@ -106,6 +111,9 @@ static inline void tickets_freep(Tickets **ts) {
 
 /* CLOCK_REALTIME in microseconds. */
 uint64_t tickets_now_usec(void);
+
+/* Caps the final tickets one agent keeps (1..max; the default is max, no cap of its own). */
+int tickets_set_kept_per_agent(Tickets *ts, size_t n);
 
 /*
  * Adds a pending ticket with a fresh random id for agent's validated plan, expiring timeout_usec
@@ -166,6 +174,36 @@ size_t tickets_expire(Tickets *ts, uint64_t now_usec);
 /* The tickets in submit order (after expiring): tickets_n() then tickets_at(ts, 0..n-1). */
 size_t tickets_n(Tickets *ts);
 const Ticket *tickets_at(const Tickets *ts, size_t i);
+/* What a listing selects: state < 0 any state, else that state; agent only with by_agent. */
+typedef struct TicketFilter {
+        int state;
+        bool by_agent;
+        uid_t agent;
+} TicketFilter;
+
+/* A position in the listing order: pending tickets first, then every other, each newest (highest
+ * seq) first. The zero value is the start. A ticket that leaves pending between two pages may be
+ * listed twice; one submitted after the first page is not listed (WatchTickets tells it). */
+typedef struct TicketCursor {
+        bool started;
+        bool in_other; /* past the pending tickets */
+        uint64_t seq;  /* the last ticket listed */
+} TicketCursor;
+
+#define TICKET_CURSOR_STRING_MAX 24 /* "p." or "o." and up to 20 digits, NUL */
+
+/* The next ticket after *c that f selects (NULL: every one), moving *c onto it; NULL at the end
+ * (expiring first). */
+const Ticket *tickets_next(Tickets *ts, const TicketFilter *f, TicketCursor *c);
+/* The cursor as a string: "p.<seq>" or "o.<seq>". */
+void ticket_cursor_format(const TicketCursor *c, char buf[static TICKET_CURSOR_STRING_MAX]);
+/* Parses what ticket_cursor_format() wrote, nothing else. 0 or -EINVAL, *ret untouched then. */
+int ticket_cursor_parse(const char *s, TicketCursor *ret);
+/* Pending tickets in the set, all agents. */
+size_t tickets_n_pending_all(const Tickets *ts);
+/* Final tickets one agent has kept. */
+size_t tickets_n_kept(const Tickets *ts, uid_t agent);
+
 /* The open tickets of one agent: pending or running. Both count against the per-agent cap, so an
  * agent cannot hold more runs queued through auto tickets than through approved ones. */
 size_t tickets_n_pending(const Tickets *ts, uid_t agent);

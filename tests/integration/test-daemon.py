@@ -24,6 +24,8 @@ from lockdtest import (AGENT2_UID, AGENT_UID, CONSOLE_UID, ISSUER, LOCKCTL, PATT
                        wait_for)
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "varlink")
+SOAK_AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                          "soak-agent.py")
 
 
 def test_ready(w):
@@ -1209,6 +1211,87 @@ def test_tickets_cap_and_expiry(w):
         d.stop()
 
 
+def test_tickets_paged_fair_share(w):
+    """one agent floods the ticket store with cached 16-step --auto tickets: it keeps at most its
+    share, another agent's pending tickets lead the first page, ListTickets pages (cursor, limit,
+    filters, refusals) and lockctl tickets shows the first page and pages on demand"""
+    top = os.path.join(w.dir, "d-paged")
+    os.makedirs(top, exist_ok=True)
+    d = Daemon(top)
+    d.start()
+    try:
+        d.lockctl("marketplace", "add", "local", "--issuer", ISSUER, "--identity", PATTERN,
+                  "--trusted-root", w.signer.root, check_rc=0)
+        d.lockctl("plugin", "install", w.release("good-one"), "--marketplace", "local",
+                  check_rc=0)
+        grant(d, grant_file(w, "flood.txt", b"flooded"), "--agent", str(AGENT_UID), "--auto",
+              "--label", "flood")
+        h2 = grant(d, grant_file(w, "waits.txt", b"waits"), "--agent", str(AGENT2_UID))["handle"]
+        waiting = [submit(d, [{"plugin": "test.good-one", "handle": h2}], uid=AGENT2_UID)
+                   ["parameters"]["ticket"] for _ in range(2)]
+        # The flood, as the issue's hostile agent: 600 tickets, more than its share of 512.
+        flood = os.path.join(top, "flood")
+        os.mkdir(flood)
+        os.chown(flood, AGENT_UID, AGENT_UID)
+        r = subprocess.run(["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}",
+                            "--clear-groups", sys.executable, SOAK_AGENT, d.agent, "0", "1",
+                            os.path.join(flood, "progress.json"), "600"],
+                           capture_output=True, text=True, timeout=600)
+        check(r.returncode == 0, f"the flood: {r.stderr}")
+        st = json.loads(r.stdout.strip().splitlines()[-1])
+        check(st["floods"] == 600 and st["wrong"] == 0, f"the flood: {st}")
+
+        def page(**params):
+            r = d.console_call("io.lockd.Console.ListTickets", params or None)
+            check("parameters" in r, f"ListTickets {params}: {r}")
+            return r["parameters"]
+
+        first = page()
+        check(first["total"] == 512 + 2 and first["pending"] == 2,
+              f"the flooder keeps its share, the other agent's stay: {first['total']}, "
+              f"{first['pending']}")
+        check([t["ticket"] for t in first["tickets"][:2]] == waiting[::-1] and
+              all(t["state"] == "pending" for t in first["tickets"][:2]),
+              "the other agent's pending tickets lead the first page, newest first")
+        check(len(first["tickets"]) == 64 and first["next"], f"a page of 64: {first['next']}")
+        seen, cursor, pages = [], None, 0
+        while True:
+            p = page(limit=100, cursor=cursor) if cursor else page(limit=100)
+            pages += 1
+            seen += [t["ticket"] for t in p["tickets"]]
+            cursor = p["next"]
+            if not cursor:
+                break
+        check(pages == 6 and len(seen) == len(set(seen)) == 514, f"{pages} pages, {len(seen)}")
+        created = [t["created_usec"] for t in page(limit=256)["tickets"][2:]]
+        check(created == sorted(created, reverse=True), "the rest newest first")
+        check([t["ticket"] for t in page(state="pending")["tickets"]] == waiting[::-1],
+              "state filter")
+        check(len(page(agent_uid=AGENT2_UID)["tickets"]) == 2, "agent filter")
+        check(page(state="done", agent_uid=AGENT2_UID)["tickets"] == [], "both filters")
+        for params, err in (({"cursor": "p.01"}, "io.lockd.Console.InvalidRequest"),
+                            ({"cursor": "x"}, "io.lockd.Console.InvalidRequest"),
+                            ({"state": "finished"}, "io.lockd.Console.InvalidRequest"),
+                            ({"limit": 0}, "org.varlink.service.InvalidParameter"),
+                            ({"limit": 257}, "org.varlink.service.InvalidParameter")):
+            r = d.console_call("io.lockd.Console.ListTickets", params)
+            check(r.get("error") == err, f"{params}: {r}")
+        # The human's view: the first page, the waiting tickets first, and how to go on.
+        r = d.lockctl("tickets", check_rc=0)
+        check(r.stdout.split("\n")[0].startswith(waiting[1]), f"lockctl tickets: {r.stdout[:300]}")
+        check("--cursor " in r.stderr and "514 kept, 2 pending" in r.stderr,
+              f"lockctl tickets' next page: {r.stderr}")
+        r = d.lockctl("tickets", "--all", "--json", check_rc=0)
+        check(len(json.loads(r.stdout)["tickets"]) == 514, "lockctl tickets --all")
+        r = d.lockctl("tickets", "--state", "pending", "--agent", str(AGENT2_UID), "--json",
+                      check_rc=0)
+        check([t["ticket"] for t in json.loads(r.stdout)["tickets"]] == waiting[::-1],
+              "lockctl tickets --state --agent")
+        r = d.lockctl("tickets", "--limit", "0", check_rc=2)
+    finally:
+        d.stop()
+
+
 # ---------------------------------------------------------------------------------------------
 # Budgets
 
@@ -1860,7 +1943,8 @@ def main():
                   test_ticket_cancel, test_watch_tickets, test_ticket_followers_gone,
                   test_approve_typed_value, test_approve_without_values,
                   test_results_refused_level2, test_results_level3, test_console_live,
-                  test_tickets_cap_and_expiry, test_budgets_fresh_and_errors,
+                  test_tickets_cap_and_expiry, test_tickets_paged_fair_share,
+                  test_budgets_fresh_and_errors,
                   test_budget_show_and_reset, test_budget_charged_by_runs,
                   # Last: after a daemon-reexec that races scope creation, systemd 252's user
                   # manager has been seen to leave new scopes out of list-units for a while.

@@ -183,8 +183,9 @@ START_TEST(test_running_to_done) {
 }
 END_TEST
 
-/* The id index through churn: the set full of final tickets, the oldest forgotten for each new
- * one, every live id found, every forgotten one not. */
+/* The id index through churn: the set full of one agent's final tickets, its oldest forgotten for
+ * each new one, every live id found, every forgotten one not. (With several agents the one that
+ * keeps the most gives way: test_full_set_evicts_largest.) */
 START_TEST(test_index_churn) {
         _cleanup_(tickets_freep) Tickets *ts = NULL;
         char ids[600][TICKET_ID_LEN + 1];
@@ -194,9 +195,7 @@ START_TEST(test_index_churn) {
         for (size_t i = 0; i < 600; i++) {
                 const Ticket *t = NULL;
 
-                ck_assert_int_eq(tickets_submit(ts, 61001 + (uid_t)(i % 3), plan_of(1), NULL,
-                                                60 * SEC, 4, &t),
-                                 0);
+                ck_assert_int_eq(tickets_submit(ts, 61001, plan_of(1), NULL, 60 * SEC, 4, &t), 0);
                 memcpy(ids[i], t->id, sizeof(ids[i]));
                 /* Every third one stays pending a while; the rest end at once. */
                 if (i % 3 != 0 || i + 3 < 600)
@@ -365,6 +364,160 @@ START_TEST(test_restart_scan) {
 }
 END_TEST
 
+
+/* Submits one ticket of agent and ends it at once, as an agent's flood of auto tickets answered
+ * from the cache does. */
+static const Ticket *churn_one(Tickets *ts, uid_t agent, size_t steps) {
+        const Ticket *t = NULL;
+
+        ck_assert_int_eq(tickets_submit(ts, agent, plan_of(steps), NULL, 60 * SEC, 16, &t), 0);
+        ck_assert_int_eq(tickets_finish(ts, t->id, TICKET_CANCELLED), 0);
+        return t;
+}
+
+/* An agent's flood pushes out only its own history: another agent's final tickets and every
+ * pending ticket stay, and the flooder keeps at most its share. Fails on a set that forgets the
+ * oldest final ticket whoever holds it. */
+START_TEST(test_fair_share) {
+        _cleanup_(tickets_freep) Tickets *ts = NULL;
+        char other_final[4][TICKET_ID_LEN + 1], other_pending[2][TICKET_ID_LEN + 1];
+        const size_t max = 64, share = 8;
+
+        ck_assert_int_eq(tickets_new(NULL, max, NULL, NULL, NULL, &ts), 0);
+        ck_assert_int_eq(tickets_set_kept_per_agent(ts, 0), -EINVAL);
+        ck_assert_int_eq(tickets_set_kept_per_agent(ts, max + 1), -EINVAL);
+        ck_assert_int_eq(tickets_set_kept_per_agent(ts, share), 0);
+        /* The older history of another agent, and two of its tickets waiting for the human. */
+        for (size_t i = 0; i < 4; i++)
+                memcpy(other_final[i], churn_one(ts, 61002, 1)->id, TICKET_ID_LEN + 1);
+        for (size_t i = 0; i < 2; i++) {
+                const Ticket *t = NULL;
+
+                ck_assert_int_eq(tickets_submit(ts, 61002, plan_of(2), NULL, 60 * SEC, 16, &t), 0);
+                memcpy(other_pending[i], t->id, TICKET_ID_LEN + 1);
+        }
+        for (size_t i = 0; i < 10 * max; i++) {
+                churn_one(ts, 61001, 16);
+                ck_assert_uint_le(tickets_n_kept(ts, 61001), share);
+        }
+        ck_assert_uint_eq(tickets_n_kept(ts, 61001), share);
+        ck_assert_uint_eq(tickets_n_kept(ts, 61002), 4);
+        for (size_t i = 0; i < 4; i++)
+                ck_assert_ptr_nonnull(tickets_get(ts, other_final[i]));
+        for (size_t i = 0; i < 2; i++)
+                ck_assert_int_eq(tickets_get(ts, other_pending[i])->state, TICKET_PENDING);
+        ck_assert_uint_eq(tickets_n(ts), share + 4 + 2);
+}
+END_TEST
+
+/* A full set makes room from the agent that keeps the most final tickets, never a pending one. */
+START_TEST(test_full_set_evicts_largest) {
+        _cleanup_(tickets_freep) Tickets *ts = NULL;
+        char first_b[TICKET_ID_LEN + 1], first_a[TICKET_ID_LEN + 1];
+        const Ticket *t = NULL;
+
+        ck_assert_int_eq(tickets_new(NULL, 8, NULL, NULL, NULL, &ts), 0);
+        /* b (older) keeps 2, a keeps 5, one pending of c: 8, full. */
+        memcpy(first_b, churn_one(ts, 61002, 1)->id, sizeof(first_b));
+        churn_one(ts, 61002, 1);
+        memcpy(first_a, churn_one(ts, 61001, 1)->id, sizeof(first_a));
+        for (size_t i = 0; i < 4; i++)
+                churn_one(ts, 61001, 1);
+        ck_assert_int_eq(tickets_submit(ts, 61003, plan_of(1), NULL, 60 * SEC, 16, &t), 0);
+        ck_assert_uint_eq(tickets_n(ts), 8);
+        /* c's next one pushes out a's oldest, not b's, though b's is older. */
+        ck_assert_int_eq(tickets_submit(ts, 61003, plan_of(1), NULL, 60 * SEC, 16, &t), 0);
+        ck_assert_ptr_null(tickets_get(ts, first_a));
+        ck_assert_ptr_nonnull(tickets_get(ts, first_b));
+        ck_assert_uint_eq(tickets_n_kept(ts, 61001), 4);
+        ck_assert_uint_eq(tickets_n_pending_all(ts), 2);
+}
+END_TEST
+
+/* Every ticket of a listing, page by page through the string cursor, limit per page. */
+static size_t list_all(Tickets *ts, const TicketFilter *f, size_t limit, const Ticket **out,
+                       size_t max) {
+        TicketCursor c = {};
+        size_t n = 0;
+
+        for (;;) {
+                char buf[TICKET_CURSOR_STRING_MAX];
+                size_t got = 0;
+                const Ticket *t;
+
+                while (got < limit && (t = tickets_next(ts, f, &c))) {
+                        ck_assert_uint_lt(n, max);
+                        out[n++] = t;
+                        got++;
+                }
+                if (got < limit)
+                        return n;
+                ticket_cursor_format(&c, buf);
+                c = (TicketCursor){};
+                ck_assert_int_eq(ticket_cursor_parse(buf, &c), 0);
+        }
+}
+
+/* Pending first, then the rest, each newest first, across pages; filters by state and agent. */
+START_TEST(test_listing_order) {
+        _cleanup_(tickets_freep) Tickets *ts = NULL;
+        const Ticket *sub[12] = {}, *got[16] = {};
+        TicketFilter by_agent = {.state = -1, .by_agent = true, .agent = 61002};
+        TicketFilter pending = {.state = TICKET_PENDING};
+        size_t n;
+
+        ck_assert_int_eq(tickets_new(NULL, 64, NULL, NULL, NULL, &ts), 0);
+        for (size_t i = 0; i < 12; i++) {
+                ck_assert_int_eq(tickets_submit(ts, 61001 + (uid_t)(i % 2), plan_of(1), NULL,
+                                                60 * SEC, 16, &sub[i]),
+                                 0);
+                /* 0, 3, 6, 9 stay pending. */
+                if (i % 3 != 0)
+                        ck_assert_int_eq(tickets_finish(ts, sub[i]->id, TICKET_DENIED), 0);
+        }
+        for (size_t limit = 1; limit <= 13; limit++) {
+                const size_t want[12] = {9, 6, 3, 0, 11, 10, 8, 7, 5, 4, 2, 1};
+
+                n = list_all(ts, NULL, limit, got, 16);
+                ck_assert_uint_eq(n, 12);
+                for (size_t i = 0; i < 12; i++)
+                        ck_assert_ptr_eq(got[i], sub[want[i]]);
+        }
+        n = list_all(ts, &pending, 3, got, 16);
+        ck_assert_uint_eq(n, 4);
+        ck_assert_ptr_eq(got[0], sub[9]);
+        n = list_all(ts, &by_agent, 2, got, 16);
+        ck_assert_uint_eq(n, 6);
+        {
+                const size_t want[6] = {9, 3, 11, 7, 5, 1};
+
+                for (size_t i = 0; i < n; i++)
+                        ck_assert_ptr_eq(got[i], sub[want[i]]);
+        }
+}
+END_TEST
+
+START_TEST(test_cursor_strings) {
+        TicketCursor c = {.started = true, .in_other = true, .seq = 18446744073709551615ULL};
+        char buf[TICKET_CURSOR_STRING_MAX];
+        TicketCursor back = {};
+        const char *bad[] = {"", "p", "p.", "x.1", "p.01", "p.-1", "p.1a", "P.1",
+                             "o.18446744073709551616", "o.184467440737095516150", "p.1 "};
+
+        ticket_cursor_format(&c, buf);
+        ck_assert_str_eq(buf, "o.18446744073709551615");
+        ck_assert_int_eq(ticket_cursor_parse(buf, &back), 0);
+        ck_assert(back.in_other && back.started && back.seq == c.seq);
+        ck_assert_int_eq(ticket_cursor_parse("p.0", &back), 0);
+        ck_assert(!back.started && !back.in_other);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                back = (TicketCursor){.seq = 7};
+                ck_assert_int_eq(ticket_cursor_parse(bad[i], &back), -EINVAL);
+                ck_assert_uint_eq(back.seq, 7);
+        }
+}
+END_TEST
+
 static Suite *tickets_suite(void) {
         Suite *s = suite_create("tickets");
         TCase *tc = tcase_create("core");
@@ -379,6 +532,10 @@ static Suite *tickets_suite(void) {
         tcase_add_test(tc, test_expiry_on_lookup);
         tcase_add_test(tc, test_expiry_timer);
         tcase_add_test(tc, test_restart_scan);
+        tcase_add_test(tc, test_fair_share);
+        tcase_add_test(tc, test_full_set_evicts_largest);
+        tcase_add_test(tc, test_listing_order);
+        tcase_add_test(tc, test_cursor_strings);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -38,6 +38,7 @@ static char sock_dir[PATH_MAX], sock_plain[PATH_MAX], sock_fds[PATH_MAX];
 static int fd_plain = -1, fd_fds = -1; /* the listeners' fds, for their limits */
 static unsigned next_roles = ROLE_A;
 static unsigned n_accepted, n_disconnects, n_cancels, n_oneway, n_echo;
+static const char *last_close_cause; /* varlink_conn_close_cause() at the last disconnect */
 static char order[64];
 static VarlinkCall *held;
 static bool cancel_saw_conn;
@@ -194,6 +195,7 @@ static int on_accept(VarlinkConn *c, void *userdata) {
 static void on_disconnect(VarlinkConn *c, void *userdata) {
         ck_assert_ptr_eq(varlink_conn_get_userdata(c), &n_accepted);
         n_disconnects++;
+        last_close_cause = varlink_conn_close_cause(c);
         strcat(order, "D");
 }
 
@@ -371,6 +373,7 @@ static void assert_echo_works(VarlinkClient *c) {
 
 static void reset_counters(void) {
         n_accepted = n_disconnects = n_cancels = n_oneway = n_echo = 0;
+        last_close_cause = NULL;
         order[0] = 0;
         held = NULL;
         next_roles = ROLE_A;
@@ -805,6 +808,7 @@ START_TEST(test_truncated_then_eof) {
         assert_closed(c);
         varlink_client_free(c);
         PUMP_UNTIL(n_disconnects == 1);
+        ck_assert_str_eq(last_close_cause, "the peer ended in the middle of a message");
 
         /* A complete call then the end of the stream: answered, then closed. */
         c = connect_to(sock_plain);
@@ -1207,15 +1211,54 @@ START_TEST(test_slow_reader) {
         limits.pending_per_conn = 64;
         server_start(&limits);
         c = connect_to(sock_plain);
-        /* 20 answers of 100 KB each, never read: more than the socket and the queue hold. */
-        for (int i = 0; i < 20; i++)
-                send_str(c, "{\"method\":\"io.lockd.Test.Big\",\"parameters\":{\"n\":100000}}");
+        /* 40 answers of 50 KB each (each under the cap), never read: more than the socket and
+         * the queue hold. */
+        for (int i = 0; i < 40; i++)
+                send_str(c, "{\"method\":\"io.lockd.Test.Big\",\"parameters\":{\"n\":50000}}");
         PUMP_UNTIL(n_disconnects == 1);
         ck_assert_uint_eq(varlink_server_n_connections(server), 0);
+        /* Dropped, and the cause is there for the log. */
+        ck_assert_str_eq(last_close_cause, "the peer does not read its answers: past the output cap");
         varlink_client_free(c);
 
         /* A reader that keeps up gets big answers. */
         run_child(child_big);
+        server_stop();
+}
+END_TEST
+
+/* One answer the output cap could never hold: the call ends with the interface's ReplyTooLarge,
+ * the connection stays and serves the next call, and an ordinary hang-up has no cause. (lockd
+ * used to queue it, then drop the peer without a word.) */
+START_TEST(test_reply_too_large) {
+        VarlinkLimits limits = test_limits;
+        VarlinkClient *c;
+        json_t *m, *p;
+
+        reset_counters();
+        limits.out_bytes_per_conn = 64 * 1024;
+        server_start(&limits);
+        c = connect_to(sock_plain);
+        send_str(c, "{\"method\":\"io.lockd.Test.Big\",\"parameters\":{\"n\":100000}}");
+        m = answer(c);
+        ck_assert_str_eq(json_string_value(json_object_get(m, "error")),
+                         "io.lockd.Test.ReplyTooLarge");
+        p = json_object_get(m, "parameters");
+        ck_assert_int_gt(json_integer_value(json_object_get(p, "bytes")), 100000);
+        ck_assert_int_eq(json_integer_value(json_object_get(p, "limit")), 64 * 1024);
+        json_decref(m);
+        /* Just under the cap still goes. */
+        send_str(c, "{\"method\":\"io.lockd.Test.Big\",\"parameters\":{\"n\":60000}}");
+        m = answer(c);
+        assert_reply(m);
+        json_decref(m);
+        send_str(c, "{\"method\":\"io.lockd.Test.Echo\",\"parameters\":{\"s\":\"a\"}}");
+        m = answer(c);
+        assert_reply(m);
+        json_decref(m);
+        varlink_client_free(c);
+        PUMP_UNTIL(n_disconnects == 1);
+        ck_assert_ptr_null(last_close_cause);
         server_stop();
 }
 END_TEST
@@ -1765,6 +1808,7 @@ static Suite *varlink_suite(void) {
         tcase_add_test(tc, test_pipelined_behind_open_call);
         tcase_add_test(tc, test_answer_order);
         tcase_add_test(tc, test_slow_reader);
+        tcase_add_test(tc, test_reply_too_large);
         tcase_add_test(tc, test_cancel_on_disconnect);
         tcase_add_test(tc, test_fds_refused);
         tcase_add_test(tc, test_fds_accepted);
