@@ -99,7 +99,11 @@ static _Noreturn void child(const EngineLaunch *l, EngineEnv *env, pid_t parent)
          */
         if (setsid() < 0)
                 goto fail;
+        /* Above the fixed numbers too: opened at 6, a dup2() below would take it for the log. */
         devnull = open("/dev/null", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (devnull < 0)
+                goto fail;
+        devnull = fcntl(devnull, F_DUPFD_CLOEXEC, STAGING_FD);
         if (devnull < 0)
                 goto fail;
         /* Lift the sources above the fixed numbers first, then lay them out. */
