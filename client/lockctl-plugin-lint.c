@@ -84,7 +84,8 @@ static int findings_init(Findings *f) {
 }
 
 /* Adds one "error: CODE: ..." or "warning: CODE: ..." line. 0 or -ENOMEM. */
-__attribute__((format(printf, 3, 4))) static int finding_add(json_t *list, const char *kind, const char *fmt, ...) {
+__attribute__((format(printf, 3, 4))) static int finding_add(json_t *list, const char *kind,
+                                                             const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL, *line = NULL;
         va_list ap;
         int r;
@@ -213,12 +214,26 @@ static int lint_dir(const char *dir, bool json) {
         return r;
 }
 
-/* The Go walk's state: the module, and what was found. */
+#define DEPENDENCIES_MAX 256 /* packages of local replacements checked */
+
+/* The Go walk's state: the module, its go.mod's replacements, and what was found. */
 typedef struct GoWalk {
         const char *module;
+        const char *src; /* the source directory, for replacements written relative to it */
+        const GoReplaces *replaces;
         Findings *f;
         size_t entries, files;
+        char *visited[DEPENDENCIES_MAX]; /* dependency packages already checked */
+        size_t n_visited;
 } GoWalk;
+
+static void go_walk_done(GoWalk *w) {
+        for (size_t i = 0; i < w->n_visited; i++)
+                free(w->visited[i]);
+        w->n_visited = 0;
+}
+
+static int go_check_file(GoWalk *w, int dirfd, const char *name, const char *rel);
 
 static bool has_suffix(const char *s, const char *suffix) {
         size_t n = strlen(s), k = strlen(suffix);
@@ -231,7 +246,103 @@ static bool not_dots(const char *name) {
         return strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
 }
 
-/* One .go file built into the plugin: each import outside the allow-list is an error. */
+/* path is prefix itself or below it (prefix/...). */
+static bool path_under(const char *path, const char *prefix) {
+        size_t n = strlen(prefix);
+
+        return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+/*
+ * A package outside the allow-list whose module go.mod replaces with a local directory (a
+ * reviewed dependency's source, as the marketplace vendors Debian's): its own files, the
+ * package's directory alone, are checked by the same rules, and the packages they import in
+ * turn. Returns 1 when the package was (or is being) checked, its findings added; 0 when no
+ * local replacement covers it (the caller refuses the import); -ENOMEM.
+ */
+static int go_check_dependency(GoWalk *w, const char *path) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_close_ int fd = -1;
+        const GoReplace *best = NULL;
+        char **names = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        for (size_t i = 0; w->replaces && i < w->replaces->n; i++) {
+                const GoReplace *g = &w->replaces->items[i];
+
+                if (g->dir && path_under(path, g->module) &&
+                    (!best || strlen(g->module) > strlen(best->module)))
+                        best = g;
+        }
+        if (!best || strstr(path + strlen(best->module), "/..") ||
+            strstr(path + strlen(best->module), "/./"))
+                return 0;
+        for (size_t i = 0; i < w->n_visited; i++)
+                if (strcmp(w->visited[i], path) == 0)
+                        return 1; /* checked already, or being checked up the stack */
+        if (w->n_visited >= DEPENDENCIES_MAX)
+                return finding_add(w->f->errors, "error",
+                                   "GO_SOURCE: more than %d packages of local replacements",
+                                   DEPENDENCIES_MAX) < 0
+                               ? -ENOMEM
+                               : 1;
+        w->visited[w->n_visited] = strdup(path);
+        if (!w->visited[w->n_visited])
+                return -ENOMEM;
+        w->n_visited++;
+
+        if (asprintf(&dir, "%s%s%s%s", best->dir[0] == '/' ? "" : w->src,
+                     best->dir[0] == '/' ? "" : "/", best->dir, path + strlen(best->module)) < 0)
+                return -ENOMEM;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return finding_add(w->f->errors, "error", "GO_SOURCE: %s (the source of %s): %s",
+                                   dir, path, strerror(errno)) < 0
+                               ? -ENOMEM
+                               : 1;
+        r = dir_names_sorted(fd, not_dots, SOURCE_ENTRIES_MAX, &names, &n);
+        if (r < 0)
+                return finding_add(w->f->errors, "error", "GO_SOURCE: %s: %s", dir,
+                                   strerror(-r)) < 0
+                               ? -ENOMEM
+                               : 1;
+        r = 0;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                _cleanup_free_ char *file = NULL;
+                struct stat st;
+
+                if (names[i][0] == '.' || names[i][0] == '_' ||
+                    fstatat(fd, names[i], &st, 0) < 0 || !S_ISREG(st.st_mode))
+                        continue;
+                if (asprintf(&file, "%s/%s", dir, names[i]) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                if (has_suffix(names[i], ".s") || has_suffix(names[i], ".S") ||
+                    has_suffix(names[i], ".sx") || has_suffix(names[i], ".syso"))
+                        r = finding_add(w->f->errors, "error",
+                                        "FILE_DENIED: %s (assembly or an object file: linked "
+                                        "into the plugin past the import check)",
+                                        file);
+                else if (has_suffix(names[i], ".go") && !has_suffix(names[i], "_test.go")) {
+                        if (++w->files > SOURCE_FILES_MAX) {
+                                r = finding_add(w->f->errors, "error",
+                                                "GO_SOURCE: more than %d .go files",
+                                                SOURCE_FILES_MAX);
+                                break;
+                        }
+                        r = go_check_file(w, fd, names[i], file);
+                }
+        }
+        strv_free_n(names, n);
+        return r < 0 ? r : 1;
+}
+
+/*
+ * One .go file built into the plugin: each import outside the allow-list is an error, unless it
+ * is a package of a local replacement whose own imports pass (go_check_dependency()).
+ */
 static int go_check_file(GoWalk *w, int dirfd, const char *name, const char *rel) {
         _cleanup_(go_imports_freep) GoImports *g = NULL;
         _cleanup_close_ int fd = -1;
@@ -254,14 +365,17 @@ static int go_check_file(GoWalk *w, int dirfd, const char *name, const char *rel
                                    diag.message, rel, diag.line, diag.column);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < g->n; i++)
-                if (!go_import_allowed(w->module, g->items[i].path)) {
+        for (size_t i = 0; i < g->n; i++) {
+                if (go_import_allowed(w->module, g->items[i].path))
+                        continue;
+                r = go_check_dependency(w, g->items[i].path);
+                if (r == 0)
                         r = finding_add(w->f->errors, "error", "IMPORT_DENIED: %s (%s:%u:%u)",
                                         g->items[i].path, rel, g->items[i].line,
                                         g->items[i].column);
-                        if (r < 0)
-                                return r;
-                }
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -287,7 +401,8 @@ static int go_walk(GoWalk *w, int dirfd, const char *rel, unsigned depth) {
 
                 if (++w->entries > SOURCE_ENTRIES_MAX) {
                         r = finding_add(w->f->errors, "error",
-                                        "GO_SOURCE: more than %d directory entries", SOURCE_ENTRIES_MAX);
+                                        "GO_SOURCE: more than %d directory entries",
+                                        SOURCE_ENTRIES_MAX);
                         break;
                 }
                 if (asprintf(&path, "%s%s%s", rel, rel[0] ? "/" : "", name) < 0) {
@@ -327,7 +442,8 @@ static int go_walk(GoWalk *w, int dirfd, const char *rel, unsigned depth) {
                 else if (has_suffix(name, ".go") && !has_suffix(name, "_test.go")) {
                         if (++w->files > SOURCE_FILES_MAX) {
                                 r = finding_add(w->f->errors, "error",
-                                                "GO_SOURCE: more than %d .go files", SOURCE_FILES_MAX);
+                                                "GO_SOURCE: more than %d .go files",
+                                                SOURCE_FILES_MAX);
                                 break;
                         }
                         r = go_check_file(w, dirfd, name, path);
@@ -337,8 +453,12 @@ static int go_walk(GoWalk *w, int dirfd, const char *rel, unsigned depth) {
         return r < 0 ? r : 0;
 }
 
-/* The Go check of src (go.mod there): its module path, then every package of the module. */
-static int lint_go(int srcfd, Findings *f) {
+/*
+ * The Go check of src (go.mod there): its module path, then every package of the module, and
+ * the packages of local replacements they import.
+ */
+static int lint_go(int srcfd, const char *src, Findings *f) {
+        _cleanup_(go_replaces_freep) GoReplaces *replaces = NULL;
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL, *module = NULL;
         GoSourceDiag diag;
@@ -363,8 +483,16 @@ static int lint_go(int srcfd, Findings *f) {
                                    "GO_MOD: module %s: a path under the standard library's or "
                                    "the SDK's names is not a plugin's own (go.mod)",
                                    module);
-        GoWalk w = {.module = module, .f = f};
-        return go_walk(&w, srcfd, "", 0);
+        r = go_mod_replacements(buf, len, &replaces, &diag);
+        if (r == -EINVAL)
+                return finding_add(f->errors, "error", "GO_MOD: %s (go.mod:%u:%u)", diag.message,
+                                   diag.line, diag.column);
+        if (r < 0)
+                return r;
+        GoWalk w = {.module = module, .src = src, .replaces = replaces, .f = f};
+        r = go_walk(&w, srcfd, "", 0);
+        go_walk_done(&w);
+        return r;
 }
 
 /* The C check's state: which deny-list names were seen. */
@@ -456,7 +584,7 @@ static int lint_source(const char *src, const char *release, bool json) {
         if (findings_init(&f) < 0)
                 return LOCKCTL_EXIT_FAIL;
         if (faccessat(srcfd, "go.mod", F_OK, 0) == 0)
-                r = lint_go(srcfd, &f);
+                r = lint_go(srcfd, src, &f);
         else
                 r = lint_c(relfd >= 0 ? relfd : srcfd, relfd >= 0 ? release : src, &f);
         if (r == LOCKCTL_EXIT_USAGE) {

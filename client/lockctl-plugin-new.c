@@ -313,7 +313,8 @@ static const char *first_with(const char *const *dirs, size_t n, const char *fil
         for (size_t i = 0; i < n; i++) {
                 char probe[PATH_MAX];
 
-                snprintf(probe, sizeof(probe), "%s%s%s", dirs[i], file ? "/" : "", file ? file : "");
+                snprintf(probe, sizeof(probe), "%s%s%s", dirs[i], file ? "/" : "",
+                         file ? file : "");
                 if (access(probe, R_OK) == 0)
                         return dirs[i];
         }

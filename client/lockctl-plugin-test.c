@@ -333,8 +333,9 @@ static void *output_reader_loop(void *userdata) {
 
 /* Prints a run's kept stderr for the author, each line escaped (a plugin's bytes). */
 static void print_stderr(const char *what, const uint8_t *buf, size_t len, uint64_t total) {
-        fprintf(stderr, "stderr%s%s (%" PRIu64 " bytes%s; lockd discards it):\n", what ? " of " : "",
-                what ? what : "", total, total > len ? ", the first 64 KiB shown" : "");
+        fprintf(stderr, "stderr%s%s (%" PRIu64 " bytes%s; lockd discards it):\n",
+                what ? " of " : "", what ? what : "", total,
+                total > len ? ", the first 64 KiB shown" : "");
         for (size_t i = 0; i < len;) {
                 const uint8_t *nl = memchr(buf + i, '\n', len - i);
                 size_t n = nl ? (size_t)(nl - (buf + i)) : len - i;

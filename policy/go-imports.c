@@ -453,3 +453,157 @@ int go_mod_module_path(const char *buf, size_t len, char **ret, GoSourceDiag *di
         *ret = TAKE_PTR(module);
         return 0;
 }
+
+GoReplaces *go_replaces_free(GoReplaces *r) {
+        if (!r)
+                return NULL;
+        for (size_t i = 0; i < r->n; i++) {
+                free(r->items[i].module);
+                free(r->items[i].dir);
+        }
+        free(r->items);
+        free(r);
+        return NULL;
+}
+
+/* One word of a go.mod line: a Go string, or bare up to white space or a comment. */
+static int read_word(Lexer *lx, char **ret) {
+        size_t n = 0;
+
+        if (lx->s[lx->pos] == '"' || lx->s[lx->pos] == '`')
+                return read_string(lx, ret);
+        while (lx->pos + n < lx->len && !strchr(" \t\r\n", lx->s[lx->pos + n]) &&
+               !(lx->s[lx->pos + n] == '/' && lx->pos + n + 1 < lx->len &&
+                 lx->s[lx->pos + n + 1] == '/'))
+                n++;
+        if (n > GO_IMPORT_PATH_MAX)
+                return fail_at(lx->diag, E_GO_TOO_LARGE, lx->line, lx->column,
+                               "word longer than %d bytes", GO_IMPORT_PATH_MAX);
+        *ret = strndup(lx->s + lx->pos, n);
+        if (!*ret)
+                return -ENOMEM;
+        advance(lx, n);
+        return 0;
+}
+
+/* The words of the rest of the line, at most max of them, into words[]; their count. */
+static int read_line_words(Lexer *lx, char **words, size_t max, size_t *ret_n) {
+        size_t n = 0;
+        int r;
+
+        for (;;) {
+                r = skip_blank(lx, false);
+                if (r < 0)
+                        return r;
+                if (lx->pos >= lx->len || lx->s[lx->pos] == '\n')
+                        break;
+                if (n >= max)
+                        return fail_at(lx->diag, E_GO_MODULE, lx->line, lx->column,
+                                       "too many words in a replace directive");
+                r = read_word(lx, &words[n]);
+                if (r < 0)
+                        return r;
+                n++;
+        }
+        *ret_n = n;
+        return 0;
+}
+
+/* A directory as go.mod writes one: ./x, ../x, an absolute path (or . and ..). */
+static bool is_local_path(const char *p) {
+        return p[0] == '/' || strcmp(p, ".") == 0 || strcmp(p, "..") == 0 ||
+               strncmp(p, "./", 2) == 0 || strncmp(p, "../", 3) == 0;
+}
+
+/* One replace spec: words are "mod [ver] => target [ver]". Takes nothing from words. */
+static int add_replace(Lexer *lx, unsigned line, char **words, size_t n, GoReplaces *rs) {
+        size_t arrow = 0;
+        GoReplace *it;
+
+        while (arrow < n && strcmp(words[arrow], "=>") != 0)
+                arrow++;
+        if (arrow == 0 || arrow > 2 || arrow + 1 >= n || n - arrow - 1 > 2)
+                return fail_at(lx->diag, E_GO_MODULE, line, 1,
+                               "a replace directive is MODULE [VERSION] => TARGET [VERSION]");
+        if (is_local_path(words[arrow + 1]) && n - arrow - 1 != 1)
+                return fail_at(lx->diag, E_GO_MODULE, line, 1,
+                               "a directory in a replace directive has no version");
+        if (rs->n >= GO_REPLACES_MAX)
+                return fail_at(lx->diag, E_GO_TOO_LARGE, line, 1, "more than %d replacements",
+                               GO_REPLACES_MAX);
+        it = &rs->items[rs->n];
+        it->module = strdup(words[0]);
+        it->dir = is_local_path(words[arrow + 1]) ? strdup(words[arrow + 1]) : NULL;
+        if (!it->module || (is_local_path(words[arrow + 1]) && !it->dir)) {
+                free(it->module);
+                free(it->dir);
+                return -ENOMEM;
+        }
+        rs->n++;
+        return 0;
+}
+
+int go_mod_replacements(const char *buf, size_t len, GoReplaces **ret, GoSourceDiag *diag) {
+        _cleanup_(go_replaces_freep) GoReplaces *rs = NULL;
+        Lexer lx = {.s = buf, .len = len, .line = 1, .column = 1, .diag = diag};
+        bool in_block = false;
+        unsigned block_line = 0;
+        int r;
+
+        *diag = (GoSourceDiag){};
+        if (len > GO_SOURCE_BYTES_MAX)
+                return fail_at(diag, E_GO_TOO_LARGE, 0, 0, "larger than %d bytes",
+                               GO_SOURCE_BYTES_MAX);
+        if (memchr(buf, 0, len))
+                return fail_at(diag, E_GO_MODULE, 0, 0, "go.mod holds a NUL byte");
+        rs = calloc(1, sizeof(*rs));
+        if (!rs)
+                return -ENOMEM;
+        rs->items = calloc(GO_REPLACES_MAX, sizeof(GoReplace));
+        if (!rs->items)
+                return -ENOMEM;
+
+        while (lx.pos < lx.len) {
+                unsigned line = lx.line;
+                char *words[6] = {};
+                size_t n = 0;
+
+                r = skip_blank(&lx, false);
+                if (r < 0)
+                        return r;
+                if (in_block) {
+                        if (lx.pos < lx.len && lx.s[lx.pos] == ')') {
+                                in_block = false;
+                                advance(&lx, 1);
+                        } else {
+                                r = read_line_words(&lx, words, ELEMENTSOF(words), &n);
+                                if (r >= 0 && n > 0)
+                                        r = add_replace(&lx, line, words, n, rs);
+                        }
+                } else if (at_keyword(&lx, "replace")) {
+                        advance(&lx, strlen("replace"));
+                        r = skip_blank(&lx, false);
+                        if (r >= 0 && lx.pos < lx.len && lx.s[lx.pos] == '(') {
+                                advance(&lx, 1);
+                                in_block = true;
+                                block_line = line;
+                        } else if (r >= 0) {
+                                r = read_line_words(&lx, words, ELEMENTSOF(words), &n);
+                                if (r >= 0)
+                                        r = add_replace(&lx, line, words, n, rs);
+                        }
+                }
+                for (size_t i = 0; i < ELEMENTSOF(words); i++)
+                        free(words[i]);
+                if (r < 0)
+                        return r;
+                /* The rest of the line (another directive's words, or nothing). */
+                while (lx.pos < lx.len && lx.s[lx.pos] != '\n')
+                        advance(&lx, 1);
+                advance(&lx, 1);
+        }
+        if (in_block)
+                return fail_at(diag, E_GO_MODULE, block_line, 1, "replace block not closed");
+        *ret = TAKE_PTR(rs);
+        return 0;
+}

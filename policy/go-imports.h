@@ -57,5 +57,33 @@ static inline void go_imports_freep(GoImports **g) {
  */
 int go_mod_module_path(const char *buf, size_t len, char **ret, GoSourceDiag *diag);
 
+/* One replace directive of a go.mod: the module (any version) and where its source is. */
+typedef struct GoReplace {
+        char *module;
+        char *dir; /* a directory (./x, ../x or absolute), as written; NULL: another module */
+} GoReplace;
+
+typedef struct GoReplaces {
+        GoReplace *items;
+        size_t n;
+} GoReplaces;
+
+#define GO_REPLACES_MAX 256
+
+/*
+ * The replace directives of a go.mod, single (replace a => ../a) and in blocks (replace ( ... )),
+ * with or without versions on either side, paths bare or as Go strings. Only what the import
+ * check needs: where the source of a required module lies when it is a local directory. 0 with
+ * *ret (free with go_replaces_free()); -EINVAL with diag filled (a directive without "=>", more
+ * than GO_REPLACES_MAX, a block not closed); -ENOMEM. *ret untouched on failure.
+ */
+int go_mod_replacements(const char *buf, size_t len, GoReplaces **ret, GoSourceDiag *diag);
+
+GoReplaces *go_replaces_free(GoReplaces *r);
+static inline void go_replaces_freep(GoReplaces **r) {
+        if (*r)
+                go_replaces_free(*r);
+}
+
 /* The error's name, E_GO_SYNTAX and so on. */
 const char *go_source_error_name(GoSourceError e);

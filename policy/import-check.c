@@ -25,9 +25,11 @@
  * limits the manifest was sized against, and writes heap dumps to a descriptor),
  * runtime/pprof and runtime/trace (write profiles), testing (tests are not built into the
  * plugin), crypto/rand (the system's randomness: an answer depends on the file alone), and
- * everything not listed (database/sql, expvar, flag, go/..., internal/..., and every package outside
- * the standard library but the module's own and the SDK's). `os` is allowed: sdk.Run hands the
- * input over as an *os.File, and the sandbox refuses what os could ask beyond that.
+ * everything not listed (database/sql, expvar, flag, go/..., internal/..., and every package
+ * outside the standard library but the module's own, the SDK's, and those of a dependency whose
+ * source go.mod replaces with a local directory, when they pass the same check). `os` is
+ * allowed: sdk.Run hands the input over as an *os.File, and the sandbox refuses what os could ask
+ * beyond that.
  */
 static const char *const go_allowed[] = {
         "archive/tar",

@@ -367,6 +367,25 @@ printf 'module example.com/acme/x\n' >"$gosrc/go.mod"
 expect "lint --source: assembly is refused" 1 \
         "error: FILE_DENIED: internal/util/fast_amd64.s (assembly or an object file: linked into the plugin past the import check)" "" -- \
         plugin lint --source "$gosrc"
+# A dependency whose go.mod replacement is a local directory is checked by the same rules, the
+# package's own files and what they import (the marketplace builds on Debian's Go sources so).
+rm "$gosrc/internal/util/fast_amd64.s"
+mkdir -p "$work/dep/lzma" "$work/dep/internal/raw"
+printf 'module example.com/acme/x\n\nrequire example.com/dep v0.0.0\n\nreplace (\n\texample.com/dep => ../dep // its source\n)\n' >"$gosrc/go.mod"
+printf 'package main\n\nimport "example.com/dep/lzma"\n\nvar _ = lzma.X\n' >"$gosrc/main.go"
+printf 'package lzma\n\nimport (\n\t"bufio"\n\t"example.com/dep/internal/raw"\n)\n' >"$work/dep/lzma/lzma.go"
+printf 'package raw\n\nimport "io"\n' >"$work/dep/internal/raw/raw.go"
+printf 'package raw\n\nimport "net"\n' >"$work/dep/internal/raw/raw_test.go"
+expect "lint --source: a local replacement whose packages stay inside the allow-list" 0 "ok" "" -- \
+        plugin lint --source "$gosrc"
+printf 'package raw\n\nimport "os/exec"\n' >"$work/dep/internal/raw/spawn.go"
+expect "lint --source: a denied import two packages down a local replacement" 1 \
+        "error: IMPORT_DENIED: os/exec ($gosrc/../dep/internal/raw/spawn.go:3:8)" "" -- \
+        plugin lint --source "$gosrc"
+printf 'package main\n\nimport "example.com/other/pkg"\n' >"$gosrc/main.go"
+expect "lint --source: a dependency without a local replacement" 1 \
+        "error: IMPORT_DENIED: example.com/other/pkg (main.go:3:8)" "" -- plugin lint --source "$gosrc"
+
 for args in "plugin lint --help" "plugin test -h" "plugin new --help"; do
         # shellcheck disable=SC2086
         out=$(timeout 20 "$lockctl" $args 2>/dev/null)

@@ -1,5 +1,5 @@
-/* libFuzzer target: go_imports_parse and go_mod_module_path on arbitrary bytes must never crash,
- * leak or overread, and what they return must hold their promises. */
+/* libFuzzer target: go_imports_parse, go_mod_module_path and go_mod_replacements on arbitrary
+ * bytes must never crash, leak or overread, and what they return must hold their promises. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +61,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 free(module);
         } else {
                 if (module)
+                        abort();
+                check_refusal(r, &d);
+        }
+        GoReplaces *rs = NULL;
+        r = go_mod_replacements(copy, size, &rs, &d);
+        if (r == 0) {
+                if (!rs || rs->n > GO_REPLACES_MAX)
+                        abort();
+                for (size_t i = 0; i < rs->n; i++)
+                        if (!rs->items[i].module || !rs->items[i].module[0])
+                                abort();
+                go_replaces_free(rs);
+        } else {
+                if (rs)
                         abort();
                 check_refusal(r, &d);
         }

@@ -169,6 +169,56 @@ START_TEST(test_go_mod) {
 }
 END_TEST
 
+START_TEST(test_go_mod_replace) {
+        static const char mod[] =
+                "module acme.x\n"
+                "require (\n\tlockd/sdk v0.0.0 // replace => nowhere\n)\n"
+                "replace lockd/sdk => ../../client/go\n"
+                "// replace commented.out => /x\n"
+                "replace (\n"
+                "\tgithub.com/a/b => /usr/share/gocode/src/github.com/a/b\n"
+                "\tgithub.com/c/d v1.2.3 => \"./third party/d\" // quoted\n"
+                "\n"
+                "\tgithub.com/e/f => github.com/e/g v1.0.0\n"
+                ")\n"
+                "replace example.com/h v0.1.0 => ../h\n";
+        static const struct {
+                const char *module, *dir;
+        } want[] = {
+                {"lockd/sdk", "../../client/go"},
+                {"github.com/a/b", "/usr/share/gocode/src/github.com/a/b"},
+                {"github.com/c/d", "./third party/d"},
+                {"github.com/e/f", NULL},
+                {"example.com/h", "../h"},
+        };
+        GoReplaces *sentinel = (GoReplaces *)&sentinel, *rs = sentinel;
+        GoSourceDiag d;
+
+        ck_assert_int_eq(go_mod_replacements(mod, strlen(mod), &rs, &d), 0);
+        ck_assert_uint_eq(rs->n, sizeof(want) / sizeof(want[0]));
+        for (size_t i = 0; i < rs->n; i++) {
+                ck_assert_str_eq(rs->items[i].module, want[i].module);
+                if (want[i].dir)
+                        ck_assert_str_eq(rs->items[i].dir, want[i].dir);
+                else
+                        ck_assert_ptr_null(rs->items[i].dir);
+        }
+        go_replaces_free(rs);
+        rs = sentinel;
+
+        /* Broken directives, an unclosed block. */
+        ck_assert_int_eq(go_mod_replacements("replace a\n", 10, &rs, &d), -EINVAL);
+        ck_assert_int_eq(d.code, E_GO_MODULE);
+        ck_assert_int_eq(go_mod_replacements("replace => b\n", 13, &rs, &d), -EINVAL);
+        ck_assert_int_eq(go_mod_replacements("x => ../y v1\nreplace x => ../y v1\n", 34, &rs, &d),
+                         -EINVAL);
+        ck_assert_uint_eq(d.line, 2);
+        ck_assert_int_eq(go_mod_replacements("replace (\n a => b\n", 18, &rs, &d), -EINVAL);
+        ck_assert_uint_eq(d.line, 1);
+        ck_assert_ptr_eq(rs, sentinel);
+}
+END_TEST
+
 START_TEST(test_allow_list) {
         static const char *const allowed[] = {
                 "fmt", "os", "io", "bytes", "archive/zip", "compress/gzip", "encoding/xml",
@@ -377,6 +427,7 @@ static Suite *import_check_suite(void) {
         tcase_add_test(tc, test_data_invalid);
         tcase_add_test(tc, test_caps);
         tcase_add_test(tc, test_go_mod);
+        tcase_add_test(tc, test_go_mod_replace);
         tcase_add_test(tc, test_allow_list);
         tcase_add_test(tc, test_deny_list);
         tcase_add_test(tc, test_elf_symbols);
