@@ -121,10 +121,11 @@ static void body_put(const Notifier *n, FILE *f, const char *s, size_t *used) {
 
 /*
  * The text of ticket t's notification: the agent, each question and file (ticket_summary(),
- * escaped printable text), the values it asks for by the plugin's input, and without actions
- * how to answer.
+ * escaped printable text), the values it asks for by the plugin's input (plugins: ListPlugins',
+ * may be NULL), and without actions how to answer.
  */
-static int ticket_body(const Notifier *n, const json_t *t, bool *ret_values, char **ret) {
+static int ticket_body(const Notifier *n, const json_t *t, const json_t *plugins, bool *ret_values,
+                       char **ret) {
         _cleanup_free_ char *summary = NULL, *out = NULL;
         json_t *phs = json_object_get(t, "placeholders"), *v;
         size_t size = 0, used = 0, i;
@@ -142,12 +143,20 @@ static int ticket_body(const Notifier *n, const json_t *t, bool *ret_values, cha
 
                 if (i >= PLAN_PLACEHOLDERS_MAX || !json_is_string(v))
                         break;
-                if (value_label_make(t, NULL, json_string_value(v), &l) < 0)
+                _cleanup_free_ char *ph = NULL;
+
+                if (value_label_make(t, plugins, json_string_value(v), &l) < 0)
                         continue;
+                ph = escape_bytes(json_string_value(v), strnlen(json_string_value(v), 64));
                 if (!values)
-                        body_put(n, f, "\nIt needs values typed at the approval:\n", &used);
+                        body_put(n, f, "\nTyped at the approval:\n", &used);
                 values = true;
-                body_put(n, f, l.about, &used);
+                /* The plugin's input first; the agent's placeholder only quoted, as its words. */
+                body_put(n, f, "  ", &used);
+                body_put(n, f, l.prompt, &used);
+                body_put(n, f, ", which the agent calls \"${", &used);
+                body_put(n, f, ph ? ph : "?", &used);
+                body_put(n, f, "}\" (its wording)\n", &used);
                 value_label_done(&l);
         }
         if (!n->actions)
@@ -201,7 +210,7 @@ static int send_notify(Notifier *n, const char *summary, const char *body,
 }
 
 /* Shows note's ticket t in a notification of its own. */
-static int notify_ticket(Notifier *n, Note *note, const json_t *t) {
+static int notify_ticket(Notifier *n, Note *note, const json_t *t, const json_t *plugins) {
         /* "default" is the notification's own click; both open the approval. No action ever
          * approves: an approval is made where the human sees the whole question and types what
          * it needs (pinentry or a terminal). */
@@ -211,7 +220,7 @@ static int notify_ticket(Notifier *n, Note *note, const json_t *t) {
         bool values;
         int r;
 
-        r = ticket_body(n, t, &values, &body);
+        r = ticket_body(n, t, plugins, &values, &body);
         if (r < 0)
                 return r;
         copy = malloc(sizeof(Asking));
@@ -311,6 +320,7 @@ static int on_group_reply(sd_bus_message *m, void *userdata, sd_bus_error *error
 /* The tickets gathered: each its own notification, or one for them all when many came. */
 static int on_gather(sd_event_source *s, uint64_t usec, void *userdata) {
         Notifier *n = userdata;
+        _cleanup_(json_decrefp) json_t *plugins = NULL;
         size_t fresh = 0;
 
         if (!n->owner[0])
@@ -318,6 +328,9 @@ static int on_gather(sd_event_source *s, uint64_t usec, void *userdata) {
         for (size_t i = 0; i < n->n_notes; i++)
                 if (!n->notes[i].asked && !n->notes[i].decided && !n->notes[i].grouped)
                         fresh++;
+        /* The plugins' inputs, for the values' kinds and sizes. */
+        if (fresh > 0 && fresh <= GROUP_MIN)
+                plugins = values_plugins();
         for (size_t i = 0; i < n->n_notes; i++) {
                 Note *note = &n->notes[i];
                 _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
@@ -346,7 +359,7 @@ static int on_gather(sd_event_source *s, uint64_t usec, void *userdata) {
                         note->decided = true;
                         continue;
                 }
-                (void)notify_ticket(n, note, json_object_get(reply, "ticket"));
+                (void)notify_ticket(n, note, json_object_get(reply, "ticket"), plugins);
         }
         for (size_t i = n->n_notes; i > 0; i--)
                 if (n->notes[i - 1].decided && !n->notes[i - 1].asked && !n->notes[i - 1].grouped)

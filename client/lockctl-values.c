@@ -86,7 +86,7 @@ static void put_input(FILE *f, const char *input, const json_t *spec) {
 
         put_escaped(f, input);
         if (!spec || !kind || max < 1) {
-                fputs(" (kind and size unknown: the plugin is no longer installed)", f);
+                fputs(" (kind and size unknown: lockd did not list the plugin)", f);
                 return;
         }
         fputs(" (", f);

@@ -415,7 +415,8 @@ def test_notify_actions(w):
         check(hints.get("urgency", {}).get("data") == 2, f"hints: {hints}")
         check("needs a typed value" in summary, f"summary: {summary!r}")
         for s in ("Does the file contain ${needle}?", f"uid {AGENT_UID}", "test.good-inputs",
-                  "this value is its input needle", '"${notify_a}"'):
+                  'needle (text, at most 64 bytes), which the agent calls "${notify_a}" '
+                  "(its wording)"):
             check(s in body, f"{s!r} not in the body: {body!r}")
         # dbusmock numbers its notifications 1, 2, ... in the order of the Notify calls.
         nid = len(bus.calls("Notify"))
