@@ -8,7 +8,7 @@ _lockctl() {
                 words=("${COMP_WORDS[@]}") cword=$COMP_CWORD
         fi
         local verbs="plugin marketplace grant revoke handles budget tickets deny approve results
-                session console status agent audit release verify-bundle help"
+                session console notify status agent audit release verify-bundle help"
         local i verb="" sub=""
         for ((i = 1; i < cword; i++)); do
                 case ${words[i]} in
@@ -64,7 +64,10 @@ _lockctl() {
         "marketplace add") opts+=" --issuer --identity --trusted-root --force" ;;
         grant) opts+=" --agent --label --budget --ttl --auto" ;;
         tickets) opts+=" --state --agent --limit --cursor --all" ;;
-        "budget reset" | approve) opts+=" --yes" ;;
+        "budget reset") opts+=" --yes" ;;
+        approve) opts+=" --yes --pinentry" ;;
+        console) opts+=" --pinentry" ;;
+        notify) opts+=" --pinentry --terminal" ;;
         "agent run") opts="--user --property --help" ;;
         "audit verify") opts+=" --state-dir" ;;
         "release verify") opts+=" --trusted-root --issuer --identity --index" ;;

@@ -1,5 +1,5 @@
 # fish completion for lockctl(1).
-set -l verbs plugin marketplace grant revoke handles budget tickets deny approve results session console status agent audit release verify-bundle help
+set -l verbs plugin marketplace grant revoke handles budget tickets deny approve results session console notify status agent audit release verify-bundle help
 complete -c lockctl -f
 complete -c lockctl -n "not __fish_seen_subcommand_from $verbs" -a "$verbs"
 complete -c lockctl -l socket -r -F -d "the console socket"
@@ -40,6 +40,8 @@ complete -c lockctl -n "__fish_seen_subcommand_from tickets" -l limit -r
 complete -c lockctl -n "__fish_seen_subcommand_from tickets" -l cursor -r
 complete -c lockctl -n "__fish_seen_subcommand_from tickets" -l all
 complete -c lockctl -n "__fish_seen_subcommand_from approve reset" -l yes
+complete -c lockctl -n "__fish_seen_subcommand_from approve console notify" -l pinentry
+complete -c lockctl -n "__fish_seen_subcommand_from notify" -l terminal -r
 complete -c lockctl -n "__fish_seen_subcommand_from run; and __fish_seen_subcommand_from agent" -l user -r -a "(__fish_complete_users)"
 complete -c lockctl -n "__fish_seen_subcommand_from verify" -l state-dir -r -F
 complete -c lockctl -n "__fish_seen_subcommand_from grant test lint install verify" -F
