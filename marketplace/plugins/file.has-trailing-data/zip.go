@@ -31,13 +31,20 @@ type window struct {
 	off  int64
 }
 
-// newWindow returns a window on r, whose length is size.
+// newWindow returns a window of windowSize bytes on r, whose length is size.
 func newWindow(r io.ReaderAt, size int64) *window {
-	return &window{r: r, size: size, buf: make([]byte, 0, windowSize)}
+	return newWindowOf(r, size, windowSize)
+}
+
+// newWindowOf returns a window of n bytes on r: a small one for reads scattered over the file
+// (local headers a central directory points to), where each refill costs its size.
+func newWindowOf(r io.ReaderAt, size int64, n int) *window {
+	return &window{r: r, size: size, buf: make([]byte, 0, n)}
 }
 
 // at returns the n bytes (n <= windowSize) at offset p, valid until the next call, or
-// errTruncated when the file ends before p+n.
+// errTruncated when the file ends before p+n. More bytes than the window holds are read into a
+// buffer of their own.
 func (w *window) at(p int64, n int) ([]byte, error) {
 	if p < 0 || n < 0 || n > windowSize || p > w.size-int64(n) {
 		return nil, errTruncated
@@ -45,16 +52,26 @@ func (w *window) at(p int64, n int) ([]byte, error) {
 	if p >= w.off && p+int64(n) <= w.off+int64(len(w.buf)) {
 		return w.buf[p-w.off : p-w.off+int64(n)], nil
 	}
+	if n > cap(w.buf) {
+		b := make([]byte, n)
+		if k, err := w.r.ReadAt(b, p); k < n {
+			if err == nil || err == io.EOF {
+				err = errTruncated
+			}
+			return nil, err
+		}
+		return b, nil
+	}
 	// Reading forward, the window starts at p; reading backward (p before the window), it ends at
 	// p+n, so that a walk in either direction refills once per window.
 	start := p
 	if p < w.off {
-		start = p + int64(n) - windowSize
+		start = p + int64(n) - int64(cap(w.buf))
 		if start < 0 {
 			start = 0
 		}
 	}
-	m := int64(windowSize)
+	m := int64(cap(w.buf))
 	if w.size-start < m {
 		m = w.size - start
 	}
@@ -82,7 +99,7 @@ func (w *window) lastIndex(pat []byte, limit int64) (int64, error) {
 		if end-w.off >= int64(len(pat)) && end <= w.off+int64(len(w.buf)) {
 			b = w.buf[:end-w.off]
 		} else {
-			start = end - windowSize
+			start = end - int64(cap(w.buf))
 			if start < 0 {
 				start = 0
 			}
@@ -357,7 +374,16 @@ type zipLocal struct {
 	dataOff int64 // where the entry's data starts
 }
 
-// localHeader reads the local header at off.
+// localWindowSize is the size of the window local headers are read through (newLocalWindow).
+const localWindowSize = 4 << 10
+
+// newLocalWindow returns a window for localHeader, apart from the one the central directory is
+// walked with: the two walks would otherwise refill a shared window at every entry.
+func newLocalWindow(w *window) *window {
+	return newWindowOf(w.r, w.size, localWindowSize)
+}
+
+// localHeader reads the local header at off, through a window of its own (newLocalWindow).
 func localHeader(w *window, off int64) (*zipLocal, error) {
 	h, err := w.at(off, 30)
 	if err != nil {

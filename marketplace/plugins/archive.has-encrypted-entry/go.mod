@@ -1,0 +1,13 @@
+module archive.has-encrypted-entry
+
+go 1.19
+
+require (
+	github.com/ulikunitz/xz v0.0.0
+	lockd/sdk v0.0.0
+)
+
+replace lockd/sdk => ../../../client/go
+
+// Debian's golang-github-ulikunitz-xz-dev (scripts/deps): built offline from its source.
+replace github.com/ulikunitz/xz => /usr/share/gocode/src/github.com/ulikunitz/xz
