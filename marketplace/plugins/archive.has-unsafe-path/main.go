@@ -1,0 +1,246 @@
+// Official plugin archive.has-unsafe-path (protocol 1): would unpacking the ZIP or tar archive
+// write outside its directory?
+//
+// An entry is unsafe when its path is absolute (a leading / or \, or a drive letter) or has a
+// ".." component, with either separator; a symbolic link is unsafe when its target is absolute or
+// leads above the archive's root from where the link stands; and an entry is unsafe when its path
+// leads above the root through a link made before it (paths.go). Entries are judged in the
+// archive's order, as an extractor writes them.
+//
+// ZIP: every central directory header's name, the name in the local header it points to, and an
+// Info-ZIP Unicode path field (0x7075) in either; an entry whose Unix mode says symbolic link has
+// its target read from its data (stored or deflated). tar (plain, gzip, xz, zstd or bzip2): every
+// header as Go's archive/tar reads it (PAX and GNU long names and link names applied); a hard
+// link's target is an archive path, judged from the root.
+//
+// A file that is neither, a 7z archive, a compressed stream that is not a tar archive, or one
+// whose structure breaks before an unsafe entry is found fails the run: it has no answer.
+package main
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/flate"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+
+	"lockd/sdk"
+)
+
+var errUnknown = errors.New("not a ZIP or tar archive")
+
+// maxLinkTarget is how much of a ZIP symbolic link's data is read as its target: far past any
+// system's PATH_MAX.
+const maxLinkTarget = 64 << 10
+
+// maxExpanded bounds how much of a compressed stream is decompressed to reach every tar header:
+// past it the archive has no answer. 4 GiB take about 30 s of CPU with the slowest decoder (xz).
+const maxExpanded = 4 << 30
+
+var errTooLarge = errors.New("the compressed tar archive expands past what this plugin reads")
+
+// capped reads r and fails with errTooLarge once more than left bytes came from it.
+type capped struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if c.left < 0 {
+		return n, errTooLarge
+	}
+	return n, err
+}
+
+// escapes answers the question for the file r of length size.
+func escapes(r io.ReaderAt, size int64) (bool, error) {
+	w := newWindow(r, size)
+	n := int64(headSize)
+	if size < n {
+		n = size
+	}
+	h, err := w.at(0, int(n))
+	if err != nil {
+		return false, err
+	}
+	head := append([]byte(nil), h...)
+	if isZip(head) {
+		return zipUnsafe(w)
+	}
+	if c := compressionOf(head); c != none {
+		d, err := decompress(c, head, bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 64<<10))
+		if err != nil {
+			return false, err
+		}
+		br := bufio.NewReaderSize(&capped{r: d, left: maxExpanded}, 64<<10)
+		block, err := br.Peek(512)
+		if err != nil || !isTarHeader(block) {
+			return false, errors.New("the compressed stream is not a tar archive")
+		}
+		return tarUnsafe(br)
+	}
+	if len(head) >= 512 && isTarHeader(head[:512]) {
+		// A plain tar: archive/tar seeks over the entries' data.
+		return tarUnsafe(io.NewSectionReader(r, 0, size))
+	}
+	return false, errUnknown
+}
+
+// isTarHeader tells whether block, 512 bytes, is a tar header: its checksum (the sum of its bytes
+// with the checksum field taken as spaces, unsigned or signed as old tars made it) matches the
+// octal number in that field; or it is the zero block that ends an archive (an empty one).
+func isTarHeader(block []byte) bool {
+	if len(block) < 512 {
+		return false
+	}
+	zero := true
+	var sum, ssum int64
+	for i, c := range block[:512] {
+		if c != 0 {
+			zero = false
+		}
+		if i >= 148 && i < 156 {
+			c = ' '
+		}
+		sum += int64(c)
+		ssum += int64(int8(c))
+	}
+	if zero {
+		return true
+	}
+	field := bytes.Trim(block[148:156], " \x00")
+	v, err := strconv.ParseInt(string(field), 8, 64)
+	return err == nil && len(field) > 0 && (v == sum || v == ssum)
+}
+
+// tarUnsafe answers for a tar archive read from r.
+func tarUnsafe(r io.Reader) (bool, error) {
+	tr := tar.NewReader(r)
+	x := newExtraction()
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		bad, err := x.entry(h.Name, h.Linkname, h.Typeflag == tar.TypeSymlink, h.Typeflag == tar.TypeLink)
+		if err != nil || bad {
+			return bad, err
+		}
+	}
+}
+
+// unixMode returns a ZIP entry's Unix mode, when it was made on a Unix-like system (APPNOTE.TXT,
+// 4.4.2: 3 Unix, 19 OS X), or 0.
+func unixMode(e *zipEntry) uint32 {
+	if host := e.madeBy >> 8; host == 3 || host == 19 {
+		return e.extAttr >> 16
+	}
+	return 0
+}
+
+// unicodePath returns the name in an Info-ZIP Unicode path extra field (0x7075: a version, the
+// CRC of the header's name, the UTF-8 name), or "".
+func unicodePath(extra []byte) string {
+	f := extraField(extra, 0x7075)
+	if len(f) < 5 || f[0] != 1 {
+		return ""
+	}
+	return string(f[5:])
+}
+
+// zipUnsafe answers for a ZIP archive: each central header's names and its local header's, then
+// the link target of a symbolic link entry.
+func zipUnsafe(w *window) (bool, error) {
+	d, err := findDirectory(w)
+	if err != nil {
+		return false, err
+	}
+	x := newExtraction()
+	found := errors.New("found")
+	lw := newLocalWindow(w)
+	err = eachEntry(w, d, func(e *zipEntry) error {
+		l, err := localHeader(lw, e.offset)
+		if err != nil {
+			return err
+		}
+		for _, name := range []string{unicodePath(e.extra), string(l.name), unicodePath(l.extra)} {
+			if name != "" && unsafeName(name) {
+				return found
+			}
+		}
+		symlink := unixMode(e)&0xF000 == 0xA000
+		var target string
+		if symlink {
+			if target, err = linkTarget(w, e, l); err != nil {
+				return err
+			}
+		}
+		bad, err := x.entry(string(e.name), target, symlink, false)
+		if err != nil {
+			return err
+		}
+		if bad {
+			return found
+		}
+		return nil
+	})
+	switch err {
+	case nil:
+		return false, nil
+	case found:
+		return true, nil
+	}
+	return false, err
+}
+
+// linkTarget reads a symbolic link entry's data, its target: at most maxLinkTarget bytes,
+// stored or deflated. An encrypted link or another method fails: its target cannot be read.
+func linkTarget(w *window, e *zipEntry, l *zipLocal) (string, error) {
+	if e.flags&1 != 0 || l.flags&1 != 0 {
+		return "", errors.New("zip: an encrypted symbolic link")
+	}
+	if l.dataOff > w.size {
+		return "", errTruncated
+	}
+	data := io.NewSectionReader(w.r, l.dataOff, w.size-l.dataOff)
+	var src io.Reader
+	switch e.method {
+	case 0:
+		if e.csize > uint64(w.size-l.dataOff) {
+			return "", errTruncated
+		}
+		src = io.LimitReader(data, int64(e.csize))
+	case 8:
+		fr := flate.NewReader(data)
+		defer fr.Close()
+		src = fr
+	default:
+		return "", errors.New("zip: a symbolic link compressed by a method this plugin does not read")
+	}
+	b, err := io.ReadAll(io.LimitReader(src, maxLinkTarget))
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// check answers for the input file.
+func check(in *os.File) (bool, error) {
+	st, err := in.Stat()
+	if err != nil {
+		return false, err
+	}
+	return escapes(in, st.Size())
+}
+
+func main() {
+	sdk.Run(check)
+}
