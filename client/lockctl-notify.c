@@ -574,6 +574,8 @@ static void set_owner(Notifier *n, const char *owner) {
         }
 }
 
+/* NameOwnerChanged, matched with sender org.freedesktop.DBus: the bus itself stamps the sender,
+ * so no other connection can forge the change of owner that on_action() trusts. */
 static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Notifier *n = userdata;
         const char *name, *old, *new;

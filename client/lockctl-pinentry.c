@@ -324,21 +324,27 @@ fail:
         return r == -EPIPE ? -ENOENT : r;
 }
 
-/* Sets the window's texts: title, description, prompt (may be NULL), buttons. */
+/*
+ * Sets the window's texts: title, description, prompt (may be NULL), buttons. The description
+ * and the prompt carry the question and the value's name: a pinentry that refuses them is not
+ * asked anything. The title and the buttons' words are cosmetic: an error there is passed over.
+ */
 static int set_texts(Pinentry *p, const char *title, const char *desc, const char *prompt,
                      const char *ok, const char *cancel) {
         int r;
 
         r = command_text(p, "SETTITLE", title, false);
-        if (r >= 0)
-                r = command_text(p, "SETDESC", desc, false);
+        if (r < 0 && r != -EREMOTEIO)
+                return r;
+        r = command_text(p, "SETDESC", desc, false);
         if (r >= 0)
                 r = command_text(p, "SETPROMPT", prompt, true);
-        if (r >= 0)
-                r = command_text(p, "SETOK", ok, true);
-        if (r >= 0)
+        if (r < 0)
+                return r;
+        r = command_text(p, "SETOK", ok, true);
+        if (r >= 0 || r == -EREMOTEIO)
                 r = command_text(p, "SETCANCEL", cancel, true);
-        return r;
+        return r == -EREMOTEIO ? 0 : r;
 }
 
 /* The human said no: Cancel, the window closed, CONFIRM's "not confirmed". Any other error (a

@@ -117,7 +117,7 @@ def test_pinentry_standin(w):
     agent's placeholder only quoted as its wording; never SETKEYINFO or a cache option; the value
     (percent-escaped both ways) answers the question"""
     w.install("good-inputs")
-    t = needle_ticket(w, f"xx {TYPED} yy\n".encode(), "pin_a")
+    t = needle_ticket(w, f"xx {TYPED} yy\n".encode(), "pin_a", label="the needle file 100%")
     r, cmds = approve_standin(w, t, ["ok", "value:" + TYPED])
     check(r.returncode == 0, f"approve --pinentry: {r.returncode}\n{r.stdout}{r.stderr}")
     verbs = [c.split(" ", 1)[0] for c in cmds]
@@ -126,9 +126,12 @@ def test_pinentry_standin(w):
     check("SETKEYINFO" not in verbs and not any("cache" in c.lower() for c in cmds) and
           verbs[-1] == "BYE", f"a cache option or SETKEYINFO: {cmds}")
     desc = arg_before(cmds, "SETDESC", verbs.index("CONFIRM"))
-    for s in ("Does the file contain ${needle}?", '"the needle file"', f"uid {AGENT_UID}",
+    for s in ("Does the file contain ${needle}?", '"the needle file 100%"', f"uid {AGENT_UID}",
               "test.good-inputs"):
         check(s in desc, f"{s!r} not in CONFIRM's description: {desc!r}")
+    # Sent percent-escaped: the label's '%' and the description's line feeds.
+    raw = [c for c in cmds[:verbs.index("CONFIRM")] if c.startswith("SETDESC ")][-1]
+    check("100%25" in raw and "%0A" in raw and "\n" not in raw, f"SETDESC as sent: {raw!r}")
     check(arg_before(cmds, "SETOK", verbs.index("CONFIRM")) == "Approve" and
           arg_before(cmds, "SETCANCEL", verbs.index("CONFIRM")) == "Deny", f"buttons: {cmds}")
     prompt = arg_before(cmds, "SETPROMPT", verbs.index("GETPIN"))
