@@ -33,7 +33,7 @@ void pdf_page_text(fz_context *ctx, pdf_document *doc, int n, fz_buffer *out) {
         fz_var(text);
         fz_var(space);
         fz_try(ctx) {
-                page = fz_load_page(ctx, &doc->super, n);
+                page = pdf_page_load(ctx, doc, n);
                 text = fz_new_stext_page_from_page(ctx, page, &opts);
                 for (fz_stext_block *b = text->first_block; b; b = b->next) {
                         if (b->type != FZ_STEXT_BLOCK_TEXT)

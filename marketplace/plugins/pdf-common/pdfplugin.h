@@ -63,6 +63,12 @@ size_t pdf_heap_peak(void);
 int pdf_ask_bytes(fz_context *ctx, const uint8_t *data, size_t len, unsigned flags,
                   const char *needle, size_t needle_len, PdfAsk *ask, char *why, size_t why_size);
 
+/* Page n's object (borrowed) and page n loaded (drop it with fz_drop_page()), with the page
+ * tree loaded (PDF_Q_PAGES): use these, never pdf_lookup_page_obj() or fz_load_page() (see
+ * pdfplugin.c on MuPDF 1.21's references). Both throw when the page cannot be read. */
+pdf_obj *pdf_page_object(fz_context *ctx, pdf_document *doc, int n);
+fz_page *pdf_page_load(fz_context *ctx, pdf_document *doc, int n);
+
 /* Appends printf-style text to ask->detail, silently cut at PDF_DETAIL_MAX bytes. */
 __attribute__((format(printf, 2, 3))) void pdf_detail(PdfAsk *ask, const char *fmt, ...);
 

@@ -148,7 +148,7 @@ static bool page_is_blank(fz_context *ctx, pdf_document *doc, int n) {
         fz_var(dev);
         fz_var(blank);
         fz_try(ctx) {
-                page = fz_load_page(ctx, &doc->super, n);
+                page = pdf_page_load(ctx, doc, n);
                 dev = fz_new_derived_device(ctx, BlankDevice);
                 dev->super.fill_path = fill_path;
                 dev->super.stroke_path = stroke_path;
