@@ -10,6 +10,7 @@ with runs in flight is in test-daemon.py; the clock's unit test in tests/unit/te
 import json
 import os
 import random
+import re
 import selectors
 import signal
 import socket
@@ -430,6 +431,35 @@ def test_wall_clock_jump(top):
     check(r.stdout.startswith("ok: "), f"verify: {r.stdout}")
 
 
+def test_engine_exit_in_library(top):
+    """an engine that a library ends with exit() (a preload that calls exit(3) from the event
+    loop's epoll_wait once told to): the engine's log says it exits with status 3 and names the
+    caller, and the spawner says how the engine ended and exits 1"""
+    lib = os.environ.get("LOCKD_EXIT_IN_LIBRARY", "")
+    check(os.path.exists(lib), f"no exit-in-library module: {lib!r}")
+    top_d = os.path.join(top, "d-exit")
+    os.makedirs(top_d, exist_ok=True)
+    trigger = os.path.join(top_d, "exit-now")
+    wrapper = os.path.join(top_d, "exiting-engine")
+    with open(wrapper, "w") as f:
+        f.write(f"#!/bin/sh\nexport LD_PRELOAD='{lib}' LOCKD_TEST_EXIT_TRIGGER='{trigger}'\n"
+                f"exec '{os.path.join(os.path.dirname(LOCKD), 'lockd-engine')}' \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    d = Daemon(top_d)
+    d.start(argv_extra=("--engine", wrapper))
+    try:
+        open(trigger, "w").close()
+        rc = d.proc.wait(30)
+    finally:
+        d.stop()
+    log = d.read_log()
+    check(rc == 1, f"lockd exited {rc}:\n{log}")
+    check(re.search(r"the engine exits with status 3 from outside its main loop \(exit\(\) "
+                    r"called by: .*exit-in-library", log), f"the engine's word:\n{log}")
+    check(re.search(r"the engine \(pid [0-9]+\) exited with status 3|the engine ended with "
+                    r"status 3", log), f"the spawner's word:\n{log}")
+
+
 def test_sigkill_anywhere(top):
     """SIGKILL at many points of a busy lockd (grants, revokes, submits, cancels, installs,
     budget-charging runs), then a restart, 24 times: lockd starts, every grant it acknowledged
@@ -524,7 +554,7 @@ def main():
     tap = Tap()
     top = tempdir()
     for t in (test_audit_segments, test_full_disk, test_no_journald, test_bus_dropped,
-              test_wall_clock_jump, test_sigkill_anywhere):
+              test_wall_clock_jump, test_engine_exit_in_library, test_sigkill_anywhere):
         tap.run(t, top)
     return tap.done()
 
