@@ -14,6 +14,7 @@
 #include "check-run.h"
 #include "fd-util.h"
 #include "macro.h"
+#include "index-versions.h"
 #include "marketplaces.h"
 #include "verifier.h"
 
@@ -315,6 +316,107 @@ START_TEST(test_marketplaces_policy_and_stored_errors) {
 }
 END_TEST
 
+/* The URL is kept with an added marketplace and survives a reload; a bad one is refused. */
+START_TEST(test_marketplaces_url) {
+        _cleanup_(marketplaces_freep) Marketplaces *ms = NULL, *again = NULL;
+        static const char *const refused[] = {
+                "http://example.org/m", "ftp://example.org/m", "https://", "file://",
+                "https://example.org/m?x=1", "https://example.org/m#top", "file:///srv/../etc",
+                "https://example.org/a b", "example.org/m",
+        };
+        const char *reason = NULL;
+        int fd;
+
+        ck_assert_int_eq(marketplaces_load(statefd, NULL, 0, NULL, NULL, &ms), 0);
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                reason = NULL;
+                ck_assert_msg(marketplace_url_check(refused[i], &reason) == -EINVAL, "%s",
+                              refused[i]);
+                ck_assert_ptr_nonnull(reason);
+                fd = root_fd();
+                ck_assert_int_eq(marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, refused[i],
+                                                  fd, true, NULL, &reason),
+                                 -EINVAL);
+                close(fd);
+        }
+        ck_assert_int_eq(marketplace_url_check("file:///srv/lockd-market", NULL), 0);
+        fd = root_fd();
+        ck_assert_int_eq(marketplaces_add(ms, statefd, "acme", ISSUER, GOOD,
+                                          "https://plugins.example.org/lockd", fd, true, NULL,
+                                          &reason),
+                         0);
+        close(fd);
+        ck_assert_str_eq(marketplaces_find(ms, "acme")->url, "https://plugins.example.org/lockd");
+        ck_assert_ptr_null(marketplaces_find(ms, "acme")->marketplace.root);
+        ck_assert_int_eq(marketplaces_load(statefd, NULL, 0, NULL, NULL, &again), 0);
+        ck_assert_str_eq(marketplaces_find(again, "acme")->url,
+                         "https://plugins.example.org/lockd");
+}
+END_TEST
+
+/* Rollback and freeze: an older version or an expired index is refused and nothing is recorded;
+ * a newer one is recorded on disk (a reload reads it); removing the marketplace forgets it. */
+START_TEST(test_index_versions) {
+        _cleanup_(marketplaces_freep) Marketplaces *ms = NULL;
+        IndexFreshness verdict;
+        uint64_t newest = 99, v = 99;
+        const char *reason = NULL;
+        int64_t now = 2000000000;
+        VerifiedIndex vi = {.version = 5, .expires = now + 60};
+        int fd;
+
+        ck_assert_int_eq(index_versions_get(statefd, "acme", &v), 0);
+        ck_assert_uint_eq(v, 0);
+        ck_assert_int_eq(index_versions_admit(statefd, "acme", &vi, now, &verdict, &newest), 0);
+        ck_assert_int_eq(verdict, INDEX_FRESH);
+        ck_assert_uint_eq(newest, 0);
+        ck_assert_int_eq(index_versions_get(statefd, "acme", &v), 0);
+        ck_assert_uint_eq(v, 5);
+
+        /* The same version again: fresh; an older one: a rollback, the record untouched. */
+        ck_assert_int_eq(index_versions_admit(statefd, "acme", &vi, now, &verdict, &newest), 0);
+        vi.version = 4;
+        ck_assert_int_eq(index_versions_admit(statefd, "acme", &vi, now, &verdict, &newest),
+                         -ESTALE);
+        ck_assert_int_eq(verdict, INDEX_ROLLBACK);
+        ck_assert_uint_eq(newest, 5);
+        /* Newer but expired (also at the very second): a freeze, nothing recorded. */
+        vi.version = 6;
+        vi.expires = now;
+        ck_assert_int_eq(index_versions_admit(statefd, "acme", &vi, now, &verdict, &newest),
+                         -ETIME);
+        ck_assert_int_eq(verdict, INDEX_EXPIRED);
+        ck_assert_int_eq(index_versions_get(statefd, "acme", &v), 0);
+        ck_assert_uint_eq(v, 5);
+        /* Older and expired: the rollback is named. */
+        vi.version = 1;
+        ck_assert_int_eq(index_versions_admit(statefd, "acme", &vi, now, &verdict, &newest),
+                         -ESTALE);
+
+        /* A record that is not one number fails closed. */
+        sh("printf '7x\\n' > %s/state/index-versions/other", top);
+        ck_assert_int_eq(index_versions_get(statefd, "other", &v), -EBADMSG);
+        vi = (VerifiedIndex){.version = 9, .expires = now + 1};
+        ck_assert_int_eq(index_versions_admit(statefd, "other", &vi, now, &verdict, &newest),
+                         -EBADMSG);
+
+        /* Adding a marketplace starts afresh; removing it forgets its record. */
+        ck_assert_int_eq(marketplaces_load(statefd, NULL, 0, NULL, NULL, &ms), 0);
+        fd = root_fd();
+        ck_assert_int_eq(marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, NULL, fd, true, NULL,
+                                          &reason),
+                         0);
+        close(fd);
+        ck_assert_int_eq(index_versions_get(statefd, "acme", &v), 0);
+        ck_assert_uint_eq(v, 0);
+        vi = (VerifiedIndex){.version = 3, .expires = now + 1};
+        ck_assert_int_eq(index_versions_admit(statefd, "acme", &vi, now, &verdict, &newest), 0);
+        ck_assert_int_eq(marketplaces_remove(ms, statefd, "acme"), 0);
+        ck_assert_int_eq(index_versions_get(statefd, "acme", &v), 0);
+        ck_assert_uint_eq(v, 0);
+}
+END_TEST
+
 static Suite *marketplaces_suite(void) {
         Suite *s = suite_create("marketplaces");
         TCase *tc = tcase_create("marketplaces");
@@ -325,6 +427,8 @@ static Suite *marketplaces_suite(void) {
         tcase_add_test(tc, test_marketplaces_lint);
         tcase_add_test(tc, test_marketplaces_bad_inputs);
         tcase_add_test(tc, test_marketplaces_policy_and_stored_errors);
+        tcase_add_test(tc, test_marketplaces_url);
+        tcase_add_test(tc, test_index_versions);
         suite_add_tcase(s, tc);
         return s;
 }
