@@ -298,6 +298,10 @@ def is_encrypted(put):
     put("one", "owner-only-aes256.pdf", owner_only(plain))
     put("one", "owner-only-rc4-40.pdf", qpdf(plain, "--allow-weak-crypto", "--encrypt", "", "o", "40", "--"))
     put("one", "owner-only-objstm.pdf", qpdf(plain, "--object-streams=generate", "--encrypt", "", "o", "256", "--"))
+    put("one", "unknown-security-handler.pdf", pages(
+        [TEXT], extra_objects=[b"<< /Filter /FooSec /V 9 /R 9 /Length 128 >>"],
+        trailer_extra=b" /Encrypt 7 0 R /ID [<00112233445566778899aabbccddeeff>"
+                      b" <00112233445566778899aabbccddeeff>]")[0])
     put("zero", "plain.pdf", plain)
     put("zero", "objstm.pdf", objstm(plain))
     put("zero", "encrypt-in-text.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (/Encrypt 5 0 R) Tj ET"))

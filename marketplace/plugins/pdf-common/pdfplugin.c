@@ -173,11 +173,38 @@ static bool has_pdf_header(const uint8_t *data, size_t len) {
         return n >= 5 && memmem(data, n, "%PDF-", 5) != NULL;
 }
 
+/*
+ * Whether MuPDF's open failed in its security handler (pdf-crypt.c: an unknown handler, method,
+ * version or revision, a bad key length). MuPDF builds one only for a trailer's Encrypt
+ * dictionary, so such a file has one, in a form MuPDF cannot read.
+ */
+static bool crypt_error(const char *message) {
+        return strcasestr(message, "crypt") || strstr(message, "AES key") ||
+               strstr(message, "key length");
+}
+
+/* PDF_Q_LOCKED's question for a document whose Encrypt dictionary MuPDF refused. */
+static int ask_crypt_refused(fz_context *ctx, PdfAsk *ask, char *why, size_t why_size) {
+        int answer = -1;
+
+        ask->doc = NULL;
+        ask->crypt_refused = true;
+        fz_var(answer);
+        fz_try(ctx) {
+                answer = pdf_question(ask);
+        }
+        fz_catch(ctx) {
+                snprintf(why, why_size, "%s", fz_caught_message(ctx));
+                answer = -1;
+        }
+        return answer == 0 || answer == 1 ? answer : -1;
+}
+
 int pdf_ask_bytes(fz_context *ctx, const uint8_t *data, size_t len, unsigned flags,
                   const char *needle, size_t needle_len, PdfAsk *ask, char *why, size_t why_size) {
         fz_stream *stm = NULL;
         pdf_document *doc = NULL;
-        bool tree = false;
+        bool tree = false, opened = false;
         int answer = -1;
 
         memset(ask, 0, sizeof(*ask));
@@ -195,9 +222,11 @@ int pdf_ask_bytes(fz_context *ctx, const uint8_t *data, size_t len, unsigned fla
         fz_var(doc);
         fz_var(tree);
         fz_var(answer);
+        fz_var(opened);
         fz_try(ctx) {
                 stm = fz_open_memory(ctx, data, len);
                 doc = pdf_open_document_with_stream(ctx, stm);
+                opened = true;
                 ask->doc = doc;
                 /* Only an owner password (or none) opens with the empty one: a user password is
                  * a file this plugin cannot read, plugin_error. */
@@ -227,6 +256,8 @@ int pdf_ask_bytes(fz_context *ctx, const uint8_t *data, size_t len, unsigned fla
         }
         fz_catch(ctx) {
                 snprintf(why, why_size, "%s", fz_caught_message(ctx));
+                if (!opened && (flags & PDF_Q_LOCKED) && crypt_error(why))
+                        return ask_crypt_refused(ctx, ask, why, why_size);
                 return -1;
         }
         return answer;

@@ -16,7 +16,9 @@
 /* What a plugin needs besides the document (pdf_question_flags). */
 enum {
         PDF_Q_NEEDLE = 1 << 0, /* the typed input `needle` (protocol 2) */
-        PDF_Q_LOCKED = 1 << 1, /* asked before any password: a user password is no error */
+        PDF_Q_LOCKED = 1 << 1, /* asked before any password: a user password is no error, and a
+                                  security handler MuPDF refuses is asked with doc NULL and
+                                  crypt_refused set */
         PDF_Q_PAGES = 1 << 2,  /* about pages: a document without one cannot be judged */
 };
 
@@ -27,6 +29,7 @@ typedef struct PdfAsk {
         fz_context *ctx;
         pdf_document *doc;
         int pages;                         /* the page count (PDF_Q_PAGES), else -1 */
+        bool crypt_refused;                /* PDF_Q_LOCKED: MuPDF refused the Encrypt dictionary */
         const char *needle;                /* PDF_Q_NEEDLE: the value, NUL-terminated */
         size_t needle_len;
         char detail[PDF_DETAIL_MAX + 1];   /* a human-only detail, NUL-terminated */
