@@ -13,7 +13,7 @@ import (
 
 // jpegMemoryMax caps what Go's JPEG decoder may allocate for one image: its planes, a
 // progressive image's coefficients, and a CMYK or RGB image's conversion.
-const jpegMemoryMax = 160 << 20
+const jpegMemoryMax = 170 << 20
 
 // jpegFrame is what the first SOF0, SOF1 or SOF2 header says: the size, the progressive mode,
 // and each component's sampling factors.
@@ -21,6 +21,7 @@ type jpegFrame struct {
 	width, height int
 	progressive   bool
 	h, v          []int
+	rgb           bool // three components that Go's decoder converts to RGBA (not YCbCr)
 }
 
 // jpegFindFrame walks the marker segments as Go's decoder does (junk before a marker skipped,
@@ -31,6 +32,7 @@ type jpegFrame struct {
 func jpegFindFrame(r io.Reader) (f jpegFrame, ok bool) {
 	in := bufio.NewReader(r)
 	var two [2]byte
+	jfif, adobeRGB := false, false
 	if _, err := io.ReadFull(in, two[:]); err != nil {
 		return f, false
 	}
@@ -79,12 +81,30 @@ func jpegFindFrame(r io.Reader) (f jpegFrame, ok bool) {
 			}
 			f = jpegFrame{height: int(binary.BigEndian.Uint16(b[1:])), width: int(binary.BigEndian.Uint16(b[3:])),
 				progressive: m == 0xC2}
+			var ids []byte
 			for i := 0; i < int(b[5]) && 6+3*i+2 < n; i++ {
 				s := b[6+3*i+1]
+				ids = append(ids, b[6+3*i])
 				f.h = append(f.h, max1(int(s>>4)))
 				f.v = append(f.v, max1(int(s&15)))
 			}
+			// As Go's isRGB: never with a JFIF marker; with Adobe's transform 0, or
+			// components named R, G, B.
+			f.rgb = len(ids) == 3 && !jfif && (adobeRGB || string(ids) == "RGB")
 			return f, len(f.h) > 0
+		}
+		if m == 0xE0 || m == 0xEE {
+			b := make([]byte, n)
+			if _, err := io.ReadFull(in, b); err != nil {
+				return f, false
+			}
+			if m == 0xE0 && n >= 5 && string(b[:5]) == "JFIF\x00" {
+				jfif = true
+			}
+			if m == 0xEE && n >= 12 && string(b[:5]) == "Adobe" {
+				adobeRGB = b[11] == 0
+			}
+			continue
 		}
 		if _, err := in.Discard(n); err != nil {
 			return f, false
@@ -102,7 +122,7 @@ func max1(n int) int {
 
 // memory estimates, from above, what Go's decoder allocates for f: every component's plane in
 // whole MCUs, 64 four-byte coefficients per block of a progressive image, and four bytes per
-// pixel for the conversion of an image of three or four components.
+// pixel for the conversion of an RGB or a CMYK image.
 func (f jpegFrame) memory() uint64 {
 	mxx := uint64((f.width + 8*f.h[0] - 1) / (8 * f.h[0]))
 	myy := uint64((f.height + 8*f.v[0] - 1) / (8 * f.v[0]))
@@ -114,7 +134,7 @@ func (f jpegFrame) memory() uint64 {
 			total += blocks * 64 * 4
 		}
 	}
-	if len(f.h) >= 3 {
+	if f.rgb || len(f.h) == 4 {
 		total += 4 * uint64(f.width) * uint64(f.height)
 	}
 	return total
