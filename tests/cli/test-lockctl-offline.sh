@@ -255,7 +255,7 @@ if grep -q "$secret" "$work/all-output"; then not_ok "an input value is never ec
 # marketplace add, list, remove
 root="$work/root.json"
 printf '{}' >"$root"
-expect "marketplace add: no options" 2 "" "usage: lockctl marketplace add NAME --issuer URL" -- \
+expect "marketplace add: no options" 2 "" "usage: lockctl marketplace add NAME (\[--url URL\] )?--issuer URL" -- \
         --socket "$nowhere" marketplace add m
 expect "marketplace add: no --trusted-root" 2 "" "usage: lockctl marketplace add" -- \
         --socket "$nowhere" marketplace add m --issuer https://token.actions.githubusercontent.com \
