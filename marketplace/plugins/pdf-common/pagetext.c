@@ -27,14 +27,21 @@ void pdf_page_text(fz_context *ctx, pdf_document *doc, int n, fz_buffer *out) {
         fz_stext_options opts = {.flags = FZ_STEXT_MEDIABOX_CLIP};
         fz_page *page = NULL;
         fz_stext_page *text = NULL;
+        fz_device *dev = NULL;
         bool space = false;
 
         fz_var(page);
         fz_var(text);
+        fz_var(dev);
         fz_var(space);
         fz_try(ctx) {
                 page = pdf_page_load(ctx, doc, n);
-                text = fz_new_stext_page_from_page(ctx, page, &opts);
+                /* As fz_new_stext_page_from_page() does, which lives in util.o with every
+                 * document writer's constructor (options.c says why not those). */
+                text = fz_new_stext_page(ctx, fz_bound_page(ctx, page));
+                dev = fz_new_stext_device(ctx, text, &opts);
+                fz_run_page(ctx, page, dev, fz_identity, NULL);
+                fz_close_device(ctx, dev);
                 for (fz_stext_block *b = text->first_block; b; b = b->next) {
                         if (b->type != FZ_STEXT_BLOCK_TEXT)
                                 continue;
@@ -46,6 +53,7 @@ void pdf_page_text(fz_context *ctx, pdf_document *doc, int n, fz_buffer *out) {
                 }
         }
         fz_always(ctx) {
+                fz_drop_device(ctx, dev);
                 fz_drop_stext_page(ctx, text);
                 fz_drop_page(ctx, page);
         }
