@@ -88,8 +88,8 @@ static const PropSpec prop_specs[] = {
 
 /* What lockctl sets itself: a --property that changed it could undo the confinement. */
 static const char *const own_props[] = {
-        "User",          "ProtectProc", "ProcSubset", "TemporaryFileSystem", "NoNewPrivileges",
-        "ExecStart",     "ExecStartEx", "Type",       "StandardInput",       "StandardOutput",
+        "User",          "ProtectProc",      "ProcSubset", "TemporaryFileSystem", "NoNewPrivileges",
+        "ExecStart",     "ExecStartEx",      "Type",       "StandardInput",       "StandardOutput",
         "StandardError", "UnsetEnvironment", NULL,
 };
 
@@ -101,8 +101,8 @@ static const char *const own_props[] = {
  * --property Environment= may not set them (ARCHITECTURE.md, the human's side).
  */
 static const char *const display_env[] = {
-        "DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS",
-        NULL,
+        "DISPLAY",    "WAYLAND_DISPLAY",          "WAYLAND_SOCKET",
+        "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", NULL,
 };
 
 /* The first name of display_env that the whitespace-separated NAME=VALUE words of value set, or
@@ -563,8 +563,8 @@ static int append_fixed_props(sd_bus_message *m, const char *user, const char *e
                 return r;
         if (tty)
                 r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "TTYPath", "s", tty,
-                                          "StandardInput", "s", "tty", "StandardOutput", "s",
-                                          "tty", "StandardError", "s", "tty");
+                                          "StandardInput", "s", "tty", "StandardOutput", "s", "tty",
+                                          "StandardError", "s", "tty");
         else
                 r = sd_bus_message_append(m, "(sv)(sv)(sv)", "StandardInputFileDescriptor", "h",
                                           STDIN_FILENO, "StandardOutputFileDescriptor", "h",

@@ -33,14 +33,18 @@ int approve_print_error(const char *what, const char *error, json_t *params) {
                 a = p ? escape_bytes(p, strlen(p)) : strdup("?");
                 if (strcmp(error, CONSOLE_INTERFACE ".MissingValue") == 0)
                         fprintf(stderr,
-                                "lockctl: %s refused: no value for the agent's placeholder \"${%s}\", "
-                                "and this input session holds none (the session may have ended meanwhile: approve "
+                                "lockctl: %s refused: no value for the agent's placeholder "
+                                "\"${%s}\", "
+                                "and this input session holds none (the session may have ended "
+                                "meanwhile: approve "
                                 "again)\n",
                                 what, a ? a : "?");
                 else
                         fprintf(stderr,
-                                "lockctl: %s refused: the value for the agent's placeholder \"${%s}\" "
-                                "did not open with the ticket's key (sealed to another ticket or key)\n",
+                                "lockctl: %s refused: the value for the agent's placeholder "
+                                "\"${%s}\" "
+                                "did not open with the ticket's key (sealed to another ticket or "
+                                "key)\n",
                                 what, a ? a : "?");
                 return LOCKCTL_EXIT_FAIL;
         }
@@ -170,8 +174,7 @@ static int needed_placeholders(const json_t *t, const json_t *plugins, json_t **
 
                         if (value_label_make(t, plugins, json_string_value(v), &l) < 0)
                                 return LOCKCTL_EXIT_FAIL;
-                        printf("  %s, the agent's \"${%s}\": %s\n", l.prompt,
-                               json_string_value(v),
+                        printf("  %s, the agent's \"${%s}\": %s\n", l.prompt, json_string_value(v),
                                string_in(need, json_string_value(v)) ? "typed now"
                                                                      : "from this input session");
                         value_label_done(&l);
@@ -237,16 +240,15 @@ static void say_value_error(int r, const char *name, const char *from) {
                         "lockctl: an empty value for \"${%s}\" is refused, nothing was sent\n",
                         name);
         else if (r == -ENODATA)
-                fprintf(stderr, "lockctl: no value typed for \"${%s}\", nothing was sent\n",
-                        name);
+                fprintf(stderr, "lockctl: no value typed for \"${%s}\", nothing was sent\n", name);
         else if (r == -ENOMEM)
                 fprintf(stderr,
                         "lockctl: cannot keep the value for \"${%s}\" in locked memory "
                         "(RLIMIT_MEMLOCK?), nothing was sent\n",
                         name);
         else
-                fprintf(stderr, "lockctl: cannot read the value for \"${%s}\" %s: %s\n", name,
-                        from, strerror(-r));
+                fprintf(stderr, "lockctl: cannot read the value for \"${%s}\" %s: %s\n", name, from,
+                        strerror(-r));
 }
 
 /*
@@ -307,7 +309,8 @@ static int pinentry_ask_confirm(Pinentry *p, const json_t *t, const char *id, As
                 return LOCKCTL_EXIT_FAIL;
         r = pinentry_confirm(p, title, summary, "Approve", "Deny", &a);
         if (r < 0) {
-                fprintf(stderr, "lockctl: approve: pinentry failed (%s); the ticket stays pending\n",
+                fprintf(stderr,
+                        "lockctl: approve: pinentry failed (%s); the ticket stays pending\n",
                         r == -EREMOTEIO ? "it answered with an error" : strerror(-r));
                 *ret = ASKED_PENDING;
                 return 0;
@@ -345,8 +348,10 @@ static int pinentry_ask_value(Pinentry *p, const json_t *t, const json_t *plugin
                 return 0;
         }
         if (a != PINENTRY_OK) {
-                fprintf(stderr, "lockctl: no value typed for \"${%s}\" (pinentry's Cancel), "
-                                "nothing was sent\n", name);
+                fprintf(stderr,
+                        "lockctl: no value typed for \"${%s}\" (pinentry's Cancel), "
+                        "nothing was sent\n",
+                        name);
                 *ret = ASKED_PENDING;
                 return 0;
         }
@@ -424,8 +429,9 @@ int approve_ticket(const char *id, const ApproveOptions *o, char *ret_state, siz
         else if (json_array_size(need) > 0 || !o->yes)
                 tty = tty_open();
         if (!use_pinentry && tty < 0 && json_array_size(need) > 0) {
-                fprintf(stderr, "lockctl: approve needs a terminal to read values for \"${%s}\" "
-                                "(or --pinentry)\n",
+                fprintf(stderr,
+                        "lockctl: approve needs a terminal to read values for \"${%s}\" "
+                        "(or --pinentry)\n",
                         json_string_value(json_array_get(need, 0)));
                 return LOCKCTL_EXIT_FAIL;
         }

@@ -72,9 +72,9 @@ typedef struct Notifier {
         uint64_t serial;
         uint32_t group_nid; /* the grouped notification, 0 while none */
         bool group_asked;
-        char owner[256];  /* the unique name owning org.freedesktop.Notifications, "" if none */
-        bool actions;     /* the server shows actions */
-        bool markup;      /* the server reads markup in the body: <, > and & are escaped */
+        char owner[256];      /* the unique name owning org.freedesktop.Notifications, "" if none */
+        bool actions;         /* the server shows actions */
+        bool markup;          /* the server reads markup in the body: <, > and & are escaped */
         const char *pinentry; /* Review… runs lockctl approve --pinentry=this, NULL: a terminal */
         const char *terminal; /* the terminal command when not pinentry */
         char self[PATH_MAX];  /* this lockctl, for Review… */
@@ -228,8 +228,9 @@ static int notify_ticket(Notifier *n, Note *note, const json_t *t, const json_t 
                 return -ENOMEM;
         copy->n = n;
         snprintf(copy->id, sizeof(copy->id), "%s", note->id);
-        r = send_notify(n, values ? "An agent asks a question that needs a typed value"
-                                  : "An agent asks a question",
+        r = send_notify(n,
+                        values ? "An agent asks a question that needs a typed value"
+                               : "An agent asks a question",
                         body, actions, on_notify_reply, copy);
         if (r < 0) {
                 free(copy);
@@ -259,9 +260,8 @@ static int notify_group(Notifier *n, size_t count) {
 
 static void close_notification(Notifier *n, uint32_t nid) {
         if (nid != 0 && n->owner[0])
-                (void)sd_bus_call_method_async(n->bus, NULL, NOTIFY_NAME, NOTIFY_PATH,
-                                               NOTIFY_IFACE, "CloseNotification", NULL, NULL,
-                                               "u", nid);
+                (void)sd_bus_call_method_async(n->bus, NULL, NOTIFY_NAME, NOTIFY_PATH, NOTIFY_IFACE,
+                                               "CloseNotification", NULL, NULL, "u", nid);
 }
 
 /* The group's notification goes once none of its tickets waits any more. */
@@ -348,8 +348,8 @@ static int on_gather(sd_event_source *s, uint64_t usec, void *userdata) {
                 if (!params || varlink_client_connect(console_socket_path(), &c) < 0)
                         continue;
                 varlink_client_set_timeout(c, 30ULL * 1000 * 1000);
-                if (varlink_client_call(c, CONSOLE_INTERFACE ".GetTicket", params, NULL, 0,
-                                        &reply, &error) < 0 ||
+                if (varlink_client_call(c, CONSOLE_INTERFACE ".GetTicket", params, NULL, 0, &reply,
+                                        &error) < 0 ||
                     error) {
                         note->decided = true; /* gone meanwhile */
                         continue;
@@ -392,8 +392,7 @@ static void gather_soon(Notifier *n) {
 /* A ticket from the watch or the first list: followed while pending, its notification closed
  * when it is decided elsewhere, expires or is cancelled. */
 static void take_ticket(Notifier *n, const json_t *t) {
-        const char *id = console_json_string(t, "ticket"),
-                   *state = console_json_string(t, "state");
+        const char *id = console_json_string(t, "ticket"), *state = console_json_string(t, "state");
         bool pending = state && strcmp(state, "pending") == 0;
         Note *note;
 
@@ -556,9 +555,8 @@ static int read_capabilities(Notifier *n) {
  * old owner, so every pending ticket is shown anew by the new one.
  */
 static void set_owner(Notifier *n, const char *owner) {
-        snprintf(n->owner, sizeof(n->owner), "%s", owner && strlen(owner) < sizeof(n->owner)
-                                                           ? owner
-                                                           : "");
+        snprintf(n->owner, sizeof(n->owner), "%s",
+                 owner && strlen(owner) < sizeof(n->owner) ? owner : "");
         for (size_t i = 0; i < n->n_notes; i++) {
                 n->notes[i].nid = 0;
                 n->notes[i].asked = false;
@@ -607,8 +605,7 @@ static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata
                         take_ticket(n, t);
         }
         if (r < 0) {
-                fprintf(stderr, "lockctl notify: lost the connection to lockd: %s\n",
-                        strerror(-r));
+                fprintf(stderr, "lockctl notify: lost the connection to lockd: %s\n", strerror(-r));
                 n->exit_code = LOCKCTL_EXIT_FAIL;
                 return sd_event_exit(n->event, 0);
         }
@@ -652,8 +649,7 @@ static int load(Notifier *n) {
         r = console_call(lc, "notify", "ListTickets", NULL, NULL, 0, &reply);
         if (r != 0)
                 return r;
-        json_array_foreach(json_object_get(reply, "tickets"), i, t)
-                take_ticket(n, t);
+        json_array_foreach(json_object_get(reply, "tickets"), i, t) take_ticket(n, t);
         return 0;
 }
 
@@ -750,8 +746,8 @@ int verb_notify(int argc, char **argv) {
                 r = LOCKCTL_EXIT_FAIL;
                 goto out;
         }
-        if (sd_bus_call_method(n->bus, DBUS_NAME, DBUS_PATH, DBUS_IFACE, "GetNameOwner", &e,
-                               &reply, "s", NOTIFY_NAME) >= 0)
+        if (sd_bus_call_method(n->bus, DBUS_NAME, DBUS_PATH, DBUS_IFACE, "GetNameOwner", &e, &reply,
+                               "s", NOTIFY_NAME) >= 0)
                 (void)sd_bus_message_read(reply, "s", &owner);
         if (!owner)
                 fprintf(stderr, "lockctl notify: no notification server on the session bus yet; "
@@ -760,8 +756,7 @@ int verb_notify(int argc, char **argv) {
         r = load(n);
         if (r != 0)
                 goto out;
-        r = sd_event_add_io(n->event, &n->watch_source, watch_fd(&n->watch), EPOLLIN, on_watch,
-                            n);
+        r = sd_event_add_io(n->event, &n->watch_source, watch_fd(&n->watch), EPOLLIN, on_watch, n);
         if (r < 0) {
                 fprintf(stderr, "lockctl notify: %s\n", strerror(-r));
                 r = LOCKCTL_EXIT_FAIL;

@@ -42,11 +42,11 @@ typedef struct Console {
         Tty mode;
         TicketList list;
         Watch watch;
-        size_t top; /* the first ticket on the screen */
-        const char *pinentry; /* a approves with this pinentry program, NULL on the terminal */
-        bool help;            /* the key list is shown until the next key */
-        bool loaded;          /* the first list is in: a pending ticket from now on is new */
-        char awaited[AWAITED_MAX]; /* the ticket approved here whose outcome is shown when it ends */
+        size_t top;                /* the first ticket on the screen */
+        const char *pinentry;      /* a approves with this pinentry program, NULL on the terminal */
+        bool help;                 /* the key list is shown until the next key */
+        bool loaded;               /* the first list is in: a pending ticket from now on is new */
+        char awaited[AWAITED_MAX]; /* approved here: its outcome shows when the ticket ends */
         char status[STATUS_MAX];
 } Console;
 
@@ -177,8 +177,8 @@ static void set_outcome(Console *c, const json_t *t) {
                 int n;
 
                 if (res == 0 || res == 1)
-                        n = snprintf(steps + used, sizeof(steps) - used, "  step %lld: %lld",
-                                     step, res);
+                        n = snprintf(steps + used, sizeof(steps) - used, "  step %lld: %lld", step,
+                                     res);
                 else
                         n = snprintf(steps + used, sizeof(steps) - used, "  step %lld: %s", step,
                                      ee ? ee : "final (the bit shows at security level 3)");
@@ -186,8 +186,7 @@ static void set_outcome(Console *c, const json_t *t) {
                         break;
                 used += (size_t)n;
         }
-        set_status(c, "%.*s ended: %s%s", TICKET_SHORT_ID, c->awaited, state ? state : "?",
-                   steps);
+        set_status(c, "%.*s ended: %s%s", TICKET_SHORT_ID, c->awaited, state ? state : "?", steps);
 }
 
 /*
@@ -358,8 +357,8 @@ static int run_outside(Console *c, const char *id, bool approve) {
         } else {
                 (void)console_tty_read_line(NULL, "\n(press Enter to return to the console) ",
                                             false, 256, &line);
-                set_status(c, "%s %.*s: %s", approve ? "approve" : "results", TICKET_SHORT_ID,
-                           id, exit_code == 0 ? "done" : "failed (see above)");
+                set_status(c, "%s %.*s: %s", approve ? "approve" : "results", TICKET_SHORT_ID, id,
+                           exit_code == 0 ? "done" : "failed (see above)");
         }
         r = tty_enter(&c->mode, c->tty, TTY_RAW, SCREEN_ENTER, SCREEN_LEAVE);
         if (r < 0)
@@ -370,7 +369,8 @@ static int run_outside(Console *c, const char *id, bool approve) {
 
 /*
  * Acts on the keys in buf: j/k and the arrow keys move, a/d/r act on the selected ticket, ?
- * shows the keys, q quits. Returns 1 to quit, 0 to go on, a negative errno when the terminal is lost.
+ * shows the keys, q quits. Returns 1 to quit, 0 to go on, a negative errno when the terminal is
+ * lost.
  */
 static int handle_keys(Console *c, const char *buf, size_t n) {
         for (size_t i = 0; i < n; i++) {

@@ -161,8 +161,7 @@ int ticket_summary(const json_t *t, bool full, char **ret) {
         if (!f)
                 return -ENOMEM;
         fprintf(f, "The agent (uid %lld) asks", console_json_integer(t, "agent_uid", -1));
-        fputs(json_array_size(json_object_get(t, "steps")) == 1 ? ":\n" : " these questions:\n",
-              f);
+        fputs(json_array_size(json_object_get(t, "steps")) == 1 ? ":\n" : " these questions:\n", f);
         json_array_foreach(json_object_get(t, "steps"), i, s) {
                 const char *label = console_json_string(s, "label");
 

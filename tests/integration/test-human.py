@@ -6,7 +6,6 @@ python3-dbusmock's notification server, the console's bell, cleared screen, outc
 and lockctl agent run passing no display. TAP on stdout. Run through
 tests/integration/with-systemd."""
 
-import concurrent.futures
 import json
 import os
 import shlex
@@ -44,6 +43,36 @@ def submit(d, steps, uid=AGENT_UID):
     r = call_as(uid, d.agent, "io.lockd.Agent.Submit", {"steps": steps})
     check(r.get("parameters", {}).get("state") == "pending", f"Submit: {r}")
     return r["parameters"]["ticket"]
+
+
+def submit_at_once(d, plans, uid=AGENT_UID):
+    """Submits each plan on a connection of its own, all sent before any answer is read (one
+    process of the agent's uid): the tickets arrive together. Their ids."""
+    prog = ("import json,socket,sys\n"
+            "plans=json.loads(sys.argv[2]);conns=[]\n"
+            "for p in plans:\n"
+            "  s=socket.socket(socket.AF_UNIX);s.settimeout(20);s.connect(sys.argv[1])\n"
+            "  conns.append(s)\n"
+            "for s,p in zip(conns,plans):\n"
+            "  s.sendall(json.dumps({'method':'io.lockd.Agent.Submit',"
+            "'parameters':{'steps':p}}).encode()+b'\\0')\n"
+            "out=[]\n"
+            "for s in conns:\n"
+            "  b=b''\n"
+            "  while b'\\0' not in b:\n"
+            "    c=s.recv(65536)\n"
+            "    if not c: break\n"
+            "    b+=c\n"
+            "  out.append(json.loads(b.split(b'\\0')[0]))\n"
+            "print(json.dumps(out))\n")
+    r = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                        sys.executable, "-c", prog, d.agent, json.dumps(plans)],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, f"submit_at_once: {r.stderr}")
+    answers = json.loads(r.stdout)
+    check(all(a.get("parameters", {}).get("state") == "pending" for a in answers),
+          f"Submit: {answers}")
+    return [a["parameters"]["ticket"] for a in answers]
 
 
 def needle_ticket(w, content, placeholder, label="the needle file"):
@@ -288,6 +317,32 @@ def test_console_bell_clear_outcome(w):
         p.close()
 
 
+def test_console_pinentry(w):
+    """lockctl console --pinentry: a asks through pinentry (CONFIRM, then GETPIN), and the
+    outcome shows when the ticket ends"""
+    w.install("good-inputs")
+    log = os.path.join(w.dir, f"console-pinentry-{time.monotonic_ns()}.log")
+    p = Pane(w, "console-p", ["env", f"PINENTRY_STANDIN_LOG={log}",
+                              f"PINENTRY_STANDIN_ANSWERS=ok,value:{TYPED}", LOCKCTL, "--socket",
+                              w.d.console, "console", f"--pinentry={STANDIN}"])
+    try:
+        p.wait("lockd console:", screen=True)
+        t = needle_ticket(w, f"console {TYPED}\n".encode(), "console_p")
+        p.wait(t[:12], screen=True)
+        p.type("j" * 200, enter=False)
+        p.key("a")
+        p.wait(f"{t[:12]} ended: done", screen=True)
+        with open(log) as f:
+            verbs = [json.loads(line).split(" ", 1)[0] for line in f]
+        check(verbs.count("CONFIRM") == 1 and verbs.count("GETPIN") == 1 and
+              verbs.index("CONFIRM") < verbs.index("GETPIN"), f"pinentry: {verbs}")
+        p.key("q")
+        p.wait("EXIT=0")
+    finally:
+        p.close()
+    check(agent_outcomes(w.d, t) == [(1, None)], f"{t}: the value typed in pinentry")
+
+
 # ---------------------------------------------------------------------------------------------
 # lockctl notify on a private session bus
 
@@ -454,6 +509,38 @@ def test_notify_actions(w):
         bus.close()
 
 
+def test_notify_review(w):
+    """Review… on a notification (its default action, from the server's own name) opens the
+    approval in pinentry: the stand-in confirms and types the value, and the ticket is answered
+    with it"""
+    w.install("good-inputs")
+    bus = SessionBus(w)
+    log = os.path.join(w.dir, f"review-{time.monotonic_ns()}.log")
+    env = dict(bus.env, PINENTRY_STANDIN_LOG=log, PINENTRY_STANDIN_ANSWERS="ok,value:" + TYPED)
+    proc = None
+    try:
+        bus.start_server("body actions")
+        proc = subprocess.Popen([LOCKCTL, "--socket", w.d.console, "notify",
+                                 f"--pinentry={STANDIN}"], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        t = needle_ticket(w, f"review {TYPED}\n".encode(), "review_a", label="review me")
+        notify_for(bus, '"review me"')
+        nid = len(bus.calls("Notify"))
+        bus.emit_as_owner("ActionInvoked", "us", ("u", str(nid)), ("s", "default"))
+        wait_state(w.d, t, ("running", "done"), timeout=20)
+        with open(log) as f:
+            verbs = [json.loads(line).split(" ", 1)[0] for line in f]
+        check(verbs.count("CONFIRM") == 1 and verbs.count("GETPIN") == 1, f"pinentry: {verbs}")
+        check(agent_outcomes(w.d, t) == [(1, None)], f"{t}: the value typed through Review")
+        wait_for(lambda: [nid] in bus.calls("CloseNotification"), timeout=10,
+                 what="the reviewed ticket's notification closed")
+    finally:
+        if proc:
+            stop(proc)
+        bus.close()
+
+
 def test_notify_fallback_and_group(w):
     """a server without the actions capability gets notifications without actions that say to
     run lockctl console; many tickets at once make one grouped notification"""
@@ -471,10 +558,10 @@ def test_notify_fallback_and_group(w):
         bus.clear()
         handles = [grant(w.d, grant_file(w, f"burst-{i}.txt", b"burst\n"), "--agent",
                          str(AGENT_UID), "--label", f"burst {i}")["handle"] for i in range(6)]
-        with concurrent.futures.ThreadPoolExecutor(6) as ex:
-            burst = list(ex.map(lambda h: submit(w.d, [{"plugin": "test.good-one", "handle": h}]),
-                                handles))
-        time.sleep(2)
+        burst = submit_at_once(w.d, [[{"plugin": "test.good-one", "handle": h}]
+                                     for h in handles])
+        wait_for(lambda: bus.calls("Notify"), timeout=15, what="the burst's notification")
+        time.sleep(1)  # and no other
         calls = bus.calls("Notify")
         check(len(calls) == 1 and "6 agents' questions wait for you" in calls[0][3] and
               "lockctl console" in calls[0][4], f"a burst: {calls}")
@@ -534,7 +621,7 @@ def main():
     w = World()
     try:
         for t in (test_pinentry_standin, test_pinentry_cancel, test_pinentry_curses,
-                  test_console_bell_clear_outcome, test_notify_actions,
+                  test_console_bell_clear_outcome, test_console_pinentry, test_notify_actions, test_notify_review,
                   test_notify_fallback_and_group, test_agent_run_no_display):
             tap.run(t, w)
     finally:
