@@ -193,11 +193,17 @@ func directoryAt(w *window, p int64) (zipDirectory, bool) {
 		return zipDirectory{}, false
 	}
 	cdEnd := p
-	if entries == 0xFFFF || cdSize == 0xFFFFFFFF || cdOff == 0xFFFFFFFF || disk == 0xFFFF ||
-		cdDisk == 0xFFFF {
-		loc, err := w.at(p-20, 20)
-		if err != nil || binary.LittleEndian.Uint32(loc) != sigEnd64Locator ||
-			binary.LittleEndian.Uint32(loc[4:]) != 0 || binary.LittleEndian.Uint32(loc[16:]) > 1 {
+	// A ZIP64 locator just before the record names the ZIP64 record, which then holds the
+	// directory's place (Info-ZIP writes one for a stream of unknown size, its own fields not
+	// saturated); without one, a saturated field makes the candidate unfit.
+	loc, err := w.at(p-20, 20)
+	locator := err == nil && binary.LittleEndian.Uint32(loc) == sigEnd64Locator
+	if !locator && (entries == 0xFFFF || cdSize == 0xFFFFFFFF || cdOff == 0xFFFFFFFF ||
+		disk == 0xFFFF || cdDisk == 0xFFFF) {
+		return zipDirectory{}, false
+	}
+	if locator {
+		if binary.LittleEndian.Uint32(loc[4:]) != 0 || binary.LittleEndian.Uint32(loc[16:]) > 1 {
 			return zipDirectory{}, false
 		}
 		r64 := binary.LittleEndian.Uint64(loc[8:])
