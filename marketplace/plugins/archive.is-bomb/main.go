@@ -1,0 +1,286 @@
+// Official plugin archive.is-bomb (protocol 1): would expanding the archive or compressed file
+// write more than 1 GiB, or more than 100 times its own size once that is over 1 MiB?
+//
+// It is judged by expanding, never by the sizes the file declares: the bytes every decoder
+// produces are counted as they come, and the expansion stops as soon as they pass the threshold
+// T = min(1 GiB, max(1 MiB, 100 x the file's size)); the answer is 1 when they do.
+//
+//   - A compressed stream (gzip, every member as gunzip writes them; xz; zstd; bzip2): its
+//     decompressed bytes; when they are a tar archive, its entries' contents too (a sparse entry
+//     at its full size), whichever is more.
+//   - A plain tar archive: its entries' contents (sparse entries at their full size).
+//   - A ZIP archive: every central directory entry's data expanded from where its local header
+//     says, whatever sizes either header declares (a deflate stream is read to its own end, not
+//     to the declared compressed size), entries that share their data counted once each.
+//
+// Archives inside the archive are not expanded. A file in none of these formats fails the run;
+// so does one whose expansion breaks (truncated, corrupt), or that holds an entry that cannot be
+// expanded (encrypted, or a method this plugin does not decode), before the threshold is passed:
+// it has no answer.
+package main
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/bzip2"
+	"compress/flate"
+	"errors"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
+
+	"lockd/sdk"
+)
+
+// The thresholds of the definition.
+const (
+	absoluteLimit = 1 << 30 // 1 GiB
+	ratio         = 100
+	ratioFloor    = 1 << 20 // the ratio counts once the expansion passes 1 MiB
+)
+
+// maxInput bounds the compressed bytes the ZIP entries may make the plugin read in all (entries
+// sharing data read it again): past it the archive has no answer.
+const maxInput = 4 << 30
+
+var (
+	errUnknown = errors.New("not a ZIP or tar archive or a gzip, xz, zstd or bzip2 file")
+	// errBomb is how an expansion stops once it passed the threshold.
+	errBomb        = errors.New("the expansion passed the threshold")
+	errTooMuchRead = errors.New("the ZIP entries make this plugin read more than it may")
+)
+
+// threshold returns T for a file of size bytes: an expansion larger than T makes it a bomb.
+func threshold(size int64) int64 {
+	t := int64(absoluteLimit)
+	if size <= absoluteLimit/ratio {
+		t = ratio * size
+	}
+	if t < ratioFloor {
+		t = ratioFloor
+	}
+	return t
+}
+
+// counter counts the bytes read from r and fails with errBomb once they pass limit.
+type counter struct {
+	r     io.Reader
+	n     int64
+	limit int64
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.n > c.limit {
+		return n, errBomb
+	}
+	return n, err
+}
+
+// drain reads r to its end, adding what it produced to *total: errBomb once *total passes limit
+// (reading no more than one byte past it), r's error otherwise.
+func drain(r io.Reader, total *int64, limit int64) error {
+	n, err := io.Copy(io.Discard, io.LimitReader(r, limit-*total+1))
+	*total += n
+	if *total > limit {
+		return errBomb
+	}
+	return err
+}
+
+// bomb answers the question for the file r of length size.
+func bomb(r io.ReaderAt, size int64) (bool, error) {
+	limit := threshold(size)
+	w := newWindow(r, size)
+	n := int64(headSize)
+	if size < n {
+		n = size
+	}
+	h, err := w.at(0, int(n))
+	if err != nil {
+		return false, err
+	}
+	head := append([]byte(nil), h...)
+	switch {
+	case isZip(head):
+		err = zipExpansion(w, limit)
+	case compressionOf(head) != none:
+		err = streamExpansion(compressionOf(head), head, io.NewSectionReader(r, 0, size), limit)
+	case len(head) >= 512 && isTarHeader(head[:512]):
+		var content int64
+		err = tarContent(io.NewSectionReader(r, 0, size), &content, limit)
+	default:
+		return false, errUnknown
+	}
+	if errors.Is(err, errBomb) {
+		return true, nil
+	}
+	return false, err
+}
+
+// streamExpansion expands a compressed stream: errBomb when its decompressed bytes, or the
+// contents of the tar archive they hold, pass limit.
+func streamExpansion(c compression, head []byte, r io.Reader, limit int64) error {
+	d, err := decompress(c, head, bufio.NewReaderSize(r, 64<<10))
+	if err != nil {
+		return err
+	}
+	stream := &counter{r: d, limit: limit}
+	br := bufio.NewReaderSize(stream, 64<<10)
+	if block, err := br.Peek(512); err == nil && isTarHeader(block) {
+		var content int64
+		err := tarContent(br, &content, limit)
+		if errors.Is(err, errBomb) {
+			return err
+		}
+		// A broken tar archive is only bytes: the stream's own count goes on below.
+	} else if errors.Is(err, errBomb) {
+		return err
+	}
+	_, err = io.Copy(io.Discard, br)
+	return err
+}
+
+// tarContent reads a tar archive's entries, adding their contents to *content: errBomb once it
+// passes limit, the archive's error when it breaks, nil at its end.
+func tarContent(r io.Reader, content *int64, limit int64) error {
+	tr := tar.NewReader(r)
+	for {
+		_, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := drain(tr, content, limit); err != nil {
+			return err
+		}
+	}
+}
+
+// ZIP compression methods this plugin expands (APPNOTE.TXT, 4.4.5).
+const (
+	methodStore   = 0
+	methodDeflate = 8
+	methodBzip2   = 12
+	methodZstd    = 93
+	methodXz      = 95
+)
+
+// inputCounter counts the compressed bytes the ZIP entries read, against maxInput.
+type inputCounter struct {
+	r    io.Reader
+	used *int64
+}
+
+func (c *inputCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.used += int64(n)
+	if *c.used > maxInput {
+		return n, errTooMuchRead
+	}
+	return n, err
+}
+
+// zipExpansion expands every entry of a ZIP archive: errBomb when their data pass limit in all.
+// An entry that cannot be expanded, or whose data break, leaves the archive without an answer,
+// unless the others pass the limit.
+func zipExpansion(w *window, limit int64) error {
+	d, err := findDirectory(w)
+	if err != nil {
+		return err
+	}
+	lw := newLocalWindow(w)
+	var total, used int64
+	var unexpanded error
+	var zd *zstd.Decoder
+	err = eachEntry(w, d, func(e *zipEntry) error {
+		l, err := localHeader(lw, e.offset)
+		if err != nil {
+			return err
+		}
+		if e.flags&1 != 0 || l.flags&1 != 0 || e.method == 99 {
+			unexpanded = errors.New("zip: an encrypted entry cannot be expanded")
+			return nil
+		}
+		rest := io.NewSectionReader(w.r, l.dataOff, w.size-l.dataOff)
+		in := &inputCounter{r: rest, used: &used}
+		declared := &inputCounter{r: io.LimitReader(rest, int64(e.csize)), used: &used}
+		var data io.Reader
+		switch e.method {
+		case methodStore:
+			if e.csize > uint64(w.size-l.dataOff) {
+				unexpanded = errTruncated
+				return nil
+			}
+			data = declared
+		case methodDeflate:
+			// Deflate ends by itself: read to its end, not to the declared size.
+			fr := flate.NewReader(bufio.NewReaderSize(in, 32<<10))
+			defer fr.Close()
+			data = fr
+		case methodBzip2:
+			data = bzip2.NewReader(bufio.NewReader(declared))
+		case methodZstd:
+			if zd == nil {
+				if zd, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+					zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(maxWindow)); err != nil {
+					return err
+				}
+			}
+			if err := zd.Reset(declared); err != nil {
+				unexpanded = err
+				return nil
+			}
+			data = zd
+		case methodXz:
+			head := make([]byte, headSize)
+			k, _ := io.ReadFull(io.NewSectionReader(w.r, l.dataOff, w.size-l.dataOff), head)
+			if err := xzFirstDict(head[:k]); err != nil {
+				unexpanded = err
+				return nil
+			}
+			xr, err := xz.NewReader(declared)
+			if err != nil {
+				unexpanded = err
+				return nil
+			}
+			data = xr
+		default:
+			unexpanded = errors.New("zip: an entry compressed by a method this plugin does not expand")
+			return nil
+		}
+		err = drain(data, &total, limit)
+		if errors.Is(err, errBomb) || errors.Is(err, errTooMuchRead) {
+			return err
+		}
+		if err != nil {
+			unexpanded = err
+		}
+		return nil
+	})
+	if zd != nil {
+		zd.Close()
+	}
+	if err != nil {
+		return err
+	}
+	return unexpanded
+}
+
+// check answers for the input file.
+func check(in *os.File) (bool, error) {
+	st, err := in.Stat()
+	if err != nil {
+		return false, err
+	}
+	return bomb(in, st.Size())
+}
+
+func main() {
+	sdk.Run(check)
+}
