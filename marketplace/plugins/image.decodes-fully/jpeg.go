@@ -13,7 +13,7 @@ import (
 
 // jpegMemoryMax caps what Go's JPEG decoder may allocate for one image: its planes, a
 // progressive image's coefficients, and a CMYK or RGB image's conversion.
-const jpegMemoryMax = 170 << 20
+const jpegMemoryMax = 150 << 20
 
 // jpegFrame is what the first SOF0, SOF1 or SOF2 header says: the size, the progressive mode,
 // and each component's sampling factors.

@@ -18,7 +18,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"runtime/debug"
 
 	"lockd/sdk"
 )
@@ -74,9 +73,6 @@ func decodes(r io.ReaderAt, size int64) (bool, error) {
 }
 
 func main() {
-	// The decoders' buffers are the plugin's whole memory: collect garbage hard before the
-	// manifest's limit rather than grow past it.
-	debug.SetMemoryLimit(200 << 20)
 	sdk.Run(func(in *os.File) (bool, error) {
 		st, err := in.Stat()
 		if err != nil {
