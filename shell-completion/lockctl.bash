@@ -40,7 +40,7 @@ _lockctl() {
         fi
         local subs="" opts="--json --help"
         case $verb in
-        plugin) subs="new test lint install list remove run" ;;
+        plugin) subs="new test lint install search update list remove run" ;;
         marketplace) subs="lint add list remove" ;;
         budget) subs="show reset" ;;
         session) subs="end" ;;
@@ -57,11 +57,13 @@ _lockctl() {
         "plugin test") opts+=" --input --inputs --expect --fixtures --plugin --scope --stderr" ;;
         "plugin lint") opts+=" --source" ;;
         "plugin new") opts+=" --lang --protocol --dir --sdk" ;;
-        "plugin install") opts+=" --marketplace --index --accept-name" ;;
+        "plugin install") opts+=" --marketplace --index --cacert --accept-name" ;;
+        "plugin search") opts+=" --marketplace --cacert" ;;
+        "plugin update") opts+=" --cacert --accept-name" ;;
         "plugin remove") opts+=" --version" ;;
         "plugin run") opts+=" --input" ;;
         "marketplace lint") opts+=" --identity" ;;
-        "marketplace add") opts+=" --issuer --identity --trusted-root --force" ;;
+        "marketplace add") opts+=" --url --issuer --identity --trusted-root --force" ;;
         grant) opts+=" --agent --label --budget --ttl --auto" ;;
         tickets) opts+=" --state --agent --limit --cursor --all" ;;
         "budget reset") opts+=" --yes" ;;
