@@ -97,6 +97,16 @@ def blank_page(put):
     put("one", "zero-area-fill.pdf", text_pdf(b"0 g 100 100 m 300 100 l f"))
     put("one", "second-of-three.pdf", text_pdf(TEXT, b"1 g 0 0 612 792 re f", TEXT))
     put("zero", "text.pdf", text_pdf(TEXT))
+    put("zero", "annotation-appearance-only.pdf", pages(
+        [b""], extra_page=b" /Annots [<< /Type /Annot /Subtype /Square /Rect [100 100 200 200]"
+        b" /AP << /N 7 0 R >> >>]",
+        extra_objects=[stream(b"1 0 0 RG 4 w 2 2 96 96 re S",
+                              b" /Type /XObject /Subtype /Form /BBox [0 0 100 100]")])[0])
+    put("one", "hidden-annotation.pdf", pages(
+        [b""], extra_page=b" /Annots [<< /Type /Annot /Subtype /Square /F 2 /Rect [100 100 200 200]"
+        b" /AP << /N 7 0 R >> >>]",
+        extra_objects=[stream(b"1 0 0 RG 4 w 2 2 96 96 re S",
+                              b" /Type /XObject /Subtype /Form /BBox [0 0 100 100]")])[0])
     put("zero", "black-line.pdf", text_pdf(b"0 G 1 w 72 72 m 540 72 l S"))
     put("zero", "light-gray-fill.pdf", text_pdf(b"0.9 g 0 0 612 792 re f"))
     put("zero", "dark-image.pdf", with_image(b"q 200 0 0 200 100 100 cm /Im1 Do Q", image(8, 8, 40)))
@@ -256,6 +266,14 @@ def contains(put):
     put("one", "compressed-objstm.pdf", objstm(text_pdf(TEXT)))
     put("one", "owner-password-only.pdf", owner_only(text_pdf(TEXT)))
     put("one", "extra-spaces.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (Jane     Roe) Tj ET"))
+    winansi = (b"<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica"
+               b" /Encoding /WinAnsiEncoding >> >> >>")
+    put("one", "non-ascii-winansi.pdf", pages(
+        [b"BT /F1 12 Tf 72 720 Td (Zo\353 Garc\355a) Tj ET"], resources=winansi)[0],
+        "Zo\u00eb Garc\u00eda")
+    put("zero", "non-ascii-without-accents.pdf", pages(
+        [b"BT /F1 12 Tf 72 720 Td (Zoe Garcia) Tj ET"], resources=winansi)[0],
+        "Zo\u00eb Garc\u00eda")
     put("zero", "absent.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (Quarterly report) Tj ET"))
     put("zero", "other-case.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (jane roe) Tj ET"))
     put("zero", "split-across-pages.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (Jane) Tj ET",
@@ -407,12 +425,12 @@ def main():
     plugin, out = sys.argv[1], sys.argv[2]
     needle = plugin == "pdf.contains"
 
-    def put(kind, name, data):
+    def put(kind, name, data, value=NEEDLE):
         os.makedirs(os.path.join(out, kind), exist_ok=True)
         path = os.path.join(out, kind, name)
         open(path, "wb").write(data)
         if needle:
-            open(path + ".inputs.json", "w").write(json.dumps({"needle": NEEDLE}) + "\n")
+            open(path + ".inputs.json", "w").write(json.dumps({"needle": value}) + "\n")
 
     if sys.argv[3:] == ["--hostile"]:
         hostile(plugin, put)
