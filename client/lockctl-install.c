@@ -586,8 +586,12 @@ static int install_by_name(const char *spec, const char *marketplace, const char
         r = install_from_index(c, chosen, entry, accept, &reply);
         if (r != 0)
                 return r;
-        if (json)
+        if (json) {
+                /* As the "no change" answer has it, so that a script tells the two apart. */
+                if (json_object_set_new(reply, "changed", json_true()) < 0)
+                        return LOCKCTL_EXIT_FAIL;
                 return console_print_json(reply);
+        }
         return print_installed(reply);
 }
 
