@@ -40,7 +40,8 @@ tag="refs/tags/$name/v$version"
 release good "$tag"
 check "a signed release is accepted" 0 "^ok $name $version$" -- \
         release verify "$work/good" --trusted-root "$root" --issuer "$issuer" --identity "$pattern"
-check "another issuer is refused" 1 "^error: RELEASE_E_IDENTITY: " -- \
+check "another issuer is refused, naming the expected one" 1 \
+        "^error: RELEASE_E_IDENTITY: .* is not the expected issuer https://accounts\.google\.com$" -- \
         release verify "$work/good" --trusted-root "$root" --issuer https://accounts.google.com --identity "$pattern"
 release othertag "refs/tags/$name/v9.9.9"
 check "a signature for another version's tag is refused" 1 "^error: RELEASE_E_TAG: " -- \
