@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
@@ -511,17 +512,19 @@ static int on_action(sd_bus_message *m, void *userdata, sd_bus_error *error) {
                 return 0;
         if (sd_bus_message_read(m, "us", &nid, &key) < 0 || !key || strlen(key) > 32)
                 return 0;
+        /* The keys are ours ("default", "deny"); a server that hands back the label's spelling
+         * ("Deny", "Review") means the same button. Anything else is no answer. */
         if (nid != 0 && nid == n->group_nid) {
-                if (strcmp(key, "default") == 0)
+                if (strcasecmp(key, "default") == 0 || strcasecmp(key, "review") == 0)
                         review(n, NULL);
                 return 0;
         }
         note = note_by_nid(n, nid);
         if (!note || note->decided)
                 return 0;
-        if (strcmp(key, "deny") == 0)
+        if (strcasecmp(key, "deny") == 0)
                 deny_ticket(note->id);
-        else if (strcmp(key, "default") == 0)
+        else if (strcasecmp(key, "default") == 0 || strcasecmp(key, "review") == 0)
                 review(n, note->id);
         return 0;
 }
