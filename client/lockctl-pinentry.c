@@ -100,6 +100,10 @@ static int read_line(Pinentry *p, char **ret, size_t *ret_len) {
                 ssize_t k;
 
                 if (nl) {
+                        /* The protocol's limit holds for the line with its LF, however many
+                         * lines one read brought. */
+                        if ((size_t)(nl - p->buf) + 1 > PINENTRY_LINE_MAX)
+                                return -EPROTO;
                         *nl = 0;
                         if (strlen(p->buf) != (size_t)(nl - p->buf))
                                 return -EPROTO;
