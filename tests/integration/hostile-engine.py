@@ -344,7 +344,18 @@ def attack_notify_flood():
     send(hdr(4, 16))
 
 
+def attack_namespaces():
+    """The engine's own filter, loaded as lockd-engine loads it (tests/tools/engine-probe), then
+    clone with each namespace flag, clone3, unshare and sockets of other families."""
+    import subprocess
+    r = subprocess.run([conf["probe"]], capture_output=True, text=True, timeout=30)
+    seen["probe"] = json.loads(r.stdout) if r.returncode == 0 else {"rc": r.returncode,
+                                                                     "err": r.stderr}
+    send(hdr(4, 16))
+
+
 ATTACKS = {
+    "namespaces": attack_namespaces,
     "terminal": attack_terminal,
     "engine-dies": attack_engine_dies,
     "nofile-burst": attack_nofile_burst,

@@ -6,6 +6,7 @@ nothing; on a running lockd the engine is user lockd with no capability, the roo
 no agent or console socket and maps neither libjansson nor libcrypto, and killing either process
 ends the other and leaves no run, scope or child. TAP on stdout. Run through with-systemd."""
 
+import errno
 import fcntl
 import json
 import os
@@ -74,7 +75,8 @@ def prepare(top, case):
     out = os.path.join(d, "seen.json")
     with open(os.path.join(d, "hostile.json"), "w") as f:
         json.dump({"case": case, "out": out, "plugin": os.path.join(PLUGINS, "good-one"),
-                   "slow": os.path.join(PLUGINS, "slow-answer")}, f)
+                   "slow": os.path.join(PLUGINS, "slow-answer"),
+                   "probe": os.environ.get("LOCKD_ENGINE_PROBE", "")}, f)
     return d, policy, out
 
 
@@ -402,6 +404,23 @@ def drain(fd, into):
         into.append(b)
 
 
+def test_attack_namespaces(top):
+    """namespaces and sockets past the engine's own filter (loaded by engine_confine(), in the
+    stand-in's child, as user lockd): clone with each namespace flag fails with EPERM, clone3
+    with ENOSYS, unshare with EPERM, sockets of AF_INET, AF_INET6, AF_NETLINK, AF_PACKET and
+    AF_VSOCK with EAFNOSUPPORT"""
+    rc, log, seen, _ = spawner(top, "namespaces")
+    p = seen.get("probe", {})
+    check(rc == 0, f"lockd exited {rc}:\n{log}\n{seen}")
+    check(p.get("confine") == 0, f"engine_confine(): {p}")
+    check(p.get("clone") and all(v == errno.EPERM for v in p["clone"].values()),
+          f"clone with a namespace flag: {p.get('clone')}")
+    check(p.get("clone3") == errno.ENOSYS and p.get("unshare") == errno.EPERM,
+          f"clone3, unshare: {p}")
+    check(p.get("socket") and all(v == errno.EAFNOSUPPORT for v in p["socket"].values()),
+          f"sockets: {p.get('socket')}")
+
+
 def test_attack_engine_dies(top):
     """the engine exits while a child of its keeps the channel: the spawner ends at once (the
     engine's pidfd, not the channel's EOF), says how the engine ended, and the child's RUN is
@@ -588,7 +607,7 @@ def main():
     top = tempdir()
     os.chmod(top, 0o755)
     tests = [test_good_standin] + [hostile_case(c, r) for c, r in HOSTILE.items()] + \
-        [test_attack_terminal, test_attack_engine_dies, test_attack_nofile_burst,
+        [test_attack_terminal, test_attack_namespaces, test_attack_engine_dies, test_attack_nofile_burst,
          test_attack_cache, test_attack_dead_pidfd, test_attack_notify_flood,
          test_cache_remove_install] + \
         [test_processes, test_kill_engine, test_kill_spawner, test_standby]
