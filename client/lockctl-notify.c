@@ -20,6 +20,7 @@
 #include "escape.h"
 #include "lockctl-console.h"
 #include "lockctl-notify.h"
+#include "lockctl-pages.h"
 #include "lockctl-pinentry.h"
 #include "lockctl-values.h"
 #include "lockctl-watch.h"
@@ -618,7 +619,7 @@ static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata
 /* The watch, live (its first answer), then the tickets pending before it. An exit code. */
 static int load(Notifier *n) {
         _cleanup_(varlink_client_freep) VarlinkClient *wc = NULL, *lc = NULL;
-        _cleanup_(json_decrefp) json_t *reply = NULL, *first = NULL;
+        _cleanup_(json_decrefp) json_t *reply = NULL, *first = NULL, *list = NULL;
         _cleanup_free_ char *error = NULL;
         json_t *t;
         size_t i;
@@ -649,10 +650,17 @@ static int load(Notifier *n) {
         r = console_connect(&lc);
         if (r != 0)
                 return r;
-        r = console_call(lc, "notify", "ListTickets", NULL, NULL, 0, &reply);
-        if (r != 0)
-                return r;
-        json_array_foreach(json_object_get(reply, "tickets"), i, t) take_ticket(n, t);
+        /* ListTickets lists the pending tickets first: as many as are followed at once. */
+        r = console_tickets_load(lc, NOTES_MAX, &list, &error, &reply);
+        if (r < 0) {
+                fprintf(stderr, "lockctl notify: ListTickets failed: %s\n", strerror(-r));
+                return LOCKCTL_EXIT_FAIL;
+        }
+        if (error)
+                return console_print_error("notify", error, reply);
+        json_array_foreach(list, i, t) {
+                take_ticket(n, t);
+        }
         return 0;
 }
 
