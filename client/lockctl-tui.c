@@ -47,6 +47,7 @@ typedef struct Console {
         bool help;                 /* the key list is shown until the next key */
         bool loaded;               /* the first list is in: a pending ticket from now on is new */
         char awaited[AWAITED_MAX]; /* approved here: its outcome shows when the ticket ends */
+        size_t titled;             /* the pending count the window's title shows, +1; 0: none */
         char status[STATUS_MAX];
 } Console;
 
@@ -91,6 +92,17 @@ static void screen_size(int tty, size_t *rows, size_t *cols) {
         *cols = ws.ws_col;
 }
 
+/* How many tickets of the list are pending. */
+static size_t pending_count(const Console *c) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < c->list.n; i++)
+                if (strcmp(json_string_value(json_object_get(c->list.items[i], "state")) ?: "",
+                           "pending") == 0)
+                        n++;
+        return n;
+}
+
 /*
  * Draws the whole screen into one buffer and writes it at once: a header, the tickets that fit
  * (the selected one in reverse video, scrolled into view) and the status line at the bottom.
@@ -113,6 +125,12 @@ static void render(Console *c) {
         f = open_memstream(&out, &size);
         if (!f)
                 return;
+        /* The window's title (a taskbar's entry) says how many tickets wait: a number, nothing of
+         * a ticket's own. */
+        if (c->titled != pending_count(c) + 1) {
+                c->titled = pending_count(c) + 1;
+                fprintf(f, "\033]2;lockd console: %zu waiting\a", c->titled - 1);
+        }
         fputs("\033[H\033[2J", f);
         snprintf(line, sizeof(line),
                  "lockd console: %zu ticket%s   j/k move  a approve  d deny  r results  ? keys  "
@@ -361,6 +379,7 @@ static int run_outside(Console *c, const char *id, bool approve) {
                            exit_code == 0 ? "done" : "failed (see above)");
         }
         r = tty_enter(&c->mode, c->tty, TTY_RAW, SCREEN_ENTER, SCREEN_LEAVE);
+        c->titled = 0; /* the title was put back on the way out: set it again */
         if (r < 0)
                 fprintf(stderr, "lockctl: console: cannot take the terminal back: %s\n",
                         strerror(-r));

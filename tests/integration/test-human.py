@@ -291,6 +291,9 @@ def test_console_bell_clear_outcome(w):
         p.wait(t[:12], screen=True)
         wait_for(lambda: p.tmux("display-message", "-p", "-t", p.name,
                                 "#{window_bell_flag}").strip() == "1", what="the bell")
+        title = p.tmux("display-message", "-p", "-t", p.name, "#{pane_title}").strip()
+        check(title.startswith("lockd console: ") and title.endswith(" waiting") and
+              title != "lockd console: 0 waiting", f"the window's title: {title!r}")
         p.key("?")
         p.wait("keys:", screen=True)
         check("approve the selected ticket" in p.screen() and "q                quit" in
