@@ -13,17 +13,20 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 )
 
 var pngSignature = []byte("\x89PNG\r\n\x1a\n")
 
-// Caps that bound the work on a hostile file: the metadata one chunk may expand to, and the
-// extended XMP a JPEG may assemble.
+// Caps that bound the work on a hostile file: the metadata one chunk may expand to, what all of
+// a PNG's compressed text chunks may expand to together, and the extended XMP a JPEG may
+// assemble.
 const (
 	metadataMax    = 16 << 20
-	extendedXMPMax = 32 << 20
+	inflatedMax    = 64 << 20
+	extendedXMPMax = 16 << 20
 )
 
 var (
@@ -127,21 +130,37 @@ func (p *position) jpeg(r io.ReaderAt, size int64) error {
 	return nil
 }
 
-// inflate returns the zlib stream b expanded, or an error past metadataMax or for a damaged
-// stream.
-func inflate(b []byte) ([]byte, error) {
+// inflate returns the zlib stream b expanded, or an error past metadataMax, past what is left
+// of inflatedMax for the whole file (p.inflated counts it), or for a damaged stream. The bytes
+// are in p.scratch, one buffer for every chunk, valid until the next call.
+func (p *position) inflate(b []byte) ([]byte, error) {
 	z, err := zlib.NewReader(bytes.NewReader(b))
 	if err != nil {
 		return nil, err
 	}
-	out, err := io.ReadAll(io.LimitReader(z, metadataMax+1))
-	if err != nil {
+	limit := int64(metadataMax)
+	if left := inflatedMax - p.inflated; left < limit {
+		limit = left
+	}
+	if p.scratch == nil {
+		p.scratch = make([]byte, metadataMax+1)
+	}
+	n, err := io.ReadFull(io.LimitReader(z, limit+1), p.scratch[:limit+1])
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, err
 	}
-	if len(out) > metadataMax {
+	p.inflated += int64(n)
+	if int64(n) > limit {
 		return nil, errBig
 	}
-	return out, nil
+	// The stream must end where its data does, with its Adler-32 right.
+	if _, err := z.Read(make([]byte, 1)); err != io.EOF {
+		if err == nil {
+			err = errors.New("zlib: data after the stream's length")
+		}
+		return nil, err
+	}
+	return p.scratch[:n], nil
 }
 
 // rawProfile decodes ImageMagick's "Raw profile type NAME" text: a newline, the profile's name,
@@ -186,7 +205,7 @@ func (p *position) pngText(typ string, data []byte) error {
 		if len(rest) < 1 {
 			return fmt.Errorf("%w: a zTXt chunk without its method", errPNG)
 		}
-		text, err = inflate(rest[1:])
+		text, err = p.inflate(rest[1:])
 	case "iTXt":
 		// Compression flag, method, language tag\0, translated keyword\0, text.
 		if len(rest) < 2 {
@@ -199,11 +218,20 @@ func (p *position) pngText(typ string, data []byte) error {
 		}
 		text = f[2]
 		if compressed {
-			text, err = inflate(text)
+			text, err = p.inflate(text)
 		}
+	}
+	if err == errBig {
+		return err
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %s %q: %v", errPNG, typ, keyword, err)
+	}
+	if typ != "tEXt" {
+		// What a compressed chunk expanded to, and what parsing it left, is garbage now:
+		// collect it before the next chunk, so that the heap stays within the manifest's
+		// memory however many such chunks follow.
+		defer runtime.GC()
 	}
 	switch {
 	case typ == "iTXt" && keyword == "XML:com.adobe.xmp":

@@ -25,11 +25,14 @@ import (
 
 var errFormat = errors.New("not a JPEG, PNG, TIFF or WebP image")
 
-// position records what a file's metadata has shown so far: a position, and the halves of one
-// seen in a PNG's text properties.
+// position records what a file's metadata has shown so far: a position, the halves of one seen
+// in a PNG's text properties, the bytes its compressed text chunks expanded to, and the buffer
+// they expand into.
 type position struct {
 	found             bool
 	textLat, textLong bool
+	inflated          int64
+	scratch           []byte
 }
 
 // gps reads the image of size bytes at r and says whether its metadata records a GPS position.

@@ -3,7 +3,7 @@
 package main
 
 import (
-		"bytes"
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"

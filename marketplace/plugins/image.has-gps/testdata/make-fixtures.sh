@@ -115,6 +115,15 @@ chunks = b''.join(app1(b'http://ns.adobe.com/xmp/extension/\0' + guid + struct.p
 open('fixtures/one/extended-xmp-gps.jpg', 'wb').write(plainjpg[:2] + app1(b'http://ns.adobe.com/xap/1.0/\0' + main) + chunks + plainjpg[2:])
 # An extended XMP chunk that claims a 4 GiB packet.
 open('fixtures/error/extended-xmp-claims-4gib.jpg', 'wb').write(plainjpg[:2] + app1(b'http://ns.adobe.com/xmp/extension/\0' + guid + struct.pack('>II', 0xFFFFFFFF, 0) + b'<x/>') + plainjpg[2:])
+# Hostile compressed XMP in PNG iTXt chunks: one that expands to 16 MiB less a little (under the
+# cap per chunk: read, answers 0), and five of 15 MiB (75 MiB, past the 64 MiB all of a file's
+# compressed text may expand to: plugin_error).
+png = open('fixtures/zero/plain.png', 'rb').read()
+def itxt(n):
+    t = b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><r>' + b' ' * n + b'</r></x:xmpmeta>'
+    return chunk(b'iTXt', b'XML:com.adobe.xmp\0\x01\x00\0\0' + zlib.compress(t, 9))
+open('fixtures/zero/xmp-itxt-expanding-to-16-mib.png', 'wb').write(png[:-12] + itxt((16 << 20) - 100) + png[-12:])
+open('fixtures/error/xmp-itxt-chunks-expanding-past-64-mib.png', 'wb').write(png[:-12] + itxt(15 << 20) * 5 + png[-12:])
 open('fixtures/error/gif-not-accepted.gif', 'wb').write(b'GIF89a\x01\x00\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;')
 open('fixtures/error/not-an-image.txt', 'wb').write(b'latitude 48.8584, longitude 2.2945\n')
 PY
