@@ -83,6 +83,7 @@ typedef struct Notifier {
         int exit_code;
 } Notifier;
 
+/* The ticket id's note, or NULL. */
 static Note *note_by_id(Notifier *n, const char *id) {
         for (size_t i = 0; i < n->n_notes; i++)
                 if (strcmp(n->notes[i].id, id) == 0)
@@ -90,6 +91,7 @@ static Note *note_by_id(Notifier *n, const char *id) {
         return NULL;
 }
 
+/* The note whose own notification the server numbered nid (never a grouped one), or NULL. */
 static Note *note_by_nid(Notifier *n, uint32_t nid) {
         for (size_t i = 0; nid != 0 && i < n->n_notes; i++)
                 if (n->notes[i].nid == nid && !n->notes[i].grouped)
@@ -97,6 +99,7 @@ static Note *note_by_nid(Notifier *n, uint32_t nid) {
         return NULL;
 }
 
+/* Forgets note; the notes after it move down one. */
 static void note_drop(Notifier *n, Note *note) {
         size_t i = (size_t)(note - n->notes);
 
@@ -281,6 +284,8 @@ static void group_check(Notifier *n) {
         }
 }
 
+/* Notify's answer for one ticket: its notification's id, kept, or closed at once when the ticket
+ * was decided meanwhile. An error or an id of 0 leaves the ticket to be shown again. */
 static int on_notify_reply(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         _cleanup_free_ Asking *a = userdata;
         Notifier *n = a->n;
@@ -305,6 +310,7 @@ static int on_notify_reply(sd_bus_message *m, void *userdata, sd_bus_error *erro
         return 0;
 }
 
+/* Notify's answer for the group: its id, or another try at the next gathering. */
 static int on_group_reply(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         Notifier *n = userdata;
         uint32_t nid = 0;
@@ -588,6 +594,7 @@ static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *err
         return 0;
 }
 
+/* WatchTickets' answers: each ticket to take_ticket(); the feed's end ends the loop (exit 1). */
 static int on_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Notifier *n = userdata;
         int r = watch_read(&n->watch);
