@@ -16,8 +16,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lockdtest import (AGENT_UID, BUS, Failed, Tap, World, call_as, check,  # noqa: E402
-                       grant, grant_file, require_environment, systemctl, wait_for)
+from lockdtest import (AGENT_UID, BUS, ISSUER, PATTERN, Daemon, Failed, Tap,  # noqa: E402
+                       World, call_as, check, grant, grant_file, policy_text,
+                       require_environment, systemctl, wait_for)
 
 LOCKCTL = os.environ.get("LOCKCTL", "")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -359,9 +360,7 @@ class SessionBus:
         os.makedirs(self.dir)
         conf = os.path.join(self.dir, "session.conf")
         with open(conf, "w") as f:
-            f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
+            f.write(f"""<busconfig>
   <type>session</type>
   <listen>unix:path={self.dir}/bus</listen>
   <auth>EXTERNAL</auth>
@@ -544,6 +543,42 @@ def test_notify_review(w):
         bus.close()
 
 
+def test_notify_expired(w):
+    """a ticket that expires while its notification shows has the notification closed, and
+    nothing else is done"""
+    top = os.path.join(w.dir, "d-expire")
+    os.makedirs(top, exist_ok=True)
+    d = Daemon(top, policy=policy_text(top).replace("limits:\n",
+                                                    "limits:\n  ticket_timeout: 2s\n"))
+    d.start()
+    bus = SessionBus(w)
+    proc = None
+    try:
+        d.lockctl("marketplace", "add", "local", "--issuer", ISSUER, "--identity", PATTERN,
+                  "--trusted-root", w.signer.root, check_rc=0)
+        d.lockctl("plugin", "install", w.release("good-one"), "--marketplace", "local",
+                  check_rc=0)
+        bus.start_server("body actions")
+        proc = subprocess.Popen([LOCKCTL, "--socket", d.console, "notify", "--terminal", "true"],
+                                env=bus.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        time.sleep(1)
+        h = grant(d, grant_file(w, "expiring.txt", b"x\n"), "--agent", str(AGENT_UID), "--label",
+                  "expiring soon")["handle"]
+        t = submit(d, [{"plugin": "test.good-one", "handle": h}])
+        notify_for(bus, '"expiring soon"')
+        nid = len(bus.calls("Notify"))
+        wait_state(d, t, ("expired",), timeout=20)
+        wait_for(lambda: [nid] in bus.calls("CloseNotification"), timeout=10,
+                 what="the expired ticket's notification closed")
+        check(proc.poll() is None, f"lockctl notify ended: {stop(proc)}")
+    finally:
+        if proc:
+            stop(proc)
+        bus.close()
+        d.stop()
+
+
 def test_notify_fallback_and_group(w):
     """a server without the actions capability gets notifications without actions that say to
     run lockctl console; many tickets at once make one grouped notification"""
@@ -624,7 +659,8 @@ def main():
     w = World()
     try:
         for t in (test_pinentry_standin, test_pinentry_cancel, test_pinentry_curses,
-                  test_console_bell_clear_outcome, test_console_pinentry, test_notify_actions, test_notify_review,
+                  test_console_bell_clear_outcome, test_console_pinentry, test_notify_actions,
+                  test_notify_review, test_notify_expired,
                   test_notify_fallback_and_group, test_agent_run_no_display):
             tap.run(t, w)
     finally:
