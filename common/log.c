@@ -197,6 +197,11 @@ static bool escape_append(char *buf, size_t size, size_t *pos, const char *src, 
         return i == len;
 }
 
+/* The bytes of f's value an entry keeps. */
+static size_t value_max(const LogField *f) {
+        return f->max == 0 ? LOG_VALUE_MAX : f->max < LOG_WHOLE_VALUE_MAX ? f->max : LOG_WHOLE_VALUE_MAX;
+}
+
 /* The stderr form: "<N>message LOCKD_A="v" LOCKD_B="w"\n", written with one write(2). */
 static void write_stderr(int priority, const char *message, const LogField *fields, size_t n) {
         char line[LOG_LINE_MAX + 1];
@@ -212,8 +217,8 @@ static void write_stderr(int priority, const char *message, const LogField *fiel
                 pos += (size_t)snprintf(line + pos, LOG_LINE_MAX - pos, " %s=\"", fields[i].key);
                 /* One byte stays free for the closing quote; a field that does not fit whole is
                  * dropped with everything after it. */
-                if (!escape_append(line, LOG_LINE_MAX - 1, &pos, fields[i].value, LOG_VALUE_MAX,
-                                   true)) {
+                if (!escape_append(line, LOG_LINE_MAX - 1, &pos, fields[i].value,
+                                   value_max(&fields[i]), true)) {
                         pos = before;
                         break;
                 }
@@ -228,9 +233,9 @@ static void write_stderr(int priority, const char *message, const LogField *fiel
         pthread_mutex_unlock(&log_stderr_lock);
 }
 
-/* "KEY=value" for the journal, value cut at LOG_VALUE_MAX bytes; NULL when out of memory. */
+/* "KEY=value" for the journal, value cut at value_max() bytes; NULL when out of memory. */
 static char *journal_field(const LogField *f) {
-        size_t k = strlen(f->key), v = strnlen(f->value, LOG_VALUE_MAX);
+        size_t k = strlen(f->key), v = strnlen(f->value, value_max(f));
         char *s = malloc(k + 1 + v + 1);
 
         if (!s)
@@ -295,6 +300,7 @@ out:
 int log_full(int priority, int error, const char *message_id, const LogField *fields,
              const char *file, int line, const char *func, const char *format, ...) {
         int saved = errno, ret;
+        bool every_level = priority & LOG_EVERY_LEVEL;
         char text[LOG_MESSAGE_MAX], message[LOG_MESSAGE_MAX * 4];
         LogField kept[LOG_FIELDS_MAX];
         size_t n = 0, pos = 0;
@@ -306,7 +312,7 @@ int log_full(int priority, int error, const char *message_id, const LogField *fi
         error = error < 0 ? -error : error;
         ret = -error;
         priority &= LOG_PRIMASK;
-        if (priority > log_max_level)
+        if (priority > log_max_level && !every_level)
                 goto done;
 
         /* %m prints the error passed in, not whatever errno happens to hold. */

@@ -35,7 +35,16 @@ typedef enum LogTarget {
 typedef struct LogField {
         const char *key;
         const char *value;
+        size_t max; /* the value's bytes kept, at most LOG_WHOLE_VALUE_MAX; 0: LOG_VALUE_MAX */
 } LogField;
+
+/* The longest value a field may ask to keep whole (an audit record's line) in the journal; a
+ * stderr line stays at most 16 KiB, and a field that no longer fits there is dropped. */
+#define LOG_WHOLE_VALUE_MAX 16384
+
+/* Or'ed into a priority: the entry is written whatever the maximum level (an audit record's
+ * journal copy is the record, not a line of the log). */
+#define LOG_EVERY_LEVEL 0x10000
 
 /* LOG_FIELD("PLUGIN", name) is the field LOCKD_PLUGIN=name; the prefix is added at compile time. */
 #define LOG_FIELD(k, v) ((LogField){.key = "LOCKD_" k, .value = (v)})
@@ -67,7 +76,8 @@ void log_set_max_level(int level);
 int log_get_max_level(void);
 
 /*
- * Writes one entry: PRIORITY=priority, MESSAGE= the formatted text (control bytes escaped, cut at
+ * Writes one entry (skipped above the maximum level unless priority has LOG_EVERY_LEVEL):
+ * PRIORITY=priority, MESSAGE= the formatted text (control bytes escaped, cut at
  * LOG_MESSAGE_MAX), MESSAGE_ID=message_id when it is 32 lowercase hex digits (a malformed one is
  * dropped), ERRNO= when error is not 0, SYSLOG_IDENTIFIER=lockd, CODE_FILE/LINE/FUNC, and fields
  * (NULL-terminated, may be NULL). %m in format prints strerror(|error|). Never fails and keeps

@@ -27,23 +27,25 @@ typedef struct EventInfo {
         const char *text; /* the journal MESSAGE's words */
 } EventInfo;
 
-/* An agent's routine requests (submit, cancel, a run) are copied to the journal at debug level
- * only: at a cache hit's rate they would drown every other line. The audit file keeps each. */
+/* Every record's journal copy is at a priority journald stores by default (info or above): the
+ * copy is how a collector rebuilds the chain (ARCHITECTURE.md, fleets), so none may be left out.
+ * What keeps an agent's loop from drowning the journal's human-readable lines is the agent's rate
+ * limit on the MESSAGE text (agent_copy_pass()), never on the record. */
 static const EventInfo events[_AUDIT_EVENT_MAX] = {
         [AUDIT_GRANT] = {"grant", LOCKD_MESSAGE_AUDIT_GRANT, LOG_INFO,
                          "a console granted a file to an agent"},
         [AUDIT_REVOKE] = {"revoke", LOCKD_MESSAGE_AUDIT_REVOKE, LOG_INFO,
                           "a console revoked a handle"},
-        [AUDIT_SUBMIT] = {"submit", LOCKD_MESSAGE_AUDIT_SUBMIT, LOG_DEBUG,
+        [AUDIT_SUBMIT] = {"submit", LOCKD_MESSAGE_AUDIT_SUBMIT, LOG_INFO,
                           "an agent submitted a ticket"},
         [AUDIT_APPROVE] = {"approve", LOCKD_MESSAGE_AUDIT_APPROVE, LOG_INFO,
                            "a console approved a ticket"},
         [AUDIT_DENY] = {"deny", LOCKD_MESSAGE_AUDIT_DENY, LOG_NOTICE, "a console denied a ticket"},
-        [AUDIT_CANCEL] = {"cancel", LOCKD_MESSAGE_AUDIT_CANCEL, LOG_DEBUG,
+        [AUDIT_CANCEL] = {"cancel", LOCKD_MESSAGE_AUDIT_CANCEL, LOG_INFO,
                           "an agent cancelled a ticket"},
         [AUDIT_EXPIRE] = {"expire", LOCKD_MESSAGE_AUDIT_EXPIRE, LOG_INFO,
                           "a ticket or a handle expired"},
-        [AUDIT_RUN] = {"run", LOCKD_MESSAGE_AUDIT_RUN, LOG_DEBUG, "a plugin run finished"},
+        [AUDIT_RUN] = {"run", LOCKD_MESSAGE_AUDIT_RUN, LOG_INFO, "a plugin run finished"},
         [AUDIT_INSTALL] = {"install", LOCKD_MESSAGE_AUDIT_INSTALL, LOG_NOTICE,
                            "a console installed a plugin"},
         [AUDIT_REMOVE] = {"remove", LOCKD_MESSAGE_AUDIT_REMOVE, LOG_NOTICE,
@@ -64,15 +66,18 @@ static const EventInfo events[_AUDIT_EVENT_MAX] = {
                            "the audit log continues the chain of a rotated file"},
         [AUDIT_SEGMENT_REMOVED] = {"segment_removed", LOCKD_MESSAGE_AUDIT_SEGMENT_REMOVED,
                                    LOG_NOTICE, "an old audit log segment was removed"},
-        [AUDIT_DONE] = {"done", LOCKD_MESSAGE_AUDIT_DONE, LOG_DEBUG, "a ticket is done"},
+        [AUDIT_DONE] = {"done", LOCKD_MESSAGE_AUDIT_DONE, LOG_INFO, "a ticket is done"},
 };
 
 /* A record written but not yet made durable: its journal copy waits for audit_sync(). */
 typedef struct PendingCopy {
         AuditEvent type;
         json_t *fields; /* a reference; NULL for none */
+        char *line;     /* the record's canonical line, without its newline */
         uint64_t seq;
+        uint64_t time; /* the record's "time" */
         char head[AUDIT_HASH_HEX + 1];
+        char prev[AUDIT_HASH_HEX + 1]; /* the record's "prev" */
 } PendingCopy;
 
 #define AUDIT_NEW_FILE ".audit.jsonl.new" /* a segment switch under way */
@@ -308,8 +313,10 @@ Audit *audit_close(Audit *a) {
                 return NULL;
         /* Whatever was written is made durable on the way out, as a clean stop should. */
         (void)audit_sync(a);
-        for (size_t i = 0; i < a->n_pending; i++)
+        for (size_t i = 0; i < a->n_pending; i++) {
                 json_decref(a->pending[i].fields);
+                free(a->pending[i].line);
+        }
         safe_close(a->fd);
         safe_close(a->dfd);
         free(a);
@@ -425,24 +432,47 @@ void audit_set_sync_function(Audit *a, AuditSyncFn fn, void *userdata) {
         a->sync_userdata = userdata;
 }
 
-/* The journal copy of the record just written: the same fields, LOCKD_<NAME>. */
-static void journal_copy(uint64_t seq_no, const char *head, AuditEvent type, json_t *fields) {
-        const EventInfo *ev = &events[type];
+/* The canonical JSON text of a value that is not a scalar (null, an array): in *ret, to free. */
+static int value_text(json_t *v, char **ret) {
+        char *t = json_dumps(v, AUDIT_JSON_FLAGS | JSON_ENCODE_ANY);
+
+        if (!t)
+                return -ENOMEM;
+        *ret = t;
+        return 0;
+}
+
+/*
+ * The journal copy of a record made durable: LOCKD_AUDIT_RECORD= the record's exact canonical
+ * line (what a collector hashes and links, `lockctl audit verify --journal`), LOCKD_AUDIT_SEQ,
+ * _HASH, _PREV, _TIME, _EVENT, and each field as LOCKD_<NAME> for journalctl's matches (scalars
+ * as text, null and arrays as their JSON). The record is sent whatever lockd's log level
+ * (LOG_EVERY_LEVEL) and whole (LOG_WHOLE_VALUE_MAX covers AUDIT_LINE_MAX). Records hold no typed
+ * value and no detail (audit-chain.c refuses their names), so neither reaches the journal. With
+ * human false (an agent past its burst) the MESSAGE is the record's number and event only.
+ */
+static void journal_copy(const PendingCopy *c, bool human) {
+        const EventInfo *ev = &events[c->type];
         char keys[AUDIT_FIELDS_MAX][sizeof("LOCKD_") + AUDIT_NAME_MAX];
         char nums[AUDIT_FIELDS_MAX][32];
-        LogField lf[AUDIT_FIELDS_MAX + 4];
-        char seq[21];
-        size_t i = 0, j = 0;
+        char *texts[AUDIT_FIELDS_MAX] = {};
+        LogField lf[AUDIT_FIELDS_MAX + 8];
+        char seq[21], time[21];
+        size_t i = 0, j = 0, n_texts = 0;
         const char *key;
         json_t *v;
 
-        /* A copy the log would drop (a run's and a ticket's end are debug lines) is not built. */
-        if (ev->priority > log_get_max_level())
-                return;
-        lf[i++] = (LogField){.key = "LOCKD_AUDIT_SEQ", .value = log_format_u64(seq, seq_no)};
+        _Static_assert(AUDIT_LINE_MAX <= LOG_WHOLE_VALUE_MAX, "a record fits one journal field");
+        _Static_assert(AUDIT_FIELDS_MAX + 8 <= LOG_FIELDS_MAX, "every field fits one entry");
+        /* The record first: on a stderr log a line too long for every field keeps this one. */
+        lf[i++] = (LogField){.key = "LOCKD_AUDIT_RECORD", .value = c->line,
+                             .max = LOG_WHOLE_VALUE_MAX};
+        lf[i++] = (LogField){.key = "LOCKD_AUDIT_SEQ", .value = log_format_u64(seq, c->seq)};
         lf[i++] = (LogField){.key = "LOCKD_AUDIT_EVENT", .value = ev->name};
-        lf[i++] = (LogField){.key = "LOCKD_AUDIT_HASH", .value = head};
-        json_object_foreach(fields, key, v) {
+        lf[i++] = (LogField){.key = "LOCKD_AUDIT_HASH", .value = c->head};
+        lf[i++] = (LogField){.key = "LOCKD_AUDIT_PREV", .value = c->prev};
+        lf[i++] = (LogField){.key = "LOCKD_AUDIT_TIME", .value = log_format_u64(time, c->time)};
+        json_object_foreach(c->fields, key, v) {
                 const char *value;
                 size_t k;
 
@@ -464,7 +494,10 @@ static void journal_copy(uint64_t seq_no, const char *head, AuditEvent type, jso
                         value = "false";
                         break;
                 default:
-                        continue;
+                        if (value_text(v, &texts[n_texts]) < 0)
+                                continue;
+                        value = texts[n_texts++];
+                        break;
                 }
                 /* Names were checked: [a-z][a-z0-9_]*, at most AUDIT_NAME_MAX bytes. */
                 memcpy(keys[j], "LOCKD_", 6);
@@ -476,13 +509,19 @@ static void journal_copy(uint64_t seq_no, const char *head, AuditEvent type, jso
                 j++;
         }
         lf[i].key = NULL;
-        log_struct(ev->priority, ev->message_id, lf, "audit record %" PRIu64 " (%s): %s", seq_no,
-                   ev->name, ev->text);
+        if (human)
+                log_struct(ev->priority | LOG_EVERY_LEVEL, ev->message_id, lf,
+                           "audit record %" PRIu64 " (%s): %s", c->seq, ev->name, ev->text);
+        else
+                log_struct(ev->priority | LOG_EVERY_LEVEL, ev->message_id, lf,
+                           "audit record %" PRIu64 " (%s)", c->seq, ev->name);
+        for (size_t t = 0; t < n_texts; t++)
+                free(texts[t]);
 }
 
-/* Whether the journal gets the copy of a record an agent caused (submit, cancel): false past
- * the agent's burst; the first copy let through after some were left out is preceded by a
- * line with their number. */
+/* Whether a record an agent caused (submit, cancel) gets its journal copy's human-readable
+ * MESSAGE: false past the agent's burst (the copy itself is always written); the first one let
+ * through after some were left out is preceded by a line with their number. */
 static bool agent_copy_pass(Audit *a, AuditEvent type, json_t *fields) {
         json_t *uid = json_object_get(fields, "agent_uid");
         unsigned suppressed = 0;
@@ -498,8 +537,8 @@ static bool agent_copy_pass(Audit *a, AuditEvent type, json_t *fields) {
                            LOG_FIELDS(LOG_FIELD(
                                    "AGENT_UID",
                                    log_format_u64(num, (uint64_t)json_integer_value(uid)))),
-                           "journal copies of agent %" JSON_INTEGER_FORMAT
-                           "'s submits and cancels: %u suppressed (the audit file holds them)",
+                           "journal messages of agent %" JSON_INTEGER_FORMAT
+                           "'s submits and cancels: %u shortened (each record's copy is whole)",
                            json_integer_value(uid), suppressed);
         return true;
 }
@@ -515,10 +554,10 @@ static void copy_pending(Audit *a, uint64_t seq) {
         for (; i < a->n_pending && a->pending[i].seq <= seq; i++) {
                 PendingCopy *c = &a->pending[i];
 
-                if (agent_copy_pass(a, c->type, c->fields))
-                        journal_copy(c->seq, c->head, c->type, c->fields);
+                journal_copy(c, agent_copy_pass(a, c->type, c->fields));
                 json_decref(c->fields);
                 c->fields = NULL;
+                c->line = mfree(c->line);
         }
         memmove(a->pending, a->pending + i, (a->n_pending - i) * sizeof(PendingCopy));
         a->n_pending -= i;
@@ -618,6 +657,8 @@ int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
         _cleanup_(json_decrefp) json_t *rec = NULL;
         _cleanup_free_ char *line = NULL;
         char head[AUDIT_HASH_HEX + 1];
+        PendingCopy *c;
+        uint64_t t;
         const char *key;
         json_t *v;
         size_t n;
@@ -652,8 +693,9 @@ int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
                                                         !audit_value_allowed(v)) return -EINVAL;
         }
 
+        t = now_usec();
         rec = json_pack("{s:I, s:I, s:s, s:s}", "seq", (json_int_t)(a->seq + 1), "time",
-                        (json_int_t)now_usec(), "prev", a->head, "event",
+                        (json_int_t)t, "prev", a->head, "event",
                         audit_event_to_string(type));
         if (!rec)
                 return -ENOMEM;
@@ -694,12 +736,20 @@ int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
                 }
                 return r;
         }
+        c = &a->pending[a->n_pending];
+        memcpy(c->prev, a->head, sizeof(c->prev));
         a->seq++;
         memcpy(a->head, head, sizeof(a->head));
         a->size += (off_t)(n + 1);
-        a->pending[a->n_pending++] =
-                (PendingCopy){.type = type, .fields = json_incref(fields), .seq = a->seq};
-        memcpy(a->pending[a->n_pending - 1].head, head, sizeof(head));
+        /* The line is kept for the journal copy, without its newline (the record hashed). */
+        line[n] = 0;
+        c->type = type;
+        c->fields = json_incref(fields);
+        c->line = TAKE_PTR(line);
+        c->seq = a->seq;
+        c->time = t;
+        memcpy(c->head, head, sizeof(head));
+        a->n_pending++;
         return 0;
 }
 

@@ -1061,7 +1061,8 @@ START_TEST(test_journal_copy) {
         ssize_t n;
 
         tmpdir_new(&t);
-        log_set_max_level(LOG_DEBUG); /* a run's copy is at debug level */
+        /* The copy is the record: written whatever lockd's own level, a run's too. */
+        log_set_max_level(LOG_WARNING);
         ck_assert_int_eq(audit_open(t.fd, &a), 0);
         f = json_pack("{s:s, s:I, s:b, s:n}", "handle", "h1", "budget", (json_int_t)8, "auto", 1,
                       "label");
@@ -1074,11 +1075,39 @@ START_TEST(test_journal_copy) {
         buf[n] = 0;
         ck_assert_ptr_nonnull(
                 strstr(buf, "<6>audit record 1 (grant): a console granted a file to an agent "
-                            "LOCKD_AUDIT_SEQ=\"1\" LOCKD_AUDIT_EVENT=\"grant\""));
+                            "LOCKD_AUDIT_RECORD="));
+        ck_assert_ptr_nonnull(strstr(buf, "\" LOCKD_AUDIT_SEQ=\"1\" LOCKD_AUDIT_EVENT=\"grant\""));
         ck_assert_ptr_nonnull(strstr(buf, " LOCKD_AUTO=\"true\""));
         ck_assert_ptr_nonnull(strstr(buf, " LOCKD_BUDGET=\"8\""));
         ck_assert_ptr_nonnull(strstr(buf, " LOCKD_HANDLE=\"h1\""));
-        ck_assert_ptr_null(strstr(buf, "LOCKD_LABEL"));
+        ck_assert_ptr_nonnull(strstr(buf, " LOCKD_LABEL=\"null\""));
+        ck_assert_ptr_nonnull(strstr(buf, " LOCKD_AUDIT_PREV=\"" AUDIT_ZERO_HASH "\""));
+        ck_assert_ptr_nonnull(strstr(buf, " LOCKD_AUDIT_TIME=\""));
+        /* The first record's exact line, as the file holds it (quotes escaped on stderr). */
+        {
+                char line[4096], esc[8192];
+                size_t k = 0;
+                int lfd = openat(t.fd, AUDIT_DIR "/" AUDIT_FILE, O_RDONLY | O_CLOEXEC);
+                ssize_t m;
+
+                ck_assert_int_ge(lfd, 0);
+                m = pread(lfd, line, sizeof(line) - 1, 0);
+                ck_assert_int_gt(m, 0);
+                line[m] = 0;
+                *strchr(line, '\n') = 0;
+                k = (size_t)snprintf(esc, sizeof(esc), "<6>audit record 1 (grant): a console "
+                                                        "granted a file to an agent "
+                                                        "LOCKD_AUDIT_RECORD=\"");
+                for (const char *q = line; *q; q++) {
+                        if (*q == '"' || *q == '\\')
+                                esc[k++] = '\\';
+                        esc[k++] = *q;
+                }
+                esc[k++] = '"';
+                esc[k] = 0;
+                ck_assert_ptr_nonnull(strstr(buf, esc));
+                close(lfd);
+        }
         ck_assert_int_ge(asprintf(&want, "LOCKD_AUDIT_HASH=\"%s\"", audit_get_head(a)), 0);
         ck_assert_ptr_nonnull(strstr(buf, want));
         ck_assert_ptr_nonnull(strstr(buf, "LOCKD_PLUGIN=\"plugin-3\""));
@@ -1113,9 +1142,9 @@ START_TEST(test_agent_copies_limited) {
         tmpdir_new(&t);
         ck_assert_int_eq(audit_open(t.fd, &a), 0);
         /* An agent submitting in a loop: every record in the file, a burst of copies in the
-         * journal (at debug level, shown here); another agent's copies are its own. Consoles'
-         * records are never limited. */
-        log_set_max_level(LOG_DEBUG);
+         * journal's messages; another agent's are its own. Consoles' records are never
+         * limited. Every copy is at info level at least, stored by journald by default. */
+        log_set_max_level(LOG_INFO);
         for (int i = 0; i < 50; i++) {
                 json_t *f = json_pack("{s:s, s:i}", "ticket", "t1", "agent_uid", 61001);
 
@@ -1131,7 +1160,13 @@ START_TEST(test_agent_copies_limited) {
         for (int i = 0; i < 30; i++)
                 ck_assert_int_eq(append_run(a, i), 0);
         ck_assert_uint_eq(audit_get_seq(a), 83);
-        ck_assert_uint_eq(count_in(fd, "LOCKD_AGENT_UID=\"61001\""), 20);
+        /* Every record's copy is written, whole; only the MESSAGE text is limited. */
+        ck_assert_uint_eq(count_in(fd, "LOCKD_AGENT_UID=\"61001\""), 50);
+        ck_assert_uint_eq(count_in(fd, "LOCKD_AUDIT_RECORD="), 83);
+        ck_assert_uint_eq(count_in(fd, "(submit): an agent submitted a ticket"), 10 + 3);
+        ck_assert_uint_eq(count_in(fd, "(cancel): an agent cancelled a ticket"), 10);
+        ck_assert_uint_eq(count_in(fd, " (submit) LOCKD_AUDIT_RECORD="), 15);
+        ck_assert_uint_eq(count_in(fd, " (cancel) LOCKD_AUDIT_RECORD="), 15);
         ck_assert_uint_eq(count_in(fd, "LOCKD_AGENT_UID=\"61004\""), 3);
         ck_assert_uint_eq(count_in(fd, " (run): "), 30);
         audit_close(a);
