@@ -397,6 +397,19 @@ static void gather_soon(Notifier *n) {
                                 on_gather, n);
 }
 
+/*
+ * Whether id can be a ticket's id: letters, digits and '-', not first. It becomes an argument of
+ * the review's lockctl approve, where "--yes" would skip the human's confirmation: nothing
+ * lockd sends is trusted to be harmless there.
+ */
+static bool id_valid(const char *id) {
+        size_t len = strlen(id);
+
+        if (len == 0 || len >= NOTE_ID_MAX || id[0] == '-')
+                return false;
+        return strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") == len;
+}
+
 /* A ticket from the watch or the first list: followed while pending, its notification closed
  * when it is decided elsewhere, expires or is cancelled. */
 static void take_ticket(Notifier *n, const json_t *t) {
@@ -404,7 +417,7 @@ static void take_ticket(Notifier *n, const json_t *t) {
         bool pending = state && strcmp(state, "pending") == 0;
         Note *note;
 
-        if (!id || strlen(id) >= NOTE_ID_MAX)
+        if (!id || !id_valid(id))
                 return;
         note = note_by_id(n, id);
         if (pending && !note) {
