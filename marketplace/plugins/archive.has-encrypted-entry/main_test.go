@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"lockd/sdk/sdktest"
@@ -76,8 +77,8 @@ func TestSevenCut(t *testing.T) {
 	}
 }
 
-// zipOf returns a ZIP archive of one entry named name holding data, made by Go's own writer, with
-// the given extra flags on its headers.
+// zipOf returns a ZIP archive of one entry named name holding data (none for a directory, whose
+// name ends in /), made by Go's own writer, with the given extra flags on its headers.
 func zipOf(t *testing.T, name string, data []byte, flags uint16) []byte {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -85,8 +86,10 @@ func zipOf(t *testing.T, name string, data []byte, flags uint16) []byte {
 	if err != nil {
 		t.Skip(err)
 	}
-	if _, err := w.Write(data); err != nil {
-		t.Fatal(err)
+	if !strings.HasSuffix(name, "/") { // a directory entry takes no data
+		if _, err := w.Write(data); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := zw.Close(); err != nil {
 		t.Skip(err)

@@ -147,20 +147,23 @@ type sevenFolder struct {
 	unpackSizes []uint64 // one per out stream of every coder
 }
 
-// sevenStreams is a streams info: where the packed streams are and the folders that read them.
+// sevenStreams is what a streams info says that the check needs: whether a folder uses 7zAES,
+// where the packed streams are and, for an encoded header, its first folder. A header of a
+// million folders keeps only this.
 type sevenStreams struct {
+	encrypted bool // a folder uses 7zAES (the rest of the streams info is then left unread)
 	packPos   uint64
-	packSizes []uint64
-	folders   []sevenFolder
+	firstPack uint64 // the first packed stream's size
+	packs     uint64 // how many packed streams
+	folders   uint64 // how many folders
+	first     sevenFolder
 }
 
-// encrypted tells whether a coder of any folder is 7zAES.
-func (si *sevenStreams) encrypted() bool {
-	for _, f := range si.folders {
-		for _, c := range f.coders {
-			if bytes.Equal(c.id, coderAES) {
-				return true
-			}
+// usesAES tells whether a coder of f is 7zAES.
+func usesAES(f *sevenFolder) bool {
+	for _, c := range f.coders {
+		if bytes.Equal(c.id, coderAES) {
+			return true
 		}
 	}
 	return false
@@ -205,6 +208,7 @@ func (s *sevenReader) streamsInfo() (*sevenStreams, error) {
 		if err != nil {
 			return nil, err
 		}
+		si.packs = n
 		for {
 			if id, err = s.byte1(); err != nil {
 				return nil, err
@@ -214,10 +218,13 @@ func (s *sevenReader) streamsInfo() (*sevenStreams, error) {
 			}
 			switch id {
 			case kSize:
-				si.packSizes = make([]uint64, n)
-				for i := range si.packSizes {
-					if si.packSizes[i], err = s.number(); err != nil {
+				for i := uint64(0); i < n; i++ {
+					v, err := s.number()
+					if err != nil {
 						return nil, err
+					}
+					if i == 0 {
+						si.firstPack = v
 					}
 				}
 			case kCRC:
@@ -244,7 +251,8 @@ func (s *sevenReader) streamsInfo() (*sevenStreams, error) {
 	return nil, errSevenFormat
 }
 
-// unpackInfo reads the folders of an UnPackInfo and their unpacked sizes.
+// unpackInfo reads the folders of an UnPackInfo and the first one's unpacked sizes; it stops at
+// the first folder that uses 7zAES.
 func (s *sevenReader) unpackInfo(si *sevenStreams) error {
 	if id, err := s.byte1(); err != nil || id != kFolder {
 		return errSevenFormat
@@ -257,25 +265,34 @@ func (s *sevenReader) unpackInfo(si *sevenStreams) error {
 		// Folders kept in an additional stream: 7-Zip never writes them.
 		return errors.New("7z: folders in an additional stream are not supported")
 	}
-	outs := make([]uint64, 0, 1)
+	si.folders = n
+	outs := make([]uint16, 0, 16)
 	for i := uint64(0); i < n; i++ {
 		f, out, err := s.folder()
 		if err != nil {
 			return err
 		}
-		si.folders = append(si.folders, f)
-		outs = append(outs, out)
+		if usesAES(&f) {
+			si.encrypted = true
+			return nil
+		}
+		if i == 0 {
+			si.first = f
+		}
+		outs = append(outs, uint16(out))
 	}
 	if id, err := s.byte1(); err != nil || id != kCodersUnPackSize {
 		return errSevenFormat
 	}
-	for i := range si.folders {
-		for j := uint64(0); j < outs[i]; j++ {
+	for i, out := range outs {
+		for j := uint16(0); j < out; j++ {
 			v, err := s.number()
 			if err != nil {
 				return err
 			}
-			si.folders[i].unpackSizes = append(si.folders[i].unpackSizes, v)
+			if i == 0 {
+				si.first.unpackSizes = append(si.first.unpackSizes, v)
+			}
 		}
 	}
 	return nil
@@ -388,7 +405,7 @@ func sevenEncrypted(r io.ReaderAt, size int64) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			if si.encrypted() {
+			if si.encrypted {
 				return true, nil
 			}
 			if in, err = unpackHeader(r, size, si); err != nil {
@@ -434,7 +451,7 @@ func (s *sevenReader) header() (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if si.encrypted() {
+		if si.encrypted {
 			return true, nil
 		}
 		// The main streams follow the rest of this streams info, which streamsInfo leaves
@@ -447,7 +464,7 @@ func (s *sevenReader) header() (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		return si.encrypted(), nil
+		return si.encrypted, nil
 	case kFilesInfo, kEnd:
 		return false, nil // no streams: every entry is empty or a directory
 	}
@@ -459,21 +476,21 @@ func (s *sevenReader) header() (bool, error) {
 // dictionary is capped at maxHeaderDict: the part of the header read (up to the folders) sits at
 // its start, where no match reaches further back.
 func unpackHeader(r io.ReaderAt, size int64, si *sevenStreams) (io.Reader, error) {
-	if len(si.folders) != 1 || len(si.folders[0].coders) != 1 || si.folders[0].packed != 1 ||
-		len(si.packSizes) < 1 || len(si.folders[0].unpackSizes) != 1 {
+	if si.folders != 1 || len(si.first.coders) != 1 || si.first.packed != 1 || si.packs < 1 ||
+		len(si.first.unpackSizes) != 1 {
 		return nil, errors.New("7z: an encoded header of more than one coder is not supported")
 	}
-	f := si.folders[0]
+	f := si.first
 	c := f.coders[0]
 	unpacked := f.unpackSizes[0]
 	if unpacked > maxHeaderSize {
 		return nil, errSevenFormat
 	}
-	if si.packPos > uint64(size) || si.packSizes[0] > uint64(size) ||
-		32+si.packPos+si.packSizes[0] > uint64(size) {
+	if si.packPos > uint64(size) || si.firstPack > uint64(size) ||
+		32+si.packPos+si.firstPack > uint64(size) {
 		return nil, errTruncated
 	}
-	packed := io.NewSectionReader(r, int64(32+si.packPos), int64(si.packSizes[0]))
+	packed := io.NewSectionReader(r, int64(32+si.packPos), int64(si.firstPack))
 	dict := uint64(maxHeaderDict)
 	if unpacked < dict {
 		dict = unpacked
