@@ -4,11 +4,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/bzip2"
 	"compress/gzip"
 	"errors"
 	"io"
+	"strconv"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
@@ -57,7 +59,7 @@ func compressionOf(head []byte) compression {
 func decompress(c compression, head []byte, r io.Reader) (io.Reader, error) {
 	switch c {
 	case gz:
-		return gzip.NewReader(r)
+		return newGzipMembers(r)
 	case xzc:
 		if err := xzFirstDict(head); err != nil {
 			return nil, err
@@ -135,4 +137,75 @@ func xzFirstDict(head []byte) error {
 		p += int(n)
 	}
 	return nil
+}
+
+// gzipMembers reads every member of a gzip file in turn, as gunzip does: bytes after the last
+// member that do not start another one (zeros a tape blocking added, say) end the file instead
+// of failing it.
+type gzipMembers struct {
+	br   *bufio.Reader
+	z    *gzip.Reader
+	done bool // the last member ended
+}
+
+// newGzipMembers returns a reader of the gzip file r's members.
+func newGzipMembers(r io.Reader) (*gzipMembers, error) {
+	br := bufio.NewReader(r)
+	z, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, err
+	}
+	z.Multistream(false)
+	return &gzipMembers{br: br, z: z}, nil
+}
+
+// Read reads the current member's data, going on to the next member at its end.
+func (g *gzipMembers) Read(p []byte) (int, error) {
+	for {
+		if g.done {
+			return 0, io.EOF
+		}
+		n, err := g.z.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		if err := g.z.Reset(g.br); err != nil {
+			if err == io.EOF || err == gzip.ErrHeader {
+				g.done = true
+				return n, io.EOF
+			}
+			return n, err
+		}
+		g.z.Multistream(false)
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// isTarHeader tells whether block, 512 bytes, is a tar header: its checksum (the sum of its bytes
+// with the checksum field taken as spaces, unsigned or signed as old tars made it) matches the
+// octal number in that field; or it is the zero block that ends an archive (an empty one).
+func isTarHeader(block []byte) bool {
+	if len(block) < 512 {
+		return false
+	}
+	zero := true
+	var sum, ssum int64
+	for i, c := range block[:512] {
+		if c != 0 {
+			zero = false
+		}
+		if i >= 148 && i < 156 {
+			c = ' '
+		}
+		sum += int64(c)
+		ssum += int64(int8(c))
+	}
+	if zero {
+		return true
+	}
+	field := bytes.Trim(block[148:156], " \x00")
+	v, err := strconv.ParseInt(string(field), 8, 64)
+	return err == nil && len(field) > 0 && (v == sum || v == ssum)
 }

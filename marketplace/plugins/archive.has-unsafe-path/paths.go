@@ -13,7 +13,7 @@ import (
 const (
 	maxLinkDepth = 40       // links followed while resolving one path, as the kernel's ELOOP
 	maxSteps     = 1 << 22  // path components resolved for the whole archive
-	maxLinkBytes = 64 << 20 // the links' paths and targets, with linkOverhead each
+	maxLinkBytes = 32 << 20 // the links' paths and targets, with linkOverhead each
 	linkOverhead = 96       // what the map spends on a link besides its two strings
 )
 
