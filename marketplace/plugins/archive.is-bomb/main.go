@@ -105,13 +105,14 @@ func bomb(r io.ReaderAt, size int64) (bool, error) {
 	}
 	head := append([]byte(nil), h...)
 	switch {
+	case len(head) >= 512 && isTarHeader(head[:512]):
+		// A tar header first: its name field comes first and may start with another magic.
+		var content int64
+		err = tarContent(io.NewSectionReader(r, 0, size), &content, limit)
 	case isZip(head):
 		err = zipExpansion(w, limit)
 	case compressionOf(head) != none:
 		err = streamExpansion(compressionOf(head), head, io.NewSectionReader(r, 0, size), limit)
-	case len(head) >= 512 && isTarHeader(head[:512]):
-		var content int64
-		err = tarContent(io.NewSectionReader(r, 0, size), &content, limit)
 	default:
 		return false, errUnknown
 	}

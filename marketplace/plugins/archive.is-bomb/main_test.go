@@ -111,7 +111,7 @@ func FuzzBomb(f *testing.F) {
 	f.Add([]byte("abc"), uint16(40000))
 	f.Fuzz(func(t *testing.T, b []byte, reps uint16) {
 		_, _ = answer(b)
-		if len(b) == 0 || len(b)*int(reps) > 4<<20 {
+		if len(b) == 0 || len(b)*int(reps) > 5<<18 {
 			return
 		}
 		data := bytes.Repeat(b, int(reps))
