@@ -165,7 +165,7 @@ static bool page_is_blank(fz_context *ctx, pdf_document *doc, int n) {
                         blank = !dev->pixels || render_is_white(ctx, page, dev->crop);
         }
         fz_always(ctx) {
-                fz_drop_device(ctx, &dev->super);
+                fz_drop_device(ctx, dev ? &dev->super : NULL);
                 fz_drop_page(ctx, page);
         }
         fz_catch(ctx) {
