@@ -122,6 +122,9 @@ func externalRelationship(rc io.Reader, left *int64) (bool, error) {
 // a relationship part that cannot be read whole (a compression method other than store and
 // deflate, a bad checksum, a lying size, more than the caps, XML that is not well-formed).
 func externalRefs(r io.ReaderAt, size int64) (bool, error) {
+	if err := countParts(r, size); err != nil {
+		return false, err
+	}
 	z, err := zip.NewReader(r, size)
 	if err != nil {
 		return false, err

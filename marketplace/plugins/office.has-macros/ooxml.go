@@ -141,6 +141,9 @@ func attr(el xml.StartElement, name string) string {
 // whole, and returns an error for a file that is not a ZIP archive with [Content_Types].xml and
 // for any of those parts that cannot be read whole.
 func ooxmlMacros(r io.ReaderAt, size int64) (bool, error) {
+	if err := countParts(r, size); err != nil {
+		return false, err
+	}
 	z, err := zip.NewReader(r, size)
 	if err != nil {
 		return false, err
