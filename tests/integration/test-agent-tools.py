@@ -340,6 +340,8 @@ def test_varlink_reference(w, fx):
             "name": "m2", "issuer": "https://x", "identity": "^x$", "trusted_root_fd": 0}},
         {"method": "io.lockd.Console.ListMarketplaces"},
         {"method": "io.lockd.Console.RemoveMarketplace", "parameters": {"name": "nope"}},
+        {"method": "io.lockd.Console.VerifyIndex", "parameters": {
+            "marketplace": "nope", "index_fd": 0, "index_bundle_fd": 1}},
         {"method": "io.lockd.Console.TestPlugin", "parameters": {"name": fx.one,
                                                                  "file_fd": 0}},
         {"method": "io.lockd.Console.Grant", "parameters": {"file_fd": 0,
