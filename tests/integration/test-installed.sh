@@ -29,7 +29,7 @@ done
 
 # The rootfs: minbase plus what the package needs at run time and what the checks use. Cached,
 # and made again when this list changes.
-include=systemd,systemd-sysv,dbus,libpam-systemd,libjansson4,libyaml-0-2,libcap2,libssl3,passwd
+include=systemd,systemd-sysv,dbus,libpam-systemd,libjansson4,libyaml-0-2,libcap2,libssl3,libcurl4,passwd
 cache=${LOCKD_ROOTFS_CACHE:-/var/cache/lockd-test}
 rootfs=$cache/rootfs-bookworm-$(echo "$include" | sha256sum | cut -c1-12)
 if [ ! -x "$rootfs/lib/systemd/systemd" ]; then
