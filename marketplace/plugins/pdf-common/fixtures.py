@@ -208,6 +208,7 @@ def hostile(plugin, put):
     """The hostile inputs, each in the directory its answer belongs to for this plugin."""
     painted = b"0 g 10 10 5 5 re f"
     if plugin == "pdf.has-blank-page":
+        put("one", "gstate-nesting-50000.pdf", text_pdf(b"q " * 50000 + b"1 g 0 0 612 792 re f"))
         put("one", "100000-pages-last-blank.pdf", hostile_pages(put, 100000, painted, b""))
         put("zero", "100000-pages-painted.pdf", hostile_pages(put, 100000, painted, painted))
         put("one", "deflate-bomb-content.pdf", deflate_bomb())
@@ -224,6 +225,9 @@ def hostile(plugin, put):
         put("zero", "deflate-bomb-content.pdf", deflate_bomb())
         put("zero", "page-tree-loop.pdf", page_tree_loop())
     elif plugin == "pdf.has-javascript":
+        put("zero", "array-nesting-200000.pdf", pages(
+            [TEXT], catalog_extra=b" /Deep 7 0 R",
+            extra_objects=[b"[" * 200000 + b"]" * 200000])[0])
         put("one", "100000-pages-last-has-aa.pdf", hostile_pages(
             put, 100000, painted, painted,
             b" /AA << /O << /S /JavaScript /JS (app.alert(1)) >> >>"))
