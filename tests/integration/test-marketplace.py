@@ -20,8 +20,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lockdtest import (ISSUER, LOCKD_SIGN, PATTERN, PLUGINS, PLUGINS_SRC, WORKFLOW, Daemon,  # noqa: E402
-                       Failed, Signer, Tap, check, require_environment, run, tempdir)
+from lockdtest import (ISSUER, LOCKCTL, LOCKD, LOCKD_SIGN, PATTERN, PLUGINS, PLUGINS_SRC,  # noqa: E402
+                       WORKFLOW, Daemon, Failed, Signer, Tap, check, require_environment, run,
+                       tempdir)
 
 NAME = "test.good-one"
 # lockctl reaches the test's servers directly, whatever proxy the environment names.
@@ -193,6 +194,16 @@ class World:
 
 # ---------------------------------------------------------------------------------------------
 # The flow
+
+
+def test_only_lockctl_fetches(w):
+    """lockctl links libcurl; lockd, its engine and its verification helper do not"""
+    daemon_dir = os.path.dirname(LOCKD)
+    for prog in (LOCKD, os.path.join(daemon_dir, "lockd-engine"),
+                 os.path.join(daemon_dir, "lockd-verify")):
+        out = run(["ldd", prog]).stdout
+        check("libcurl" not in out, f"{prog} links libcurl:\n{out}")
+    check("libcurl" in run(["ldd", LOCKCTL]).stdout, "lockctl does not link libcurl")
 
 
 def test_add_and_list(w):
@@ -448,7 +459,7 @@ def main():
     tap = Tap()
     w = World()
     try:
-        for t in (test_add_and_list, test_search, test_install_by_name,
+        for t in (test_only_lockctl_fetches, test_add_and_list, test_search, test_install_by_name,
                   test_install_again_no_change, test_without_cacert_refused, test_update,
                   test_remove_version, test_file_url, test_swapped_binary,
                   test_index_other_digests, test_release_path_dotdot, test_rollback,
