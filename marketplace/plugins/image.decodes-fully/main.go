@@ -31,12 +31,14 @@ var errTooBig = errors.New("the image is too large to decode within the plugin's
 // readError marks an error of the input itself (not of the image's data): it fails the run.
 type readError struct{ err error }
 
+// Error says that reading the input failed, and why.
 func (e readError) Error() string { return "reading the input: " + e.err.Error() }
 
 // source reads the input, turning any error but io.EOF into a readError, so that a decoder's
 // error can be told from the file's.
 type source struct{ r io.Reader }
 
+// Read reads from the input, wrapping its errors but io.EOF.
 func (s source) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	if err != nil && err != io.EOF {

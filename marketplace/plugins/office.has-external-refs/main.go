@@ -51,6 +51,7 @@ type cappedReader struct {
 	left *int64
 }
 
+// Read reads what is left of the cap, then fails with errTooBig.
 func (c cappedReader) Read(p []byte) (int, error) {
 	if *c.left <= 0 {
 		return 0, errTooBig

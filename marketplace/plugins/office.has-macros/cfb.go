@@ -262,6 +262,7 @@ func (c *compound) openStream(e dirEntry) (*streamReader, error) {
 	return s, nil
 }
 
+// Read reads the stream's next bytes, a sector (or mini sector) at a time, up to its size.
 func (s *streamReader) Read(p []byte) (int, error) {
 	if s.left == 0 {
 		return 0, io.EOF
