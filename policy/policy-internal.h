@@ -15,7 +15,14 @@
 /* A place in the file, 1-based; 0:0 when the key was not written in the file being parsed. */
 typedef struct Mark {
         unsigned line, column;
+        unsigned source; /* the source (policy_parse_sources()) it is in */
 } Mark;
+
+/* A key whose value is not a mapping, as set by one of the user's sources: the dotted path, where. */
+typedef struct KeySet {
+        char path[POLICY_KEY_PATH_MAX];
+        Mark mark;
+} KeySet;
 
 /* The keys checked against each other (policy.c's check_policy()), to say where each was written.
  */
@@ -46,6 +53,10 @@ typedef struct Ctx {
         const void *field_arg;          /* the arg of the Field whose value is being parsed */
         /* Where the keys that are checked against each other were written in the user's file. */
         Mark marks[_MARK_MAX];
+        unsigned source;              /* the index of the source being parsed */
+        const PolicySource *sources;  /* their names, for a key set twice */
+        KeySet *keys;                 /* the keys the user's sources set so far (owned) */
+        size_t n_keys;
 } Ctx;
 
 /* A key of a mapping; reader_mapping() sets c->field_arg to arg before calling parse. */

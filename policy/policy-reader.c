@@ -27,13 +27,17 @@ static Mark mark_of(yaml_mark_t m) {
 }
 
 Mark reader_here(const Ctx *c) {
-        return mark_of(c->event->start_mark);
+        Mark m = mark_of(c->event->start_mark);
+
+        m.source = c->source;
+        return m;
 }
 
 int reader_fail_at(Ctx *c, PolicyError code, Mark m, const char *fmt, ...) {
         va_list ap;
 
         c->diag->code = code;
+        c->diag->source = c->source;
         c->diag->line = m.line;
         c->diag->column = m.column;
         va_start(ap, fmt);
@@ -83,16 +87,16 @@ int reader_prescan(Ctx *c) {
                 size_t n = k > 0 ? (size_t)k : 0;
 
                 if (k < 0)
-                        return reader_fail_at(c, E_POLICY_SYNTAX, (Mark){line, column},
+                        return reader_fail_at(c, E_POLICY_SYNTAX, (Mark){line, column, c->source},
                                               "invalid UTF-8 at byte 0x%02x", s[i]);
                 if (cp == 0)
-                        return reader_fail_at(c, E_POLICY_SYNTAX, (Mark){line, column},
+                        return reader_fail_at(c, E_POLICY_SYNTAX, (Mark){line, column, c->source},
                                               "a NUL byte");
                 if (cp == '\r' && !(i + 1 < c->len && s[i + 1] == '\n'))
-                        return reader_fail_at(c, E_POLICY_SYNTAX, (Mark){line, column},
+                        return reader_fail_at(c, E_POLICY_SYNTAX, (Mark){line, column, c->source},
                                               "a carriage return not followed by a line feed");
                 if (codepoint_refused(cp))
-                        return reader_fail_at(c, E_POLICY_SYNTAX, (Mark){line, column},
+                        return reader_fail_at(c, E_POLICY_SYNTAX, (Mark){line, column, c->source},
                                               "character U+%04X is not allowed", (unsigned)cp);
                 if (cp == '\n') {
                         line++;
@@ -106,7 +110,7 @@ int reader_prescan(Ctx *c) {
 
 /* The place of byte offset off, counted as reader_prescan() counts. */
 static Mark offset_mark(const Ctx *c, size_t off) {
-        Mark m = {1, 1};
+        Mark m = {1, 1, c->source};
 
         for (size_t i = 0; i < off && i < c->len; i++) {
                 unsigned char ch = (unsigned char)c->buf[i];
@@ -296,6 +300,41 @@ static void path_pop(Ctx *c, size_t old) {
 }
 
 /*
+ * Records that the user's current source sets the key c->path to a value that is not a mapping
+ * (the value's first event is current). The same key set by an earlier source is an error naming
+ * both: drop-ins merge, they never silently override one another or lockd.yaml. The compiled-in
+ * default is not a source: every file may set what it sets.
+ */
+static int key_set(Ctx *c) {
+        KeySet *k;
+
+        if (c->is_default || c->event->type == YAML_MAPPING_START_EVENT)
+                return 0;
+        for (size_t i = 0; i < c->n_keys; i++) {
+                const KeySet *o = &c->keys[i];
+
+                /* Within one source the mapping's own duplicate check has spoken already. */
+                if (o->mark.source == c->source || strcmp(o->path, c->path) != 0)
+                        continue;
+                return fail(c, E_POLICY_DUPLICATE_KEY, "set in %s:%u:%u and again in %s",
+                            c->sources ? c->sources[o->mark.source].name : "an earlier file",
+                            o->mark.line, o->mark.column,
+                            c->sources ? c->sources[c->source].name : "this file");
+        }
+        if (c->n_keys >= POLICY_KEYS_MAX)
+                return fail(c, E_POLICY_RANGE, "more than %d keys in the policy's files",
+                            POLICY_KEYS_MAX);
+        k = reallocarray(c->keys, c->n_keys + 1, sizeof(*k));
+        if (!k)
+                return -ENOMEM;
+        c->keys = k;
+        k = &c->keys[c->n_keys++];
+        snprintf(k->path, sizeof(k->path), "%s", c->path);
+        k->mark = reader_here(c);
+        return 0;
+}
+
+/*
  * Parses the mapping starting at the current event against fields. An unknown key, a key given
  * twice, a merge key or a key that is not a scalar is an error at the key; each value is parsed
  * by its field's function, which starts on the value's first event and ends on its last.
@@ -338,6 +377,8 @@ int reader_mapping(Ctx *c, const Field *fields, size_t n_fields, void *data) {
 
                 old = path_push(c, fields[i].key);
                 r = next(c);
+                if (r >= 0)
+                        r = key_set(c);
                 if (r >= 0) {
                         c->field_arg = fields[i].arg;
                         r = fields[i].parse(c, data);
@@ -637,10 +678,15 @@ int reader_stream(Ctx *c, const Field *root, size_t n_root) {
 
 /* Fails at whichever of a and b was written later (the one that made the pair inconsistent). */
 int reader_fail_pair(Ctx *c, PolicyError code, Mark a, Mark b, const char *fmt, ...) {
-        Mark m = (b.line > a.line || (b.line == a.line && b.column > a.column)) ? b : a;
+        Mark m = (b.source > a.source ||
+                  (b.source == a.source &&
+                   (b.line > a.line || (b.line == a.line && b.column > a.column))))
+                         ? b
+                         : a;
         va_list ap;
 
         c->diag->code = code;
+        c->diag->source = m.source;
         c->diag->line = m.line;
         c->diag->column = m.column;
         va_start(ap, fmt);

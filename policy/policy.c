@@ -144,6 +144,7 @@ static int get_principal(Ctx *c, bool is_group, bool forbid_root, PolicyPrincipa
         if (!c->is_default) {
                 p.line = reader_here(c).line;
                 p.column = reader_here(c).column;
+                p.source = c->source;
         }
         if (reader_scalar_kind(c->event) == SCALAR_INT) {
                 uint64_t v;
@@ -653,7 +654,7 @@ static int parse_marketplace(Ctx *c, void *data, size_t index) {
                 r = identity_pattern_lint(m.identity, &w, 1, &n);
                 if (r >= 0 && n > 0)
                         r = reader_fail_at(c, E_POLICY_VALUE,
-                                           (Mark){m.identity_line, m.identity_column},
+                                           (Mark){m.identity_line, m.identity_column, c->source},
                                            "%s.identity: %s: %s (write force: true to accept it)",
                                            c->path, identity_warning_name(w.code), w.message);
         }
@@ -767,17 +768,17 @@ static int check_policy(Ctx *c) {
                         else
                                 snprintf(shown, sizeof(shown), "'%s'", a->name);
                         return reader_fail_pair(
-                                c, E_POLICY_ROLES_OVERLAP, (Mark){a->line, a->column},
-                                (Mark){b->line, b->column}, "%s %s is both an agent and a console",
+                                c, E_POLICY_ROLES_OVERLAP, (Mark){a->line, a->column, a->source},
+                                (Mark){b->line, b->column, b->source}, "%s %s is both an agent and a console",
                                 a->is_group ? "group" : "user", shown);
                 }
         return 0;
 }
 
-static int parse_layers(const char *buf, size_t len, bool with_file, Policy **ret,
-                        PolicyDiag *diag) {
+/* The sources on top of the compiled-in default (none: the default alone). */
+static int parse_layers(const PolicySource *sources, size_t n, Policy **ret, PolicyDiag *diag) {
         _cleanup_(policy_freep) Policy *p = NULL;
-        Ctx c = {.diag = diag};
+        Ctx c = {.diag = diag, .sources = sources};
         int r;
 
         p = calloc(1, sizeof(*p));
@@ -795,41 +796,54 @@ static int parse_layers(const char *buf, size_t len, bool with_file, Policy **re
         if (r < 0)
                 return r; /* a broken default: test-policy parses it, so this is a build bug */
 
-        if (with_file) {
-                /* Only places in the file are reported: forget where the default said what. */
-                memset(c.marks, 0, sizeof(c.marks));
-                c.buf = buf;
-                c.len = len;
-                c.is_default = false;
+        /* Only places in the user's files are reported: forget where the default said what. */
+        memset(c.marks, 0, sizeof(c.marks));
+        c.is_default = false;
+        for (size_t i = 0; i < n; i++) {
+                c.source = (unsigned)i;
+                c.buf = sources[i].buf ?: "";
+                c.len = sources[i].len;
                 r = reader_prescan(&c);
+                if (r >= 0)
+                        r = reader_stream(&c, root_fields, ELEMENTSOF(root_fields));
                 if (r < 0)
-                        return r;
-                r = reader_stream(&c, root_fields, ELEMENTSOF(root_fields));
-                if (r < 0)
-                        return r;
+                        goto out;
         }
         r = check_policy(&c);
         if (r < 0)
-                return r;
+                goto out;
         *ret = TAKE_PTR(p);
-        return 0;
+out:
+        free(c.keys);
+        return r;
 }
 
 int policy_parse(const char *buf, size_t len, Policy **ret, PolicyDiag *diag) {
+        PolicySource s = {.name = "lockd.yaml", .buf = buf, .len = len};
+
+        return policy_parse_sources(&s, 1, ret, diag);
+}
+
+int policy_parse_sources(const PolicySource *sources, size_t n, Policy **ret, PolicyDiag *diag) {
         PolicyDiag unused;
 
         if (!diag)
                 diag = &unused;
         *diag = (PolicyDiag){};
-        if (!ret || (!buf && len > 0))
+        if (!ret || !sources || n == 0 || n > 1 + POLICY_DROPINS_MAX)
                 return -EINVAL;
-        if (len > POLICY_BYTES_MAX) {
-                diag->code = E_POLICY_TOO_LARGE;
-                snprintf(diag->message, sizeof(diag->message), "lockd.yaml: larger than %d bytes",
-                         POLICY_BYTES_MAX);
-                return -EINVAL;
+        for (size_t i = 0; i < n; i++) {
+                if (!sources[i].name || (!sources[i].buf && sources[i].len > 0))
+                        return -EINVAL;
+                if (sources[i].len > POLICY_BYTES_MAX) {
+                        diag->code = E_POLICY_TOO_LARGE;
+                        diag->source = (unsigned)i;
+                        snprintf(diag->message, sizeof(diag->message), "%s: larger than %d bytes",
+                                 sources[i].name, POLICY_BYTES_MAX);
+                        return -EINVAL;
+                }
         }
-        return parse_layers(buf ?: "", len, true, ret, diag);
+        return parse_layers(sources, n, ret, diag);
 }
 
 int policy_default(Policy **ret) {
@@ -837,7 +851,7 @@ int policy_default(Policy **ret) {
 
         if (!ret)
                 return -EINVAL;
-        return parse_layers(NULL, 0, false, ret, &diag);
+        return parse_layers(NULL, 0, ret, &diag);
 }
 
 Policy *policy_free(Policy *p) {

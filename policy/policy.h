@@ -14,6 +14,8 @@
 #define POLICY_SOCKET_PATH_MAX    107 /* sizeof(sun_path) minus the NUL */
 #define POLICY_PATH_MAX           4095
 #define POLICY_EPHEMERAL_UIDS_MAX (UINT32_C(1) << 20)
+#define POLICY_DROPINS_MAX        64  /* drop-ins (lockd.yaml.d) merged onto lockd.yaml */
+#define POLICY_KEYS_MAX           4096 /* keys set across all of a policy's files */
 
 typedef enum PolicyError {
         POLICY_OK = 0,
@@ -32,6 +34,7 @@ typedef enum PolicyError {
 
 typedef struct PolicyDiag {
         PolicyError code;
+        unsigned source; /* the index of the source the place is in (policy_parse_sources()) */
         unsigned line;   /* 1-based; 0 when the error has no place in the file */
         unsigned column; /* 1-based, in characters as libyaml counts them */
         char message[256];
@@ -44,6 +47,7 @@ typedef struct PolicyPrincipal {
         uint32_t id;
         char *name;
         unsigned line, column; /* where it was written; 0:0 for a compiled-in default */
+        unsigned source;       /* the source it was written in (policy_parse_sources()) */
 } PolicyPrincipal;
 
 /* The users and groups of one role, in the order written (users and groups interleaved as
@@ -145,6 +149,24 @@ typedef struct Policy {
  * error, with *diag filled; -ENOMEM) and leaves *ret untouched. Pure: no I/O, no NSS, no logging.
  */
 int policy_parse(const char *buf, size_t len, Policy **ret, PolicyDiag *diag);
+
+/* One file of a policy: its name (for messages) and its bytes. */
+typedef struct PolicySource {
+        const char *name;
+        const char *buf;
+        size_t len;
+} PolicySource;
+
+/*
+ * Parses lockd.yaml and its drop-ins as one policy: sources[0] is lockd.yaml, the others its
+ * drop-ins in the order they are merged (name order), each parsed as policy_parse() parses a file
+ * on top of what the ones before set. Mappings merge key by key; a key whose value is not a
+ * mapping (a scalar, a list) set in two sources is E_POLICY_DUPLICATE_KEY at the second, its
+ * message naming both sources and places: configuration management never silently overrides.
+ * diag->source says which source an error is in. At most 1 + POLICY_DROPINS_MAX sources, each at
+ * most POLICY_BYTES_MAX. Pure, as policy_parse().
+ */
+int policy_parse_sources(const PolicySource *sources, size_t n, Policy **ret, PolicyDiag *diag);
 
 /* The compiled-in default policy (policy_default_yaml, parsed). 0, -ENOMEM or -EINVAL. */
 int policy_default(Policy **ret);

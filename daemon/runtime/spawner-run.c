@@ -74,8 +74,9 @@ static void usage(FILE *f) {
               "  --config FILE        the policy (default " DEFAULT_POLICY_PATH
               ", or the compiled-in\n"
               "                       default when that file does not exist)\n"
-              "  --check-config [FILE] validate FILE (default: as --config would pick) and print\n"
-              "                       the effective policy; exit 0 valid, 1 invalid\n"
+              "  --check-config [FILE] validate FILE (default: as --config would pick) merged\n"
+              "                       with its drop-ins FILE.d/*.yaml, and print the effective\n"
+              "                       policy; exit 0 valid, 1 invalid\n"
               "  --engine PATH        the engine to start (default: the installed lockd-engine)\n"
               "  --version            print the version\n",
               f);
