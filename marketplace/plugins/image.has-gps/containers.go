@@ -132,7 +132,7 @@ func (p *position) jpeg(r io.ReaderAt, size int64) error {
 
 // inflate returns the zlib stream b expanded, or an error past metadataMax, past what is left
 // of inflatedMax for the whole file (p.inflated counts it), or for a damaged stream. The bytes
-// are in p.scratch, one buffer for every chunk, valid until the next call.
+// are in p.scratch, one buffer for every chunk, grown as needed and valid until the next call.
 func (p *position) inflate(b []byte) ([]byte, error) {
 	z, err := zlib.NewReader(bytes.NewReader(b))
 	if err != nil {
@@ -142,15 +142,14 @@ func (p *position) inflate(b []byte) ([]byte, error) {
 	if left := inflatedMax - p.inflated; left < limit {
 		limit = left
 	}
-	if p.scratch == nil {
-		p.scratch = make([]byte, metadataMax+1)
-	}
-	n, err := io.ReadFull(io.LimitReader(z, limit+1), p.scratch[:limit+1])
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+	buf := bytes.NewBuffer(p.scratch[:0])
+	n, err := buf.ReadFrom(io.LimitReader(z, limit+1))
+	p.scratch = buf.Bytes()
+	if err != nil {
 		return nil, err
 	}
-	p.inflated += int64(n)
-	if int64(n) > limit {
+	p.inflated += n
+	if n > limit {
 		return nil, errBig
 	}
 	// The stream must end where its data does, with its Adler-32 right.
@@ -160,7 +159,7 @@ func (p *position) inflate(b []byte) ([]byte, error) {
 		}
 		return nil, err
 	}
-	return p.scratch[:n], nil
+	return p.scratch, nil
 }
 
 // rawProfile decodes ImageMagick's "Raw profile type NAME" text: a newline, the profile's name,
@@ -227,10 +226,10 @@ func (p *position) pngText(typ string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s %q: %v", errPNG, typ, keyword, err)
 	}
-	if typ != "tEXt" {
-		// What a compressed chunk expanded to, and what parsing it left, is garbage now:
-		// collect it before the next chunk, so that the heap stays within the manifest's
-		// memory however many such chunks follow.
+	if len(text) > 1<<20 {
+		// What parsing a large chunk left is garbage now: collect it before the next
+		// chunk, so that the heap stays within the manifest's memory however many such
+		// chunks follow.
 		defer runtime.GC()
 	}
 	switch {
