@@ -97,10 +97,10 @@ static int on_progress(void *userdata, curl_off_t total, curl_off_t now, curl_of
         Transfer *t = userdata;
 
         if (t->progress && total > 0)
-                fprintf(stderr, "\r%s: %lld of %lld KiB", t->label, (long long)now / 1024,
-                        (long long)total / 1024);
+                fprintf(stderr, "\r%s: %.1f of %.1f KiB", t->label, (double)now / 1024,
+                        (double)total / 1024);
         else if (t->progress)
-                fprintf(stderr, "\r%s: %lld KiB", t->label, (long long)now / 1024);
+                fprintf(stderr, "\r%s: %.1f KiB", t->label, (double)now / 1024);
         return 0;
 }
 

@@ -11,6 +11,7 @@ import http.server
 import json
 import os
 import re
+import shlex
 import shutil
 import socket
 import ssl
@@ -239,6 +240,18 @@ def test_search(w):
     check([x.get("index_version") for x in m if x["name"] == "official"] == [1], f"{m}")
 
 
+def test_progress_on_a_terminal(w):
+    """a download shows progress on a terminal, and none without one"""
+    r = w.lockctl("plugin", "search", "--cacert", w.ca, check_rc=0)
+    check("KiB" not in r.stderr, f"progress without a terminal: {r.stderr}")
+    cmd = " ".join(shlex.quote(x) for x in [LOCKCTL, "--socket", w.d.console, "plugin", "search",
+                                             "--cacert", w.ca])
+    r = subprocess.run(["script", "-q", "-e", "-c", cmd, "/dev/null"], capture_output=True,
+                       text=True, timeout=120)
+    check(r.returncode == 0 and re.search(r"index\.json: [\d.]+ of [\d.]+ KiB", r.stdout),
+          f"exit {r.returncode}: {r.stdout}{r.stderr}")
+
+
 def test_install_by_name(w):
     """plugin install NAME downloads the release over HTTPS and lockd installs it"""
     r = w.lockctl("plugin", "install", NAME, "--cacert", w.ca, check_rc=0)
@@ -459,7 +472,8 @@ def main():
     tap = Tap()
     w = World()
     try:
-        for t in (test_only_lockctl_fetches, test_add_and_list, test_search, test_install_by_name,
+        for t in (test_only_lockctl_fetches, test_add_and_list, test_search,
+                  test_progress_on_a_terminal, test_install_by_name,
                   test_install_again_no_change, test_without_cacert_refused, test_update,
                   test_remove_version, test_file_url, test_swapped_binary,
                   test_index_other_digests, test_release_path_dotdot, test_rollback,
