@@ -4,10 +4,10 @@
  * A page is blank when its content and annotations paint no mark inside its crop box but white
  * ones: no painting operator at all, only white fills and strokes (any colour space, converted
  * to RGB), only invisible text (render mode 3, which MuPDF hands to ignore_text), only marks
- * wholly outside the crop box, or fully transparent ones. A device sees each operator; a path or
- * text in a colour settles the page at once. Images, image masks and shadings are judged by
- * their pixels: only a page that paints nothing else is rendered, and it is blank when every
- * pixel of the render is white.
+ * wholly outside the crop box or clipped away, or fully transparent ones. A device sees each
+ * operator; a path or text in a colour settles the page at once. Images, image masks and
+ * shadings are judged by their pixels: only a page that paints nothing else is rendered, and it
+ * is blank when every pixel of the render is white.
  */
 #include <math.h>
 #include <string.h>
@@ -28,9 +28,26 @@ typedef struct BlankDevice {
         bool pixels;        /* an image or shading inside it: only a render tells */
 } BlankDevice;
 
-/* Whether bbox, painted with alpha, could be seen: inside the crop box and not transparent. */
+/*
+ * Whether bbox, painted with alpha, could be seen: not transparent, inside the crop box and
+ * inside the clips in force. MuPDF's device keeps the clips' stack itself (each entry's scissor
+ * is the bounding box of its clip within those before it); a box is conservative, so a mark it
+ * rules out is wholly clipped away, while one it keeps may still be.
+ */
 static bool inside(BlankDevice *d, fz_rect bbox, float alpha) {
-        return alpha > 0 && !fz_is_empty_rect(fz_intersect_rect(bbox, d->crop));
+        fz_rect area = fz_intersect_rect(bbox, d->crop);
+
+        /* A tile's content is in its cell's space, not the page's: clips from outside the tile
+         * say nothing about it (and the crop box is applied to the tile as a whole). */
+        for (int i = d->super.container_len - 1; i >= 0; i--) {
+                if (d->super.container[i].type == fz_device_container_stack_is_tile) {
+                        area = bbox;
+                        break;
+                }
+                if (d->super.container[i].type == fz_device_container_stack_is_clip)
+                        area = fz_intersect_rect(area, d->super.container[i].scissor);
+        }
+        return alpha > 0 && !fz_is_empty_rect(area);
 }
 
 static void mark(fz_context *ctx, BlankDevice *d, fz_rect bbox, fz_colorspace *cs,
