@@ -31,7 +31,7 @@ size_t pdf_heap_peak(void) {
 static void *heap_malloc(void *user, size_t size) {
         Header *h;
 
-        if (size > heap_cap - heap_used || size > heap_cap - heap_used - sizeof(Header))
+        if (heap_cap - heap_used < sizeof(Header) || size > heap_cap - heap_used - sizeof(Header))
                 return NULL;
         h = malloc(sizeof(Header) + size);
         if (!h)
