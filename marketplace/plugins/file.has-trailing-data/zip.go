@@ -178,9 +178,18 @@ func findDirectory(w *window) (zipDirectory, error) {
 }
 
 // directoryAt reads the end record candidate at p (findDirectory), and tells whether it fits.
+// A ZIP64 locator just before the record names the ZIP64 record, which then holds the
+// directory's place (Info-ZIP writes one for a stream of unknown size, its own fields not
+// saturated); when those do not fit, or there is no locator, the record's own fields must, and
+// none of them may be saturated. (The 20 bytes before the record may be the end of a name that
+// only looks like a locator.)
 func directoryAt(w *window, p int64) (zipDirectory, bool) {
 	e, err := w.at(p, 22)
 	if err != nil {
+		return zipDirectory{}, false
+	}
+	d := zipDirectory{endOff: p, endLen: 22 + int64(binary.LittleEndian.Uint16(e[20:]))}
+	if p+d.endLen > w.size {
 		return zipDirectory{}, false
 	}
 	disk := uint32(binary.LittleEndian.Uint16(e[4:]))
@@ -188,39 +197,38 @@ func directoryAt(w *window, p int64) (zipDirectory, bool) {
 	entries := uint64(binary.LittleEndian.Uint16(e[10:]))
 	cdSize := uint64(binary.LittleEndian.Uint32(e[12:]))
 	cdOff := uint64(binary.LittleEndian.Uint32(e[16:]))
-	d := zipDirectory{endOff: p, endLen: 22 + int64(binary.LittleEndian.Uint16(e[20:]))}
-	if p+d.endLen > w.size {
-		return zipDirectory{}, false
-	}
-	cdEnd := p
-	// A ZIP64 locator just before the record names the ZIP64 record, which then holds the
-	// directory's place (Info-ZIP writes one for a stream of unknown size, its own fields not
-	// saturated); without one, a saturated field makes the candidate unfit.
 	loc, err := w.at(p-20, 20)
-	locator := err == nil && binary.LittleEndian.Uint32(loc) == sigEnd64Locator
-	if !locator && (entries == 0xFFFF || cdSize == 0xFFFFFFFF || cdOff == 0xFFFFFFFF ||
-		disk == 0xFFFF || cdDisk == 0xFFFF) {
+	if err == nil && binary.LittleEndian.Uint32(loc) == sigEnd64Locator &&
+		binary.LittleEndian.Uint32(loc[4:]) == 0 && binary.LittleEndian.Uint32(loc[16:]) <= 1 {
+		r64 := binary.LittleEndian.Uint64(loc[8:])
+		if p >= 20+56 && r64 <= uint64(p-20-56) {
+			e64, err := w.at(int64(r64), 56)
+			if err == nil && binary.LittleEndian.Uint32(e64) == sigEnd64 {
+				disk64 := binary.LittleEndian.Uint32(e64[16:])
+				cdDisk64 := binary.LittleEndian.Uint32(e64[20:])
+				entries64 := binary.LittleEndian.Uint64(e64[32:])
+				cdSize64 := binary.LittleEndian.Uint64(e64[40:])
+				cdOff64 := binary.LittleEndian.Uint64(e64[48:])
+				dir, ok := directoryFits(w, d, disk64, cdDisk64, entries64, cdSize64, cdOff64,
+					int64(r64))
+				if ok {
+					return dir, true
+				}
+			}
+		}
+	}
+	if entries == 0xFFFF || cdSize == 0xFFFFFFFF || cdOff == 0xFFFFFFFF || disk == 0xFFFF ||
+		cdDisk == 0xFFFF {
 		return zipDirectory{}, false
 	}
-	if locator {
-		if binary.LittleEndian.Uint32(loc[4:]) != 0 || binary.LittleEndian.Uint32(loc[16:]) > 1 {
-			return zipDirectory{}, false
-		}
-		r64 := binary.LittleEndian.Uint64(loc[8:])
-		if p < 20+56 || r64 > uint64(p-20-56) {
-			return zipDirectory{}, false
-		}
-		e64, err := w.at(int64(r64), 56)
-		if err != nil || binary.LittleEndian.Uint32(e64) != sigEnd64 {
-			return zipDirectory{}, false
-		}
-		disk = binary.LittleEndian.Uint32(e64[16:])
-		cdDisk = binary.LittleEndian.Uint32(e64[20:])
-		entries = binary.LittleEndian.Uint64(e64[32:])
-		cdSize = binary.LittleEndian.Uint64(e64[40:])
-		cdOff = binary.LittleEndian.Uint64(e64[48:])
-		cdEnd = int64(r64)
-	}
+	return directoryFits(w, d, disk, cdDisk, entries, cdSize, cdOff, p)
+}
+
+// directoryFits tells whether a central directory of the given place, ending at cdEnd (where
+// the end record, or the ZIP64 one, begins), fits the archive: on the only disk, ending there,
+// with a central header (or an archive extra data record) at its start unless it is empty.
+func directoryFits(w *window, d zipDirectory, disk, cdDisk uint32, entries, cdSize, cdOff uint64,
+	cdEnd int64) (zipDirectory, bool) {
 	if disk != 0 || cdDisk != 0 || cdOff > uint64(cdEnd) || cdSize != uint64(cdEnd)-cdOff {
 		return zipDirectory{}, false
 	}
