@@ -1,6 +1,7 @@
 // The compressed streams a tar archive comes in (gzip, xz, zstd, bzip2), told by their magic
-// numbers and read with bounded memory. archive.has-unsafe-path and archive.is-bomb each carry
-// this same file: each plugin is a module of its own, reviewed and signed alone.
+// numbers and read with bounded memory: zstd by zstd.go, xz by Debian's Go package.
+// archive.has-unsafe-path and archive.is-bomb each carry this same file: each plugin is a module
+// of its own, reviewed and signed alone.
 package main
 
 import (
@@ -12,13 +13,13 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
 )
 
 // maxWindow bounds the dictionary (xz) or window (zstd) a stream may ask for: what the
-// compressors' strongest presets use (xz -9: 64 MiB; zstd --ultra -22: 128 MiB is refused, up to
-// level 19 fits). A stream asking for more fails: its decoder would need that much memory.
+// compressors' strongest presets use (xz -9: 64 MiB; zstd up to --ultra -21 and --long=26; -22
+// and --long=27 ask for 128 MiB and are refused). A stream asking for more fails: its decoder
+// would need that much memory.
 const maxWindow = 64 << 20
 
 // compression names a compressed stream's format.
@@ -61,34 +62,68 @@ func decompress(c compression, head []byte, r io.Reader) (io.Reader, error) {
 	case gz:
 		return newGzipMembers(r)
 	case xzc:
-		if err := xzFirstDict(head); err != nil {
+		if _, err := xzFirstDict(head); err != nil {
 			return nil, err
 		}
-		return xz.NewReader(r)
+		return newXzReader(r)
 	case zst:
-		d, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxWindow(maxWindow))
-		if err != nil {
-			return nil, err
-		}
-		return d.IOReadCloser(), nil
+		return newZstdReader(r, maxWindow), nil
 	case bzip:
 		return bzip2.NewReader(r), nil
 	}
 	return nil, errors.New("not a compressed stream")
 }
 
+// errXzPanic is an xz stream whose index made the xz package panic (a record count out of
+// range): a malformed stream.
+var errXzPanic = errors.New("xz: malformed stream")
+
+// xzReader reads an xz stream, a panic of the xz package on a malformed one turned into
+// errXzPanic.
+type xzReader struct {
+	r io.Reader
+}
+
+// newXzReader returns a reader of the xz stream r.
+func newXzReader(r io.Reader) (x *xzReader, err error) {
+	defer func() {
+		if recover() != nil {
+			x, err = nil, errXzPanic
+		}
+	}()
+	xr, err := xz.ReaderConfig{DictCap: xzMinDict}.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	return &xzReader{r: xr}, nil
+}
+
+// Read reads decompressed bytes.
+func (x *xzReader) Read(p []byte) (n int, err error) {
+	defer func() {
+		if recover() != nil {
+			n, err = 0, errXzPanic
+		}
+	}()
+	return x.r.Read(p)
+}
+
+// xzMinDict is the dictionary an xz decoder is given at least: the decoder takes the larger of
+// it and the stream's own (the package's default, 8 MiB, would make every small stream cost
+// that much).
+const xzMinDict = 4096
+
 // xzFirstDict checks the dictionary the first block of an xz stream asks for (the xz file
-// format, 3.1 and 5.3.1): its LZMA2 filter's dictionary size must be at most maxWindow. head
-// holds the stream's first bytes; a block header that does not fit in them is left to the
-// decoder.
-func xzFirstDict(head []byte) error {
+// format, 3.1 and 5.3.1): its LZMA2 filter's dictionary size must be at most maxWindow. It
+// returns that size (0 when it cannot tell: a block header that does not fit in head, the
+// stream's first bytes, is left to the decoder).
+func xzFirstDict(head []byte) (uint64, error) {
 	if len(head) < 13 || head[12] == 0 {
-		return nil // too short to tell, or an empty stream (its index comes first)
+		return 0, nil // too short to tell, or an empty stream (its index comes first)
 	}
 	size := (int(head[12]) + 1) * 4
 	if len(head) < 12+size {
-		return nil
+		return 0, nil
 	}
 	h := head[12 : 12+size]
 	filters := int(h[1]&3) + 1
@@ -107,36 +142,37 @@ func xzFirstDict(head []byte) error {
 	}
 	if h[1]&0x40 != 0 {
 		if _, ok := varint(); !ok {
-			return errors.New("xz: malformed block header")
+			return 0, errors.New("xz: malformed block header")
 		}
 	}
 	if h[1]&0x80 != 0 {
 		if _, ok := varint(); !ok {
-			return errors.New("xz: malformed block header")
+			return 0, errors.New("xz: malformed block header")
 		}
 	}
+	var dict uint64
 	for i := 0; i < filters; i++ {
 		id, ok1 := varint()
 		n, ok2 := varint()
 		if !ok1 || !ok2 || uint64(len(h)-p) < n {
-			return errors.New("xz: malformed block header")
+			return 0, errors.New("xz: malformed block header")
 		}
 		if id == 0x21 && n == 1 {
 			bits := h[p] & 0x3F
 			if bits > 40 {
-				return errors.New("xz: malformed LZMA2 dictionary size")
+				return 0, errors.New("xz: malformed LZMA2 dictionary size")
 			}
-			dict := uint64(2|bits&1) << (bits/2 + 11)
+			dict = uint64(2|bits&1) << (bits/2 + 11)
 			if bits == 40 {
 				dict = 0xFFFFFFFF
 			}
 			if dict > maxWindow {
-				return errors.New("xz: the dictionary is over what this plugin decodes")
+				return 0, errors.New("xz: the dictionary is over what this plugin decodes")
 			}
 		}
 		p += int(n)
 	}
-	return nil
+	return dict, nil
 }
 
 // gzipMembers reads every member of a gzip file in turn, as gunzip does: bytes after the last

@@ -28,9 +28,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/klauspost/compress/zstd"
-	"github.com/ulikunitz/xz"
-
 	"lockd/sdk"
 )
 
@@ -45,11 +42,20 @@ const (
 // sharing data read it again): past it the archive has no answer.
 const maxInput = 4 << 30
 
+// maxSetup bounds the memory the ZIP entries' bzip2 and xz decoders may set up in all, each
+// entry its own (one deflate and one zstd decoder serve every entry): many entries of a costly
+// method would otherwise cost time without producing a byte. Each one's cost is what its decoder
+// allocates; 16 GiB is about 3 s of CPU.
+const (
+	maxSetup   = 16 << 30
+	bzip2Setup = 3600000 // a 900k block's table of uint32
+)
+
 var (
 	errUnknown = errors.New("not a ZIP or tar archive or a gzip, xz, zstd or bzip2 file")
 	// errBomb is how an expansion stops once it passed the threshold.
 	errBomb        = errors.New("the expansion passed the threshold")
-	errTooMuchRead = errors.New("the ZIP entries make this plugin read more than it may")
+	errTooMuchRead = errors.New("the ZIP entries make this plugin read or set up more than it may")
 )
 
 // threshold returns T for a file of size bytes: an expansion larger than T makes it a bomb.
@@ -198,7 +204,9 @@ func zipExpansion(w *window, limit int64) error {
 	lw := newLocalWindow(w)
 	var total, used int64
 	var unexpanded error
-	var zd *zstd.Decoder
+	var setup int64
+	var zr *zstdReader
+	var fr io.ReadCloser
 	err = eachEntry(w, d, func(e *zipEntry) error {
 		l, err := localHeader(lw, e.offset)
 		if err != nil {
@@ -220,32 +228,45 @@ func zipExpansion(w *window, limit int64) error {
 			}
 			data = declared
 		case methodDeflate:
-			// Deflate ends by itself: read to its end, not to the declared size.
-			fr := flate.NewReader(bufio.NewReaderSize(in, 32<<10))
-			defer fr.Close()
+			// Deflate ends by itself: read to its end, not to the declared size. One decoder
+			// serves every entry.
+			src := bufio.NewReaderSize(in, 32<<10)
+			if fr == nil {
+				fr = flate.NewReader(src)
+			} else if err := fr.(flate.Resetter).Reset(src, nil); err != nil {
+				return err
+			}
 			data = fr
 		case methodBzip2:
+			// The decoder's table is 4 bytes per byte of the stream's block size, 100k to 900k.
+			cost := int64(bzip2Setup)
+			var h [4]byte
+			if _, err := w.r.ReadAt(h[:], l.dataOff); err == nil && h[3] >= '1' && h[3] <= '9' {
+				cost = int64(h[3]-'0') * 400000
+			}
+			if setup += cost; setup > maxSetup {
+				return errTooMuchRead
+			}
 			data = bzip2.NewReader(bufio.NewReader(declared))
 		case methodZstd:
-			if zd == nil {
-				if zd, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-					zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(maxWindow)); err != nil {
-					return err
-				}
+			if zr == nil {
+				zr = newZstdReader(declared, maxWindow)
+			} else {
+				zr.reset(declared)
 			}
-			if err := zd.Reset(declared); err != nil {
-				unexpanded = err
-				return nil
-			}
-			data = zd
+			data = zr
 		case methodXz:
 			head := make([]byte, headSize)
 			k, _ := io.ReadFull(io.NewSectionReader(w.r, l.dataOff, w.size-l.dataOff), head)
-			if err := xzFirstDict(head[:k]); err != nil {
+			dict, err := xzFirstDict(head[:k])
+			if err != nil {
 				unexpanded = err
 				return nil
 			}
-			xr, err := xz.NewReader(declared)
+			if setup += int64(dict) + xzMinDict; setup > maxSetup {
+				return errTooMuchRead
+			}
+			xr, err := newXzReader(declared)
 			if err != nil {
 				unexpanded = err
 				return nil
@@ -264,9 +285,6 @@ func zipExpansion(w *window, limit int64) error {
 		}
 		return nil
 	})
-	if zd != nil {
-		zd.Close()
-	}
 	if err != nil {
 		return err
 	}
