@@ -13,15 +13,52 @@
 
 #include "audit-chain.h"
 #include "lockctl-console.h"
+#include "lockctl-journal.h"
 #include "lockctl.h"
 #include "macro.h"
 
 /* lockd's default state directory (lockd.yaml(5) state_directory). */
 #define LOCKCTL_STATE_DIR_DEFAULT "/var/lib/lockd"
 
+#define AUDIT_USAGE                                                                                \
+        "usage: lockctl audit verify [--state-dir DIR | FILE] [--json]\n"                          \
+        "       lockctl audit verify --journal PATH... [--state-dir DIR] [--match FIELD=VALUE] "    \
+        "[--json]\n"
+
 static int usage_audit(void) {
-        fprintf(stderr, "usage: lockctl audit verify [--state-dir DIR | FILE] [--json]\n");
+        fputs(AUDIT_USAGE, stderr);
         return LOCKCTL_EXIT_USAGE;
+}
+
+/*
+ * audit verify --journal PATH... [--state-dir DIR] [--match FIELD=VALUE] [--json], argv[0]
+ * being "verify": every host's chain from a collector's journal files (lockctl-journal.c).
+ */
+static int audit_verify_journal(int argc, char **argv) {
+        _cleanup_free_ char **paths = calloc((size_t)argc + 1, sizeof(char *));
+        JournalVerifyOptions o = {.paths = paths, .json = console_json_global()};
+        bool journal = false;
+
+        if (!paths)
+                return LOCKCTL_EXIT_FAIL;
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--journal") == 0)
+                        journal = true;
+                else if (strcmp(argv[i], "--json") == 0)
+                        o.json = true;
+                else if (strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc && !o.state_dir)
+                        o.state_dir = argv[++i];
+                else if (strcmp(argv[i], "--match") == 0 && i + 1 < argc && !o.match &&
+                         strchr(argv[i + 1], '='))
+                        o.match = argv[++i];
+                else if (argv[i][0] != '-' && journal)
+                        paths[o.n_paths++] = argv[i];
+                else
+                        return usage_audit();
+        }
+        if (o.n_paths == 0)
+                return usage_audit();
+        return journal_verify(&o);
 }
 
 /*
@@ -202,6 +239,9 @@ static int audit_verify(int argc, char **argv);
 int verb_audit(int argc, char **argv) {
         if (argc < 1 || strcmp(argv[0], "verify") != 0)
                 return usage_audit();
+        for (int i = 1; i < argc; i++)
+                if (strcmp(argv[i], "--journal") == 0)
+                        return audit_verify_journal(argc, argv);
         if (console_take_json(&argc, argv))
                 return console_report_json(audit_verify, argc, argv);
         return audit_verify(argc, argv);
@@ -216,7 +256,7 @@ static int audit_verify(int argc, char **argv) {
                 if (strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc && !state_dir)
                         state_dir = argv[++i];
                 else if (strcmp(argv[i], "--help") == 0) {
-                        printf("usage: lockctl audit verify [--state-dir DIR | FILE] [--json]\n");
+                        fputs(AUDIT_USAGE, stdout);
                         return LOCKCTL_EXIT_OK;
                 } else if (argv[i][0] != '-' && !file)
                         file = argv[i];

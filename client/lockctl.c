@@ -75,6 +75,8 @@ static const char usage_text[] =
         "                      (the way lockd accepts agents); exits with its status\n"
         "  audit verify [--state-dir DIR | FILE]\n"
         "                      check the hash chain of lockd's audit log\n"
+        "  audit verify --journal PATH... [--state-dir DIR] [--match FIELD=VALUE]\n"
+        "                      check every host's chain in a collector's journal files\n"
         "  release verify DIR --trusted-root FILE --issuer URL --identity PATTERN\n"
         "                [--index DIR]\n"
         "                      verify a signed release directory as install would\n"
