@@ -69,7 +69,8 @@ func TestLinkBlowUp(t *testing.T) {
 	prev := "."
 	for i := 0; i < 30; i++ {
 		name := "l" + strings.Repeat("x", i)
-		_ = tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeSymlink, Linkname: prev + "/" + prev})
+		link := prev + "/" + prev
+		_ = tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeSymlink, Linkname: link})
 		prev = name
 	}
 	_ = tw.WriteHeader(&tar.Header{Name: prev + "/f", Typeflag: tar.TypeReg})

@@ -17,7 +17,8 @@ const (
 	linkOverhead = 96       // what the map spends on a link besides its two strings
 )
 
-var errTooMuchWork = errors.New("resolving the archive's symbolic links takes more than this plugin's bounds")
+var errTooMuchWork = errors.New(
+	"resolving the archive's symbolic links takes more than this plugin's bounds")
 
 // splitPath splits a path at both separators, / and \ (an archive made on Windows, or made to be
 // extracted there, uses either).
@@ -74,7 +75,8 @@ func newExtraction() *extraction {
 // when followLast: escape is true when it leads above the root. A path that follows more than
 // maxLinkDepth links in a row does not resolve (the kernel's ELOOP: nothing is written there) and
 // does not escape.
-func (x *extraction) resolve(base []string, rel []string, followLast bool, depth int) (out []string, escape bool, err error) {
+func (x *extraction) resolve(base []string, rel []string, followLast bool,
+	depth int) (out []string, escape bool, err error) {
 	stack := append([]string(nil), base...)
 	for i, c := range rel {
 		x.steps++
