@@ -9,6 +9,7 @@
 #include "fd-util.h"
 #include "lockctl-console.h"
 #include "lockctl-plugin.h"
+#include "lockctl-sync.h"
 #include "lockctl.h"
 #include "macro.h"
 #include "manifest.h"
@@ -67,6 +68,8 @@ int verb_plugin(int argc, char **argv) {
                 return verb_plugin_remove(argc - 1, argv + 1);
         if (argc >= 1 && strcmp(argv[0], "run") == 0)
                 return verb_plugin_run(argc - 1, argv + 1);
-        fprintf(stderr, "usage: lockctl plugin new|test|lint|install|search|update|list|remove|run ...\n");
+        if (argc >= 1 && strcmp(argv[0], "sync") == 0)
+                return verb_plugin_sync(argc - 1, argv + 1);
+        fprintf(stderr, "usage: lockctl plugin new|test|lint|install|search|update|list|remove|run|sync ...\n");
         return LOCKCTL_EXIT_USAGE;
 }

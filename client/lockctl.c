@@ -37,6 +37,8 @@ static const char usage_text[] =
         "                      what the marketplaces with a URL offer\n"
         "  plugin update [NAME...] [--cacert FILE] [--accept-name NAME]\n"
         "                      install the newer releases of installed plugins\n"
+        "  plugin sync FILE [--cacert FILE]\n"
+        "                      make the installed plugins exactly FILE's pinned list\n"
         "  plugin list         the plugins installed in lockd\n"
         "  plugin remove NAME [--version VERSION]\n"
         "  plugin run NAME FILE [--input NAME[=VALUE]]...\n"

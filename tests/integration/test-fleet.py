@@ -7,8 +7,11 @@ collector's files says ok with the host's head equal to the local one. Then copi
 collector's journal with a record removed (gap), a record changed (rewrite), a restarted lockd
 (a new start, not a fork) and two hosts in one directory. Drop-ins: a duplicate key across
 files refused by --check-config naming both, an invalid drop-in refused on reload with lockd
-still serving. TAP on stdout. Run through tests/integration/with-systemd."""
+still serving. plugin sync from a file:// marketplace: from empty, no change, a version bumped,
+one removed, a pin the index does not offer. TAP on stdout. Run through
+tests/integration/with-systemd."""
 
+import hashlib
 import json
 import os
 import shutil
@@ -20,7 +23,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lockdtest import (LOCKCTL, LOCKD, Daemon, Failed, Tap, check, grant_revoke,  # noqa: E402
+from lockdtest import (ISSUER, LOCKCTL, LOCKD, LOCKD_SIGN, PATTERN, PLUGINS_SRC,  # noqa: E402
+                       WORKFLOW, Daemon, Failed, Signer, Tap, check, grant_revoke,
                        require_environment, run, tempdir, wait_for, write_file)
 
 JOURNALD = "/lib/systemd/systemd-journald"
@@ -403,6 +407,68 @@ def test_dropins(f):
     os.unlink(os.path.join(dropins, "10-limits.yaml"))
 
 
+def publish(f, case, version):
+    """Publishes tests/plugins/<case> at version in the file:// marketplace, index re-signed;
+    returns its pin."""
+    with open(os.path.join(PLUGINS_SRC, case, "plugin.toml")) as fh:
+        text = fh.read()
+    name = [ln.split('"')[1] for ln in text.splitlines() if ln.startswith("name = ")][0]
+    text = text.replace('version = "1.0.0"', f'version = "{version}"')
+    dest = f.signer.release(case, os.path.join(f.market, "releases", name, version), text)
+    ref = "refs/tags/index"
+    run([LOCKD_SIGN, "index", f.market, "--name", "fleet", "--signer", f.signer.dir,
+         "--identity", WORKFLOW + ref, "--issuer", ISSUER, "--ref", ref])
+
+    def sha(p):
+        return hashlib.sha256(open(os.path.join(dest, p), "rb").read()).hexdigest()
+    return {"name": name, "version": version, "marketplace": "fleet",
+            "manifest_sha256": sha("plugin.toml"), "binary_sha256": sha("plugin")}
+
+
+def sync(f, pins, rc):
+    path = os.path.join(f.dir, "plugins.json")
+    with open(path, "w") as fh:
+        json.dump({"plugins": pins}, fh)
+    r = f.d.lockctl("plugin", "sync", path)
+    check(r.returncode == rc, f"plugin sync: exit {r.returncode}, want {rc}:\n{r.stdout}{r.stderr}")
+    return r
+
+
+def installed(f):
+    r = f.d.console_call("io.lockd.Console.ListPlugins")
+    return {p["name"]: p["version"] for p in r["parameters"]["plugins"]}
+
+
+def test_plugin_sync(f):
+    """plugin sync: from empty, then no change, then one version bumped, then one removed, each
+    with its exit code; a pin whose digest the index does not offer is refused, nothing changed"""
+    f.signer = Signer(f.dir)
+    f.market = os.path.join(f.dir, "market")
+    os.makedirs(os.path.join(f.market, "releases"))
+    one, zero = publish(f, "good-one", "1.0.0"), publish(f, "good-zero", "1.0.0")
+    f.d.lockctl("marketplace", "add", "fleet", "--url", "file://" + f.market, "--issuer", ISSUER,
+                "--identity", PATTERN, "--trusted-root", f.signer.root, check_rc=0)
+    r = sync(f, [one, zero], 0)
+    check("installed test.good-one 1.0.0" in r.stdout and
+          "installed test.good-zero 1.0.0" in r.stdout, r.stdout)
+    check(installed(f) == {"test.good-one": "1.0.0", "test.good-zero": "1.0.0"}, f"{installed(f)}")
+    r = sync(f, [one, zero], 0)
+    check(r.stdout == "no change\n", r.stdout)
+    one2 = publish(f, "good-one", "1.0.1")
+    r = sync(f, [one2, zero], 0)
+    check(r.stdout == "updated test.good-one 1.0.0 -> 1.0.1 (marketplace fleet)\n", r.stdout)
+    r = sync(f, [one2], 0)
+    check(r.stdout == "removed test.good-zero 1.0.0\n", r.stdout)
+    check(installed(f) == {"test.good-one": "1.0.1"}, f"{installed(f)}")
+    bad = dict(zero, binary_sha256="0" * 64)
+    r = sync(f, [one2, bad], 1)
+    check("is not the pinned release (its binary SHA-256 differs)" in r.stderr, r.stderr)
+    check(installed(f) == {"test.good-one": "1.0.1"}, f"{installed(f)}")
+    r = sync(f, [one2, dict(zero, extra=1)], 2)
+    r = sync(f, [], 0)
+    check(r.stdout == "removed test.good-one 1.0.1\n" and installed(f) == {}, r.stdout)
+
+
 def journal_text():
     r = subprocess.run(["journalctl", "--no-pager", "-o", "cat", "SYSLOG_IDENTIFIER=lockd"],
                        capture_output=True, text=True, timeout=60)
@@ -419,7 +485,8 @@ def main():
     f = Fleet().start()
     try:
         for t in (test_collector_agrees, test_server_certificate_checked, test_gap,
-                  test_rewrite, test_fork, test_restart, test_two_hosts, test_dropins):
+                  test_rewrite, test_fork, test_restart, test_two_hosts, test_dropins,
+                  test_plugin_sync):
             tap.run(t, f)
     finally:
         f.close()
