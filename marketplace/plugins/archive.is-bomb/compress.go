@@ -118,8 +118,16 @@ const xzMinDict = 4096
 // returns that size (0 when it cannot tell: a block header that does not fit in head, the
 // stream's first bytes, is left to the decoder).
 func xzFirstDict(head []byte) (uint64, error) {
-	if len(head) < 13 || head[12] == 0 {
-		return 0, nil // too short to tell, or an empty stream (its index comes first)
+	if len(head) < 13 {
+		return 0, nil // too short to tell
+	}
+	if head[12] == 0 {
+		// An empty stream: its index comes first and must list no block (the xz package
+		// would allocate for as many records as it says, before reading them).
+		if len(head) < 14 || head[13] != 0 {
+			return 0, errors.New("xz: an empty stream whose index lists blocks")
+		}
+		return 0, nil
 	}
 	size := (int(head[12]) + 1) * 4
 	if len(head) < 12+size {
