@@ -40,7 +40,7 @@ _lockctl() {
         fi
         local subs="" opts="--json --help"
         case $verb in
-        plugin) subs="new test lint install search update list remove run" ;;
+        plugin) subs="new test lint install search update list remove run sync" ;;
         marketplace) subs="lint add list remove" ;;
         budget) subs="show reset" ;;
         session) subs="end" ;;
@@ -60,6 +60,7 @@ _lockctl() {
         "plugin install") opts+=" --marketplace --index --cacert --accept-name" ;;
         "plugin search") opts+=" --marketplace --cacert" ;;
         "plugin update") opts+=" --cacert --accept-name" ;;
+        "plugin sync") opts+=" --cacert" ;;
         "plugin remove") opts+=" --version" ;;
         "plugin run") opts+=" --input" ;;
         "marketplace lint") opts+=" --identity" ;;
@@ -71,7 +72,7 @@ _lockctl() {
         console) opts+=" --pinentry" ;;
         notify) opts+=" --pinentry --terminal" ;;
         "agent run") opts="--user --property --help" ;;
-        "audit verify") opts+=" --state-dir" ;;
+        "audit verify") opts+=" --state-dir --journal --match" ;;
         "release verify") opts+=" --trusted-root --issuer --identity --index" ;;
         verify-bundle) opts+=" --bundle --certificate-identity --certificate-oidc-issuer --key --trusted-root" ;;
         esac

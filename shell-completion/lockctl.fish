@@ -6,7 +6,7 @@ complete -c lockctl -l socket -r -F -d "the console socket"
 complete -c lockctl -l json -d "one JSON object on stdout"
 complete -c lockctl -s h -l help -d "usage"
 complete -c lockctl -l version -d "the version"
-complete -c lockctl -n "__fish_seen_subcommand_from plugin; and not __fish_seen_subcommand_from new test lint install search update list remove run" -a "new test lint install search update list remove run"
+complete -c lockctl -n "__fish_seen_subcommand_from plugin; and not __fish_seen_subcommand_from new test lint install search update list remove run sync" -a "new test lint install search update list remove run sync"
 complete -c lockctl -n "__fish_seen_subcommand_from marketplace; and not __fish_seen_subcommand_from lint add list remove" -a "lint add list remove"
 complete -c lockctl -n "__fish_seen_subcommand_from budget; and not __fish_seen_subcommand_from show reset" -a "show reset"
 complete -c lockctl -n "__fish_seen_subcommand_from session" -a end
@@ -25,7 +25,7 @@ complete -c lockctl -n "__fish_seen_subcommand_from new" -l protocol -x -a "1 2"
 complete -c lockctl -n "__fish_seen_subcommand_from new" -l dir -r -F -d "the new directory"
 complete -c lockctl -n "__fish_seen_subcommand_from new" -l sdk -r -F -d "the Go SDK's directory"
 complete -c lockctl -n "__fish_seen_subcommand_from install search" -l marketplace -r
-complete -c lockctl -n "__fish_seen_subcommand_from install search update" -l cacert -r -F
+complete -c lockctl -n "__fish_seen_subcommand_from install search update sync" -l cacert -r -F
 complete -c lockctl -n "__fish_seen_subcommand_from add" -l url -r
 complete -c lockctl -n "__fish_seen_subcommand_from install release" -l index -r -F
 complete -c lockctl -n "__fish_seen_subcommand_from add lint release" -l identity -r
