@@ -2,6 +2,7 @@
  * timestamps, are accepted under its trusted root, and each --break variant is refused for exactly
  * the thing it breaks. */
 #include <check.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,6 +51,11 @@ static int run_signer(char **argv) {
         if (pid < 0)
                 return -1;
         if (pid == 0) {
+                /* What lockd-sign says it wrote goes to its stdout: not into this TAP stream. */
+                int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+                if (null < 0 || dup2(null, STDOUT_FILENO) < 0)
+                        _exit(127);
                 execv(argv[0], argv);
                 _exit(127);
         }
@@ -107,7 +113,12 @@ static void setup(void) {
         char toml[PATH_MAX], plugin[PATH_MAX];
         snprintf(toml, sizeof(toml), "%s/plugin.toml", tmpdir);
         snprintf(plugin, sizeof(plugin), "%s/plugin", tmpdir);
-        if (!write_text(toml, "name = \"text.contains\"\nversion = \"1.0.0\"\n") ||
+        /* A whole manifest: lockd-sign refuses to sign one lockd would refuse. */
+        if (!write_text(toml, "name = \"text.contains\"\nversion = \"1.0.0\"\nprotocol = 1\n"
+                              "question = \"Does the file hold at least one byte?\"\n"
+                              "one = \"the file is not empty\"\nzero = \"the file is empty\"\n"
+                              "accepts = [\"text/plain\"]\n"
+                              "limits = { cpu_s = 2, memory = \"64MiB\", timeout_s = 3 }\n") ||
             !write_text(plugin, "\x7f"
                                 "ELF not really a plugin\n")) {
                 setup_error = "cannot write the release files";
