@@ -110,7 +110,7 @@ def write_export(entries):
     out = bytearray()
     for e in entries:
         for k, v in e:
-            if b"\n" in v:
+            if any(c < 0x20 for c in v):
                 out += k.encode() + b"\n" + struct.pack("<Q", len(v)) + v + b"\n"
             else:
                 out += k.encode() + b"=" + v + b"\n"
@@ -341,6 +341,29 @@ def test_fork(f):
     check(("fork", seq) in kinds, f"{kinds}")
 
 
+def test_hostile_entries(f):
+    """entries are hostile input: another sender's record is not read at all; lockd's with a
+    20 KiB record, a NUL, or a line that is not a record are rewrites, nothing crashes"""
+    entries = f.export()
+    recs = records(entries)
+    last = recs[-1]
+
+    def variant(**fields):
+        e = [(k, v) for k, v in last if k not in fields and k != "__CURSOR"]
+        return e + [(k, v) for k, v in fields.items()]
+    forged = variant(_COMM=b"python3", LOCKD_AUDIT_RECORD=b'{"event":"grant"}')
+    d = f.import_copy(entries + [forged], "forged")
+    v = f.verify(d, rc=0, state=False)
+    check(v["ok"] and v["hosts"][0]["records"] == len(recs), f"{v}")
+    hostile = [variant(LOCKD_AUDIT_RECORD=b"x" * 20000),
+               variant(LOCKD_AUDIT_RECORD=b'{"seq":1}\x00{"seq":2}'),
+               variant(LOCKD_AUDIT_RECORD=b'{"event":"grant","prev":"00","seq":99,"time":1}')]
+    d = f.import_copy(entries + hostile, "hostile")
+    v = f.verify(d, rc=1, state=False)
+    b = v["hosts"][0]["breaks"]
+    check(len(b) == 3 and all(x["kind"] == "rewrite" for x in b), f"{b}")
+
+
 def test_restart(f):
     """a restarted lockd continues its chain: a new start, not a fork (an entry journal-upload
     sends again at its cursor is a duplicate, not a break)"""
@@ -485,7 +508,8 @@ def main():
     f = Fleet().start()
     try:
         for t in (test_collector_agrees, test_server_certificate_checked, test_gap,
-                  test_rewrite, test_fork, test_restart, test_two_hosts, test_dropins,
+                  test_rewrite, test_fork, test_hostile_entries, test_restart, test_two_hosts,
+                  test_dropins,
                   test_plugin_sync):
             tap.run(t, f)
     finally:
