@@ -96,6 +96,22 @@ def blank_page(put):
     put("one", "clip-only.pdf", text_pdf(b"q 0 0 100 100 re W n Q"))
     put("one", "zero-area-fill.pdf", text_pdf(b"0 g 100 100 m 300 100 l f"))
     put("one", "second-of-three.pdf", text_pdf(TEXT, b"1 g 0 0 612 792 re f", TEXT))
+    put("one", "only-spaces.pdf", text_pdf(b"BT /F1 12 Tf 72 720 Td (     ) Tj ET"))
+    put("one", "clipped-away.pdf", text_pdf(b"q 0 0 0 0 re W n 0 g 0 0 612 792 re f Q"))
+    put("one", "clipped-outside-page.pdf", text_pdf(b"q 700 700 10 10 re W n 0 g 0 0 612 792 re f Q"))
+    cell = b" /PatternType 1 /PaintType 1 /TilingType 1 /BBox [0 0 10 10] /XStep 20 /YStep 20"
+    patterned = b"<< /Pattern << /P0 7 0 R >> >>"
+    put("one", "tiling-pattern-white.pdf", pages(
+        [b"/Pattern cs /P0 scn 300 300 200 200 re f"], resources=patterned,
+        extra_objects=[stream(b"1 g 0 0 10 10 re f", cell + b" /Resources << >>")])[0])
+    put("zero", "tiling-pattern.pdf", pages(
+        [b"/Pattern cs /P0 scn 300 300 200 200 re f"], resources=patterned,
+        extra_objects=[stream(b"0 g 0 0 10 10 re f", cell + b" /Resources << >>")])[0])
+    put("zero", "tiling-pattern-in-clip.pdf", pages(
+        [b"q 250 250 300 300 re W n /Pattern cs /P0 scn 300 300 200 200 re f Q"],
+        resources=patterned,
+        extra_objects=[stream(b"0 g 0 0 10 10 re f", cell + b" /Resources << >>")])[0])
+    put("zero", "clipped-partly.pdf", text_pdf(b"q 0 0 100 100 re W n 0 g 0 0 612 792 re f Q"))
     put("zero", "text.pdf", text_pdf(TEXT))
     put("zero", "annotation-appearance-only.pdf", pages(
         [b""], extra_page=b" /Annots [<< /Type /Annot /Subtype /Square /Rect [100 100 200 200]"
