@@ -97,7 +97,7 @@ int console_tickets_load(VarlinkClient *c, size_t max, json_t **ret_tickets, cha
 
         if (!all || !p)
                 return -ENOMEM;
-        for (unsigned page = 0; json_array_size(all) < max; page++) {
+        for (unsigned page = 0;; page++) {
                 _cleanup_(json_decrefp) json_t *reply = NULL;
                 _cleanup_free_ char *error = NULL;
                 const char *next;
@@ -120,6 +120,12 @@ int console_tickets_load(VarlinkClient *c, size_t max, json_t **ret_tickets, cha
                         return -EBADMSG;
                 next = json_string_value(json_object_get(reply, "next"));
                 if (!next || (cursor && strcmp(next, cursor) == 0))
+                        break;
+                /* Enough once max are in, unless the last was pending: pending tickets come
+                 * first, and every one of them is loaded. */
+                t = json_array_get(all, json_array_size(all) - 1);
+                if (json_array_size(all) >= max &&
+                    strcmp(json_string_value(json_object_get(t, "state")) ?: "", "pending") != 0)
                         break;
                 free(cursor);
                 cursor = strdup(next);
