@@ -291,6 +291,31 @@ def test_server_certificate_checked(f):
     check(r.returncode != 0, f"an upload to an unknown collector succeeded: {r.stderr}")
 
 
+def test_debian_remote_verifies_no_client(f):
+    """Debian 12's journal-remote verifies no client certificate (docs/fleet.md says so and what
+    to put in front): an upload with a self-signed one gets in, and it logs that checking is
+    disabled; this fails, and the docs must change, the day it does verify"""
+    d = os.path.join(f.dir, "self-signed")
+    os.makedirs(d, exist_ok=True)
+    key, crt = os.path.join(d, "k.pem"), os.path.join(d, "c.pem")
+    run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-nodes", "-keyout", key, "-out", crt, "-days", "2", "-subj", "/CN=nobody"])
+    src = os.path.join(d, "src.journal")
+    now = int(time.time() * 1e6)
+    r = subprocess.run([REMOTE, f"--output={src}", "-"],
+                       input=f"__REALTIME_TIMESTAMP={now}\nMESSAGE=from nobody\n"
+                       "_MACHINE_ID=00000000000000000000000000000001\n_HOSTNAME=nobody\n\n"
+                       .encode(), capture_output=True, timeout=60)
+    check(r.returncode == 0, r.stderr.decode())
+    r = subprocess.run([UPLOAD, f"--url=https://127.0.0.1:{f.port}", f"--key={key}",
+                        f"--cert={crt}", f"--trust={f.ca}", "--follow=no", f"--file={src}",
+                        f"--save-state={os.path.join(d, 'state')}"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, f"the self-signed client was refused: {r.stderr}")
+    with open(os.path.join(f.dir, "remote.log")) as fh:
+        check("Certificate checking disabled." in fh.read(), "journal-remote did not say so")
+
+
 def test_gap(f):
     """a record removed from a copy of the collector's journal is reported as a gap"""
     entries = f.export()
@@ -507,7 +532,8 @@ def main():
     tap = Tap()
     f = Fleet().start()
     try:
-        for t in (test_collector_agrees, test_server_certificate_checked, test_gap,
+        for t in (test_collector_agrees, test_server_certificate_checked,
+                  test_debian_remote_verifies_no_client, test_gap,
                   test_rewrite, test_fork, test_hostile_entries, test_restart, test_two_hosts,
                   test_dropins,
                   test_plugin_sync):
