@@ -23,12 +23,15 @@
 /*
  * Whose entries count. Any local process may send journald an entry with LOCKD_AUDIT_RECORD=;
  * only the fields journald adds itself (those starting with "_") say who sent it. By default an
- * entry counts when journald put it under lockd.service (_SYSTEMD_UNIT, from the sender's
- * cgroup: plugins run in scopes of their own, agents in their units), so a forged record from
- * another uid is not read at all, and one that gets through anyway (root on that host) shows as
- * a fork or a rewrite, never as a quiet record.
+ * entry counts when its sender's command is lockd's engine (_COMM, which journald reads from the
+ * kernel), under lockd.service or started by hand alike. A local user can name a process so, but
+ * cannot send with the engine's uid: every record of a host must come from one _UID (the first
+ * record's), and one from another uid is reported as a rewrite, never linked into the chain.
+ * Root on a host can forge anything that host sends: such a record shows as a fork or a rewrite
+ * against what the collector already holds. --match _SYSTEMD_UNIT=lockd.service pins the
+ * sender to the unit's cgroup as well.
  */
-#define DEFAULT_MATCH "_SYSTEMD_UNIT=lockd.service"
+#define DEFAULT_MATCH "_COMM=lockd-engine"
 
 #define ID_MAX       32  /* _MACHINE_ID, _BOOT_ID: 32 hex digits */
 #define HOSTNAME_MAX 64
@@ -67,6 +70,7 @@ typedef struct Host {
         size_t n_breaks, n_breaks_total;
         size_t chains, duplicates;
         int64_t last; /* the last record in journal order; -1: none */
+        char uid[24];  /* the _UID every record of this host comes from (the first record's) */
         /* --state-dir: the local log compared */
         bool local_checked, local_agrees;
         char local_what[200];
@@ -302,6 +306,7 @@ static int take_entry(Verify *v, sd_journal *j, const char *line, size_t len) {
         AuditRecord ar;
         Rec rec = {.child = -1};
         uint64_t pid = 0, claimed_seq = 0;
+        char uid[24];
         int64_t x;
         Host *h;
         int r;
@@ -316,6 +321,8 @@ static int take_entry(Verify *v, sd_journal *j, const char *line, size_t len) {
                 snprintf(boot, sizeof(boot), "?");
         if (entry_field(j, "_PID", buf, 24) > 0)
                 pid = strtoull(buf, NULL, 10);
+        if (entry_field(j, "_UID", uid, sizeof(uid)) < 0)
+                snprintf(uid, sizeof(uid), "?");
         h = host_of(v, machine, hostname);
         if (!h) {
                 v->error = true;
@@ -325,6 +332,14 @@ static int take_entry(Verify *v, sd_journal *j, const char *line, size_t len) {
         }
         if (entry_field(j, "LOCKD_AUDIT_SEQ", buf, 24) > 0)
                 claimed_seq = strtoull(buf, NULL, 10);
+        if (!h->uid[0])
+                snprintf(h->uid, sizeof(h->uid), "%s", uid);
+        else if (strcmp(h->uid, uid) != 0) {
+                add_break(h, "rewrite", claimed_seq, claimed_seq,
+                          "an entry sent by uid %s (the host's lockd sends as uid %s)", uid,
+                          h->uid);
+                return 0;
+        }
 
         r = audit_record_check(line, len, &ar, &e, msg, sizeof(msg));
         if (r == -ENOMEM)
@@ -664,6 +679,7 @@ static json_t *host_json(const Host *h) {
         }
         json_object_set_new(o, "machine_id", json_string(h->machine_id));
         json_object_set_new(o, "hostname", json_string(h->hostname));
+        json_object_set_new(o, "uid", h->uid[0] ? json_string(h->uid) : json_null());
         json_object_set_new(o, "ok", json_boolean(host_ok(h)));
         json_object_set_new(o, "records", json_integer((json_int_t)h->n_recs));
         json_object_set_new(o, "first_seq",
