@@ -68,12 +68,12 @@ def main():
 
     def handles():
         r = call("ListHandles")
-        return r["parameters"]["handles"] if "parameters" in r else []
+        return r["parameters"]["handles"] if "error" not in r and "parameters" in r else []
 
     def wait_final(t, deadline):
         while True:
             r = call("Wait", {"ticket": t})
-            if "parameters" not in r:
+            if "error" in r or "parameters" not in r:
                 return r
             if r["parameters"]["state"] in FINAL or time.monotonic() > deadline:
                 return r
@@ -81,7 +81,7 @@ def main():
 
     def flood_once(h):
         r = call("Submit", {"steps": [{"plugin": ONE, "handle": h}] * 16})
-        if "parameters" not in r:
+        if "error" in r or "parameters" not in r:
             if r.get("error") != "io.lockd.Agent.TooManyTickets":
                 problem(f"flood Submit: {r}")
             return
@@ -124,7 +124,7 @@ def main():
                 used.add(h)
                 plugin, want = rnd.choice(((ONE, 1), (ZERO, 0)))
                 r = call("Submit", {"steps": [{"plugin": plugin, "handle": h}]})
-                if "parameters" not in r:
+                if "error" in r or "parameters" not in r:
                     # A handle the console revoked meanwhile is gone: that is no fault.
                     if r.get("error") not in ("io.lockd.Agent.UnknownHandle",
                                               "io.lockd.Agent.TooManyTickets"):
@@ -142,14 +142,14 @@ def main():
                 r = call("Submit", {"steps": [
                     {"plugin": INPUTS, "handle": manual, "inputs": {"needle": "${word}"}},
                     {"plugin": ONE, "handle": manual}]})
-                if "parameters" not in r:
+                if "error" in r or "parameters" not in r:
                     if r.get("error") != "io.lockd.Agent.TooManyTickets":
                         problem(f"manual Submit: {r}")
                     continue
                 t = r["parameters"]["ticket"]
                 if rnd.random() < 0.2:
                     r = call("Cancel", {"ticket": t})
-                    if "parameters" in r:
+                    if "error" not in r:
                         st["cancelled"] += 1
                     elif r.get("error") != "io.lockd.Agent.TicketNotPending":
                         problem(f"Cancel: {r}")
@@ -192,7 +192,7 @@ def main():
                 st["requests"] += 1
             else:
                 r = call("ListPlugins")
-                if "parameters" not in r:
+                if "error" in r or "parameters" not in r:
                     problem(f"ListPlugins: {r}")
         except (ConnectionError, OSError) as e:
             problem(f"transport: {e}")

@@ -1,6 +1,7 @@
 /* lockctl's side of lockd's paged listings: every page of a console listing fetched and joined
  * (ARCHITECTURE.md, Listings). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,19 @@
 #include "lockctl.h"
 #include "macro.h"
 
-int console_all_pages_raw(VarlinkClient *c, const char *method, json_t *params, const char *key,
-                          json_t **ret_params, char **ret_error) {
-        _cleanup_(json_decrefp) json_t *all = json_array(), *p = NULL, *out = NULL;
+/* Whether the pages read so far (all) are enough, before the listing's last page. */
+typedef bool (*PagesEnoughFn)(const json_t *all, size_t max);
+
+/*
+ * Reads pages of method (params borrowed) on c until the last one, or until enough says so,
+ * joining their arrays under key into *ret_all. 0 with *ret_all, or with *ret_error and
+ * *ret_params (an error answer); a negative errno when the transport failed or an answer was
+ * malformed.
+ */
+static int pages_read(VarlinkClient *c, const char *method, json_t *params, const char *key,
+                      PagesEnoughFn enough, size_t max, json_t **ret_all, json_t **ret_params,
+                      char **ret_error) {
+        _cleanup_(json_decrefp) json_t *all = json_array(), *p = NULL;
         _cleanup_free_ char *cursor = NULL, *full = NULL;
 
         if (!all || asprintf(&full, "%s.%s", CONSOLE_INTERFACE, method) < 0)
@@ -43,12 +54,30 @@ int console_all_pages_raw(VarlinkClient *c, const char *method, json_t *params, 
                         return -EBADMSG;
                 next = json_string_value(json_object_get(reply, "next"));
                 /* A cursor that does not move would loop: lockd's always move. */
-                if (!next || (cursor && strcmp(next, cursor) == 0))
+                if (!next || (cursor && strcmp(next, cursor) == 0) || (enough && enough(all, max)))
                         break;
                 free(cursor);
                 cursor = strdup(next);
                 if (!cursor)
                         return -ENOMEM;
+        }
+        *ret_all = TAKE_PTR(all);
+        *ret_error = NULL;
+        return 0;
+}
+
+int console_all_pages_raw(VarlinkClient *c, const char *method, json_t *params, const char *key,
+                          json_t **ret_params, char **ret_error) {
+        _cleanup_(json_decrefp) json_t *all = NULL, *out = NULL;
+        char *error = NULL;
+        int r;
+
+        r = pages_read(c, method, params, key, NULL, 0, &all, ret_params, &error);
+        if (r < 0)
+                return r;
+        if (error) {
+                *ret_error = error;
+                return 0;
         }
         out = json_pack("{s:O}", key, all);
         if (!out)
@@ -87,50 +116,30 @@ static int by_created(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
+/* Enough tickets for the console once max are in, unless the last was pending: pending tickets
+ * come first, and every one of them is loaded. */
+static bool tickets_enough(const json_t *all, size_t max) {
+        const json_t *t = json_array_get(all, json_array_size(all) - 1);
+
+        return json_array_size(all) >= max &&
+               strcmp(json_string_value(json_object_get(t, "state")) ?: "", "pending") != 0;
+}
+
 int console_tickets_load(VarlinkClient *c, size_t max, json_t **ret_tickets, char **ret_error,
                          json_t **ret_params) {
-        _cleanup_(json_decrefp) json_t *all = json_array(), *p = json_object(), *out = NULL;
-        _cleanup_free_ char *cursor = NULL;
+        _cleanup_(json_decrefp) json_t *all = NULL, *out = NULL;
         _cleanup_free_ json_t **v = NULL;
+        char *error = NULL;
         size_t n;
-        json_t *t;
+        int r;
 
-        if (!all || !p)
-                return -ENOMEM;
-        for (unsigned page = 0;; page++) {
-                _cleanup_(json_decrefp) json_t *reply = NULL;
-                _cleanup_free_ char *error = NULL;
-                const char *next;
-                int r;
-
-                if (page == CONSOLE_PAGES_MAX)
-                        return -EBADMSG;
-                if (json_object_set_new(p, "cursor", cursor ? json_string(cursor) : json_null()) < 0)
-                        return -ENOMEM;
-                r = varlink_client_call(c, CONSOLE_INTERFACE ".ListTickets", p, NULL, 0, &reply,
-                                        &error);
-                if (r < 0)
-                        return r;
-                if (error) {
-                        *ret_params = TAKE_PTR(reply);
-                        *ret_error = TAKE_PTR(error);
-                        return 0;
-                }
-                if (json_array_extend(all, json_object_get(reply, "tickets")) < 0)
-                        return -EBADMSG;
-                next = json_string_value(json_object_get(reply, "next"));
-                if (!next || (cursor && strcmp(next, cursor) == 0))
-                        break;
-                /* Enough once max are in, unless the last was pending: pending tickets come
-                 * first, and every one of them is loaded. */
-                t = json_array_get(all, json_array_size(all) - 1);
-                if (json_array_size(all) >= max &&
-                    strcmp(json_string_value(json_object_get(t, "state")) ?: "", "pending") != 0)
-                        break;
-                free(cursor);
-                cursor = strdup(next);
-                if (!cursor)
-                        return -ENOMEM;
+        r = pages_read(c, "ListTickets", NULL, "tickets", tickets_enough, max, &all, ret_params,
+                       &error);
+        if (r < 0)
+                return r;
+        if (error) {
+                *ret_error = error;
+                return 0;
         }
         n = json_array_size(all);
         v = calloc(n ?: 1, sizeof(*v));
@@ -140,11 +149,9 @@ int console_tickets_load(VarlinkClient *c, size_t max, json_t **ret_tickets, cha
         for (size_t i = 0; i < n; i++)
                 v[i] = json_array_get(all, i);
         qsort(v, n, sizeof(*v), by_created);
-        for (size_t i = 0; i < n; i++) {
-                t = v[i];
-                if (json_array_append(out, t) < 0)
+        for (size_t i = 0; i < n; i++)
+                if (json_array_append(out, v[i]) < 0)
                         return -ENOMEM;
-        }
         *ret_tickets = TAKE_PTR(out);
         *ret_error = NULL;
         return 0;
