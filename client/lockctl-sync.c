@@ -36,10 +36,56 @@ static bool digest_valid(const char *s) {
 }
 
 /*
+ * The text form of the list as JSON: one pin a line, "NAME VERSION MARKETPLACE MANIFEST_SHA256
+ * BINARY_SHA256" separated by blanks; empty lines and lines starting with '#' skipped. NULL after
+ * saying why (a line without exactly five words, or too many lines).
+ */
+static json_t *text_pins(const char *path, char *buf) {
+        _cleanup_(json_decrefp) json_t *list = json_array();
+        static const char *const keys[] = {"name", "version", "marketplace", "manifest_sha256",
+                                           "binary_sha256"};
+        char *save = NULL, *line;
+        unsigned n = 0;
+
+        if (!list)
+                return NULL;
+        for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                json_t *o;
+                char *w[6], *ws = NULL;
+                size_t k = 0;
+
+                n++;
+                line += strspn(line, " \t\r");
+                if (line[0] == 0 || line[0] == '#')
+                        continue;
+                for (char *t = strtok_r(line, " \t\r", &ws); t && k < 6;
+                     t = strtok_r(NULL, " \t\r", &ws))
+                        w[k++] = t;
+                if (k != 5 || json_array_size(list) >= SYNC_PLUGINS_MAX) {
+                        fprintf(stderr, "lockctl: %s:%u: expected NAME VERSION MARKETPLACE "
+                                        "MANIFEST_SHA256 BINARY_SHA256\n", path, n);
+                        return NULL;
+                }
+                o = json_object();
+                for (size_t i = 0; o && i < 5; i++)
+                        if (json_object_set_new(o, keys[i], json_string(w[i])) < 0) {
+                                json_decref(o);
+                                o = NULL;
+                        }
+                if (!o || json_array_append_new(list, o) < 0) {
+                        fprintf(stderr, "lockctl: %s:%u: not UTF-8\n", path, n);
+                        return NULL;
+                }
+        }
+        return json_pack("{s:O}", "plugins", list);
+}
+
+/*
  * Reads the pinned list: {"plugins": [{"name", "version", "marketplace", "manifest_sha256",
- * "binary_sha256"}, ...]}, exactly those keys, every value checked (a plugin name and a SemVer
- * as a manifest has them, a marketplace name, 64 lowercase hex digits), each name once. 0 with
- * *ret_root (which owns the strings) and the pins, or LOCKCTL_EXIT_USAGE after saying why.
+ * "binary_sha256"}, ...]} (or the array alone, or text_pins()' lines), exactly those keys, every
+ * value checked (a plugin name and a SemVer as a manifest has them, a marketplace name, 64
+ * lowercase hex digits), each name once. 0 with *ret_root (which owns the strings) and the pins,
+ * or LOCKCTL_EXIT_USAGE after saying why.
  */
 static int read_pins(const char *path, json_t **ret_root, Pin **ret, size_t *ret_n) {
         _cleanup_(json_decrefp) json_t *root = NULL;
@@ -56,10 +102,31 @@ static int read_pins(const char *path, json_t **ret_root, Pin **ret, size_t *ret
                         r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
                 return LOCKCTL_EXIT_USAGE;
         }
-        root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-        if (!root) {
-                fprintf(stderr, "lockctl: %s:%d:%d: %s\n", path, jerr.line, jerr.column, jerr.text);
-                return LOCKCTL_EXIT_USAGE;
+        {
+                const char *first = buf + strspn(buf, " \t\r\n");
+
+                if (*first != '{' && *first != '[') {
+                        if (memchr(buf, 0, len))
+                                return LOCKCTL_EXIT_USAGE;
+                        root = text_pins(path, buf);
+                        if (!root)
+                                return LOCKCTL_EXIT_USAGE;
+                } else {
+                        root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+                        if (!root) {
+                                fprintf(stderr, "lockctl: %s:%d:%d: %s\n", path, jerr.line,
+                                        jerr.column, jerr.text);
+                                return LOCKCTL_EXIT_USAGE;
+                        }
+                        if (json_is_array(root)) {
+                                json_t *o = json_pack("{s:o}", "plugins", root);
+
+                                root = NULL;
+                                if (!o)
+                                        return LOCKCTL_EXIT_FAIL;
+                                root = o;
+                        }
+                }
         }
         list = json_object_get(root, "plugins");
         if (!json_is_object(root) || json_object_size(root) != 1 || !json_is_array(list) ||

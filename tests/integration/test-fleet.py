@@ -504,6 +504,16 @@ def test_plugin_sync(f):
     check(installed(f) == {"test.good-one": "1.0.0", "test.good-zero": "1.0.0"}, f"{installed(f)}")
     r = sync(f, [one, zero], 0)
     check(r.stdout == "no change\n", r.stdout)
+    # The same list as a bare JSON array, and as text lines: no change either.
+    for text in (json.dumps([one, zero]),
+                 "# name version marketplace manifest binary\n" + "".join(
+                     f"{p['name']} {p['version']} {p['marketplace']} {p['manifest_sha256']} "
+                     f"{p['binary_sha256']}\n" for p in (one, zero))):
+        path = os.path.join(f.dir, "plugins.list")
+        with open(path, "w") as fh:
+            fh.write(text)
+        r = f.d.lockctl("plugin", "sync", path, check_rc=0)
+        check(r.stdout == "no change\n", r.stdout)
     one2 = publish(f, "good-one", "1.0.1")
     r = sync(f, [one2, zero], 0)
     check(r.stdout == "updated test.good-one 1.0.0 -> 1.0.1 (marketplace fleet)\n", r.stdout)
