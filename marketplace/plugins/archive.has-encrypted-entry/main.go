@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 
+	"lockd/marketplace/zipread"
 	"lockd/sdk"
 )
 
@@ -39,27 +40,28 @@ const (
 // zipHeaderEncrypted tells whether a header's flags, method or extra block mark encryption.
 func zipHeaderEncrypted(flags, method uint16, extra []byte) bool {
 	return flags&(flagEncrypted|flagStrong|flagMaskedLocal) != 0 || method == methodAES ||
-		extraField(extra, extraAES) != nil || extraField(extra, extraStrongEncrypt) != nil
+		zipread.ExtraField(extra, extraAES) != nil ||
+		zipread.ExtraField(extra, extraStrongEncrypt) != nil
 }
 
 // zipEncrypted answers for a ZIP archive: whether a central header, or the local header it points
 // to, marks its entry encrypted.
-func zipEncrypted(w *window) (bool, error) {
-	d, err := findDirectory(w)
+func zipEncrypted(w *zipread.Window) (bool, error) {
+	d, err := zipread.FindDirectory(w)
 	if err != nil {
 		return false, err
 	}
 	found := errors.New("found")
-	lw := newLocalWindow(w)
-	err = eachEntry(w, d, func(e *zipEntry) error {
-		if zipHeaderEncrypted(e.flags, e.method, e.extra) {
+	lw := zipread.NewLocalWindow(w)
+	err = zipread.EachEntry(w, d, func(e *zipread.Entry) error {
+		if zipHeaderEncrypted(e.Flags, e.Method, e.Extra) {
 			return found
 		}
-		l, err := localHeader(lw, e.offset)
+		l, err := zipread.LocalHeader(lw, e.Offset)
 		if err != nil {
 			return err
 		}
-		if zipHeaderEncrypted(l.flags, l.method, l.extra) {
+		if zipHeaderEncrypted(l.Flags, l.Method, l.Extra) {
 			return found
 		}
 		return nil
@@ -67,7 +69,7 @@ func zipEncrypted(w *window) (bool, error) {
 	switch err {
 	case nil:
 		return false, nil
-	case found, errEncryptedDirectory:
+	case found, zipread.ErrEncryptedDirectory:
 		return true, nil
 	}
 	return false, err
@@ -75,19 +77,19 @@ func zipEncrypted(w *window) (bool, error) {
 
 // encrypted answers the question for the file r of length size.
 func encrypted(r io.ReaderAt, size int64) (bool, error) {
-	w := newWindow(r, size)
+	w := zipread.NewWindow(r, size)
 	n := 32
 	if size < int64(n) {
 		n = int(size)
 	}
-	head, err := w.at(0, n)
+	head, err := w.At(0, n)
 	if err != nil {
 		return false, err
 	}
 	switch {
 	case len(head) >= 6 && string(head[:6]) == string(sevenMagic):
 		return sevenEncrypted(r, size)
-	case isZip(head):
+	case zipread.IsZip(head):
 		return zipEncrypted(w)
 	}
 	return false, errUnknown

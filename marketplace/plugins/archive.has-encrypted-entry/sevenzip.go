@@ -14,6 +14,7 @@ import (
 	"io"
 
 	"github.com/ulikunitz/xz/lzma"
+	"lockd/marketplace/zipread"
 )
 
 // sevenMagic is the first six bytes of a 7z archive.
@@ -369,7 +370,7 @@ func (s *sevenReader) folder() (sevenFolder, uint64, error) {
 func sevenEncrypted(r io.ReaderAt, size int64) (bool, error) {
 	sh := make([]byte, 32)
 	if _, err := r.ReadAt(sh, 0); err != nil {
-		return false, errTruncated
+		return false, zipread.ErrTruncated
 	}
 	if crc32.ChecksumIEEE(sh[12:32]) != binary.LittleEndian.Uint32(sh[8:]) {
 		return false, errors.New("7z: the start header's CRC does not match")
@@ -380,7 +381,7 @@ func sevenEncrypted(r io.ReaderAt, size int64) (bool, error) {
 		return false, nil // an empty archive: no header, no entry
 	}
 	if off > uint64(size) || n > uint64(size) || 32+off+n > uint64(size) {
-		return false, errTruncated
+		return false, zipread.ErrTruncated
 	}
 	start := int64(32 + off)
 	crc := crc32.NewIEEE()
@@ -488,7 +489,7 @@ func unpackHeader(r io.ReaderAt, size int64, si *sevenStreams) (io.Reader, error
 	}
 	if si.packPos > uint64(size) || si.firstPack > uint64(size) ||
 		32+si.packPos+si.firstPack > uint64(size) {
-		return nil, errTruncated
+		return nil, zipread.ErrTruncated
 	}
 	packed := io.NewSectionReader(r, int64(32+si.packPos), int64(si.firstPack))
 	dict := uint64(maxHeaderDict)

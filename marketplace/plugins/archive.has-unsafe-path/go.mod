@@ -4,10 +4,14 @@ go 1.19
 
 require (
 	github.com/ulikunitz/xz v0.0.0
+	lockd/marketplace v0.0.0
 	lockd/sdk v0.0.0
 )
 
 replace lockd/sdk => ../../../client/go
+
+// The code the official plugins share (marketplace/go).
+replace lockd/marketplace => ../../go
 
 // Debian's golang-github-ulikunitz-xz-dev, installed by scripts/deps: built offline from its
 // source.

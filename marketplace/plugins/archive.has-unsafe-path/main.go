@@ -25,6 +25,8 @@ import (
 	"io"
 	"os"
 
+	"lockd/marketplace/decompress"
+	"lockd/marketplace/zipread"
 	"lockd/sdk"
 )
 
@@ -58,32 +60,33 @@ func (c *capped) Read(p []byte) (int, error) {
 
 // escapes answers the question for the file r of length size.
 func escapes(r io.ReaderAt, size int64) (bool, error) {
-	w := newWindow(r, size)
-	n := int64(headSize)
+	w := zipread.NewWindow(r, size)
+	n := int64(decompress.HeadSize)
 	if size < n {
 		n = size
 	}
-	h, err := w.at(0, int(n))
+	h, err := w.At(0, int(n))
 	if err != nil {
 		return false, err
 	}
 	head := append([]byte(nil), h...)
 	// A tar header first: its name field comes first and may start with another format's magic.
-	if len(head) >= 512 && isTarHeader(head[:512]) {
+	if len(head) >= 512 && decompress.IsTarHeader(head[:512]) {
 		// A plain tar: archive/tar seeks over the entries' data.
 		return tarUnsafe(io.NewSectionReader(r, 0, size))
 	}
-	if isZip(head) {
+	if zipread.IsZip(head) {
 		return zipUnsafe(w)
 	}
-	if c := compressionOf(head); c != none {
-		d, err := decompress(c, head, bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 64<<10))
+	if c := decompress.Of(head); c != decompress.None {
+		in := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 64<<10)
+		d, err := decompress.NewReader(c, head, in)
 		if err != nil {
 			return false, err
 		}
 		br := bufio.NewReaderSize(&capped{r: d, left: maxExpanded}, 64<<10)
 		block, err := br.Peek(512)
-		if err != nil || !isTarHeader(block) {
+		if err != nil || !decompress.IsTarHeader(block) {
 			return false, errors.New("the compressed stream is not a tar archive")
 		}
 		return tarUnsafe(br)
@@ -112,9 +115,9 @@ func tarUnsafe(r io.Reader) (bool, error) {
 
 // unixMode returns a ZIP entry's Unix mode, when it was made on a Unix-like system (APPNOTE.TXT,
 // 4.4.2: 3 Unix, 19 OS X), or 0.
-func unixMode(e *zipEntry) uint32 {
-	if host := e.madeBy >> 8; host == 3 || host == 19 {
-		return e.extAttr >> 16
+func unixMode(e *zipread.Entry) uint32 {
+	if host := e.MadeBy >> 8; host == 3 || host == 19 {
+		return e.ExtAttr >> 16
 	}
 	return 0
 }
@@ -122,7 +125,7 @@ func unixMode(e *zipEntry) uint32 {
 // unicodePath returns the name in an Info-ZIP Unicode path extra field (0x7075: a version, the
 // CRC of the header's name, the UTF-8 name), or "".
 func unicodePath(extra []byte) string {
-	f := extraField(extra, 0x7075)
+	f := zipread.ExtraField(extra, 0x7075)
 	if len(f) < 5 || f[0] != 1 {
 		return ""
 	}
@@ -131,20 +134,20 @@ func unicodePath(extra []byte) string {
 
 // zipUnsafe answers for a ZIP archive: each central header's names and its local header's, then
 // the link target of a symbolic link entry.
-func zipUnsafe(w *window) (bool, error) {
-	d, err := findDirectory(w)
+func zipUnsafe(w *zipread.Window) (bool, error) {
+	d, err := zipread.FindDirectory(w)
 	if err != nil {
 		return false, err
 	}
 	x := newExtraction()
 	found := errors.New("found")
-	lw := newLocalWindow(w)
-	err = eachEntry(w, d, func(e *zipEntry) error {
-		l, err := localHeader(lw, e.offset)
+	lw := zipread.NewLocalWindow(w)
+	err = zipread.EachEntry(w, d, func(e *zipread.Entry) error {
+		l, err := zipread.LocalHeader(lw, e.Offset)
 		if err != nil {
 			return err
 		}
-		for _, name := range []string{unicodePath(e.extra), string(l.name), unicodePath(l.extra)} {
+		for _, name := range []string{unicodePath(e.Extra), string(l.Name), unicodePath(l.Extra)} {
 			if name != "" && unsafeName(name) {
 				return found
 			}
@@ -156,7 +159,7 @@ func zipUnsafe(w *window) (bool, error) {
 				return err
 			}
 		}
-		bad, err := x.entry(string(e.name), target, symlink, false)
+		bad, err := x.entry(string(e.Name), target, symlink, false)
 		if err != nil {
 			return err
 		}
@@ -176,21 +179,21 @@ func zipUnsafe(w *window) (bool, error) {
 
 // linkTarget reads a symbolic link entry's data, its target: at most maxLinkTarget bytes,
 // stored or deflated. An encrypted link or another method fails: its target cannot be read.
-func linkTarget(w *window, e *zipEntry, l *zipLocal) (string, error) {
-	if e.flags&1 != 0 || l.flags&1 != 0 {
+func linkTarget(w *zipread.Window, e *zipread.Entry, l *zipread.Local) (string, error) {
+	if e.Flags&1 != 0 || l.Flags&1 != 0 {
 		return "", errors.New("zip: an encrypted symbolic link")
 	}
-	if l.dataOff > w.size {
-		return "", errTruncated
+	if l.DataOff > w.Size {
+		return "", zipread.ErrTruncated
 	}
-	data := io.NewSectionReader(w.r, l.dataOff, w.size-l.dataOff)
+	data := io.NewSectionReader(w.R, l.DataOff, w.Size-l.DataOff)
 	var src io.Reader
-	switch e.method {
+	switch e.Method {
 	case 0:
-		if e.csize > uint64(w.size-l.dataOff) {
-			return "", errTruncated
+		if e.CSize > uint64(w.Size-l.DataOff) {
+			return "", zipread.ErrTruncated
 		}
-		src = io.LimitReader(data, int64(e.csize))
+		src = io.LimitReader(data, int64(e.CSize))
 	case 8:
 		fr := flate.NewReader(data)
 		defer fr.Close()

@@ -28,6 +28,9 @@ import (
 	"io"
 	"os"
 
+	"lockd/marketplace/decompress"
+	"lockd/marketplace/zipread"
+	"lockd/marketplace/zstd"
 	"lockd/sdk"
 )
 
@@ -100,25 +103,25 @@ func drain(r io.Reader, total *int64, limit int64) error {
 // bomb answers the question for the file r of length size.
 func bomb(r io.ReaderAt, size int64) (bool, error) {
 	limit := threshold(size)
-	w := newWindow(r, size)
-	n := int64(headSize)
+	w := zipread.NewWindow(r, size)
+	n := int64(decompress.HeadSize)
 	if size < n {
 		n = size
 	}
-	h, err := w.at(0, int(n))
+	h, err := w.At(0, int(n))
 	if err != nil {
 		return false, err
 	}
 	head := append([]byte(nil), h...)
 	switch {
-	case len(head) >= 512 && isTarHeader(head[:512]):
+	case len(head) >= 512 && decompress.IsTarHeader(head[:512]):
 		// A tar header first: its name field comes first and may start with another magic.
 		var content int64
 		err = tarContent(io.NewSectionReader(r, 0, size), &content, limit)
-	case isZip(head):
+	case zipread.IsZip(head):
 		err = zipExpansion(w, limit)
-	case compressionOf(head) != none:
-		err = streamExpansion(compressionOf(head), head, io.NewSectionReader(r, 0, size), limit)
+	case decompress.Of(head) != decompress.None:
+		err = streamExpansion(decompress.Of(head), head, io.NewSectionReader(r, 0, size), limit)
 	default:
 		return false, errUnknown
 	}
@@ -130,14 +133,14 @@ func bomb(r io.ReaderAt, size int64) (bool, error) {
 
 // streamExpansion expands a compressed stream: errBomb when its decompressed bytes, or the
 // contents of the tar archive they hold, pass limit.
-func streamExpansion(c compression, head []byte, r io.Reader, limit int64) error {
-	d, err := decompress(c, head, bufio.NewReaderSize(r, 64<<10))
+func streamExpansion(c decompress.Compression, head []byte, r io.Reader, limit int64) error {
+	d, err := decompress.NewReader(c, head, bufio.NewReaderSize(r, 64<<10))
 	if err != nil {
 		return err
 	}
 	stream := &counter{r: d, limit: limit}
 	br := bufio.NewReaderSize(stream, 64<<10)
-	if block, err := br.Peek(512); err == nil && isTarHeader(block) {
+	if block, err := br.Peek(512); err == nil && decompress.IsTarHeader(block) {
 		var content int64
 		err := tarContent(br, &content, limit)
 		if errors.Is(err, errBomb) {
@@ -196,34 +199,34 @@ func (c *inputCounter) Read(p []byte) (int, error) {
 // zipExpansion expands every entry of a ZIP archive: errBomb when their data pass limit in all.
 // An entry that cannot be expanded, or whose data break, leaves the archive without an answer,
 // unless the others pass the limit.
-func zipExpansion(w *window, limit int64) error {
-	d, err := findDirectory(w)
+func zipExpansion(w *zipread.Window, limit int64) error {
+	d, err := zipread.FindDirectory(w)
 	if err != nil {
 		return err
 	}
-	lw := newLocalWindow(w)
+	lw := zipread.NewLocalWindow(w)
 	var total, used int64
 	var unexpanded error
 	var setup int64
-	var zr *zstdReader
+	var zr *zstd.Reader
 	var fr io.ReadCloser
-	err = eachEntry(w, d, func(e *zipEntry) error {
-		l, err := localHeader(lw, e.offset)
+	err = zipread.EachEntry(w, d, func(e *zipread.Entry) error {
+		l, err := zipread.LocalHeader(lw, e.Offset)
 		if err != nil {
 			return err
 		}
-		if e.flags&1 != 0 || l.flags&1 != 0 || e.method == 99 {
+		if e.Flags&1 != 0 || l.Flags&1 != 0 || e.Method == 99 {
 			unexpanded = errors.New("zip: an encrypted entry cannot be expanded")
 			return nil
 		}
-		rest := io.NewSectionReader(w.r, l.dataOff, w.size-l.dataOff)
+		rest := io.NewSectionReader(w.R, l.DataOff, w.Size-l.DataOff)
 		in := &inputCounter{r: rest, used: &used}
-		declared := &inputCounter{r: io.LimitReader(rest, int64(e.csize)), used: &used}
+		declared := &inputCounter{r: io.LimitReader(rest, int64(e.CSize)), used: &used}
 		var data io.Reader
-		switch e.method {
+		switch e.Method {
 		case methodStore:
-			if e.csize > uint64(w.size-l.dataOff) {
-				unexpanded = errTruncated
+			if e.CSize > uint64(w.Size-l.DataOff) {
+				unexpanded = zipread.ErrTruncated
 				return nil
 			}
 			data = declared
@@ -241,7 +244,7 @@ func zipExpansion(w *window, limit int64) error {
 			// The decoder's table is 4 bytes per byte of the stream's block size, 100k to 900k.
 			cost := int64(bzip2Setup)
 			var h [4]byte
-			if _, err := w.r.ReadAt(h[:], l.dataOff); err == nil && h[3] >= '1' && h[3] <= '9' {
+			if _, err := w.R.ReadAt(h[:], l.DataOff); err == nil && h[3] >= '1' && h[3] <= '9' {
 				cost = int64(h[3]-'0') * 400000
 			}
 			if setup += cost; setup > maxSetup {
@@ -250,23 +253,23 @@ func zipExpansion(w *window, limit int64) error {
 			data = bzip2.NewReader(bufio.NewReader(declared))
 		case methodZstd:
 			if zr == nil {
-				zr = newZstdReader(declared, maxWindow)
+				zr = zstd.NewReader(declared, decompress.MaxWindow)
 			} else {
-				zr.reset(declared)
+				zr.Reset(declared)
 			}
 			data = zr
 		case methodXz:
-			head := make([]byte, headSize)
-			k, _ := io.ReadFull(io.NewSectionReader(w.r, l.dataOff, w.size-l.dataOff), head)
-			dict, err := xzFirstDict(head[:k])
+			head := make([]byte, decompress.HeadSize)
+			k, _ := io.ReadFull(io.NewSectionReader(w.R, l.DataOff, w.Size-l.DataOff), head)
+			dict, err := decompress.XzFirstDict(head[:k])
 			if err != nil {
 				unexpanded = err
 				return nil
 			}
-			if setup += int64(dict) + xzMinDict; setup > maxSetup {
+			if setup += int64(dict) + decompress.XzMinDict; setup > maxSetup {
 				return errTooMuchRead
 			}
-			xr, err := newXzReader(declared)
+			xr, err := decompress.NewXzReader(declared)
 			if err != nil {
 				unexpanded = err
 				return nil

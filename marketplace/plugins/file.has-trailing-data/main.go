@@ -18,14 +18,15 @@ import (
 	"io"
 	"os"
 
+	"lockd/marketplace/zipread"
 	"lockd/sdk"
 )
 
 var errUnknown = errors.New("not a PDF, ZIP, PNG, JPEG or GIF file")
 
-// byteAt returns the byte at offset p.
-func (w *window) byteAt(p int64) (byte, error) {
-	b, err := w.at(p, 1)
+// byteAt returns the byte at offset p of the window w.
+func byteAt(w *zipread.Window, p int64) (byte, error) {
+	b, err := w.At(p, 1)
 	if err != nil {
 		return 0, err
 	}
@@ -36,12 +37,12 @@ func (w *window) byteAt(p int64) (byte, error) {
 // format's logical end. It fails for a file in no format it knows and for a structure that
 // breaks before its end.
 func trailing(r io.ReaderAt, size int64) (bool, error) {
-	w := newWindow(r, size)
+	w := zipread.NewWindow(r, size)
 	n := int64(1024)
 	if size < n {
 		n = size
 	}
-	head, err := w.at(0, int(n))
+	head, err := w.At(0, int(n))
 	if err != nil {
 		return false, err
 	}
@@ -54,7 +55,7 @@ func trailing(r io.ReaderAt, size int64) (bool, error) {
 		end, err = gifEnd(w)
 	case bytes.HasPrefix(head, []byte{0xFF, 0xD8, 0xFF}):
 		end, err = jpegEnd(w)
-	case isZip(head):
+	case zipread.IsZip(head):
 		end, err = zipEnd(w)
 	case bytes.Contains(head, []byte("%PDF-")):
 		end, err = pdfEnd(w)
@@ -65,7 +66,7 @@ func trailing(r io.ReaderAt, size int64) (bool, error) {
 		return false, err
 	}
 	if end > size {
-		return false, errTruncated
+		return false, zipread.ErrTruncated
 	}
 	return end < size, nil
 }
@@ -73,10 +74,10 @@ func trailing(r io.ReaderAt, size int64) (bool, error) {
 // pngEnd returns the offset just past a PNG file's IEND chunk: the chunks are walked by their
 // lengths from the signature on (PNG, 5.3). A chunk type that is not four ASCII letters, a length
 // over 2^31-1 or a chunk past the end of the file is a malformed file.
-func pngEnd(w *window) (int64, error) {
+func pngEnd(w *zipread.Window) (int64, error) {
 	p := int64(8)
 	for {
-		h, err := w.at(p, 8)
+		h, err := w.At(p, 8)
 		if err != nil {
 			return 0, err
 		}
@@ -90,8 +91,8 @@ func pngEnd(w *window) (int64, error) {
 			}
 		}
 		next := p + 12 + int64(length)
-		if next > w.size {
-			return 0, errTruncated
+		if next > w.Size {
+			return 0, zipread.ErrTruncated
 		}
 		if string(h[4:8]) == "IEND" {
 			return next, nil
@@ -104,8 +105,8 @@ func pngEnd(w *window) (int64, error) {
 // screen descriptor and its global colour table, then blocks (images with their local colour
 // tables and data sub-blocks, extensions with their sub-blocks) up to the trailer (GIF89a, 17-27).
 // A block introducer that is none of these is a malformed file.
-func gifEnd(w *window) (int64, error) {
-	lsd, err := w.at(6, 7)
+func gifEnd(w *zipread.Window) (int64, error) {
+	lsd, err := w.At(6, 7)
 	if err != nil {
 		return 0, err
 	}
@@ -114,7 +115,7 @@ func gifEnd(w *window) (int64, error) {
 		p += 3 << (uint(lsd[4]&7) + 1)
 	}
 	for {
-		b, err := w.byteAt(p)
+		b, err := byteAt(w, p)
 		if err != nil {
 			return 0, err
 		}
@@ -126,7 +127,7 @@ func gifEnd(w *window) (int64, error) {
 				return 0, err
 			}
 		case 0x2C: // an image descriptor, a local colour table, the LZW code size, sub-blocks
-			d, err := w.at(p, 10)
+			d, err := w.At(p, 10)
 			if err != nil {
 				return 0, err
 			}
@@ -145,9 +146,9 @@ func gifEnd(w *window) (int64, error) {
 
 // skipSubBlocks returns the offset past the data sub-blocks that start at p, the last of them
 // the empty block terminator.
-func skipSubBlocks(w *window, p int64) (int64, error) {
+func skipSubBlocks(w *zipread.Window, p int64) (int64, error) {
 	for {
-		n, err := w.byteAt(p)
+		n, err := byteAt(w, p)
 		if err != nil {
 			return 0, err
 		}
@@ -164,10 +165,10 @@ func skipSubBlocks(w *window, p int64) (int64, error) {
 // are fill). A segment inside another one (an EXIF thumbnail's own EOI) is skipped with it. A
 // byte that is not a marker where one must be, a second SOI or a truncated segment is a malformed
 // file.
-func jpegEnd(w *window) (int64, error) {
+func jpegEnd(w *zipread.Window) (int64, error) {
 	p := int64(2)
 	for {
-		b, err := w.byteAt(p)
+		b, err := byteAt(w, p)
 		if err != nil {
 			return 0, err
 		}
@@ -178,7 +179,7 @@ func jpegEnd(w *window) (int64, error) {
 		var m byte
 		for {
 			p++
-			if m, err = w.byteAt(p); err != nil {
+			if m, err = byteAt(w, p); err != nil {
 				return 0, err
 			}
 			if m != 0xFF {
@@ -194,7 +195,7 @@ func jpegEnd(w *window) (int64, error) {
 		case m >= 0xD0 && m <= 0xD7 || m == 0x01: // RSTn and TEM stand alone
 			continue
 		}
-		l, err := w.at(p, 2)
+		l, err := w.At(p, 2)
 		if err != nil {
 			return 0, err
 		}
@@ -203,8 +204,8 @@ func jpegEnd(w *window) (int64, error) {
 			return 0, errors.New("jpeg: segment length under 2")
 		}
 		p += length
-		if p > w.size {
-			return 0, errTruncated
+		if p > w.Size {
+			return 0, zipread.ErrTruncated
 		}
 		if m == 0xDA { // SOS: entropy-coded data up to the next marker
 			if p, err = scanEntropy(w, p); err != nil {
@@ -216,17 +217,17 @@ func jpegEnd(w *window) (int64, error) {
 
 // scanEntropy returns the offset of the marker that ends the entropy-coded data starting at p:
 // the first 0xFF followed by a code other than 0x00 (a stuffed byte), RST0-7 or 0xFF (fill).
-func scanEntropy(w *window, p int64) (int64, error) {
+func scanEntropy(w *zipread.Window, p int64) (int64, error) {
 	for {
 		// Skip to the next 0xFF a window at a time.
-		n := int64(windowSize)
-		if w.size-p < n {
-			n = w.size - p
+		n := int64(zipread.WindowSize)
+		if w.Size-p < n {
+			n = w.Size - p
 		}
 		if n <= 0 {
-			return 0, errTruncated
+			return 0, zipread.ErrTruncated
 		}
-		chunk, err := w.at(p, int(n))
+		chunk, err := w.At(p, int(n))
 		if err != nil {
 			return 0, err
 		}
@@ -236,7 +237,7 @@ func scanEntropy(w *window, p int64) (int64, error) {
 			continue
 		}
 		p += int64(i)
-		c, err := w.byteAt(p + 1)
+		c, err := byteAt(w, p+1)
 		if err != nil {
 			return 0, err
 		}
@@ -252,13 +253,13 @@ func scanEntropy(w *window, p int64) (int64, error) {
 }
 
 // zipEnd returns the offset just past a ZIP archive's end of central directory record and the
-// comment it declares (APPNOTE.TXT, 4.3.16), the record findDirectory finds (zip.go).
-func zipEnd(w *window) (int64, error) {
-	d, err := findDirectory(w)
+// comment it declares (APPNOTE.TXT, 4.3.16), the record zipread.FindDirectory finds.
+func zipEnd(w *zipread.Window) (int64, error) {
+	d, err := zipread.FindDirectory(w)
 	if err != nil {
 		return 0, err
 	}
-	return d.endOff + d.endLen, nil
+	return d.EndOff + d.EndLen, nil
 }
 
 // isPDFSpace tells whether c is PDF white-space (ISO 32000-1, 7.2.2): NUL, HT, LF, FF, CR, SP.
@@ -272,13 +273,13 @@ func isPDFSpace(c byte) bool {
 // section (Annex F), each closed the same way, is part of the file, and a %%EOF among appended
 // bytes is not. A file with no such %%EOF ends at its last %%EOF; a file with no %%EOF at all is
 // truncated.
-func pdfEnd(w *window) (int64, error) {
+func pdfEnd(w *zipread.Window) (int64, error) {
 	pat := []byte("%%EOF")
-	scan := newWindow(w.r, w.size)
+	scan := zipread.NewWindow(w.R, w.Size)
 	last := int64(-1)
-	limit := w.size
+	limit := w.Size
 	for {
-		p, err := scan.lastIndex(pat, limit)
+		p, err := scan.LastIndex(pat, limit)
 		if err != nil {
 			return 0, err
 		}
@@ -305,12 +306,12 @@ func pdfEnd(w *window) (int64, error) {
 
 // closesXref tells whether the %%EOF at p follows "startxref", white-space, an offset in digits
 // and white-space.
-func closesXref(w *window, p int64) (bool, error) {
+func closesXref(w *zipread.Window, p int64) (bool, error) {
 	start := p - 64
 	if start < 0 {
 		start = 0
 	}
-	b, err := w.at(start, int(p-start))
+	b, err := w.At(start, int(p-start))
 	if err != nil {
 		return false, err
 	}
@@ -334,9 +335,9 @@ func closesXref(w *window, p int64) (bool, error) {
 }
 
 // skipPDFSpace returns the offset of the first byte at or after p that is not white-space.
-func skipPDFSpace(w *window, p int64) (int64, error) {
-	for p < w.size {
-		c, err := w.byteAt(p)
+func skipPDFSpace(w *zipread.Window, p int64) (int64, error) {
+	for p < w.Size {
+		c, err := byteAt(w, p)
 		if err != nil {
 			return 0, err
 		}
