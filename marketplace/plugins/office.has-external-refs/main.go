@@ -12,15 +12,14 @@
 package main
 
 import (
-	"archive/zip"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"strings"
 
+	"lockd/marketplace/ooxml"
 	"lockd/sdk"
 )
 
@@ -39,37 +38,9 @@ var hyperlinkTypes = map[string]bool{
 }
 
 var (
-	errNotOPC  = errors.New("not an Office Open XML package: no [Content_Types].xml part")
 	errTooBig  = errors.New("a relationship part expands past the plugin's cap")
 	errBadRels = errors.New("a relationship part is not well-formed XML")
 )
-
-// cappedReader reads at most left bytes from r, then fails with errTooBig: a part that
-// expands past it is refused rather than read on.
-type cappedReader struct {
-	r    io.Reader
-	left *int64
-}
-
-// Read reads what is left of the cap, then fails with errTooBig.
-func (c cappedReader) Read(p []byte) (int, error) {
-	if *c.left <= 0 {
-		return 0, errTooBig
-	}
-	if int64(len(p)) > *c.left {
-		p = p[:*c.left]
-	}
-	n, err := c.r.Read(p)
-	*c.left -= int64(n)
-	return n, err
-}
-
-// relationshipPart says whether the ZIP entry name is an OPC relationship part: a name ending
-// in .rels in a folder named _rels (part names compare case-insensitively).
-func relationshipPart(name string) bool {
-	n := strings.ToLower(name)
-	return strings.HasSuffix(n, ".rels") && path.Base(path.Dir(n)) == "_rels"
-}
 
 // externalRelationship reads one relationship part from rc, through cap bytes at most (cap is
 // decreased by what was read), and says whether it holds a relationship whose TargetMode is
@@ -81,7 +52,7 @@ func externalRelationship(rc io.Reader, left *int64) (bool, error) {
 		budget = *left
 	}
 	used := budget
-	dec := xml.NewDecoder(cappedReader{rc, &budget})
+	dec := xml.NewDecoder(ooxml.CappedReader{R: rc, Left: &budget, Err: errTooBig})
 	found := false
 	for {
 		tok, err := dec.Token()
@@ -123,10 +94,7 @@ func externalRelationship(rc io.Reader, left *int64) (bool, error) {
 // a relationship part that cannot be read whole (a compression method other than store and
 // deflate, a bad checksum, a lying size, more than the caps, XML that is not well-formed).
 func externalRefs(r io.ReaderAt, size int64) (bool, error) {
-	if err := countParts(r, size); err != nil {
-		return false, err
-	}
-	z, err := zip.NewReader(r, size)
+	z, err := ooxml.Open(r, size)
 	if err != nil {
 		return false, err
 	}
@@ -137,12 +105,12 @@ func externalRefs(r io.ReaderAt, size int64) (bool, error) {
 		}
 	}
 	if !opc {
-		return false, errNotOPC
+		return false, ooxml.ErrNotOPC
 	}
 	left := int64(totalMax)
 	found := false
 	for _, f := range z.File {
-		if !relationshipPart(f.Name) {
+		if !ooxml.RelationshipPart(strings.ToLower(f.Name)) {
 			continue
 		}
 		rc, err := f.Open()
@@ -152,7 +120,7 @@ func externalRefs(r io.ReaderAt, size int64) (bool, error) {
 		ext, err := externalRelationship(rc, &left)
 		if err == nil {
 			// Read to the end, so that archive/zip checks the part's size and CRC-32.
-			_, err = io.Copy(io.Discard, cappedReader{rc, &left})
+			_, err = io.Copy(io.Discard, ooxml.CappedReader{R: rc, Left: &left, Err: errTooBig})
 		}
 		rc.Close()
 		if err != nil {

@@ -11,6 +11,8 @@ import (
 	"io"
 	"path"
 	"strings"
+
+	"lockd/marketplace/ooxml"
 )
 
 // The caps that bound the work on a hostile package: what one XML part, and all the parts read
@@ -41,42 +43,9 @@ var macroRelationshipTypes = map[string]bool{
 }
 
 var (
-	errNotOPC  = errors.New("not an Office Open XML package: no [Content_Types].xml part")
 	errTooBig  = errors.New("an XML part expands past the plugin's cap")
 	errBadPart = errors.New("an XML part is not well-formed")
 )
-
-// cappedReader reads at most *left bytes from r, then fails with errTooBig: a part that expands
-// past it is refused rather than read on. It decreases *left by what it reads.
-type cappedReader struct {
-	r    io.Reader
-	left *int64
-}
-
-// Read reads what is left of the cap, then fails with errTooBig.
-func (c cappedReader) Read(p []byte) (int, error) {
-	if *c.left <= 0 {
-		return 0, errTooBig
-	}
-	if int64(len(p)) > *c.left {
-		p = p[:*c.left]
-	}
-	n, err := c.r.Read(p)
-	*c.left -= int64(n)
-	return n, err
-}
-
-// partName is the ZIP entry name as an OPC part name for comparison: lowercase (part names
-// compare case-insensitively), without a leading slash.
-func partName(name string) string {
-	return strings.ToLower(strings.TrimPrefix(name, "/"))
-}
-
-// relationshipPart says whether the part name n (as partName gives it) is a relationship part: a
-// name ending in .rels in a folder named _rels.
-func relationshipPart(n string) bool {
-	return strings.HasSuffix(n, ".rels") && path.Base(path.Dir(n)) == "_rels"
-}
 
 // mediaType is a content type's type/subtype, lowercase, without parameters.
 func mediaType(ct string) string {
@@ -101,7 +70,7 @@ func elements(f *zip.File, left *int64, each func(xml.StartElement)) error {
 	}
 	start := budget
 	defer func() { *left -= start - budget }()
-	in := cappedReader{rc, &budget}
+	in := ooxml.CappedReader{R: rc, Left: &budget, Err: errTooBig}
 	dec := xml.NewDecoder(in)
 	for {
 		tok, err := dec.Token()
@@ -142,17 +111,14 @@ func attr(el xml.StartElement, name string) string {
 // whole, and returns an error for a file that is not a ZIP archive with [Content_Types].xml and
 // for any of those parts that cannot be read whole.
 func ooxmlMacros(r io.ReaderAt, size int64) (bool, error) {
-	if err := countParts(r, size); err != nil {
-		return false, err
-	}
-	z, err := zip.NewReader(r, size)
+	z, err := ooxml.Open(r, size)
 	if err != nil {
 		return false, err
 	}
 	parts := map[string]bool{}
 	var types *zip.File
 	for _, f := range z.File {
-		n := partName(f.Name)
+		n := ooxml.PartName(f.Name)
 		if strings.HasSuffix(n, "/") {
 			continue
 		}
@@ -162,7 +128,7 @@ func ooxmlMacros(r io.ReaderAt, size int64) (bool, error) {
 		}
 	}
 	if types == nil {
-		return false, errNotOPC
+		return false, ooxml.ErrNotOPC
 	}
 	left := int64(totalMax)
 	defaults := map[string]string{}
@@ -172,7 +138,7 @@ func ooxmlMacros(r io.ReaderAt, size int64) (bool, error) {
 		case "Default":
 			defaults[strings.ToLower(attr(el, "Extension"))] = mediaType(attr(el, "ContentType"))
 		case "Override":
-			overrides[partName(attr(el, "PartName"))] = mediaType(attr(el, "ContentType"))
+			overrides[ooxml.PartName(attr(el, "PartName"))] = mediaType(attr(el, "ContentType"))
 		}
 	})
 	if err != nil {
@@ -189,8 +155,8 @@ func ooxmlMacros(r io.ReaderAt, size int64) (bool, error) {
 		}
 	}
 	for _, f := range z.File {
-		n := partName(f.Name)
-		if !relationshipPart(n) {
+		n := ooxml.PartName(f.Name)
+		if !ooxml.RelationshipPart(n) {
 			continue
 		}
 		// The source of word/_rels/document.xml.rels is word/document.xml; targets are
@@ -208,7 +174,7 @@ func ooxmlMacros(r io.ReaderAt, size int64) (bool, error) {
 			} else {
 				target = path.Join("/", base, target)
 			}
-			if parts[partName(target)] {
+			if parts[ooxml.PartName(target)] {
 				found = true
 			}
 		})
