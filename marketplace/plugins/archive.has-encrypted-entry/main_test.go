@@ -7,23 +7,12 @@ import (
 	"archive/zip"
 	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"lockd/marketplace/plugintest"
 	"lockd/sdk/sdktest"
 )
-
-// fixtures returns the paths of the files in fixtures/<dir>, failing the test when there are
-// none.
-func fixtures(t testing.TB, dir string) []string {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("fixtures", dir, "[^.]*"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no fixtures in fixtures/%s (%v)", dir, err)
-	}
-	return paths
-}
 
 // answer runs the check on b.
 func answer(b []byte) (bool, error) {
@@ -32,26 +21,7 @@ func answer(b []byte) (bool, error) {
 
 // Every fixture of one/ and zero/ gives its answer, and every one of error/ an error.
 func TestFixtures(t *testing.T) {
-	for dir, want := range map[string]bool{"one": true, "zero": false} {
-		for _, p := range fixtures(t, dir) {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, err := answer(b); err != nil || got != want {
-				t.Errorf("%s: got %v, %v; want %v", p, got, err, want)
-			}
-		}
-	}
-	for _, p := range fixtures(t, "error") {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, err := answer(b); err == nil {
-			t.Errorf("%s: got %v, want an error", p, got)
-		}
-	}
+	plugintest.CheckFixtures(t, answer)
 }
 
 // The fixtures answer the same under lockd's sandbox (lockctl plugin test), when lockctl is
@@ -63,7 +33,7 @@ func TestSandboxFixtures(t *testing.T) {
 // A 7z archive cut anywhere has no answer: the start header names a next header past the end.
 func TestSevenCut(t *testing.T) {
 	for _, dir := range []string{"one", "zero"} {
-		for _, p := range fixtures(t, dir) {
+		for _, p := range plugintest.Fixtures(t, dir) {
 			b, err := os.ReadFile(p)
 			if err != nil || !bytes.HasPrefix(b, sevenMagic) {
 				continue
@@ -101,12 +71,8 @@ func zipOf(t *testing.T, name string, data []byte, flags uint16) []byte {
 // the check ends without a panic; a ZIP archive made of the input (as an entry's name and data)
 // by Go's writer answers 0, and 1 once its entry carries the encrypted flag.
 func FuzzEncrypted(f *testing.F) {
-	for _, dir := range []string{"one", "zero", "error"} {
-		for _, p := range fixtures(f, dir) {
-			if b, err := os.ReadFile(p); err == nil {
-				f.Add(b)
-			}
-		}
+	for _, b := range plugintest.Seeds(f, 0) {
+		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = answer(b)

@@ -7,23 +7,11 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"lockd/marketplace/plugintest"
 	"lockd/sdk/sdktest"
 )
-
-// fixtures returns the paths of the files in fixtures/<dir>, failing the test when there are
-// none.
-func fixtures(t testing.TB, dir string) []string {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("fixtures", dir, "[^.]*"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no fixtures in fixtures/%s (%v)", dir, err)
-	}
-	return paths
-}
 
 // answer runs the check on b.
 func answer(b []byte) (bool, error) {
@@ -32,26 +20,7 @@ func answer(b []byte) (bool, error) {
 
 // Every fixture of one/ and zero/ gives its answer, and every one of error/ an error.
 func TestFixtures(t *testing.T) {
-	for dir, want := range map[string]bool{"one": true, "zero": false} {
-		for _, p := range fixtures(t, dir) {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, err := answer(b); err != nil || got != want {
-				t.Errorf("%s: got %v, %v; want %v", p, got, err, want)
-			}
-		}
-	}
-	for _, p := range fixtures(t, "error") {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, err := answer(b); err == nil {
-			t.Errorf("%s: got %v, want an error", p, got)
-		}
-	}
+	plugintest.CheckFixtures(t, answer)
 }
 
 // The fixtures answer the same under lockd's sandbox (lockctl plugin test), when lockctl is
@@ -100,12 +69,8 @@ func zipOf(data []byte) []byte {
 // the input repeated reps times, compressed by gzip or ZIP, answers by the definition's
 // arithmetic on its true expansion.
 func FuzzBomb(f *testing.F) {
-	for _, dir := range []string{"one", "zero", "error"} {
-		for _, p := range fixtures(f, dir) {
-			if b, err := os.ReadFile(p); err == nil && len(b) < 64<<10 {
-				f.Add(b, uint16(1))
-			}
-		}
+	for _, b := range plugintest.Seeds(f, 64<<10) {
+		f.Add(b, uint16(1))
 	}
 	f.Add([]byte{0}, uint16(65535))
 	f.Add([]byte("abc"), uint16(40000))

@@ -6,22 +6,11 @@ package main
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"testing"
 
+	"lockd/marketplace/plugintest"
 	"lockd/sdk/sdktest"
 )
-
-// fixtures returns the paths of the files in fixtures/<dir>, failing the test when there are
-// none.
-func fixtures(t testing.TB, dir string) []string {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("fixtures", dir, "[^.]*"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no fixtures in fixtures/%s (%v)", dir, err)
-	}
-	return paths
-}
 
 // answer runs the check on b.
 func answer(b []byte) (bool, error) {
@@ -30,26 +19,7 @@ func answer(b []byte) (bool, error) {
 
 // Every fixture of one/ and zero/ gives its answer, and every one of error/ an error.
 func TestFixtures(t *testing.T) {
-	for dir, want := range map[string]bool{"one": true, "zero": false} {
-		for _, p := range fixtures(t, dir) {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, err := answer(b); err != nil || got != want {
-				t.Errorf("%s: got %v, %v; want %v", p, got, err, want)
-			}
-		}
-	}
-	for _, p := range fixtures(t, "error") {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, err := answer(b); err == nil {
-			t.Errorf("%s: got %v, want an error", p, got)
-		}
-	}
+	plugintest.CheckFixtures(t, answer)
 }
 
 // The fixtures answer the same under lockd's sandbox (lockctl plugin test), when lockctl is
@@ -62,7 +32,7 @@ func TestSandboxFixtures(t *testing.T) {
 // never does (it is truncated): checked on every fixture of zero/, at every cut but for PDF, where
 // a file cut inside an incremental update is a whole file with bytes after its %%EOF.
 func TestCutAndAppend(t *testing.T) {
-	for _, p := range fixtures(t, "zero") {
+	for _, p := range plugintest.Fixtures(t, "zero") {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -85,12 +55,8 @@ func TestCutAndAppend(t *testing.T) {
 // the check ends without a panic; a file that ends at its logical end (answer 0) has trailing
 // data once any byte that is not PDF white-space is appended.
 func FuzzTrailing(f *testing.F) {
-	for _, dir := range []string{"one", "zero", "error"} {
-		for _, p := range fixtures(f, dir) {
-			if b, err := os.ReadFile(p); err == nil {
-				f.Add(b)
-			}
-		}
+	for _, b := range plugintest.Seeds(f, 0) {
+		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, err := answer(b)

@@ -5,48 +5,19 @@ package main
 import (
 	"archive/zip"
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"lockd/marketplace/plugintest"
 )
 
-// fixtures returns the paths of the files in fixtures/<dir>, failing the test when there are
-// none.
-func fixtures(t *testing.T, dir string) []string {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("fixtures", dir, "[^.]*"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no fixtures in fixtures/%s (%v)", dir, err)
-	}
-	return paths
-}
-
-// check runs the plugin's check on the file at p.
-func check(t *testing.T, p string) (bool, error) {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+// answer runs the plugin's check on b.
+func answer(b []byte) (bool, error) {
 	return externalRefs(bytes.NewReader(b), int64(len(b)))
 }
 
 // Every fixture of one/ and zero/ gives its answer, and every one of error/ an error.
 func TestFixtures(t *testing.T) {
-	for dir, want := range map[string]bool{"one": true, "zero": false} {
-		for _, p := range fixtures(t, dir) {
-			if got, err := check(t, p); err != nil || got != want {
-				t.Errorf("%s: got %v, %v; want %v", p, got, err, want)
-			}
-		}
-	}
-	for _, p := range fixtures(t, "error") {
-		got, err := check(t, p)
-		if err == nil {
-			t.Errorf("%s: got %v, want an error", p, got)
-		}
-		t.Logf("%s: %v", p, err)
-	}
+	plugintest.CheckFixtures(t, answer)
 }
 
 // FuzzExternalRefs runs the check on any bytes: it must end without a panic, and a file the

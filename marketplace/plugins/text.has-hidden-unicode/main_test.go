@@ -4,47 +4,21 @@ package main
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"lockd/marketplace/plugintest"
 )
 
-// fixtures returns the paths of the files in fixtures/<dir>, failing the test when there are
-// none.
-func fixtures(t *testing.T, dir string) []string {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("fixtures", dir, "[^.]*"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no fixtures in fixtures/%s (%v)", dir, err)
-	}
-	return paths
+// answer runs the plugin's check on b.
+func answer(b []byte) (bool, error) {
+	return hidden(bytes.NewReader(b))
 }
 
 // Every fixture of one/ and zero/ gives its answer, and every one of error/ an error.
 func TestFixtures(t *testing.T) {
-	for dir, want := range map[string]bool{"one": true, "zero": false} {
-		for _, p := range fixtures(t, dir) {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := hidden(bytes.NewReader(b))
-			if err != nil || got != want {
-				t.Errorf("%s: got %v, %v; want %v", p, got, err, want)
-			}
-		}
-	}
-	for _, p := range fixtures(t, "error") {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, err := hidden(bytes.NewReader(b)); err == nil {
-			t.Errorf("%s: got %v, want an error", p, got)
-		}
-	}
+	plugintest.CheckFixtures(t, answer)
 }
 
 // FuzzHidden checks, on any input, what the definition implies without restating the check:
