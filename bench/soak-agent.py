@@ -125,8 +125,10 @@ def main():
                 plugin, want = rnd.choice(((ONE, 1), (ZERO, 0)))
                 r = call("Submit", {"steps": [{"plugin": plugin, "handle": h}]})
                 if "error" in r or "parameters" not in r:
-                    # A handle the console revoked meanwhile is gone: that is no fault.
+                    # A handle the console revoked meanwhile is gone, and a plugin it is
+                    # reinstalling is away for a moment: neither is a fault.
                     if r.get("error") not in ("io.lockd.Agent.UnknownHandle",
+                                              "io.lockd.Agent.UnknownPlugin",
                                               "io.lockd.Agent.TooManyTickets"):
                         problem(f"fresh Submit: {r}")
                     continue
