@@ -12,8 +12,9 @@
 #include "seal.h"
 
 /* Tickets kept at once, all agents, any state; pending ones are also bounded per agent by the
- * policy. What a kept ticket costs is measured by bench/soak (ARCHITECTURE.md, Tickets): a
- * 16-step ticket with its plan about 16 KiB, a 1-step one about 3 KiB. Final tickets are kept
+ * policy. What a kept ticket costs is measured by bench/soak (ARCHITECTURE.md, Hostile peers and
+ * faults): a 16-step ticket with its plan 16.3-16.8 KiB of the engine's RSS, so the full set
+ * stays under 70 MiB; a 1-step one about 3.5 KiB by the same sizes. Final tickets are kept
  * for Wait and the console until room is needed, each agent's at most a share of the set
  * (tickets_set_kept_per_agent()): an agent that churns tickets pushes out its own oldest final
  * ones, never another agent's and never a pending one. */
