@@ -371,6 +371,10 @@ static void read_end(Run *run) {
                               stderr);
         } else if (code == CLD_KILLED || code == CLD_DUMPED)
                 run->exit_code = 128 + status;
+        else if (result && strcmp(result, "success") == 0)
+                /* Collected before its exit status was told: the manager's own verdict is that
+                 * the agent's command ended well (status 0, or a clean SIGTERM or SIGHUP). */
+                run->exit_code = 0;
         else {
                 fprintf(stderr, "lockctl: agent run: the agent did not run (%s)\n",
                         result ? result : "unknown");
@@ -407,6 +411,16 @@ static void check_state(Run *run) {
         if (run->ended || !run->job_done)
                 return;
         if (strcmp(run->state, "inactive") == 0 || strcmp(run->state, "failed") == 0) {
+                /* The Unit interface's change (ActiveState) can come before the Service's
+                 * (ExecMainCode): ask while the unit may still be loaded. */
+                if (!run->have_code &&
+                    sd_bus_get_property_trivial(run->bus, SYSTEMD_DEST, run->unit_path,
+                                                "org.freedesktop.systemd1.Service",
+                                                "ExecMainCode", NULL, 'i', &run->code) >= 0 &&
+                    sd_bus_get_property_trivial(run->bus, SYSTEMD_DEST, run->unit_path,
+                                                "org.freedesktop.systemd1.Service",
+                                                "ExecMainStatus", NULL, 'i', &run->status) >= 0)
+                        run->have_code = run->code != 0;
                 read_end(run);
                 (void)sd_event_exit(sd_bus_get_event(run->bus), 0);
         }

@@ -208,11 +208,12 @@ check "lockd-sign signs a release that lockd installs from a marketplace of the 
         "inside lockd-sign init /root/signer >/dev/null 2>&1 &&
          inside lockd-sign sign /root/signer \
                 --identity 'https://git.example.org/acme/plugins/.ci/release.yml@$ref' \
-                --issuer $issuer --ref $ref /root/signed/plugin.toml /root/signed/plugin &&
+                --issuer $issuer --ref $ref /root/signed/plugin.toml /root/signed/plugin \
+                >'$work/sign.log' 2>&1 &&
          inside lockctl marketplace add in-house --trusted-root /root/signer/trusted_root.json \
                 --issuer $issuer \
                 --identity '^https://git\\.example\\.org/acme/plugins/\\.ci/release\\.yml@refs/tags/.*' \
-                >'$work/sign.log' 2>&1 &&
+                >>'$work/sign.log' 2>&1 &&
          inside lockctl plugin install /root/signed --marketplace in-house >/dev/null &&
          inside lockctl plugin list | grep -q test.good-zero" || sed 's/^/# /' "$work/sign.log"
 run=$(inside lockctl plugin run test.good-one /root/file.txt 2>&1)
