@@ -415,8 +415,8 @@ static void check_state(Run *run) {
                  * (ExecMainCode): ask while the unit may still be loaded. */
                 if (!run->have_code &&
                     sd_bus_get_property_trivial(run->bus, SYSTEMD_DEST, run->unit_path,
-                                                "org.freedesktop.systemd1.Service",
-                                                "ExecMainCode", NULL, 'i', &run->code) >= 0 &&
+                                                "org.freedesktop.systemd1.Service", "ExecMainCode",
+                                                NULL, 'i', &run->code) >= 0 &&
                     sd_bus_get_property_trivial(run->bus, SYSTEMD_DEST, run->unit_path,
                                                 "org.freedesktop.systemd1.Service",
                                                 "ExecMainStatus", NULL, 'i', &run->status) >= 0)

@@ -22,7 +22,7 @@
 
 #define AUDIT_USAGE                                                                                \
         "usage: lockctl audit verify [--state-dir DIR | FILE] [--json]\n"                          \
-        "       lockctl audit verify --journal PATH... [--state-dir DIR] [--match FIELD=VALUE] "    \
+        "       lockctl audit verify --journal PATH... [--state-dir DIR] [--match FIELD=VALUE] "   \
         "[--json]\n"
 
 static int usage_audit(void) {

@@ -14,8 +14,8 @@
 
 struct Fetcher {
         CURL *curl;
-        char *base;   /* without a trailing '/' */
-        char *cacert; /* NULL: the system's CAs */
+        char *base;         /* without a trailing '/' */
+        char *cacert;       /* NULL: the system's CAs */
         const char *scheme; /* "https" or "file": the only protocol this fetcher speaks */
 };
 

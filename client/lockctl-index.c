@@ -58,8 +58,7 @@ int remote_print_error(const char *what, const char *error, json_t *params) {
                         "lockctl: %s refused: the index of marketplace '%s' (version %lld) expired "
                         "at %s (a freeze: its publisher must sign a new one, or someone serves a "
                         "stale copy); nothing was changed\n",
-                        what, m ? m : "?", console_json_integer(params, "version", 0),
-                        e ? e : "?");
+                        what, m ? m : "?", console_json_integer(params, "version", 0), e ? e : "?");
                 return LOCKCTL_EXIT_FAIL;
         }
         return console_print_error(what, error, params);
@@ -185,8 +184,8 @@ int remote_index_load(VarlinkClient *c, const char *what, const char *marketplac
         }
         r = index_parse(json, len, &ri->index, &err);
         if (r < 0) {
-                fprintf(stderr, "lockctl: %s refused: %s: %s\n", what,
-                        release_error_name(err.code), err.message);
+                fprintf(stderr, "lockctl: %s refused: %s: %s\n", what, release_error_name(err.code),
+                        err.message);
                 return LOCKCTL_EXIT_FAIL;
         }
         *ret = TAKE_PTR(ri);

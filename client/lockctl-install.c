@@ -314,8 +314,7 @@ static int print_update_refused(VarlinkClient *c, const InstallFiles *f, json_t 
                 " changes the %s of installed %s without a new MAJOR version: a changed "
                 "question, one or zero needs version %u.0.0 or later (and the plugin's name "
                 "typed to accept it); nothing was changed\n",
-                changed[0] ? changed : "question, one or zero", installed,
-                nm->version_major + 1);
+                changed[0] ? changed : "question, one or zero", installed, nm->version_major + 1);
         return LOCKCTL_EXIT_FAIL;
 }
 
@@ -324,8 +323,8 @@ static int print_update_refused(VarlinkClient *c, const InstallFiles *f, json_t 
  * plugin's typed name when an update needs it and sending the same snapshots again with it.
  * 0 and *ret_reply (InstallPlugin's answer), or an exit code after printing why.
  */
-static int install_send(VarlinkClient *c, const InstallFiles *f, json_t *params,
-                        const char *accept, json_t **ret_reply) {
+static int install_send(VarlinkClient *c, const InstallFiles *f, json_t *params, const char *accept,
+                        json_t **ret_reply) {
         _cleanup_(json_decrefp) json_t *reply = NULL;
         _cleanup_free_ char *error = NULL, *typed = NULL;
         int r;
@@ -518,8 +517,10 @@ static int install_by_name(const char *spec, const char *marketplace, const char
                 version = at + 1;
         }
         if (!manifest_name_valid(name) || (version && !manifest_version_valid(version))) {
-                fprintf(stderr, "lockctl: %s is neither a release directory nor a plugin "
-                                "NAME[@MAJOR.MINOR.PATCH]\n", spec);
+                fprintf(stderr,
+                        "lockctl: %s is neither a release directory nor a plugin "
+                        "NAME[@MAJOR.MINOR.PATCH]\n",
+                        spec);
                 return usage_install();
         }
         r = console_connect(&c);
@@ -534,8 +535,8 @@ static int install_by_name(const char *spec, const char *marketplace, const char
                 const IndexRelease *e;
                 const char *mname = console_json_string(m, "name");
 
-                r = remote_index_load(c, "install", mname, console_json_string(m, "url"),
-                                      cacert, &ri);
+                r = remote_index_load(c, "install", mname, console_json_string(m, "url"), cacert,
+                                      &ri);
                 if (r != 0) {
                         failed = r;
                         continue;
@@ -559,15 +560,17 @@ static int install_by_name(const char *spec, const char *marketplace, const char
         if (n_found == 0 && failed)
                 return failed;
         if (n_found == 0) {
-                fprintf(stderr, "lockctl: install refused: %s%s%s is not offered by %s%s\n",
-                        name, version ? "@" : "", version ? version : "",
+                fprintf(stderr, "lockctl: install refused: %s%s%s is not offered by %s%s\n", name,
+                        version ? "@" : "", version ? version : "",
                         marketplace ? "marketplace " : "any marketplace with a URL",
                         marketplace ? marketplace : "");
                 return failed ? failed : LOCKCTL_EXIT_FAIL;
         }
         if (n_found > 1) {
-                fprintf(stderr, "lockctl: install refused: %s is offered by marketplaces %s: "
-                                "choose one with --marketplace NAME\n", name, offered);
+                fprintf(stderr,
+                        "lockctl: install refused: %s is offered by marketplaces %s: "
+                        "choose one with --marketplace NAME\n",
+                        name, offered);
                 return LOCKCTL_EXIT_USAGE;
         }
 
@@ -751,8 +754,9 @@ static Manifest *fetch_manifest(RemoteIndex *ri, const IndexRelease *e) {
                 return NULL;
         sha256(text, len, digest);
         if (memcmp(digest, e->manifest_sha256, 32) != 0) {
-                fprintf(stderr, "lockctl: %s %s of marketplace %s: %s: "
-                                "RELEASE_E_INDEX_MISMATCH: its SHA-256 differs from the index\n",
+                fprintf(stderr,
+                        "lockctl: %s %s of marketplace %s: %s: "
+                        "RELEASE_E_INDEX_MISMATCH: its SHA-256 differs from the index\n",
                         e->name, e->version, ri->marketplace, path);
                 return NULL;
         }
@@ -839,9 +843,8 @@ int verb_plugin_search(int argc, char **argv) {
                         p = installed_entry(plugins, e->name);
                         if (json_array_append_new(
                                     out, json_pack("{s:s, s:s, s:s, s:s, s:s?}", "name", e->name,
-                                                   "version", e->version, "question",
-                                                   man->question, "marketplace", ri->marketplace,
-                                                   "installed",
+                                                   "version", e->version, "question", man->question,
+                                                   "marketplace", ri->marketplace, "installed",
                                                    p ? console_json_string(p, "version") : NULL)) <
                             0)
                                 return LOCKCTL_EXIT_FAIL;
@@ -943,13 +946,14 @@ int verb_plugin_update(int argc, char **argv) {
                         wanted = wanted || strcmp(names[k], name) == 0;
                 if (!wanted || !json_is_true(json_object_get(p, "signed")) || !mk)
                         continue;
-                json_array_foreach(list, j, m)
-                        if (strcmp(console_json_string(m, "name"), mk) == 0)
-                                url = console_json_string(m, "url");
+                json_array_foreach(list, j, m) if (strcmp(console_json_string(m, "name"), mk) == 0)
+                        url = console_json_string(m, "url");
                 if (!url) {
                         if (n_names > 0) {
-                                fprintf(stderr, "lockctl: update: %s comes from marketplace %s, "
-                                                "which has no URL\n", name, mk);
+                                fprintf(stderr,
+                                        "lockctl: update: %s comes from marketplace %s, "
+                                        "which has no URL\n",
+                                        name, mk);
                                 result = LOCKCTL_EXIT_FAIL;
                         }
                         continue;
@@ -984,8 +988,8 @@ int verb_plugin_update(int argc, char **argv) {
                 }
                 if (json_array_append_new(out, json_pack("{s:s, s:s, s:s?, s:s}", "name", name,
                                                          "installed", version, "newest",
-                                                         e ? e->version : NULL, "result",
-                                                         state)) < 0)
+                                                         e ? e->version : NULL, "result", state)) <
+                    0)
                         result = LOCKCTL_EXIT_FAIL;
         }
         for (size_t k = 0; k < n_indexes; k++)

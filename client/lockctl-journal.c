@@ -33,7 +33,7 @@
  */
 #define DEFAULT_MATCH "_COMM=lockd-engine"
 
-#define ID_MAX       32  /* _MACHINE_ID, _BOOT_ID: 32 hex digits */
+#define ID_MAX       32 /* _MACHINE_ID, _BOOT_ID: 32 hex digits */
 #define HOSTNAME_MAX 64
 #define FIELD_MAX    (AUDIT_LINE_MAX + 64) /* the largest journal field read */
 
@@ -70,7 +70,7 @@ typedef struct Host {
         size_t n_breaks, n_breaks_total;
         size_t chains, duplicates;
         int64_t last; /* the last record in journal order; -1: none */
-        char uid[24];  /* the _UID every record of this host comes from (the first record's) */
+        char uid[24]; /* the _UID every record of this host comes from (the first record's) */
         /* --state-dir: the local log compared */
         bool local_checked, local_agrees;
         char local_what[200];
@@ -151,12 +151,12 @@ static int host_add(Host *h, const Rec *r) {
         return 0;
 }
 
-static void add_break(Host *h, const char *kind, uint64_t seq, uint64_t seq_last,
-                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void add_break(Host *h, const char *kind, uint64_t seq, uint64_t seq_last, const char *fmt,
+                      ...) __attribute__((format(printf, 5, 6)));
 
 /* Records a break of h (the first JOURNAL_VERIFY_BREAKS_MAX are listed, all are counted). */
-static void add_break(Host *h, const char *kind, uint64_t seq, uint64_t seq_last,
-                      const char *fmt, ...) {
+static void add_break(Host *h, const char *kind, uint64_t seq, uint64_t seq_last, const char *fmt,
+                      ...) {
         va_list ap;
         Break *b;
 
@@ -244,7 +244,8 @@ static int mirror_check(sd_journal *j, const char *line, char *bad, size_t bad_l
                         continue; /* seq, time, prev, event: checked as the record's own */
                 memcpy(field, "LOCKD_", 6);
                 for (k = 0; key[k] && k < AUDIT_NAME_MAX; k++)
-                        field[6 + k] = (char)(key[k] >= 'a' && key[k] <= 'z' ? key[k] - 32 : key[k]);
+                        field[6 + k] =
+                                (char)(key[k] >= 'a' && key[k] <= 'z' ? key[k] - 32 : key[k]);
                 field[6 + k] = 0;
                 switch (json_typeof(val)) {
                 case JSON_STRING:
@@ -312,8 +313,7 @@ static int take_entry(Verify *v, sd_journal *j, const char *line, size_t len) {
         int r;
 
         /* Trusted fields, journald's own: an entry without a machine is nobody's. */
-        if (entry_field(j, "_MACHINE_ID", machine, sizeof(machine)) < 0 ||
-            !is_hex(machine, ID_MAX))
+        if (entry_field(j, "_MACHINE_ID", machine, sizeof(machine)) < 0 || !is_hex(machine, ID_MAX))
                 return 0;
         if (entry_field(j, "_HOSTNAME", hostname, sizeof(hostname)) < 0)
                 snprintf(hostname, sizeof(hostname), "?");
@@ -399,12 +399,11 @@ static int take_entry(Verify *v, sd_journal *j, const char *line, size_t len) {
 
                 if (rec.seq > l->seq + 1)
                         add_break(h, "gap", l->seq + 1, rec.seq - 1,
-                                  "records %" PRIu64 " to %" PRIu64 " are missing",
-                                  l->seq + 1, rec.seq - 1);
+                                  "records %" PRIu64 " to %" PRIu64 " are missing", l->seq + 1,
+                                  rec.seq - 1);
                 else if (rec.seq == l->seq + 1)
                         add_break(h, "rewrite", l->seq, l->seq,
-                                  "record %" PRIu64 " is not the one record %" PRIu64
-                                  " links to",
+                                  "record %" PRIu64 " is not the one record %" PRIu64 " links to",
                                   l->seq, rec.seq);
                 else
                         add_break(h, "rewrite", rec.seq, rec.seq,
@@ -459,8 +458,7 @@ static int collect(const char *path, int depth, char ***files, size_t *n) {
 
                 if (r >= 0 && name[0] != '.' && asprintf(&sub, "%s/%s", path, name) >= 0 &&
                     stat(sub, &s) == 0 &&
-                    (S_ISDIR(s.st_mode) ||
-                     (len > 8 && strcmp(name + len - 8, ".journal") == 0) ||
+                    (S_ISDIR(s.st_mode) || (len > 8 && strcmp(name + len - 8, ".journal") == 0) ||
                      (len > 9 && strcmp(name + len - 9, ".journal~") == 0)))
                         r = collect(sub, depth + 1, files, n);
                 free(list[i]);
@@ -662,20 +660,18 @@ static json_t *host_json(const Host *h) {
         for (size_t i = 0; i < h->n_breaks; i++) {
                 const Break *b = &h->breaks[i];
 
-                json_array_append_new(
-                        breaks, json_pack("{s:s, s:I, s:I, s:s}", "kind", b->kind, "seq",
-                                          (json_int_t)b->seq, "seq_last", (json_int_t)b->seq_last,
-                                          "what", b->what));
+                json_array_append_new(breaks, json_pack("{s:s, s:I, s:I, s:s}", "kind", b->kind,
+                                                        "seq", (json_int_t)b->seq, "seq_last",
+                                                        (json_int_t)b->seq_last, "what", b->what));
         }
         for (size_t i = 0; i < h->n_starts; i++) {
                 const Start *s = &h->starts[i];
 
-                json_array_append_new(starts,
-                                      json_pack("{s:s, s:I, s:I, s:I, s:I}", "boot_id", s->boot_id,
-                                                "pid", (json_int_t)s->pid, "first_seq",
-                                                (json_int_t)s->first_seq, "last_seq",
-                                                (json_int_t)s->last_seq, "records",
-                                                (json_int_t)s->records));
+                json_array_append_new(starts, json_pack("{s:s, s:I, s:I, s:I, s:I}", "boot_id",
+                                                        s->boot_id, "pid", (json_int_t)s->pid,
+                                                        "first_seq", (json_int_t)s->first_seq,
+                                                        "last_seq", (json_int_t)s->last_seq,
+                                                        "records", (json_int_t)s->records));
         }
         json_object_set_new(o, "machine_id", json_string(h->machine_id));
         json_object_set_new(o, "hostname", json_string(h->hostname));
@@ -684,7 +680,8 @@ static json_t *host_json(const Host *h) {
         json_object_set_new(o, "records", json_integer((json_int_t)h->n_recs));
         json_object_set_new(o, "first_seq",
                             h->n_recs ? json_integer((json_int_t)h->recs[0].seq) : json_null());
-        json_object_set_new(o, "last_seq", head ? json_integer((json_int_t)head->seq) : json_null());
+        json_object_set_new(o, "last_seq",
+                            head ? json_integer((json_int_t)head->seq) : json_null());
         json_object_set_new(o, "head", head ? json_string(head->hash) : json_null());
         json_object_set_new(o, "chains", json_integer((json_int_t)h->chains));
         json_object_set_new(o, "duplicates", json_integer((json_int_t)h->duplicates));
@@ -692,9 +689,9 @@ static json_t *host_json(const Host *h) {
         json_object_set_new(o, "breaks", breaks);
         json_object_set_new(o, "breaks_total", json_integer((json_int_t)h->n_breaks_total));
         if (h->local_checked)
-                json_object_set_new(o, "local",
-                                    json_pack("{s:b, s:s}", "agrees", h->local_agrees, "what",
-                                              h->local_what));
+                json_object_set_new(
+                        o, "local",
+                        json_pack("{s:b, s:s}", "agrees", h->local_agrees, "what", h->local_what));
         return o;
 }
 

@@ -40,7 +40,8 @@ static int pages_read(VarlinkClient *c, const char *method, json_t *params, cons
                 /* A listing that never ends would hold lockctl forever: lockd's do end. */
                 if (page == CONSOLE_PAGES_MAX)
                         return -EBADMSG;
-                if (json_object_set_new(p, "cursor", cursor ? json_string(cursor) : json_null()) < 0)
+                if (json_object_set_new(p, "cursor", cursor ? json_string(cursor) : json_null()) <
+                    0)
                         return -ENOMEM;
                 r = varlink_client_call(c, full, p, NULL, 0, &reply, &error);
                 if (r < 0)

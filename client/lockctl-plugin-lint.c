@@ -25,10 +25,10 @@
 #include "macro.h"
 #include "manifest.h"
 
-#define BINARY_BYTES_MAX  (1024 * MiB) /* a plugin binary lint reads */
-#define SOURCE_DEPTH_MAX  32           /* directories below the source directory */
-#define SOURCE_ENTRIES_MAX 100000      /* directory entries walked in all */
-#define SOURCE_FILES_MAX  10000        /* .go files read in all */
+#define BINARY_BYTES_MAX   (1024 * MiB) /* a plugin binary lint reads */
+#define SOURCE_DEPTH_MAX   32           /* directories below the source directory */
+#define SOURCE_ENTRIES_MAX 100000       /* directory entries walked in all */
+#define SOURCE_FILES_MAX   10000        /* .go files read in all */
 
 /* A read-only private map of a file (an empty file maps to nothing). */
 typedef struct Mapped {
@@ -303,8 +303,8 @@ static int go_check_dependency(GoWalk *w, const char *path) {
                                : 1;
         r = dir_names_sorted(fd, not_dots, SOURCE_ENTRIES_MAX, &names, &n);
         if (r < 0)
-                return finding_add(w->f->errors, "error", "GO_SOURCE: %s: %s", dir,
-                                   strerror(-r)) < 0
+                return finding_add(w->f->errors, "error", "GO_SOURCE: %s: %s", dir, strerror(-r)) <
+                                       0
                                ? -ENOMEM
                                : 1;
         r = 0;
@@ -312,8 +312,8 @@ static int go_check_dependency(GoWalk *w, const char *path) {
                 _cleanup_free_ char *file = NULL;
                 struct stat st;
 
-                if (names[i][0] == '.' || names[i][0] == '_' ||
-                    fstatat(fd, names[i], &st, 0) < 0 || !S_ISREG(st.st_mode))
+                if (names[i][0] == '.' || names[i][0] == '_' || fstatat(fd, names[i], &st, 0) < 0 ||
+                    !S_ISREG(st.st_mode))
                         continue;
                 if (asprintf(&file, "%s/%s", dir, names[i]) < 0) {
                         r = -ENOMEM;
@@ -361,8 +361,8 @@ static int go_check_file(GoWalk *w, int dirfd, const char *name, const char *rel
                                    r == -EFBIG ? "larger than 4 MiB" : strerror(-r));
         r = go_imports_parse(buf, len, &g, &diag);
         if (r == -EINVAL)
-                return finding_add(w->f->errors, "error", "GO_SYNTAX: %s (%s:%u:%u)",
-                                   diag.message, rel, diag.line, diag.column);
+                return finding_add(w->f->errors, "error", "GO_SYNTAX: %s (%s:%u:%u)", diag.message,
+                                   rel, diag.line, diag.column);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < g->n; i++) {
@@ -556,9 +556,10 @@ static int lint_c(int binfd_dir, const char *bin_dir, Findings *f) {
                                 return r;
                 }
         if (any && !relocations)
-                fprintf(stderr, "note: %s/plugin has no relocations, so a name counts wherever it "
-                                "is defined or used, the C library's own use included; link with "
-                                "-Wl,--emit-relocs to count only the plugin's references\n",
+                fprintf(stderr,
+                        "note: %s/plugin has no relocations, so a name counts wherever it "
+                        "is defined or used, the C library's own use included; link with "
+                        "-Wl,--emit-relocs to count only the plugin's references\n",
                         bin_dir);
         return 0;
 }

@@ -870,8 +870,8 @@ static int fixtures_run(Tester *t) {
                                 verdict_print(&v);
                                 fflush(stdout);
                                 if (t->show_stderr && v.have_result)
-                                        print_stderr(v.fixture, t->output->err,
-                                                     t->output->err_len, t->output->err_total);
+                                        print_stderr(v.fixture, t->output->err, t->output->err_len,
+                                                     t->output->err_total);
                         }
                 }
                 if (n_fixtures == 0) {

@@ -70,6 +70,7 @@ int verb_plugin(int argc, char **argv) {
                 return verb_plugin_run(argc - 1, argv + 1);
         if (argc >= 1 && strcmp(argv[0], "sync") == 0)
                 return verb_plugin_sync(argc - 1, argv + 1);
-        fprintf(stderr, "usage: lockctl plugin new|test|lint|install|search|update|list|remove|run|sync ...\n");
+        fprintf(stderr, "usage: lockctl plugin "
+                        "new|test|lint|install|search|update|list|remove|run|sync ...\n");
         return LOCKCTL_EXIT_USAGE;
 }

@@ -62,8 +62,10 @@ static json_t *text_pins(const char *path, char *buf) {
                      t = strtok_r(NULL, " \t\r", &ws))
                         w[k++] = t;
                 if (k != 5 || json_array_size(list) >= SYNC_PLUGINS_MAX) {
-                        fprintf(stderr, "lockctl: %s:%u: expected NAME VERSION MARKETPLACE "
-                                        "MANIFEST_SHA256 BINARY_SHA256\n", path, n);
+                        fprintf(stderr,
+                                "lockctl: %s:%u: expected NAME VERSION MARKETPLACE "
+                                "MANIFEST_SHA256 BINARY_SHA256\n",
+                                path, n);
                         return NULL;
                 }
                 o = json_object();
@@ -131,8 +133,10 @@ static int read_pins(const char *path, json_t **ret_root, Pin **ret, size_t *ret
         list = json_object_get(root, "plugins");
         if (!json_is_object(root) || json_object_size(root) != 1 || !json_is_array(list) ||
             json_array_size(list) > SYNC_PLUGINS_MAX) {
-                fprintf(stderr, "lockctl: %s: expected {\"plugins\": [...]} with at most %d "
-                                "entries\n", path, SYNC_PLUGINS_MAX);
+                fprintf(stderr,
+                        "lockctl: %s: expected {\"plugins\": [...]} with at most %d "
+                        "entries\n",
+                        path, SYNC_PLUGINS_MAX);
                 return LOCKCTL_EXIT_USAGE;
         }
         pins = calloc(json_array_size(list) + 1, sizeof(*pins));
@@ -149,8 +153,8 @@ static int read_pins(const char *path, json_t **ret_root, Pin **ret, size_t *ret
                 if (!json_is_object(e) || json_object_size(e) != 5 || !p->name ||
                     !manifest_name_valid(p->name) || !p->version ||
                     !manifest_version_valid(p->version) || !p->marketplace ||
-                    !marketplace_name_valid(p->marketplace) ||
-                    !digest_valid(p->manifest_sha256) || !digest_valid(p->binary_sha256)) {
+                    !marketplace_name_valid(p->marketplace) || !digest_valid(p->manifest_sha256) ||
+                    !digest_valid(p->binary_sha256)) {
                         fprintf(stderr,
                                 "lockctl: %s: plugins[%zu]: expected exactly name, version, "
                                 "marketplace, manifest_sha256 and binary_sha256 (valid names, a "
@@ -204,7 +208,8 @@ static json_t *installed_entry(json_t *plugins, const char *name) {
 
 /* Whether the installed entry p is the pinned release exactly. */
 static bool is_pinned(const json_t *p, const Pin *pin) {
-        const char *v = console_json_string(p, "version"), *m = console_json_string(p, "marketplace");
+        const char *v = console_json_string(p, "version"),
+                   *m = console_json_string(p, "marketplace");
         const char *ms = console_json_string(p, "manifest_sha256");
         const char *bs = console_json_string(p, "binary_sha256");
 
@@ -235,16 +240,19 @@ static int check_index(VarlinkClient *c, const Pin *pin, const char *cacert) {
                 return r;
         e = index_find(ri->index, pin->name, pin->version);
         if (!e) {
-                fprintf(stderr, "lockctl: plugin sync refused: %s@%s is not offered by "
-                                "marketplace %s\n", pin->name, pin->version, pin->marketplace);
+                fprintf(stderr,
+                        "lockctl: plugin sync refused: %s@%s is not offered by "
+                        "marketplace %s\n",
+                        pin->name, pin->version, pin->marketplace);
                 return LOCKCTL_EXIT_FAIL;
         }
         hex_encode(e->manifest_sha256, 32, msha);
         hex_encode(e->binary_sha256, 32, bsha);
         if (strcmp(msha, pin->manifest_sha256) != 0 || strcmp(bsha, pin->binary_sha256) != 0) {
-                fprintf(stderr, "lockctl: plugin sync refused: marketplace %s's %s@%s is not the "
-                                "pinned release (its %s SHA-256 differs)\n", pin->marketplace,
-                        pin->name, pin->version,
+                fprintf(stderr,
+                        "lockctl: plugin sync refused: marketplace %s's %s@%s is not the "
+                        "pinned release (its %s SHA-256 differs)\n",
+                        pin->marketplace, pin->name, pin->version,
                         strcmp(msha, pin->manifest_sha256) != 0 ? "manifest" : "binary");
                 return LOCKCTL_EXIT_FAIL;
         }
@@ -403,8 +411,10 @@ int verb_plugin_sync(int argc, char **argv) {
                 json_t *cur = installed_entry(after, pins[k].name);
 
                 if (!cur || !is_pinned(cur, &pins[k])) {
-                        fprintf(stderr, "lockctl: plugin sync: lockd does not hold %s@%s as "
-                                        "pinned\n", pins[k].name, pins[k].version);
+                        fprintf(stderr,
+                                "lockctl: plugin sync: lockd does not hold %s@%s as "
+                                "pinned\n",
+                                pins[k].name, pins[k].version);
                         rc = LOCKCTL_EXIT_FAIL;
                 }
         }

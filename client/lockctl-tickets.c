@@ -174,8 +174,9 @@ int verb_tickets(int argc, char **argv) {
         next = json_string_value(json_object_get(reply, "next"));
         if (next && !all) {
                 /* The cursor is lockd's: shown escaped, as everything lockd sends. */
-                fprintf(stderr, "lockctl: more tickets (%lld kept, %lld pending): lockctl tickets "
-                                "--cursor ",
+                fprintf(stderr,
+                        "lockctl: more tickets (%lld kept, %lld pending): lockctl tickets "
+                        "--cursor ",
                         console_json_integer(reply, "total", -1),
                         console_json_integer(reply, "pending", -1));
                 console_fputs_escaped(next, stderr);

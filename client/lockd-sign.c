@@ -844,8 +844,9 @@ static int check_ref(const char *file, const char *ref) {
                 return r;
         }
         if (manifest_parse((const char *)text, len, &m, &diag) < 0) {
-                fprintf(stderr, "lockd-sign: %s: not a valid manifest (%s, %u:%u): lockd would "
-                                "refuse the release\n",
+                fprintf(stderr,
+                        "lockd-sign: %s: not a valid manifest (%s, %u:%u): lockd would "
+                        "refuse the release\n",
                         manifest_path, diag.message, diag.line, diag.column);
                 return -EINVAL;
         }
@@ -1009,8 +1010,7 @@ static int scan_releases(const char *dir, IndexEntry **ret, size_t *ret_n) {
                 if (de->d_name[0] == '.')
                         continue;
                 if (!manifest_name_valid(de->d_name)) {
-                        fprintf(stderr, "lockd-sign: %s/%s: not a plugin name\n", top,
-                                de->d_name);
+                        fprintf(stderr, "lockd-sign: %s/%s: not a plugin name\n", top, de->d_name);
                         closedir(d);
                         return -EINVAL;
                 }
@@ -1031,8 +1031,8 @@ static int scan_releases(const char *dir, IndexEntry **ret, size_t *ret_n) {
 
                         if (ve->d_name[0] == '.')
                                 continue;
-                        if (asprintf(&mpath, "%s/%s/%s", ndir, ve->d_name,
-                                     RELEASE_MANIFEST_FILE) < 0 ||
+                        if (asprintf(&mpath, "%s/%s/%s", ndir, ve->d_name, RELEASE_MANIFEST_FILE) <
+                                    0 ||
                             asprintf(&bpath, "%s/%s/%s", ndir, ve->d_name, RELEASE_BINARY_FILE) <
                                     0) {
                                 closedir(vd);
@@ -1052,8 +1052,7 @@ static int scan_releases(const char *dir, IndexEntry **ret, size_t *ret_n) {
                         if (manifest_parse((const char *)mtext, mlen, &m, &diag) < 0 ||
                             strcmp(m->name, de->d_name) != 0 ||
                             strcmp(m->version, ve->d_name) != 0) {
-                                fprintf(stderr,
-                                        "lockd-sign: %s: %s\n", mpath,
+                                fprintf(stderr, "lockd-sign: %s: %s\n", mpath,
                                         m ? "names another plugin or version than its directory"
                                           : diag.message);
                                 closedir(vd);
@@ -1149,14 +1148,18 @@ static int cmd_index(int argc, char **argv) {
                 return usage(stderr, 2);
         dir = argv[optind];
         if (!marketplace_name_valid(name)) {
-                fprintf(stderr, "lockd-sign: --name %s is not a marketplace name "
-                                "([a-z0-9][a-z0-9-]{0,63})\n", name);
+                fprintf(stderr,
+                        "lockd-sign: --name %s is not a marketplace name "
+                        "([a-z0-9][a-z0-9-]{0,63})\n",
+                        name);
                 return 2;
         }
         if (parse_expires(expires_arg, now, &expires) < 0 ||
             index_format_time(expires, expires_text) < 0) {
-                fprintf(stderr, "lockd-sign: --expires %s is neither a duration (30d, 12h, 90m, "
-                                "3600s) nor a time as YYYY-MM-DDTHH:MM:SSZ\n", expires_arg);
+                fprintf(stderr,
+                        "lockd-sign: --expires %s is neither a duration (30d, 12h, 90m, "
+                        "3600s) nor a time as YYYY-MM-DDTHH:MM:SSZ\n",
+                        expires_arg);
                 return 2;
         }
         if (asprintf(&path, "%s/%s", dir, INDEX_FILE) < 0)
@@ -1167,10 +1170,12 @@ static int cmd_index(int argc, char **argv) {
         r = read_file(path, (uint8_t **)&old, &old_len);
         if (r >= 0) {
                 if (index_parse(old, old_len, &prev, &err) < 0) {
-                        fprintf(stderr, "lockd-sign: %s exists and does not parse (%s): its "
-                                        "version is unknown, so it is not replaced (remove it to "
-                                        "start again at version 1, which lockd refuses where it "
-                                        "verified a newer one)\n", path, err.message);
+                        fprintf(stderr,
+                                "lockd-sign: %s exists and does not parse (%s): its "
+                                "version is unknown, so it is not replaced (remove it to "
+                                "start again at version 1, which lockd refuses where it "
+                                "verified a newer one)\n",
+                                path, err.message);
                         return 1;
                 }
                 if (prev->version >= INDEX_VERSION_MAX)
@@ -1188,12 +1193,11 @@ static int cmd_index(int argc, char **argv) {
         if (!releases)
                 return 1;
         for (size_t i = 0; i < n; i++)
-                if (json_array_append_new(
-                            releases,
-                            json_pack("{s:s, s:s, s:s, s:s}", "name", entries[i].name, "version",
-                                      entries[i].version, "manifest_sha256",
-                                      entries[i].manifest_sha256, "binary_sha256",
-                                      entries[i].binary_sha256)) < 0)
+                if (json_array_append_new(releases,
+                                          json_pack("{s:s, s:s, s:s, s:s}", "name", entries[i].name,
+                                                    "version", entries[i].version,
+                                                    "manifest_sha256", entries[i].manifest_sha256,
+                                                    "binary_sha256", entries[i].binary_sha256)) < 0)
                         return 1;
         root = json_pack("{s:s, s:I, s:s, s:O}", "name", name, "version", (json_int_t)version,
                          "expires", expires_text, "releases", releases);
@@ -1205,8 +1209,8 @@ static int cmd_index(int argc, char **argv) {
                 fprintf(stderr, "lockd-sign: cannot write %s: %s\n", path, strerror(-r));
                 return 1;
         }
-        printf("wrote %s: marketplace %s, version %" PRIu64 ", %zu release%s, expires %s\n",
-               path, name, version, n, n == 1 ? "" : "s", expires_text);
+        printf("wrote %s: marketplace %s, version %" PRIu64 ", %zu release%s, expires %s\n", path,
+               name, version, n, n == 1 ? "" : "s", expires_text);
         if (signer) {
                 _cleanup_(instance_done) Instance in = {};
 

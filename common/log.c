@@ -88,7 +88,7 @@ void log_open(bool force_journal) {
         int saved = errno, level = level_from_env();
 
         log_target = force_journal || log_fd < 0 || stderr_is_journal() ? LOG_TARGET_JOURNAL
-                                                                         : LOG_TARGET_STDERR;
+                                                                        : LOG_TARGET_STDERR;
         if (level >= 0)
                 log_max_level = level;
         errno = saved;
@@ -199,7 +199,9 @@ static bool escape_append(char *buf, size_t size, size_t *pos, const char *src, 
 
 /* The bytes of f's value an entry keeps. */
 static size_t value_max(const LogField *f) {
-        return f->max == 0 ? LOG_VALUE_MAX : f->max < LOG_WHOLE_VALUE_MAX ? f->max : LOG_WHOLE_VALUE_MAX;
+        return f->max == 0                    ? LOG_VALUE_MAX
+               : f->max < LOG_WHOLE_VALUE_MAX ? f->max
+                                              : LOG_WHOLE_VALUE_MAX;
 }
 
 /* The stderr form: "<N>message LOCKD_A="v" LOCKD_B="w"\n", written with one write(2). */

@@ -382,8 +382,8 @@ static int call_reply_too_large(VarlinkCall *call, size_t len, size_t limit) {
         _cleanup_(json_decrefp) json_t *p = NULL;
         const char *dot = call->method ? strrchr(call->method, '.') : NULL;
 
-        if (!dot || asprintf(&error, "%.*s.ReplyTooLarge", (int)(dot - call->method),
-                             call->method) < 0)
+        if (!dot ||
+            asprintf(&error, "%.*s.ReplyTooLarge", (int)(dot - call->method), call->method) < 0)
                 return -ENOMEM;
         p = json_pack("{s:I, s:I}", "bytes", (json_int_t)len, "limit", (json_int_t)limit);
         if (!p)

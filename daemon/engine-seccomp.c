@@ -94,7 +94,7 @@ static const int denied[] = {
  * exit signal (only clone3 and unshare take it).
  */
 #define CLONE_NS_FLAGS                                                                             \
-        (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |            \
+        (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
          CLONE_NEWPID | CLONE_NEWNET)
 /* x32's system calls are x86-64's numbers with this bit: another table, killed like another
  * architecture's (a deny list keyed on x86-64's numbers would not see them). */
@@ -147,8 +147,8 @@ int engine_confine(void) {
         f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
                                               offsetof(struct seccomp_data, args[0]));
         f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NS_FLAGS, 0, 1);
-        f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-                                              SECCOMP_RET_ERRNO | (EPERM & 0xffff));
+        f[n++] =
+                (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & 0xffff));
         f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
         /*
          * Sockets: AF_UNIX only (its sockets, the spawner's channel, journald, lockd-verify's
@@ -159,8 +159,7 @@ int engine_confine(void) {
          */
         for (int k = 0; k < 2; k++) {
                 f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-                                                      k == 0 ? __NR_socket : __NR_socketpair, 0,
-                                                      4);
+                                                      k == 0 ? __NR_socket : __NR_socketpair, 0, 4);
                 f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
                                                       offsetof(struct seccomp_data, args[0]));
                 f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 1, 0);

@@ -71,8 +71,7 @@ static void on_engine_exit(int status, void *userdata) {
 void __assert_fail(const char *assertion, const char *file, unsigned int line,
                    const char *function) {
         log_struct(LOG_CRIT, NULL, NULL, "the engine aborts: assertion failed at %s:%u (%s): %s",
-                   file ? file : "?", line, function ? function : "?",
-                   assertion ? assertion : "?");
+                   file ? file : "?", line, function ? function : "?", assertion ? assertion : "?");
         abort();
 }
 

@@ -123,8 +123,7 @@ static void on_disconnect(VarlinkConn *c, void *userdata) {
                               LOG_FIELD_U64("PEER_PID", uc->pid), LOG_FIELD("SOCKET", sock),
                               LOG_FIELD("CAUSE", cause), LOG_FIELD_U64("SUPPRESSED", suppressed)),
                    "closed the connection of uid %u on the %s socket: %s%s", (unsigned)uc->uid,
-                   sock, cause,
-                   suppressed > 0 ? " (earlier lines of this uid suppressed)" : "");
+                   sock, cause, suppressed > 0 ? " (earlier lines of this uid suppressed)" : "");
 }
 
 static int on_accept(VarlinkConn *c, void *userdata) {
@@ -511,8 +510,8 @@ void manager_trim_soon(Manager *m) {
         if (!m->event || m->stopping)
                 return;
         if (!m->trim) {
-                if (sd_event_add_time_relative(m->event, &m->trim, CLOCK_MONOTONIC,
-                                               TRIM_DELAY_USEC, TRIM_DELAY_USEC, on_trim, m) < 0)
+                if (sd_event_add_time_relative(m->event, &m->trim, CLOCK_MONOTONIC, TRIM_DELAY_USEC,
+                                               TRIM_DELAY_USEC, on_trim, m) < 0)
                         return;
                 return;
         }

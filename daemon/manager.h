@@ -58,7 +58,7 @@ typedef struct Manager {
         uint64_t run_seq;  /* the last run id (manager_run_name()) */
         RateLimit refusals; /* log lines about refused peers, per uid */
         RateLimit drops;    /* log lines about connections lockd closed for a cause, per uid */
-        sd_event_source *trim; /* malloc_trim() a second after a connection ends */
+        sd_event_source *trim;          /* malloc_trim() a second after a connection ends */
         RestartTickets restart_tickets; /* open when the last lockd stopped: ended as expired */
         bool stopping;
 } Manager;

@@ -79,9 +79,8 @@ static const char *symbol_name(const SymbolTable *t, size_t k) {
         return t->strs + sym.st_name;
 }
 
-int elf_symbols_foreach(const uint8_t *buf, size_t len,
-                        int (*fn)(const char *name, void *userdata), void *userdata,
-                        bool *ret_relocations) {
+int elf_symbols_foreach(const uint8_t *buf, size_t len, int (*fn)(const char *name, void *userdata),
+                        void *userdata, bool *ret_relocations) {
         SymbolTable t = {};
         Elf64_Ehdr eh;
         Elf64_Shdr sh, strsh;

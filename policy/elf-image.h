@@ -22,6 +22,5 @@ int elf_writable_bytes(const uint8_t *buf, size_t len, uint64_t *ret);
  * ELF64 (every offset, size, count and link checked against len; fn may have been called for
  * what came before the fault); -ENOENT without a symbol table (stripped).
  */
-int elf_symbols_foreach(const uint8_t *buf, size_t len,
-                        int (*fn)(const char *name, void *userdata), void *userdata,
-                        bool *ret_relocations);
+int elf_symbols_foreach(const uint8_t *buf, size_t len, int (*fn)(const char *name, void *userdata),
+                        void *userdata, bool *ret_relocations);

@@ -13,10 +13,8 @@
 #include "macro.h"
 
 static const char *const error_names[_E_GO_SOURCE_MAX] = {
-        [GO_SOURCE_OK] = "OK",
-        [E_GO_TOO_LARGE] = "E_GO_TOO_LARGE",
-        [E_GO_SYNTAX] = "E_GO_SYNTAX",
-        [E_GO_PATH] = "E_GO_PATH",
+        [GO_SOURCE_OK] = "OK",         [E_GO_TOO_LARGE] = "E_GO_TOO_LARGE",
+        [E_GO_SYNTAX] = "E_GO_SYNTAX", [E_GO_PATH] = "E_GO_PATH",
         [E_GO_MODULE] = "E_GO_MODULE",
 };
 

@@ -122,12 +122,12 @@ static const char *const go_allowed[] = {
  * module path starting with one of them is not a plugin's own.
  */
 static const char *const go_reserved_roots[] = {
-        "C",       "archive", "bufio",   "builtin",  "bytes",   "cmd",     "compress", "container",
-        "context", "crypto",  "database", "debug",   "embed",   "encoding", "errors",  "expvar",
-        "flag",    "fmt",     "go",      "hash",     "html",    "image",   "index",    "internal",
-        "io",      "lockd",   "log",     "math",     "mime",    "net",     "os",       "path",
-        "plugin",  "reflect", "regexp",  "runtime",  "sort",    "strconv", "strings",  "sync",
-        "syscall", "testing", "text",    "time",     "unicode", "unsafe",  "vendor",
+        "C",       "archive", "bufio",    "builtin", "bytes",   "cmd",      "compress", "container",
+        "context", "crypto",  "database", "debug",   "embed",   "encoding", "errors",   "expvar",
+        "flag",    "fmt",     "go",       "hash",    "html",    "image",    "index",    "internal",
+        "io",      "lockd",   "log",      "math",    "mime",    "net",      "os",       "path",
+        "plugin",  "reflect", "regexp",   "runtime", "sort",    "strconv",  "strings",  "sync",
+        "syscall", "testing", "text",     "time",    "unicode", "unsafe",   "vendor",
 };
 
 /* path is prefix itself or below it (prefix/...). */
@@ -177,12 +177,39 @@ bool go_import_allowed(const char *module, const char *path) {
  * of them (ARCHITECTURE.md "The sandbox"); a plugin that calls one is broken or hostile.
  */
 static const char *const c_denied[] = {
-        "socket",   "socketpair", "connect",       "bind",          "listen",      "accept",
-        "accept4",  "getaddrinfo", "gethostbyname", "fork",          "vfork",       "_Fork",
-        "clone",    "clone3",     "execve",        "execveat",      "fexecve",     "execv",
-        "execvp",   "execvpe",    "execl",         "execlp",        "execle",      "posix_spawn",
-        "posix_spawnp", "system", "popen",         "ptrace",        "process_vm_readv",
-        "process_vm_writev", "dlopen", "dlmopen",  "syscall",
+        "socket",
+        "socketpair",
+        "connect",
+        "bind",
+        "listen",
+        "accept",
+        "accept4",
+        "getaddrinfo",
+        "gethostbyname",
+        "fork",
+        "vfork",
+        "_Fork",
+        "clone",
+        "clone3",
+        "execve",
+        "execveat",
+        "fexecve",
+        "execv",
+        "execvp",
+        "execvpe",
+        "execl",
+        "execlp",
+        "execle",
+        "posix_spawn",
+        "posix_spawnp",
+        "system",
+        "popen",
+        "ptrace",
+        "process_vm_readv",
+        "process_vm_writev",
+        "dlopen",
+        "dlmopen",
+        "syscall",
 };
 
 /*

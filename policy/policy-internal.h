@@ -18,7 +18,8 @@ typedef struct Mark {
         unsigned source; /* the source (policy_parse_sources()) it is in */
 } Mark;
 
-/* A key whose value is not a mapping, as set by one of the user's sources: the dotted path, where. */
+/* A key whose value is not a mapping, as set by one of the user's sources: the dotted path, where.
+ */
 typedef struct KeySet {
         char path[POLICY_KEY_PATH_MAX];
         Mark mark;
@@ -53,9 +54,9 @@ typedef struct Ctx {
         const void *field_arg;          /* the arg of the Field whose value is being parsed */
         /* Where the keys that are checked against each other were written in the user's file. */
         Mark marks[_MARK_MAX];
-        unsigned source;              /* the index of the source being parsed */
-        const PolicySource *sources;  /* their names, for a key set twice */
-        KeySet *keys;                 /* the keys the user's sources set so far (owned) */
+        unsigned source;             /* the index of the source being parsed */
+        const PolicySource *sources; /* their names, for a key set twice */
+        KeySet *keys;                /* the keys the user's sources set so far (owned) */
         size_t n_keys;
 } Ctx;
 

@@ -767,10 +767,11 @@ static int check_policy(Ctx *c) {
                                 snprintf(shown, sizeof(shown), "%" PRIu32, a->id);
                         else
                                 snprintf(shown, sizeof(shown), "'%s'", a->name);
-                        return reader_fail_pair(
-                                c, E_POLICY_ROLES_OVERLAP, (Mark){a->line, a->column, a->source},
-                                (Mark){b->line, b->column, b->source}, "%s %s is both an agent and a console",
-                                a->is_group ? "group" : "user", shown);
+                        return reader_fail_pair(c, E_POLICY_ROLES_OVERLAP,
+                                                (Mark){a->line, a->column, a->source},
+                                                (Mark){b->line, b->column, b->source},
+                                                "%s %s is both an agent and a console",
+                                                a->is_group ? "group" : "user", shown);
                 }
         return 0;
 }

@@ -14,7 +14,7 @@
 #define POLICY_SOCKET_PATH_MAX    107 /* sizeof(sun_path) minus the NUL */
 #define POLICY_PATH_MAX           4095
 #define POLICY_EPHEMERAL_UIDS_MAX (UINT32_C(1) << 20)
-#define POLICY_DROPINS_MAX        64  /* drop-ins (lockd.yaml.d) merged onto lockd.yaml */
+#define POLICY_DROPINS_MAX        64   /* drop-ins (lockd.yaml.d) merged onto lockd.yaml */
 #define POLICY_KEYS_MAX           4096 /* keys set across all of a policy's files */
 
 typedef enum PolicyError {

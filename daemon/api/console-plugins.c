@@ -275,8 +275,7 @@ static int index_admit(VarlinkCall *call, Manager *m, const MarketplaceEntry *mk
                                       LOG_FIELD_U64("PEER_UID", peer_uid(call))),
                            "index of marketplace %s refused: %s (version %llu, newest verified "
                            "%llu, expires %s)",
-                           mk->marketplace.name,
-                           verdict == INDEX_ROLLBACK ? "rollback" : "expired",
+                           mk->marketplace.name, verdict == INDEX_ROLLBACK ? "rollback" : "expired",
                            (unsigned long long)vi.version, (unsigned long long)newest, expires);
                 r = verdict == INDEX_ROLLBACK
                             ? reply_error(call, CONSOLE_ERROR("IndexRollback"),
@@ -603,8 +602,7 @@ static int method_verify_index_files(VarlinkCall *call, json_t *params, void *us
 
         r = take_file_fd(call, params, "index_fd", &index, reason, sizeof(reason));
         if (r >= 0)
-                r = take_file_fd(call, params, "index_bundle_fd", &bundle, reason,
-                                 sizeof(reason));
+                r = take_file_fd(call, params, "index_bundle_fd", &bundle, reason, sizeof(reason));
         if (r < 0)
                 return reply_invalid_request(call, reason);
         mk = marketplaces_find(m->marketplaces, marketplace);

@@ -311,7 +311,8 @@ static int method_list_tickets(VarlinkCall *call, json_t *params, void *userdata
         _cleanup_(json_decrefp) json_t *list = json_array();
         const char *state = json_string_value(json_object_get(params, "state"));
         const char *cursor = json_string_value(json_object_get(params, "cursor"));
-        json_t *agent = json_object_get(params, "agent_uid"), *limit = json_object_get(params, "limit");
+        json_t *agent = json_object_get(params, "agent_uid"),
+               *limit = json_object_get(params, "limit");
         TicketFilter f = {.state = -1};
         TicketCursor c = {};
         const struct ucred *cred = peer_cred(call);

@@ -31,8 +31,8 @@ typedef struct EngineLaunch {
  * every other one closed, an environment built here and nothing of the spawner's
  * (LISTEN_PID/LISTEN_FDS/LISTEN_FDNAMES, LOCKD_SPAWNER_FD, LOCKD_LOG_LEVEL, with a log fd
  * LOCKD_LOG_FD and maybe JOURNAL_STREAM), the bounding set emptied, groups, gid and uid
- * switched to l->uid/l->gid, no_new_privs, a parent death signal (SIGKILL), then execve(). A child that cannot do any of it exits 127 before the
- * exec. Must be called before any thread exists. The child's pid and a pidfd, or a negative
- * errno.
+ * switched to l->uid/l->gid, no_new_privs, a parent death signal (SIGKILL), then execve(). A child
+ * that cannot do any of it exits 127 before the exec. Must be called before any thread exists. The
+ * child's pid and a pidfd, or a negative errno.
  */
 int engine_launch(const EngineLaunch *l, pid_t *ret_pid, int *ret_pidfd);

@@ -186,16 +186,16 @@ static int chown_tree(int dfd, dev_t dev, uid_t uid, gid_t gid, unsigned depth) 
                          * name may have been swapped between the check and the chown, the open
                          * file cannot. Its link count and owner are checked again on it.
                          */
-                        _cleanup_close_ int f = openat(dirfd(d), de->d_name,
-                                                       O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                        _cleanup_close_ int f =
+                                openat(dirfd(d), de->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                         struct stat fst;
 
                         if (f < 0)
                                 return negative_errno();
                         if (fstat(f, &fst) < 0)
                                 return negative_errno();
-                        if (fst.st_dev != dev || fst.st_ino != st.st_ino ||
-                            fst.st_nlink != 1 || fst.st_uid != 0)
+                        if (fst.st_dev != dev || fst.st_ino != st.st_ino || fst.st_nlink != 1 ||
+                            fst.st_uid != 0)
                                 continue;
                         if (fchownat(f, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
                                 return negative_errno();
@@ -450,7 +450,8 @@ int spawner_run(int argc, char **argv) {
                         },
         };
         {
-                uint64_t need = spawner_nofile_need(cfg.pool.workers, cfg.pool.standby_max), hard = 0;
+                uint64_t need = spawner_nofile_need(cfg.pool.workers, cfg.pool.standby_max),
+                         hard = 0;
 
                 r = nofile_raise(need, &hard);
                 if (r < 0)

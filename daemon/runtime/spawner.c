@@ -905,8 +905,8 @@ static int notify_open(Spawner *s) {
         memcpy(s->notify_addr.sun_path, e, n);
         if (e[0] == '@')
                 s->notify_addr.sun_path[0] = 0;
-        s->notify_addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n +
-                                         (e[0] == '/' ? 1 : 0));
+        s->notify_addr_len =
+                (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (e[0] == '/' ? 1 : 0));
         s->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         return s->notify_fd < 0 ? negative_errno() : 0;
 }

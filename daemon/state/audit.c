@@ -465,8 +465,8 @@ static void journal_copy(const PendingCopy *c, bool human) {
         _Static_assert(AUDIT_LINE_MAX <= LOG_WHOLE_VALUE_MAX, "a record fits one journal field");
         _Static_assert(AUDIT_FIELDS_MAX + 8 <= LOG_FIELDS_MAX, "every field fits one entry");
         /* The record first: on a stderr log a line too long for every field keeps this one. */
-        lf[i++] = (LogField){.key = "LOCKD_AUDIT_RECORD", .value = c->line,
-                             .max = LOG_WHOLE_VALUE_MAX};
+        lf[i++] = (LogField){
+                .key = "LOCKD_AUDIT_RECORD", .value = c->line, .max = LOG_WHOLE_VALUE_MAX};
         lf[i++] = (LogField){.key = "LOCKD_AUDIT_SEQ", .value = log_format_u64(seq, c->seq)};
         lf[i++] = (LogField){.key = "LOCKD_AUDIT_EVENT", .value = ev->name};
         lf[i++] = (LogField){.key = "LOCKD_AUDIT_HASH", .value = c->head};
@@ -695,8 +695,7 @@ int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
 
         t = now_usec();
         rec = json_pack("{s:I, s:I, s:s, s:s}", "seq", (json_int_t)(a->seq + 1), "time",
-                        (json_int_t)t, "prev", a->head, "event",
-                        audit_event_to_string(type));
+                        (json_int_t)t, "prev", a->head, "event", audit_event_to_string(type));
         if (!rec)
                 return -ENOMEM;
         if (fields && json_object_update(rec, fields) < 0)

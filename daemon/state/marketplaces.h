@@ -78,12 +78,12 @@ int marketplace_url_check(const char *url, const char **ret_reason);
  * trusted_root_path (at most 1 MiB) into a sealed memfd and checked by the verification helper
  * (verifier_check_root(): one short-lived helper per root); then the ones stored below statefd in
  * marketplaces/<name>/ (marketplace.json: exactly "name", "issuer", "identity", the name that of
- * the directory, and optionally "url"; trusted_root.json), checked the same way. A policy marketplace that is invalid,
- * duplicated or whose root does not load fails the whole load (-EINVAL, -EPROTO when the helper
- * failed, or the errno reading the root), reported through report first: the policy names a
- * marketplace lockd cannot trust. A stored marketplace that does not load, or whose name a policy
- * one has, is skipped and reported. 0 and a new set in *ret, or a negative errno and *ret
- * untouched.
+ * the directory, and optionally "url"; trusted_root.json), checked the same way. A policy
+ * marketplace that is invalid, duplicated or whose root does not load fails the whole load
+ * (-EINVAL, -EPROTO when the helper failed, or the errno reading the root), reported through report
+ * first: the policy names a marketplace lockd cannot trust. A stored marketplace that does not
+ * load, or whose name a policy one has, is skipped and reported. 0 and a new set in *ret, or a
+ * negative errno and *ret untouched.
  */
 int marketplaces_load(int statefd, const MarketplaceSpec *specs, size_t n_specs,
                       MarketplacesReportFn report, void *userdata, Marketplaces **ret);
@@ -91,8 +91,8 @@ int marketplaces_load(int statefd, const MarketplaceSpec *specs, size_t n_specs,
 /*
  * Adds a marketplace and stores it below statefd, with its URL when url is non-NULL
  * (marketplace_url_check()), and forgets any index version recorded under its name before (a
- * marketplace added anew starts from the first index it verifies). The trusted root is snapshotted from
- * trusted_root_fd (a peer's fd: a regular file open for reading, at most 1 MiB) into a sealed
+ * marketplace added anew starts from the first index it verifies). The trusted root is snapshotted
+ * from trusted_root_fd (a peer's fd: a regular file open for reading, at most 1 MiB) into a sealed
  * memfd, which the verification helper must find to parse (verifier_check_root()). The identity
  * pattern is linted (identity_pattern_lint()): its warnings, one line each, are returned in
  * *ret_warnings (a NULL-terminated array, possibly empty; if ret_warnings is non-NULL) on success

@@ -207,8 +207,8 @@ static int helper_spawn(const int fds[_VERIFIER_FD_MAX], Helper *h, ReleaseError
         posix_spawnattr_setsigmask(&attr, &none);
         posix_spawnattr_setsigdefault(&attr, &all);
         /* A session of its own, as the engine's (ARCHITECTURE.md, two processes): no terminal. */
-        posix_spawnattr_setflags(&attr,
-                                 POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                                POSIX_SPAWN_SETSID);
         r = posix_spawn(&pid, path, &fa, &attr, argv, envp);
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&attr);
@@ -869,7 +869,7 @@ static void handle_index(const VerifierRequest *req, VerifierReply *reply) {
         r = release_read_fd(VERIFIER_FD_INDEX, INDEX_BYTES_MAX, &json, &len);
         if (r < 0)
                 release_error_set(&err,
-                                  r == -ENOMEM   ? RELEASE_E_NOMEM
+                                  r == -ENOMEM  ? RELEASE_E_NOMEM
                                   : r == -EFBIG ? RELEASE_E_TOO_LARGE
                                                 : RELEASE_E_INDEX,
                                   "%s: %s", INDEX_FILE,

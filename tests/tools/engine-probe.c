@@ -44,16 +44,16 @@ int main(void) {
                 const char *name;
                 unsigned long flag;
         } ns[] = {
-                {"CLONE_NEWUSER", CLONE_NEWUSER}, {"CLONE_NEWNS", CLONE_NEWNS},
+                {"CLONE_NEWUSER", CLONE_NEWUSER},     {"CLONE_NEWNS", CLONE_NEWNS},
                 {"CLONE_NEWCGROUP", CLONE_NEWCGROUP}, {"CLONE_NEWUTS", CLONE_NEWUTS},
-                {"CLONE_NEWIPC", CLONE_NEWIPC}, {"CLONE_NEWPID", CLONE_NEWPID},
+                {"CLONE_NEWIPC", CLONE_NEWIPC},       {"CLONE_NEWPID", CLONE_NEWPID},
                 {"CLONE_NEWNET", CLONE_NEWNET},
         };
         static const struct {
                 const char *name;
                 int family;
         } families[] = {
-                {"AF_INET", AF_INET}, {"AF_INET6", AF_INET6}, {"AF_NETLINK", AF_NETLINK},
+                {"AF_INET", AF_INET},     {"AF_INET6", AF_INET6}, {"AF_NETLINK", AF_NETLINK},
                 {"AF_PACKET", AF_PACKET}, {"AF_VSOCK", AF_VSOCK},
         };
         struct {

@@ -1095,9 +1095,10 @@ START_TEST(test_journal_copy) {
                 ck_assert_int_gt(m, 0);
                 line[m] = 0;
                 *strchr(line, '\n') = 0;
-                k = (size_t)snprintf(esc, sizeof(esc), "<6>audit record 1 (grant): a console "
-                                                        "granted a file to an agent "
-                                                        "LOCKD_AUDIT_RECORD=\"");
+                k = (size_t)snprintf(esc, sizeof(esc),
+                                     "<6>audit record 1 (grant): a console "
+                                     "granted a file to an agent "
+                                     "LOCKD_AUDIT_RECORD=\"");
                 for (const char *q = line; *q; q++) {
                         if (*q == '"' || *q == '\\')
                                 esc[k++] = '\\';

@@ -274,7 +274,9 @@ static void make_index(const char *name, const char *version, const uint8_t m_sh
                 snprintf(hex_m + 2 * i, 3, "%02x", m_sha[i]);
                 snprintf(hex_b + 2 * i, 3, "%02x", b_sha[i]);
         }
-        sh("mkdir -p %s/index && printf '{\"name\":\"acme\",\"version\":1,\"expires\":\"2099-12-31T23:59:59Z\",\"releases\":[{\"name\":\"%s\","
+        sh("mkdir -p %s/index && printf "
+           "'{\"name\":\"acme\",\"version\":1,\"expires\":\"2099-12-31T23:59:59Z\",\"releases\":[{"
+           "\"name\":\"%s\","
            "\"version\":\"%s\",\"manifest_sha256\":\"%s\",\"binary_sha256\":\"%s\"}]}' "
            "> %s/index/index.json && %s sign %s/root --identity '" WORKFLOW
            "refs/tags/index' --issuer " ISSUER " --ref refs/tags/index %s/index/index.json "

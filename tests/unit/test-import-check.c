@@ -170,18 +170,17 @@ START_TEST(test_go_mod) {
 END_TEST
 
 START_TEST(test_go_mod_replace) {
-        static const char mod[] =
-                "module acme.x\n"
-                "require (\n\tlockd/sdk v0.0.0 // replace => nowhere\n)\n"
-                "replace lockd/sdk => ../../client/go\n"
-                "// replace commented.out => /x\n"
-                "replace (\n"
-                "\tgithub.com/a/b => /usr/share/gocode/src/github.com/a/b\n"
-                "\tgithub.com/c/d v1.2.3 => \"./third party/d\" // quoted\n"
-                "\n"
-                "\tgithub.com/e/f => github.com/e/g v1.0.0\n"
-                ")\n"
-                "replace example.com/h v0.1.0 => ../h\n";
+        static const char mod[] = "module acme.x\n"
+                                  "require (\n\tlockd/sdk v0.0.0 // replace => nowhere\n)\n"
+                                  "replace lockd/sdk => ../../client/go\n"
+                                  "// replace commented.out => /x\n"
+                                  "replace (\n"
+                                  "\tgithub.com/a/b => /usr/share/gocode/src/github.com/a/b\n"
+                                  "\tgithub.com/c/d v1.2.3 => \"./third party/d\" // quoted\n"
+                                  "\n"
+                                  "\tgithub.com/e/f => github.com/e/g v1.0.0\n"
+                                  ")\n"
+                                  "replace example.com/h v0.1.0 => ../h\n";
         static const struct {
                 const char *module, *dir;
         } want[] = {
@@ -221,14 +220,36 @@ END_TEST
 
 START_TEST(test_allow_list) {
         static const char *const allowed[] = {
-                "fmt", "os", "io", "bytes", "archive/zip", "compress/gzip", "encoding/xml",
-                "image/png", "unicode/utf8", "lockd/sdk", "acme.x", "acme.x/internal/y",
+                "fmt",          "os",          "io",
+                "bytes",        "archive/zip", "compress/gzip",
+                "encoding/xml", "image/png",   "unicode/utf8",
+                "lockd/sdk",    "acme.x",      "acme.x/internal/y",
         };
         static const char *const denied[] = {
-                "net", "net/http", "net/url", "net/mail", "os/exec", "os/signal", "os/user",
-                "syscall", "unsafe", "plugin", "runtime/cgo", "runtime/debug", "runtime/pprof",
-                "crypto/rand", "testing", "C", "lockd/sdk/sdktest", "lockd/sdkx", "internal/poll",
-                "golang.org/x/sys/unix", "acme.xy", "./local", "vendor/x", "acme.x/../net",
+                "net",
+                "net/http",
+                "net/url",
+                "net/mail",
+                "os/exec",
+                "os/signal",
+                "os/user",
+                "syscall",
+                "unsafe",
+                "plugin",
+                "runtime/cgo",
+                "runtime/debug",
+                "runtime/pprof",
+                "crypto/rand",
+                "testing",
+                "C",
+                "lockd/sdk/sdktest",
+                "lockd/sdkx",
+                "internal/poll",
+                "golang.org/x/sys/unix",
+                "acme.xy",
+                "./local",
+                "vendor/x",
+                "acme.x/../net",
         };
 
         for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
@@ -275,7 +296,7 @@ END_TEST
  * relocation section (not loaded) and a loaded one; returns its length. */
 typedef struct ElfSpec {
         uint64_t rw_memsz;
-        bool rela;     /* a .rela.text, as --emit-relocs keeps it */
+        bool rela; /* a .rela.text, as --emit-relocs keeps it */
         unsigned rela_sym;
         bool alloc_rela; /* a loaded .rela.plt naming rela_sym */
         bool no_symtab;
@@ -314,25 +335,32 @@ static size_t make_elf(uint8_t *buf, size_t size, const ElfSpec *s) {
         }
         memcpy(buf + off, sym, sizeof(sym));
         if (!s->no_symtab) {
-                sh[n_sh++] = (Elf64_Shdr){.sh_type = SHT_SYMTAB, .sh_offset = off,
-                                          .sh_size = sizeof(sym), .sh_link = 2,
+                sh[n_sh++] = (Elf64_Shdr){.sh_type = SHT_SYMTAB,
+                                          .sh_offset = off,
+                                          .sh_size = sizeof(sym),
+                                          .sh_link = 2,
                                           .sh_entsize = sizeof(Elf64_Sym)};
         }
         off += sizeof(sym);
         memcpy(buf + off, strtab, sizeof(strtab));
-        sh[n_sh++] = (Elf64_Shdr){.sh_type = SHT_STRTAB, .sh_offset = off,
-                                  .sh_size = sizeof(strtab)};
+        sh[n_sh++] =
+                (Elf64_Shdr){.sh_type = SHT_STRTAB, .sh_offset = off, .sh_size = sizeof(strtab)};
         off += sizeof(strtab);
         off = (off + 7) & ~(size_t)7;
         memcpy(buf + off, &rela, sizeof(rela));
         if (s->rela)
-                sh[n_sh++] = (Elf64_Shdr){.sh_type = SHT_RELA, .sh_offset = off,
-                                          .sh_size = sizeof(rela), .sh_link = 1,
+                sh[n_sh++] = (Elf64_Shdr){.sh_type = SHT_RELA,
+                                          .sh_offset = off,
+                                          .sh_size = sizeof(rela),
+                                          .sh_link = 1,
                                           .sh_entsize = sizeof(Elf64_Rela)};
         if (s->alloc_rela)
-                sh[n_sh++] = (Elf64_Shdr){.sh_type = SHT_RELA, .sh_flags = SHF_ALLOC,
-                                          .sh_offset = off, .sh_size = sizeof(rela),
-                                          .sh_link = 1, .sh_entsize = sizeof(Elf64_Rela)};
+                sh[n_sh++] = (Elf64_Shdr){.sh_type = SHT_RELA,
+                                          .sh_flags = SHF_ALLOC,
+                                          .sh_offset = off,
+                                          .sh_size = sizeof(rela),
+                                          .sh_link = 1,
+                                          .sh_entsize = sizeof(Elf64_Rela)};
         off += sizeof(rela);
         eh.e_shoff = off;
         eh.e_shentsize = sizeof(Elf64_Shdr);
@@ -370,8 +398,7 @@ START_TEST(test_elf_symbols) {
 
         /* A loaded relocation section (IRELATIVE, .rela.plt) is the loader's, not the code's. */
         memset(&seen, 0, sizeof(seen));
-        len = make_elf(buf, sizeof(buf),
-                       &(ElfSpec){.alloc_rela = true, .rela_sym = SYM_SOCKET});
+        len = make_elf(buf, sizeof(buf), &(ElfSpec){.alloc_rela = true, .rela_sym = SYM_SOCKET});
         ck_assert_int_eq(elf_symbols_foreach(buf, len, collect, &seen, &relocations), 0);
         ck_assert(!relocations);
         ck_assert_str_eq(seen.names, "socket __socket main dlopen clone ");

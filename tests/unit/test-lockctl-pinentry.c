@@ -87,9 +87,8 @@ START_TEST(test_confirm_getpin) {
                                      "echo 'D 50%25 of'; echo 'D %0Athe value'; echo OK"));
         setenv("LOG", log, 1);
         ck_assert_int_eq(pinentry_start(&p, prog, -1), 0);
-        ck_assert_int_eq(pinentry_confirm(&p, "title", "line 1\nline 2 100%", "_Approve", "Deny",
-                                          &a),
-                         0);
+        ck_assert_int_eq(
+                pinentry_confirm(&p, "title", "line 1\nline 2 100%", "_Approve", "Deny", &a), 0);
         ck_assert_int_eq(a, PINENTRY_OK);
         ck_assert_int_eq(pinentry_getpin(&p, "t", "d", "needle (text):", 64, &a, &v), 0);
         ck_assert_int_eq(a, PINENTRY_OK);
@@ -140,8 +139,7 @@ START_TEST(test_cancel_and_errors) {
         ck_assert_int_eq(pinentry_getpin(&p, "t", "d", "p", 64, &a, &v), -EREMOTEIO);
         pinentry_done(&p);
         /* "not confirmed" (the NOTOK button, 114) is a no too. */
-        fully = standin("notok", SERVE("\"$LOG\"", "echo 'ERR 83886194 Not confirmed'",
-                                       "echo OK"));
+        fully = standin("notok", SERVE("\"$LOG\"", "echo 'ERR 83886194 Not confirmed'", "echo OK"));
         ck_assert_int_eq(pinentry_start(&p, fully, -1), 0);
         ck_assert_int_eq(pinentry_confirm(&p, "t", "d", "ok", "no", &a), 0);
         ck_assert_int_eq(a, PINENTRY_CANCELED);
@@ -165,8 +163,8 @@ START_TEST(test_hostile) {
         /* The program is not there. */
         ck_assert_int_eq(pinentry_start(&p, "/nonexistent/pinentry", -1), -ENOENT);
         /* A line past the protocol's 1000 bytes. */
-        longline = standin("long", SERVE("\"$LOG\"", "echo OK",
-                                         "printf 'D %01200d\\n' 0; echo OK"));
+        longline =
+                standin("long", SERVE("\"$LOG\"", "echo OK", "printf 'D %01200d\\n' 0; echo OK"));
         ck_assert_int_eq(pinentry_start(&p, longline, -1), 0);
         ck_assert_int_eq(pinentry_getpin(&p, "t", "d", "p", 2048, &a, &v), -EPROTO);
         pinentry_done(&p);
@@ -191,11 +189,10 @@ START_TEST(test_hostile) {
         ck_assert_int_eq(pinentry_confirm(&p, "t", "d", "ok", "no", &a), -EPROTO);
         pinentry_done(&p);
         /* An INQUIRE is answered CAN; the program's ERR after it is no cancel. */
-        inquire = standin("inquire",
-                          SERVE("\"$LOG\"", "echo OK",
-                                "echo 'INQUIRE PASSPHRASE'; read -r can; "
-                                "[ \"$can\" = CAN ] && echo 'ERR 83886179 cancelled' || "
-                                "echo 'D wrong'"));
+        inquire = standin("inquire", SERVE("\"$LOG\"", "echo OK",
+                                           "echo 'INQUIRE PASSPHRASE'; read -r can; "
+                                           "[ \"$can\" = CAN ] && echo 'ERR 83886179 cancelled' || "
+                                           "echo 'D wrong'"));
         ck_assert_int_eq(pinentry_start(&p, inquire, -1), 0);
         ck_assert_int_eq(pinentry_getpin(&p, "t", "d", "p", 64, &a, &v), 0);
         ck_assert_int_eq(a, PINENTRY_CANCELED);

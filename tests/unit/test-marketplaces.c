@@ -67,7 +67,8 @@ static int add(Marketplaces *ms, const char *name, const char *issuer, const cha
                bool force, char ***warnings, const char **reason) {
         int fd = root_fd(), r;
 
-        r = marketplaces_add(ms, statefd, name, issuer, identity, NULL, fd, force, warnings, reason);
+        r = marketplaces_add(ms, statefd, name, issuer, identity, NULL, fd, force, warnings,
+                             reason);
         close(fd);
         return r;
 }
@@ -234,9 +235,9 @@ START_TEST(test_marketplaces_bad_inputs) {
         ck_assert_ptr_nonnull(strstr(reason, "regular"));
         close(fd);
         ck_assert_int_eq(pipe2(pipefd, O_CLOEXEC), 0);
-        ck_assert_int_eq(
-                marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, NULL, pipefd[0], true, NULL, &reason),
-                -EINVAL);
+        ck_assert_int_eq(marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, NULL, pipefd[0], true,
+                                          NULL, &reason),
+                         -EINVAL);
         close(pipefd[0]);
         close(pipefd[1]);
         fd = open(root_path, O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -320,9 +321,15 @@ END_TEST
 START_TEST(test_marketplaces_url) {
         _cleanup_(marketplaces_freep) Marketplaces *ms = NULL, *again = NULL;
         static const char *const refused[] = {
-                "http://example.org/m", "ftp://example.org/m", "https://", "file://",
-                "https://example.org/m?x=1", "https://example.org/m#top", "file:///srv/../etc",
-                "https://example.org/a b", "example.org/m",
+                "http://example.org/m",
+                "ftp://example.org/m",
+                "https://",
+                "file://",
+                "https://example.org/m?x=1",
+                "https://example.org/m#top",
+                "file:///srv/../etc",
+                "https://example.org/a b",
+                "example.org/m",
         };
         const char *reason = NULL;
         int fd;
@@ -334,8 +341,8 @@ START_TEST(test_marketplaces_url) {
                               refused[i]);
                 ck_assert_ptr_nonnull(reason);
                 fd = root_fd();
-                ck_assert_int_eq(marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, refused[i],
-                                                  fd, true, NULL, &reason),
+                ck_assert_int_eq(marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, refused[i], fd,
+                                                  true, NULL, &reason),
                                  -EINVAL);
                 close(fd);
         }
@@ -403,9 +410,9 @@ START_TEST(test_index_versions) {
         /* Adding a marketplace starts afresh; removing it forgets its record. */
         ck_assert_int_eq(marketplaces_load(statefd, NULL, 0, NULL, NULL, &ms), 0);
         fd = root_fd();
-        ck_assert_int_eq(marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, NULL, fd, true, NULL,
-                                          &reason),
-                         0);
+        ck_assert_int_eq(
+                marketplaces_add(ms, statefd, "acme", ISSUER, GOOD, NULL, fd, true, NULL, &reason),
+                0);
         close(fd);
         ck_assert_int_eq(index_versions_get(statefd, "acme", &v), 0);
         ck_assert_uint_eq(v, 0);

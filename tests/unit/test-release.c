@@ -118,8 +118,10 @@ START_TEST(test_release_accepted_indexed_stored) {
                 snprintf(hex_m + 2 * i, 3, "%02x", rel->manifest_sha256[i]);
                 snprintf(hex_b + 2 * i, 3, "%02x", rel->binary_sha256[i]);
         }
-        sh("mkdir -p %s/index && printf '{\"name\":\"acme\",\"version\":1,\"expires\":\"2099-12-31T23:59:59Z\",\"releases\":[{\"name\":\"" NAME
-           "\",\"version\":\"" VERSION "\",\"manifest_sha256\":\"%s\",\"binary_sha256\":\"%s\"}]}' "
+        sh("mkdir -p %s/index && printf "
+           "'{\"name\":\"acme\",\"version\":1,\"expires\":\"2099-12-31T23:59:59Z\",\"releases\":[{"
+           "\"name\":\"" NAME "\",\"version\":\"" VERSION
+           "\",\"manifest_sha256\":\"%s\",\"binary_sha256\":\"%s\"}]}' "
            "> %s/index/index.json && %s sign %s/root --identity '" WORKFLOW
            "refs/tags/index' --issuer " ISSUER " --ref refs/tags/index %s/index/index.json "
            ">/dev/null",

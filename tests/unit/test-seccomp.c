@@ -556,8 +556,9 @@ START_TEST(test_engine_filter) {
                 pthread_t t;
                 int sp[2];
 
-                if (getuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-                                      setresuid(65534, 65534, 65534) < 0))
+                if (getuid() == 0 &&
+                    (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                     setresuid(65534, 65534, 65534) < 0))
                         _exit(120);
                 if (engine_confine() < 0)
                         _exit(121);
@@ -566,7 +567,8 @@ START_TEST(test_engine_filter) {
                 EXPECT_ERRNO(130, ENOSYS, syscall(SYS_clone3, &ca, sizeof(ca)));
                 EXPECT_ERRNO(131, EPERM, unshare(CLONE_NEWUSER));
                 for (size_t i = 0; i < ELEMENTSOF(families); i++) {
-                        EXPECT_ERRNO(132 + (int)i, EAFNOSUPPORT, socket(families[i], SOCK_DGRAM, 0));
+                        EXPECT_ERRNO(132 + (int)i, EAFNOSUPPORT,
+                                     socket(families[i], SOCK_DGRAM, 0));
                         EXPECT_ERRNO(140 + (int)i, EAFNOSUPPORT,
                                      socketpair(families[i], SOCK_DGRAM, 0, sp));
                 }
@@ -578,7 +580,8 @@ START_TEST(test_engine_filter) {
                         _exit(0);
                 if (f < 0 || waitpid(f, NULL, 0) != f)
                         _exit(152);
-                if (pthread_create(&t, NULL, engine_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+                if (pthread_create(&t, NULL, engine_thread, NULL) != 0 ||
+                    pthread_join(t, NULL) != 0)
                         _exit(153);
                 _exit(0);
         }

@@ -22,8 +22,8 @@ START_TEST(test_need_covers_runs) {
                 uint64_t runs_max = w + SPAWNER_RUNS_MAX((uint64_t)w);
                 uint64_t need = spawner_nofile_need(w, w < 4 ? w : 4);
 
-                ck_assert_uint_ge(need, runs_max * SPAWNER_NOFILE_PER_QUEUED_RUN +
-                                                SPAWNER_NOFILE_BASE);
+                ck_assert_uint_ge(need,
+                                  runs_max * SPAWNER_NOFILE_PER_QUEUED_RUN + SPAWNER_NOFILE_BASE);
                 if (w > 1)
                         ck_assert_uint_gt(need, spawner_nofile_need(w - 1, w - 1 < 4 ? w - 1 : 4));
         }

@@ -364,7 +364,6 @@ START_TEST(test_restart_scan) {
 }
 END_TEST
 
-
 /* Submits one ticket of agent and ends it at once, as an agent's flood of auto tickets answered
  * from the cache does. */
 static const Ticket *churn_one(Tickets *ts, uid_t agent, size_t steps) {
@@ -501,8 +500,17 @@ START_TEST(test_cursor_strings) {
         TicketCursor c = {.started = true, .in_other = true, .seq = 18446744073709551615ULL};
         char buf[TICKET_CURSOR_STRING_MAX];
         TicketCursor back = {};
-        const char *bad[] = {"", "p", "p.", "x.1", "p.01", "p.-1", "p.1a", "P.1",
-                             "o.18446744073709551616", "o.184467440737095516150", "p.1 "};
+        const char *bad[] = {"",
+                             "p",
+                             "p.",
+                             "x.1",
+                             "p.01",
+                             "p.-1",
+                             "p.1a",
+                             "P.1",
+                             "o.18446744073709551616",
+                             "o.184467440737095516150",
+                             "p.1 "};
 
         ticket_cursor_format(&c, buf);
         ck_assert_str_eq(buf, "o.18446744073709551615");

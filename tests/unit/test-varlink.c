@@ -1218,7 +1218,8 @@ START_TEST(test_slow_reader) {
         PUMP_UNTIL(n_disconnects == 1);
         ck_assert_uint_eq(varlink_server_n_connections(server), 0);
         /* Dropped, and the cause is there for the log. */
-        ck_assert_str_eq(last_close_cause, "the peer does not read its answers: past the output cap");
+        ck_assert_str_eq(last_close_cause,
+                         "the peer does not read its answers: past the output cap");
         varlink_client_free(c);
 
         /* A reader that keeps up gets big answers. */

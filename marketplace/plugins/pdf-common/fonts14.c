@@ -40,7 +40,10 @@ typedef struct Base14 {
 } Base14;
 
 #define FONT(n, sym)                                                                               \
-        { n, _binary_resources_fonts_urw_##sym##_cff_start, _binary_resources_fonts_urw_##sym##_cff_end }
+        {                                                                                          \
+                n, _binary_resources_fonts_urw_##sym##_cff_start,                                  \
+                        _binary_resources_fonts_urw_##sym##_cff_end                                \
+        }
 static const Base14 base14[] = {
         FONT("Courier", NimbusMonoPS_Regular),
         FONT("Courier-Oblique", NimbusMonoPS_Italic),

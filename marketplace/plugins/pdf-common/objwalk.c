@@ -30,7 +30,8 @@ int pdf_walk(fz_context *ctx, pdf_document *doc, pdf_obj *from, PdfWalkFn fn, vo
                                 if (num <= 0 || num >= len || (seen[num / 8] & (1u << (num % 8))))
                                         continue;
                                 seen[num / 8] |= (unsigned char)(1u << (num % 8));
-                                /* A broken object resolves to null (MuPDF warns): it holds nothing. */
+                                /* A broken object resolves to null (MuPDF warns): it holds nothing.
+                                 */
                                 o = pdf_resolve_indirect(ctx, o);
                         }
                         if (pdf_is_dict(ctx, o)) {

@@ -6,8 +6,8 @@
  * refuses). The draw device parses options with fz_has_option (the same behaviour as MuPDF's:
  * OPTS is "key=value,key=value,...", a key alone has the value "yes"); util.o, which the
  * signature code needs, and the text and PDF output code name the writers' constructors and
- * their four calls: the constructors throw, so no writer exists for the others to be given (fz_drop_document_writer() takes the
- * NULL of a cleanup path).
+ * their four calls: the constructors throw, so no writer exists for the others to be given
+ * (fz_drop_document_writer() takes the NULL of a cleanup path).
  */
 #include <string.h>
 
@@ -24,8 +24,7 @@ int fz_has_option(fz_context *ctx, const char *opts, const char *key, const char
                 const char *end = strchr(opts, ',');
                 size_t len = end ? (size_t)(end - opts) : strlen(opts);
 
-                if (len >= n && strncmp(opts, key, n) == 0 &&
-                    (len == n || opts[n] == '=')) {
+                if (len >= n && strncmp(opts, key, n) == 0 && (len == n || opts[n] == '=')) {
                         *val = len == n ? "yes" : opts + n + 1;
                         return 1;
                 }

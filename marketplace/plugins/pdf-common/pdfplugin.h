@@ -22,17 +22,17 @@ enum {
         PDF_Q_PAGES = 1 << 2,  /* about pages: a document without one cannot be judged */
 };
 
-#define PDF_NEEDLE_MAX 256   /* the manifest's max_bytes of `needle` */
-#define PDF_DETAIL_MAX 4096  /* what lockd keeps of the detail (lockplugin.h's LP_DETAIL_MAX) */
+#define PDF_NEEDLE_MAX 256  /* the manifest's max_bytes of `needle` */
+#define PDF_DETAIL_MAX 4096 /* what lockd keeps of the detail (lockplugin.h's LP_DETAIL_MAX) */
 
 typedef struct PdfAsk {
         fz_context *ctx;
         pdf_document *doc;
-        int pages;                         /* the page count (PDF_Q_PAGES), else -1 */
-        bool crypt_refused;                /* PDF_Q_LOCKED: MuPDF refused the Encrypt dictionary */
-        const char *needle;                /* PDF_Q_NEEDLE: the value, NUL-terminated */
+        int pages;          /* the page count (PDF_Q_PAGES), else -1 */
+        bool crypt_refused; /* PDF_Q_LOCKED: MuPDF refused the Encrypt dictionary */
+        const char *needle; /* PDF_Q_NEEDLE: the value, NUL-terminated */
         size_t needle_len;
-        char detail[PDF_DETAIL_MAX + 1];   /* a human-only detail, NUL-terminated */
+        char detail[PDF_DETAIL_MAX + 1]; /* a human-only detail, NUL-terminated */
         size_t detail_len;
 } PdfAsk;
 

@@ -22,10 +22,10 @@ const size_t pdf_heap_max = (size_t)96 << 20;
 
 typedef struct BlankDevice {
         fz_device super;
-        fz_rect crop;       /* the page's crop box, in the device's space */
-        fz_cookie *cookie;  /* its abort stops the page's interpretation once visible */
-        bool visible;       /* a mark in colour inside the crop box */
-        bool pixels;        /* an image or shading inside it: only a render tells */
+        fz_rect crop;      /* the page's crop box, in the device's space */
+        fz_cookie *cookie; /* its abort stops the page's interpretation once visible */
+        bool visible;      /* a mark in colour inside the crop box */
+        bool pixels;       /* an image or shading inside it: only a render tells */
 } BlankDevice;
 
 /*
@@ -61,7 +61,8 @@ static void mark(fz_context *ctx, BlankDevice *d, fz_rect bbox, fz_colorspace *c
 static void fill_path(fz_context *ctx, fz_device *dev, const fz_path *path, int even_odd,
                       fz_matrix ctm, fz_colorspace *cs, const float *color, float alpha,
                       fz_color_params params) {
-        mark(ctx, (BlankDevice *)dev, fz_bound_path(ctx, path, NULL, ctm), cs, color, alpha, params);
+        mark(ctx, (BlankDevice *)dev, fz_bound_path(ctx, path, NULL, ctm), cs, color, alpha,
+             params);
 }
 
 static void stroke_path(fz_context *ctx, fz_device *dev, const fz_path *path,
@@ -73,7 +74,8 @@ static void stroke_path(fz_context *ctx, fz_device *dev, const fz_path *path,
 
 static void fill_text(fz_context *ctx, fz_device *dev, const fz_text *text, fz_matrix ctm,
                       fz_colorspace *cs, const float *color, float alpha, fz_color_params params) {
-        mark(ctx, (BlankDevice *)dev, fz_bound_text(ctx, text, NULL, ctm), cs, color, alpha, params);
+        mark(ctx, (BlankDevice *)dev, fz_bound_text(ctx, text, NULL, ctm), cs, color, alpha,
+             params);
 }
 
 static void stroke_text(fz_context *ctx, fz_device *dev, const fz_text *text,
@@ -83,16 +85,16 @@ static void stroke_text(fz_context *ctx, fz_device *dev, const fz_text *text,
              params);
 }
 
-static void fill_shade(fz_context *ctx, fz_device *dev, fz_shade *shade, fz_matrix ctm,
-                       float alpha, fz_color_params params) {
+static void fill_shade(fz_context *ctx, fz_device *dev, fz_shade *shade, fz_matrix ctm, float alpha,
+                       fz_color_params params) {
         BlankDevice *d = (BlankDevice *)dev;
 
         if (inside(d, fz_bound_shade(ctx, shade, ctm), alpha))
                 d->pixels = true;
 }
 
-static void fill_image(fz_context *ctx, fz_device *dev, fz_image *image, fz_matrix ctm,
-                       float alpha, fz_color_params params) {
+static void fill_image(fz_context *ctx, fz_device *dev, fz_image *image, fz_matrix ctm, float alpha,
+                       fz_color_params params) {
         BlankDevice *d = (BlankDevice *)dev;
 
         if (inside(d, fz_transform_rect(fz_unit_rect, ctm), alpha))

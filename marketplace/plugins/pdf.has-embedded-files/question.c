@@ -19,8 +19,8 @@ int pdf_question(PdfAsk *ask) {
         if (pdf_name_tree_has_entry(ctx, tree))
                 return 1;
         for (int n = 0; n < ask->pages; n++) {
-                pdf_obj *annots = pdf_dict_get(ctx, pdf_page_object(ctx, ask->doc, n),
-                                               PDF_NAME(Annots));
+                pdf_obj *annots =
+                        pdf_dict_get(ctx, pdf_page_object(ctx, ask->doc, n), PDF_NAME(Annots));
 
                 for (int i = 0; i < pdf_array_len(ctx, annots); i++)
                         if (pdf_name_eq(ctx,

@@ -2,8 +2,9 @@
  * pdf.is-encrypted: does the document have an encryption dictionary? (docs/plugins.md)
  *
  * Asked before any password (PDF_Q_LOCKED): a user password and an owner password alone both
- * answer 1, whatever the algorithm, one MuPDF cannot decrypt (an unknown handler) included. The trailer MuPDF settled on (the last update's, or the one
- * its repair rebuilt) names the dictionary in /Encrypt.
+ * answer 1, whatever the algorithm, one MuPDF cannot decrypt (an unknown handler) included. The
+ * trailer MuPDF settled on (the last update's, or the one its repair rebuilt) names the dictionary
+ * in /Encrypt.
  */
 #include "pdfplugin.h"
 
@@ -24,5 +25,6 @@ int pdf_question(PdfAsk *ask) {
          * readable without the password). */
         if (!pdf_is_dict(ctx, pdf_dict_getl(ctx, trailer, PDF_NAME(Root), PDF_NAME(Pages), NULL)))
                 fz_throw(ctx, FZ_ERROR_GENERIC, "no page tree");
-        return ask->doc->crypt != NULL || pdf_is_dict(ctx, pdf_dict_get(ctx, trailer, PDF_NAME(Encrypt)));
+        return ask->doc->crypt != NULL ||
+               pdf_is_dict(ctx, pdf_dict_get(ctx, trailer, PDF_NAME(Encrypt)));
 }
