@@ -399,38 +399,6 @@ static int usage_install(void) {
         return LOCKCTL_EXIT_USAGE;
 }
 
-/* The installed plugins (ListPlugins), a new reference, or NULL after printing why. */
-static json_t *list_installed(VarlinkClient *c, const char *what) {
-        _cleanup_(json_decrefp) json_t *reply = NULL;
-        _cleanup_free_ char *error = NULL;
-        json_t *plugins;
-
-        if (console_all_pages_raw(c, "ListPlugins", NULL, "plugins", &reply, &error) < 0) {
-                fprintf(stderr, "lockctl: %s failed: lost the connection to lockd\n", what);
-                return NULL;
-        }
-        if (error) {
-                console_print_error(what, error, reply);
-                return NULL;
-        }
-        plugins = json_object_get(reply, "plugins");
-        return json_is_array(plugins) ? json_incref(plugins) : NULL;
-}
-
-/* The installed entry of name in plugins (ListPlugins' array), or NULL. */
-static json_t *installed_entry(json_t *plugins, const char *name) {
-        json_t *p;
-        size_t i;
-
-        json_array_foreach(plugins, i, p) {
-                const char *n = console_json_string(p, "name");
-
-                if (n && strcmp(n, name) == 0)
-                        return p;
-        }
-        return NULL;
-}
-
 /*
  * Downloads the release e of the index ri (releases/<name>/<version>/, its four files into
  * sealed memfds, each within its cap) and sends it with the index lockd admitted. The path is
@@ -574,10 +542,10 @@ static int install_by_name(const char *spec, const char *marketplace, const char
                 return LOCKCTL_EXIT_USAGE;
         }
 
-        plugins = list_installed(c, "install");
+        plugins = console_installed_plugins(c, "install");
         if (!plugins)
                 return LOCKCTL_EXIT_FAIL;
-        p = installed_entry(plugins, name);
+        p = console_plugin_find(plugins, name);
         if (p && same_release(p, entry, chosen->marketplace)) {
                 if (json)
                         return console_print_json_steal(
@@ -813,7 +781,7 @@ int verb_plugin_search(int argc, char **argv) {
                                 "add NAME --url URL ...)\n");
                 return LOCKCTL_EXIT_FAIL;
         }
-        plugins = list_installed(c, "search");
+        plugins = console_installed_plugins(c, "search");
         if (!plugins)
                 return LOCKCTL_EXIT_FAIL;
         json_array_foreach(list, i, m) {
@@ -840,7 +808,7 @@ int verb_plugin_search(int argc, char **argv) {
                         }
                         if (!matches(word, e->name, man->question))
                                 continue;
-                        p = installed_entry(plugins, e->name);
+                        p = console_plugin_find(plugins, e->name);
                         if (json_array_append_new(
                                     out, json_pack("{s:s, s:s, s:s, s:s, s:s?}", "name", e->name,
                                                    "version", e->version, "question", man->question,
@@ -917,11 +885,11 @@ int verb_plugin_update(int argc, char **argv) {
         if (r != 0)
                 return r;
         varlink_client_set_timeout(c, INSTALL_TIMEOUT_USEC);
-        plugins = list_installed(c, "update");
+        plugins = console_installed_plugins(c, "update");
         if (!plugins)
                 return LOCKCTL_EXIT_FAIL;
         for (size_t k = 0; k < n_names; k++)
-                if (!installed_entry(plugins, names[k])) {
+                if (!console_plugin_find(plugins, names[k])) {
                         fprintf(stderr, "lockctl: update refused: no plugin '%s' is installed\n",
                                 names[k]);
                         return LOCKCTL_EXIT_FAIL;
@@ -1079,8 +1047,8 @@ int verb_plugin_remove(int argc, char **argv) {
                 return r;
         /* A version that is not installed, of a plugin that is: say which version is. */
         if (error && version && strcmp(error, CONSOLE_INTERFACE ".UnknownPlugin") == 0) {
-                _cleanup_(json_decrefp) json_t *plugins = list_installed(c, "plugin remove");
-                json_t *p = plugins ? installed_entry(plugins, name) : NULL;
+                _cleanup_(json_decrefp) json_t *plugins = console_installed_plugins(c, "plugin remove");
+                json_t *p = plugins ? console_plugin_find(plugins, name) : NULL;
                 const char *v = p ? console_json_string(p, "version") : NULL;
 
                 if (v) {

@@ -157,3 +157,35 @@ int console_tickets_load(VarlinkClient *c, size_t max, json_t **ret_tickets, cha
         *ret_error = NULL;
         return 0;
 }
+
+/* The installed plugins (ListPlugins), a new reference, or NULL after printing why. */
+json_t *console_installed_plugins(VarlinkClient *c, const char *what) {
+        _cleanup_(json_decrefp) json_t *reply = NULL;
+        _cleanup_free_ char *error = NULL;
+        json_t *plugins;
+
+        if (console_all_pages_raw(c, "ListPlugins", NULL, "plugins", &reply, &error) < 0) {
+                fprintf(stderr, "lockctl: %s failed: lost the connection to lockd\n", what);
+                return NULL;
+        }
+        if (error) {
+                console_print_error(what, error, reply);
+                return NULL;
+        }
+        plugins = json_object_get(reply, "plugins");
+        return json_is_array(plugins) ? json_incref(plugins) : NULL;
+}
+
+/* The installed entry of name in plugins (ListPlugins' array), or NULL. */
+json_t *console_plugin_find(json_t *plugins, const char *name) {
+        json_t *p;
+        size_t i;
+
+        json_array_foreach(plugins, i, p) {
+                const char *n = console_json_string(p, "name");
+
+                if (n && strcmp(n, name) == 0)
+                        return p;
+        }
+        return NULL;
+}

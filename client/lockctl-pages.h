@@ -39,3 +39,9 @@ int console_all_pages_raw(VarlinkClient *c, const char *method, json_t *params, 
  */
 int console_tickets_load(VarlinkClient *c, size_t max, json_t **ret_tickets, char **ret_error,
                          json_t **ret_params);
+
+/* The installed plugins (ListPlugins, every page): a new reference, or NULL after printing why
+ * ("lockctl: WHAT failed: ..."). */
+json_t *console_installed_plugins(VarlinkClient *c, const char *what);
+/* The entry of name in plugins (ListPlugins' array), borrowed, or NULL. */
+json_t *console_plugin_find(json_t *plugins, const char *name);

@@ -175,37 +175,6 @@ static int read_pins(const char *path, json_t **ret_root, Pin **ret, size_t *ret
         return 0;
 }
 
-/* The installed plugins (ListPlugins, every page), a new reference, or NULL after saying why. */
-static json_t *installed_plugins(VarlinkClient *c) {
-        _cleanup_(json_decrefp) json_t *reply = NULL;
-        _cleanup_free_ char *error = NULL;
-        json_t *plugins;
-
-        if (console_all_pages_raw(c, "ListPlugins", NULL, "plugins", &reply, &error) < 0) {
-                fprintf(stderr, "lockctl: plugin sync failed: lost the connection to lockd\n");
-                return NULL;
-        }
-        if (error) {
-                console_print_error("plugin sync", error, reply);
-                return NULL;
-        }
-        plugins = json_object_get(reply, "plugins");
-        return json_is_array(plugins) ? json_incref(plugins) : NULL;
-}
-
-static json_t *installed_entry(json_t *plugins, const char *name) {
-        json_t *p;
-        size_t i;
-
-        json_array_foreach(plugins, i, p) {
-                const char *n = console_json_string(p, "name");
-
-                if (n && strcmp(n, name) == 0)
-                        return p;
-        }
-        return NULL;
-}
-
 /* Whether the installed entry p is the pinned release exactly. */
 static bool is_pinned(const json_t *p, const Pin *pin) {
         const char *v = console_json_string(p, "version"),
@@ -351,13 +320,13 @@ int verb_plugin_sync(int argc, char **argv) {
         r = console_connect(&c);
         if (r != 0)
                 return r;
-        plugins = installed_plugins(c);
+        plugins = console_installed_plugins(c, "plugin sync");
         if (!plugins)
                 return LOCKCTL_EXIT_FAIL;
 
         for (size_t k = 0; k < n; k++) {
                 const Pin *pin = &pins[k];
-                json_t *cur = installed_entry(plugins, pin->name);
+                json_t *cur = console_plugin_find(plugins, pin->name);
                 const char *old = cur ? console_json_string(cur, "version") : NULL;
 
                 if (cur && is_pinned(cur, pin))
@@ -404,11 +373,11 @@ int verb_plugin_sync(int argc, char **argv) {
         }
 
         /* What lockd holds now, against the list: the install's own checks, checked again. */
-        after = installed_plugins(c);
+        after = console_installed_plugins(c, "plugin sync");
         if (!after)
                 return LOCKCTL_EXIT_FAIL;
         for (size_t k = 0; k < n && rc == LOCKCTL_EXIT_OK; k++) {
-                json_t *cur = installed_entry(after, pins[k].name);
+                json_t *cur = console_plugin_find(after, pins[k].name);
 
                 if (!cur || !is_pinned(cur, &pins[k])) {
                         fprintf(stderr,
