@@ -308,22 +308,22 @@ int console_ticket_reply_unknown(VarlinkCall *call, const char *iface_error, con
  */
 static int method_list_tickets(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
-        _cleanup_(json_decrefp) json_t *list = json_array();
+        _cleanup_(list_page_done) ListPage page = {};
+        _cleanup_(json_decrefp) json_t *reply = NULL;
         const char *state = json_string_value(json_object_get(params, "state"));
         const char *cursor = json_string_value(json_object_get(params, "cursor"));
-        json_t *agent = json_object_get(params, "agent_uid"),
-               *limit = json_object_get(params, "limit");
+        json_t *agent = json_object_get(params, "agent_uid");
         TicketFilter f = {.state = -1};
         TicketCursor c = {};
         const struct ucred *cred = peer_cred(call);
-        size_t max = json_is_integer(limit) ? (size_t)json_integer_value(limit) : LIST_PAGE_DEFAULT;
-        size_t bytes = 0;
-        char next[TICKET_CURSOR_STRING_MAX];
         const Ticket *t;
         SessionId sid;
+        int r;
 
-        if (!list || !cred)
-                return list ? 0 : -ENOMEM;
+        if (!cred)
+                return 0;
+        if (list_page_init(&page, params) < 0)
+                return -ENOMEM;
         if (state) {
                 for (f.state = 0; f.state < _TICKET_STATE_MAX; f.state++)
                         if (strcmp(ticket_state_name(f.state), state) == 0)
@@ -338,42 +338,26 @@ static int method_list_tickets(VarlinkCall *call, json_t *params, void *userdata
         if (cursor && ticket_cursor_parse(cursor, &c) < 0)
                 return reply_invalid_request(call, "cursor: not one that ListTickets gave");
         peer_session(call, &sid);
-        while (json_array_size(list) < max) {
-                TicketCursor before = c;
-                json_t *e;
-                size_t len;
+        /* Each ticket's key is the cursor just past it; the page ends as every listing's does
+         * (console-reply.h), its next the key of the last ticket on it. */
+        while ((t = tickets_next(m->tickets, &f, &c))) {
+                char key[TICKET_CURSOR_STRING_MAX];
 
-                t = tickets_next(m->tickets, &f, &c);
-                if (!t)
+                ticket_cursor_format(&c, key);
+                r = list_page_add(&page, ticket_json(m, t, &sid), key);
+                if (r < 0)
+                        return r;
+                if (r == 0)
                         break;
-                e = ticket_json(m, t, &sid);
-                if (!e)
-                        return -ENOMEM;
-                len = json_dumpb(e, NULL, 0, JSON_COMPACT);
-                if (json_array_size(list) > 0 && bytes + len > LIST_PAGE_BYTES) {
-                        json_decref(e);
-                        c = before;
-                        break;
-                }
-                bytes += len;
-                if (json_array_append_new(list, e) < 0)
-                        return -ENOMEM;
         }
-        /* A next cursor only when a ticket follows: the last page says it is the last. */
-        {
-                TicketCursor probe = c;
-
-                if (json_array_size(list) > 0 && tickets_next(m->tickets, &f, &probe))
-                        ticket_cursor_format(&c, next);
-                else
-                        next[0] = 0;
-        }
-        return reply_more(call,
-                          json_pack("{s:O, s:s?, s:I, s:I}", "tickets", list, "next",
-                                    next[0] ? next : NULL, "pending",
-                                    (json_int_t)tickets_n_pending_all(m->tickets), "total",
-                                    (json_int_t)tickets_n(m->tickets)),
-                          false);
+        reply = list_page_reply(&page, "tickets");
+        if (!reply ||
+            json_object_set_new(reply, "pending",
+                                json_integer((json_int_t)tickets_n_pending_all(m->tickets))) < 0 ||
+            json_object_set_new(reply, "total", json_integer((json_int_t)tickets_n(m->tickets))) <
+                    0)
+                return -ENOMEM;
+        return reply_ok(call, TAKE_PTR(reply));
 }
 
 static int method_get_ticket(VarlinkCall *call, json_t *params, void *userdata) {
