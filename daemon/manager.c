@@ -509,10 +509,10 @@ static int on_trim(sd_event_source *s, uint64_t usec, void *userdata) {
 void manager_trim_soon(Manager *m) {
         if (!m->event || m->stopping)
                 return;
+        /* The first burst makes the timer, armed once; a failure only means no trim. */
         if (!m->trim) {
-                if (sd_event_add_time_relative(m->event, &m->trim, CLOCK_MONOTONIC, TRIM_DELAY_USEC,
-                                               TRIM_DELAY_USEC, on_trim, m) < 0)
-                        return;
+                (void)sd_event_add_time_relative(m->event, &m->trim, CLOCK_MONOTONIC,
+                                                 TRIM_DELAY_USEC, TRIM_DELAY_USEC, on_trim, m);
                 return;
         }
         /* Armed already: it fires once for the whole burst. */
