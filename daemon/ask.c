@@ -19,7 +19,7 @@
 #include "manager.h"
 #include "policy.h"
 #include "release.h"
-#include "runpool.h"
+#include "run-request.h"
 #include "spawner-link.h"
 #include "schedule.h"
 
@@ -677,7 +677,7 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
                 return;
         }
         s->plugin = catalog_plugin_ref(plugin);
-        req->sandbox = plugin->sandbox;
+        req->image = &plugin->image;
         req->fairness_key = t->agent;
         /* ARCHITECTURE.md: lockd-run-<seq>.scope, which the audit's run record names. The name
          * says nothing of the ticket: an agent that lists units cannot tell its runs apart. */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "daemon.h"
-#include "engine-launch.h"
+#include "engine-fds.h"
 #include "log.h"
 #include "macro.h"
 

@@ -22,14 +22,14 @@
 #include "audit.h"
 #include "budget.h"
 #include "clock.h"
-#include "caps.h"
+#include "caps-kept.h"
 #include "config.h"
 #include "catalog.h"
 #include "console-handles.h"
 #include "console-plugins.h"
 #include "answers.h"
 #include "ask.h"
-#include "confinement.h"
+#include "confinement-reason.h"
 #include "fd-util.h"
 #include "handle-store.h"
 #include "audit.h"
@@ -48,9 +48,9 @@
 #include "marketplaces.h"
 #include "policy.h"
 #include "roles.h"
-#include "runpool.h"
+#include "run-request.h"
 #include "spawner-link.h"
-#include "sockets.h"
+#include "listen-fds.h"
 #include "sessions.h"
 #include "tickets.h"
 
@@ -660,7 +660,7 @@ int manager_start(Manager *m) {
         m->landlock_abi = spawner_link_landlock_abi(m->spawner);
         /* A scope waits ready for each installed plugin's limits (ARCHITECTURE.md). */
         for (size_t i = 0; i < catalog_n(m->catalog); i++)
-                spawner_link_warm(m->spawner, &catalog_get(m->catalog, i)->sandbox->spec.limits);
+                spawner_link_warm(m->spawner, &catalog_get(m->catalog, i)->image.spec.limits);
         if (!spawner_link_scopes(m->spawner))
                 log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_BACKEND_NONE, NULL,
                            "scope.backend is none: plugin runs get no transient scope, so no "

@@ -7,7 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "confinement.h"
+#include "confinement-reason.h"
 #include "fd-util.h"
 #include "log-ids.h"
 #include "log.h"

@@ -14,7 +14,7 @@
 #include "fd-util.h"
 #include "log.h"
 #include "macro.h"
-#include "engine-launch.h"
+#include "engine-fds.h"
 #include "spawner-link.h"
 #include "spawner-proto.h"
 
@@ -405,7 +405,7 @@ fail:
 }
 
 int spawner_link_submit(SpawnerLink *l, RunRequest *req) {
-        const Sandbox *sb;
+        const PluginImage *sb;
         _cleanup_close_ int inputs = -1, out_w = -1, err_w = -1, det_w = -1;
         SpawnerRun m = {};
         int fds[SPAWNER_FDS_MAX];
@@ -413,13 +413,13 @@ int spawner_link_submit(SpawnerLink *l, RunRequest *req) {
         LinkRun *lr;
         int r;
 
-        if (!l || !req || !req->sandbox || !req->done || req->input_fd < 0 || req->id == 0)
+        if (!l || !req || !req->image || !req->done || req->input_fd < 0 || req->id == 0)
                 return -EINVAL;
         if (l->stopping || l->broken)
                 return -ESHUTDOWN;
         if (l->n_runs >= l->runs_max)
                 return -EAGAIN;
-        sb = req->sandbox;
+        sb = req->image;
         if (sb->spec.inputs) {
                 if (!req->inputs_json)
                         return -EINVAL;

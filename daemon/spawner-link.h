@@ -7,8 +7,8 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
-#include "confinement.h"
-#include "runpool.h"
+#include "confinement-reason.h"
+#include "run-request.h"
 #include "spawner-proto.h"
 
 typedef struct SpawnerLink SpawnerLink;

@@ -207,7 +207,7 @@ static int reply_install_failure(VarlinkCall *call, const CatalogInstallResult *
                 return reply_unavailable(call, reason);
         case CATALOG_SANDBOX_FAILED:
                 snprintf(reason, sizeof(reason), "the plugin cannot be sandboxed: %s",
-                         sandbox_strerror(res->sandbox_error));
+                         plugin_image_strerror(res->sandbox_error));
                 return reply_unavailable(call, reason);
         case CATALOG_VERIFICATION_FAILED:
         default:
@@ -387,7 +387,7 @@ static int method_install_plugin_files(VarlinkCall *call, json_t *params, void *
                 return r;
         }
 
-        spawner_link_warm(m->spawner, &res.plugin->sandbox->spec.limits);
+        spawner_link_warm(m->spawner, &res.plugin->image.spec.limits);
         log_struct(LOG_NOTICE, LOCKD_MESSAGE_PLUGIN_INSTALLED,
                    LOG_FIELDS(LOG_FIELD("PLUGIN", res.plugin->release->manifest->name),
                               LOG_FIELD("PLUGIN_VERSION", res.plugin->release->manifest->version),

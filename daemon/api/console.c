@@ -32,9 +32,8 @@
 #include "manager.h"
 #include "marketplaces.h"
 #include "policy.h"
-#include "runpool.h"
+#include "run-request.h"
 #include "spawner-link.h"
-#include "scope.h"
 
 static int method_status(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
@@ -208,7 +207,7 @@ static int method_test_plugin_files(VarlinkCall *call, json_t *params, void *use
         req = run_request_new();
         if (!req)
                 return -ENOMEM;
-        if (plugin->sandbox->spec.inputs) {
+        if (plugin->image.spec.inputs) {
                 r = build_inputs(plugin->release->manifest, inputs, &req->inputs_json,
                                  &req->inputs_len, &bad);
                 if (r == -ENOMEM)
@@ -226,7 +225,7 @@ static int method_test_plugin_files(VarlinkCall *call, json_t *params, void *use
         req->input_fd = fd_reopen_readonly(snap);
         if (req->input_fd < 0)
                 return req->input_fd;
-        req->sandbox = plugin->sandbox;
+        req->image = &plugin->image;
         req->fairness_key = varlink_conn_peer(varlink_call_conn(call))->uid;
         manager_run_name(m, req);
         req->done = test_run_done;

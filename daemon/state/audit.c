@@ -800,7 +800,7 @@ static int run_fields(const AuditRun *run, json_t **ret) {
             (r = set_string(o, "ticket", run->ticket)) < 0)
                 return r;
         r = json_object_set_new(o, "step", run->step >= 0 ? json_integer(run->step) : json_null());
-        /* null when unknown: never a figure that is not the plugin's own (runner.h). */
+        /* null when unknown: never a figure that is not the plugin's own (classify.h). */
         if (r >= 0)
                 r = json_object_set_new(o, "peak_memory_bytes",
                                         run->peak_memory_bytes > 0

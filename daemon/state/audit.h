@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "audit-chain.h"
-#include "runner.h"
+#include "classify.h"
 
 typedef struct Audit Audit;
 

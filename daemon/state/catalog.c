@@ -33,7 +33,7 @@ CatalogPlugin *catalog_plugin_unref(CatalogPlugin *p) {
         /* Release: this thread's reads of the plugin happen before another frees it. */
         if (__atomic_sub_fetch(&p->n_ref, 1, __ATOMIC_ACQ_REL) > 0)
                 return NULL;
-        sandbox_free(p->sandbox);
+        safe_close(p->image.binary_fd);
         release_free(p->release);
         free(p->marketplace);
         free(p);
@@ -51,19 +51,27 @@ SandboxSpec catalog_sandbox_spec(const Manifest *m) {
         };
 }
 
-/* Builds the sandbox of rel. 0 or sandbox_new()'s negative errno. */
-static int build_sandbox(const Release *rel, Sandbox **ret) {
+/*
+ * Checks that rel can run: its spec (protocol and limits) and its binary (a static ELF within
+ * the size cap) — what the spawner checks again when it builds the sandbox. 0, or a negative
+ * errno for plugin_image_strerror().
+ */
+static int check_image(const Release *rel) {
         SandboxSpec spec = catalog_sandbox_spec(rel->manifest);
         int r;
 
-        r = sandbox_new(rel->binary_fd, &spec, ret);
-        /* sandbox_new() read the memfd through its offset: leave it where the Release says. */
-        (void)lseek(rel->binary_fd, 0, SEEK_SET);
-        return r;
+        r = plugin_image_spec_check(&spec);
+        if (r < 0)
+                return r;
+        return plugin_image_binary_check(rel->binary_fd);
 }
 
-/* A plugin with one reference from rel (taken on success) and its built sandbox (taken). */
-static int plugin_new(Release **rel, Sandbox **sb, const StoreOrigin *origin, CatalogPlugin **ret) {
+/*
+ * A plugin with one reference from rel (taken on success): its image is the release's sealed
+ * memfd, moved out of it, and the spec its manifest asks for. The spawner builds the sandbox
+ * (the Landlock ruleset, its own copy) when it first runs it; the engine keeps no Sandbox.
+ */
+static int plugin_new(Release **rel, const StoreOrigin *origin, CatalogPlugin **ret) {
         CatalogPlugin *p;
 
         p = calloc(1, sizeof(*p));
@@ -79,11 +87,10 @@ static int plugin_new(Release **rel, Sandbox **sb, const StoreOrigin *origin, Ca
         p->signed_ = origin->signed_;
         p->n_ref = 1;
         p->release = TAKE_PTR(*rel);
-        p->sandbox = TAKE_PTR(*sb);
-        /* The sandbox holds its own sealed copy; a second one would only cost memory. So would
-         * the bundles: they were verified at install, the store keeps them and checks their
-         * digests at every load, and nothing reads them from the catalog. */
-        p->release->binary_fd = safe_close(p->release->binary_fd);
+        p->image = (PluginImage){.spec = catalog_sandbox_spec(p->release->manifest),
+                                 .binary_fd = TAKE_FD(p->release->binary_fd)};
+        /* The bundles were verified at install, the store keeps them and checks their digests at
+         * every load, and nothing reads them from the catalog: they would only cost memory. */
         p->release->manifest_bundle = mfree(p->release->manifest_bundle);
         p->release->binary_bundle = mfree(p->release->binary_bundle);
         p->release->manifest_bundle_len = p->release->binary_bundle_len = 0;
@@ -98,8 +105,8 @@ static void skipped(const Catalog *c, const char *name, const char *version, int
 }
 
 /*
- * The newest of the n stored versions of one name (sorted oldest first) that loads and builds a
- * sandbox, in *ret (NULL when none does); the others tried are reported as skipped. 0, or
+ * The newest of the n stored versions of one name (sorted oldest first) that loads and passes the
+ * image check, in *ret (NULL when none does); the others tried are reported as skipped. 0, or
  * -ENOMEM.
  */
 static int load_newest(const Catalog *c, int statefd, const StoreEntry *versions, size_t n,
@@ -107,7 +114,6 @@ static int load_newest(const Catalog *c, int statefd, const StoreEntry *versions
         *ret = NULL;
         for (size_t i = n; i-- > 0;) {
                 _cleanup_(release_freep) Release *rel = NULL;
-                _cleanup_(sandbox_freep) Sandbox *sb = NULL;
                 StoreOrigin origin = {};
                 StoreError err = {};
                 char msg[300];
@@ -123,14 +129,15 @@ static int load_newest(const Catalog *c, int statefd, const StoreEntry *versions
                         skipped(c, versions[i].name, versions[i].version, r, msg);
                         continue;
                 }
-                r = build_sandbox(rel, &sb);
+                r = check_image(rel);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
-                        skipped(c, versions[i].name, versions[i].version, r, sandbox_strerror(r));
+                        skipped(c, versions[i].name, versions[i].version, r,
+                                plugin_image_strerror(r));
                         continue;
                 }
-                return plugin_new(&rel, &sb, &origin, ret);
+                return plugin_new(&rel, &origin, ret);
         }
         return 0;
 }
@@ -426,7 +433,6 @@ static bool same_origin(const CatalogPlugin *p, const MarketplaceEntry *m) {
 int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const ReleaseFds *fds,
                     const int index_fds[2], const char *accept_name, CatalogInstallResult *res) {
         _cleanup_(release_freep) Release *rel = NULL;
-        _cleanup_(sandbox_freep) Sandbox *sb = NULL;
         _cleanup_free_ char *name = NULL, *old_version = NULL;
         _cleanup_(manifest_freep) Manifest *remembered = NULL;
         const Manifest *reference;
@@ -526,8 +532,8 @@ int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const Re
                 }
         }
 
-        /* The sandbox before the store: a release that cannot run is not installed. */
-        r = build_sandbox(rel, &sb);
+        /* The image's check before the store: a release that cannot run is not installed. */
+        r = check_image(rel);
         if (r < 0) {
                 res->status = CATALOG_SANDBOX_FAILED;
                 res->sandbox_error = r;
@@ -557,7 +563,7 @@ int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const Re
                 return r;
         }
 
-        r = plugin_new(&rel, &sb, &origin, &p);
+        r = plugin_new(&rel, &origin, &p);
         if (r >= 0) {
                 r = set_active(c, name, p);
                 if (r < 0)

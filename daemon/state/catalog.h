@@ -1,5 +1,5 @@
-/* The catalog: the installed plugins, loaded from the store, each with its sandbox built once and
- * shared, reference-counted, with the runs in flight. */
+/* The catalog: the installed plugins, loaded from the store, each with its image (the sealed
+ * binary and its spec) shared, reference-counted, with the runs in flight. */
 #pragma once
 
 #include <stdbool.h>
@@ -7,18 +7,18 @@
 
 #include "marketplaces.h"
 #include "release.h"
-#include "sandbox.h"
+#include "plugin-image.h"
 #include "store.h"
 #include "update.h"
 
 /*
  * An installed plugin. Everything in it is immutable once it is in the catalog, so a worker
  * thread may read it while holding a reference (catalog_plugin_ref()). The release's binary_fd
- * is -1: the bytes live in sandbox->binary_fd.
+ * is -1: the bytes live in image.binary_fd.
  */
 typedef struct CatalogPlugin {
         Release *release; /* manifest, digests, bundles (empty when unsigned) */
-        Sandbox *sandbox;
+        PluginImage image; /* the sealed binary and the spec the spawner runs it with */
         char *marketplace; /* NULL for an unsigned plugin */
         bool signed_;
         unsigned n_ref; /* private: atomic */
@@ -28,7 +28,7 @@ typedef struct Catalog Catalog;
 
 /* Takes a reference (thread-safe). The count is the only mutable part of a plugin. */
 CatalogPlugin *catalog_plugin_ref(const CatalogPlugin *p);
-/* Drops a reference (thread-safe); the last one frees the plugin and its sandbox. NULL. */
+/* Drops a reference (thread-safe); the last one frees the plugin and its image. NULL. */
 CatalogPlugin *catalog_plugin_unref(CatalogPlugin *p);
 static inline void catalog_plugin_unrefp(CatalogPlugin **p) {
         if (*p)
@@ -36,7 +36,7 @@ static inline void catalog_plugin_unrefp(CatalogPlugin **p) {
 }
 
 /* Called for each stored version that catalog_load() skips, so the daemon can log it: error is
- * a negative errno, message one line (a StoreError's, or the sandbox's refusal). */
+ * a negative errno, message one line (a StoreError's, or the image check's refusal). */
 typedef void (*CatalogSkipFn)(const char *name, const char *version, int error, const char *message,
                               void *userdata);
 
@@ -71,7 +71,7 @@ typedef enum CatalogInstallStatus {
                                         or wrong; res->installed names the active version */
         CATALOG_UPDATE_REFUSED,      /* res->verdict is the UPDATE_REFUSED_* reason */
         CATALOG_STORE_FAILED,        /* res->store_error says why */
-        CATALOG_SANDBOX_FAILED, /* res->sandbox_error (a negative errno for sandbox_strerror) */
+        CATALOG_SANDBOX_FAILED, /* res->sandbox_error (a negative errno for plugin_image_strerror) */
 } CatalogInstallStatus;
 
 typedef struct CatalogInstallResult {

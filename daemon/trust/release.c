@@ -15,7 +15,6 @@
 #include "codec.h"
 #include "macro.h"
 #include "release.h"
-#include "sandbox.h"
 #include "sigstore-util.h"
 
 static const char *const error_names[_RELEASE_E_MAX] = {

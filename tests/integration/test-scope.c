@@ -703,7 +703,7 @@ END_TEST
 
 /*
  * The kernel behaviours oom_watch_fired() relies on once the manager removed the cgroup (see
- * daemon/runtime/oom-watch.c): asked only after the unit is gone, the watch still tells an OOM kill
+ * daemon/sandbox/oom-watch.c): asked only after the unit is gone, the watch still tells an OOM kill
  * from a clean end.
  */
 START_TEST(test_oom_after_removal) {

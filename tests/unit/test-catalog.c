@@ -142,8 +142,8 @@ START_TEST(test_catalog_install_update_reload) {
         ck_assert_str_eq(p->release->manifest->version, "1.0.0");
         ck_assert_str_eq(p->marketplace, "acme");
         ck_assert(p->signed_);
-        ck_assert_ptr_nonnull(p->sandbox);
-        ck_assert_int_ge(p->sandbox->binary_fd, 0);
+        ck_assert_uint_eq(p->image.spec.protocol, 1);
+        ck_assert_int_ge(p->image.binary_fd, 0);
 
         /* A newer version with the same question: accepted, the old one leaves the store. */
         release_make(top, "v1.1.0", NAME, "1.1.0", Q1, NULL, true);
@@ -445,9 +445,9 @@ START_TEST(test_catalog_refcount) {
         ck_assert_int_eq(catalog_remove(c, statefd, NAME, NULL), 0);
         ck_assert_ptr_null(catalog_find(c, NAME));
         ck_assert_uint_eq(__atomic_load_n(&held->n_ref, __ATOMIC_SEQ_CST), 1);
-        ck_assert_int_eq(fstat(held->sandbox->binary_fd, &st), 0);
+        ck_assert_int_eq(fstat(held->image.binary_fd, &st), 0);
         ck_assert_int_gt(st.st_size, 0);
-        seals = fcntl(held->sandbox->binary_fd, F_GET_SEALS);
+        seals = fcntl(held->image.binary_fd, F_GET_SEALS);
         ck_assert_int_eq(seals & MEMFD_SEALS_IMMUTABLE, MEMFD_SEALS_IMMUTABLE);
         ck_assert_str_eq(held->release->manifest->question, Q1);
         ck_assert_ptr_null(catalog_plugin_unref(held));

@@ -13,19 +13,6 @@ static inline void cap_freep(cap_t *c) {
                 cap_free(*c);
 }
 
-/*
- * The spawning path of daemon/runtime/runner.c needs exactly these:
- *   CAP_SETUID, CAP_SETGID  the child's setgroups()/setresgid()/setresuid() to the run's
- *                           ephemeral uid;
- *   CAP_SETPCAP             the child's PR_CAPBSET_DROP of the whole bounding set;
- *   CAP_KILL                SIGKILL through the pidfd of a plugin that now runs as another uid
- *                           (timeouts, SIGTERM with runs in flight).
- * Everything else (the state directory and the sockets are root's own; cgroup files of lockd's
- * scopes are root's) works as uid 0 without capabilities.
- */
-const cap_value_t caps_kept[] = {CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_KILL};
-const size_t caps_n_kept = ELEMENTSOF(caps_kept);
-
 static bool kept(const cap_value_t *keep, size_t n, cap_value_t c) {
         for (size_t i = 0; i < n; i++)
                 if (keep[i] == c)
@@ -69,27 +56,4 @@ int caps_drop_except(const cap_value_t *keep, size_t n) {
         cap_free(a);
         cap_free(b);
         return same ? 0 : -EPERM;
-}
-
-char **caps_names(const cap_value_t *keep, size_t n) {
-        char **v = calloc(n + 1, sizeof(char *));
-
-        if (!v)
-                return NULL;
-        for (size_t i = 0; i < n; i++) {
-                char *name = cap_to_name(keep[i]);
-                v[i] = name ? strdup(name) : NULL;
-                cap_free(name);
-                if (!v[i]) {
-                        strv_free(v);
-                        return NULL;
-                }
-        }
-        return v;
-}
-
-void strv_free(char **v) {
-        for (size_t i = 0; v && v[i]; i++)
-                free(v[i]);
-        free(v);
 }

@@ -4,16 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 
 #include "landlock.h"
-#include "elf-check.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "sandbox.h"
-
-#define PLUGIN_BINARY_MAX (256 * MiB)
 
 /* The fd number the binary has in the child until execve closes it (it is O_CLOEXEC there). */
 #define CHILD_BINARY_FD 8
@@ -27,26 +22,11 @@ Sandbox *sandbox_free(Sandbox *sb) {
         return NULL;
 }
 
-/* Checks the limits and the protocol's extras: the runtime trusts nothing it did not check. */
-static int spec_check(const SandboxSpec *spec) {
-        if (spec->protocol != 1 && spec->protocol != 2)
-                return -EINVAL;
-        if (spec->protocol == 1 && (spec->inputs || spec->detail))
-                return -EINVAL;
-        if (spec->limits.cpu_s == 0 || spec->limits.cpu_s > 24 * 3600 ||
-            spec->limits.timeout_s == 0 || spec->limits.timeout_s > 24 * 3600 ||
-            spec->limits.memory_bytes < MiB || spec->limits.memory_bytes > 1024 * GiB)
-                return -EINVAL;
-        return 0;
-}
-
 int sandbox_new(int binary_fd, const SandboxSpec *spec, Sandbox **ret) {
         _cleanup_(sandbox_freep) Sandbox *sb = NULL;
-        struct stat st;
-        void *map;
         int r;
 
-        r = spec_check(spec);
+        r = plugin_image_spec_check(spec);
         if (r < 0)
                 return r;
 
@@ -66,15 +46,7 @@ int sandbox_new(int binary_fd, const SandboxSpec *spec, Sandbox **ret) {
         if (sb->binary_fd < 0)
                 return sb->binary_fd;
 
-        if (fstat(sb->binary_fd, &st) < 0)
-                return negative_errno();
-        if (st.st_size == 0)
-                return -ENOEXEC;
-        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, sb->binary_fd, 0);
-        if (map == MAP_FAILED)
-                return negative_errno();
-        r = elf_check_static(map, (size_t)st.st_size);
-        munmap(map, (size_t)st.st_size);
+        r = plugin_image_binary_check(sb->binary_fd);
         if (r < 0)
                 return r;
 
@@ -93,22 +65,8 @@ int sandbox_new(int binary_fd, const SandboxSpec *spec, Sandbox **ret) {
 }
 
 const char *sandbox_strerror(int r) {
-        switch (r) {
-        case -ENOEXEC:
-                return "not a static x86-64 ELF executable";
-        case -ELIBEXEC:
-                return "the binary is dynamically linked (it has a PT_INTERP program header); "
-                       "plugins must be static executables, since Landlock lets them open "
-                       "nothing but themselves";
-        case -EFBIG:
-                return "the binary is larger than 256 MiB";
-        case -EINVAL:
-                return "invalid protocol or limits";
-        case -EOPNOTSUPP:
-        case -EPERM:
-                /* sandbox_new() returns these only from Landlock. */
+        /* sandbox_new() returns these two only from Landlock. */
+        if (r == -EOPNOTSUPP || r == -EPERM)
                 return landlock_strerror(r);
-        default:
-                return strerror(-r);
-        }
+        return plugin_image_strerror(r);
 }

@@ -8,6 +8,8 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "confinement-reason.h"
+
 #define CONFINEMENT_UNIT_MAX 256
 
 /* What a unit says about itself that decides the check. */
@@ -18,23 +20,6 @@ typedef struct ConfinementUnit {
         const char **tmpfs;        /* the paths of TemporaryFileSystem=, NULL-terminated */
 } ConfinementUnit;
 
-/* Why a peer is not confined: a closed list, so the spawner can tell the engine in a number. */
-typedef enum ConfinementReason {
-        CONFINEMENT_OK = 0,
-        CONFINEMENT_NO_UNIT,
-        CONFINEMENT_NOT_SERVICE,
-        CONFINEMENT_PROTECT_PROC,
-        CONFINEMENT_CGROUP_FS,
-        CONFINEMENT_NO_PROPERTIES,
-        CONFINEMENT_BAD_ANSWER,
-        CONFINEMENT_NO_MANAGER,
-        CONFINEMENT_PEER_GONE,
-        _CONFINEMENT_REASON_MAX,
-} ConfinementReason;
-
-/* The reason in one sentence, for a log line. */
-const char *confinement_reason_sentence(ConfinementReason r);
-
 /*
  * Decides whether u keeps its processes from watching runs: a service (a scope or anything else
  * runs no ExecStart of ours and carries no ProtectProc=), ProtectProc= invisible or noaccess, and
@@ -44,14 +29,6 @@ const char *confinement_reason_sentence(ConfinementReason r);
 bool confinement_evaluate(const ConfinementUnit *u, ConfinementReason *ret_missing);
 
 typedef struct ConfinementCheck ConfinementCheck;
-
-/*
- * done(ok, unit, missing, userdata): ok true when the peer may stay; unit the peer's unit ("" if
- * the manager named none), missing why when not ok. Called once, from the bus's
- * event loop, never from within confinement_check_start().
- */
-typedef void (*ConfinementDoneFn)(bool ok, const char *unit, ConfinementReason missing,
-                                  void *userdata);
 
 /*
  * Asks the manager on bus which unit pid runs in, then that unit's properties, without blocking.

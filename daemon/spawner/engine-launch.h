@@ -4,14 +4,7 @@
 
 #include <sys/types.h>
 
-/* The fds the engine finds: the sockets as systemd would pass them, then the channel. */
-#define ENGINE_LISTEN_FDS_START 3
-#define ENGINE_LISTEN_FDS       2 /* agent, console */
-#define ENGINE_CHANNEL_FD       (ENGINE_LISTEN_FDS_START + ENGINE_LISTEN_FDS)
-#define ENGINE_CHANNEL_ENV      "LOCKD_SPAWNER_FD"
-/* The log's fd, when the spawner gives one (its own stderr, never a terminal). */
-#define ENGINE_LOG_FD  (ENGINE_CHANNEL_FD + 1)
-#define ENGINE_LOG_ENV "LOCKD_LOG_FD"
+#include "engine-fds.h"
 
 typedef struct EngineLaunch {
         const char *path;   /* the engine executable */

@@ -13,44 +13,6 @@
 #include "macro.h"
 #include "sockets.h"
 
-int sockets_from_systemd(const ListenSpec *specs, size_t n, int *ret_fds) {
-        char **names = NULL;
-        int k, r = 0;
-
-        for (size_t i = 0; i < n; i++)
-                ret_fds[i] = -1;
-        k = sd_listen_fds_with_names(true, &names);
-        if (k <= 0) {
-                free(names);
-                return k;
-        }
-        for (int i = 0; i < k; i++) {
-                int fd = SD_LISTEN_FDS_START + i;
-                size_t j;
-
-                for (j = 0; j < n; j++)
-                        if (names && names[i] && strcmp(names[i], specs[j].name) == 0)
-                                break;
-                /* Only what we know how to serve, once each, and only listening unix streams. */
-                if (j == n || ret_fds[j] >= 0 ||
-                    sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
-                        safe_close(fd);
-                        r = -EBADMSG;
-                        continue;
-                }
-                ret_fds[j] = fd;
-        }
-        for (int i = 0; names && i < k; i++)
-                free(names[i]);
-        free(names);
-        if (r < 0) {
-                for (size_t i = 0; i < n; i++)
-                        ret_fds[i] = safe_close(ret_fds[i]);
-                return r;
-        }
-        return k;
-}
-
 /* Whether something listens at the socket path: a stale file from a dead lockd does not. */
 static bool socket_alive(const struct sockaddr_un *sa, socklen_t len) {
         _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

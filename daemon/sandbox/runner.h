@@ -100,7 +100,3 @@ static inline void run_child_freep(RunChild **c) {
         if (*c)
                 run_child_free(*c);
 }
-
-/* Drains one non-blocking pipe, keeping at most keep bytes in buf (NULL: count only) and counting
- * every byte in *total; false at EOF (or a read error other than EAGAIN/EINTR), true while open. */
-bool run_drain(int fd, uint8_t *buf, size_t keep, size_t *kept, uint64_t *total);

@@ -94,3 +94,7 @@ void run_classify(const uint8_t *out, size_t out_len, uint64_t out_total, const 
 const char *run_cause_format(const RunResult *r, char *buf, size_t size);
 const char *spawn_stage_name(SpawnStage s);
 const char *run_outcome_name(RunOutcome o); /* "0", "1", "plugin_error" */
+
+/* Drains one non-blocking pipe, keeping at most keep bytes in buf (NULL: count only) and counting
+ * every byte in *total; false at EOF (or a read error other than EAGAIN/EINTR), true while open. */
+bool run_drain(int fd, uint8_t *buf, size_t keep, size_t *kept, uint64_t *total);

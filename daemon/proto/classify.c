@@ -127,3 +127,21 @@ const char *run_cause_format(const RunResult *r, char *buf, size_t size) {
         }
         return buf;
 }
+
+bool run_drain(int fd, uint8_t *buf, size_t keep, size_t *kept, uint64_t *total) {
+        uint8_t scratch[16384];
+
+        for (;;) {
+                ssize_t n = read(fd, scratch, sizeof(scratch));
+                if (n < 0)
+                        return errno == EAGAIN || errno == EINTR;
+                if (n == 0)
+                        return false;
+                if (buf && *kept < keep) {
+                        size_t take = (size_t)n < keep - *kept ? (size_t)n : keep - *kept;
+                        memcpy(buf + *kept, scratch, take);
+                        *kept += take;
+                }
+                *total += (uint64_t)n;
+        }
+}

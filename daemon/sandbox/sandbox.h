@@ -6,19 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-typedef struct SandboxLimits {
-        uint64_t cpu_s;        /* RLIMIT_CPU soft; the hard limit is one second more */
-        uint64_t memory_bytes; /* RLIMIT_DATA; RLIMIT_AS is this + 4 GiB */
-        uint64_t timeout_s;    /* wall clock, then SIGKILL */
-} SandboxLimits;
-
-/* What the runtime needs of a manifest. */
-typedef struct SandboxSpec {
-        unsigned protocol; /* 1 or 2: LOCKFILE_PLUGIN_PROTOCOL */
-        bool inputs;       /* protocol 2 with inputs: fd 6 is given */
-        bool detail;       /* protocol 2 with detail = true: fd 7 is given */
-        SandboxLimits limits;
-} SandboxSpec;
+#include "plugin-image.h"
 
 /* A plugin ready to run: the verified bytes and the Landlock ruleset. */
 typedef struct Sandbox {

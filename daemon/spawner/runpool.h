@@ -7,55 +7,11 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+#include "run-request.h"
 #include "runner.h"
 #include "scope.h"
 
 typedef struct RunPool RunPool;
-typedef struct RunRequest RunRequest;
-
-/* Called on the loop's thread once the run ended (or never started: req->error < 0). */
-typedef void (*RunDoneFn)(RunRequest *req, void *userdata);
-
-struct RunRequest {
-        /* Set by the caller. */
-        const Sandbox *sandbox; /* kept alive by the caller until done runs */
-        int input_fd;           /* becomes fd 3; owned by the request, closed with it */
-        char *inputs_json;      /* owned; NULL without inputs */
-        size_t inputs_len;
-        uint64_t fairness_key; /* runs are taken round-robin across keys (an agent's uid) */
-        char unit[128];        /* the scope's unit name, set by the pool */
-        RunDoneFn done;
-        void *userdata;
-        /*
-         * Optional: called on the worker's thread as soon as a run it took ended (or never
-         * started), before done is queued for the loop; it must touch nothing the loop owns
-         * without a lock. Runs the pool cancels while still queued get done only.
-         */
-        void (*ended)(RunRequest *req, void *userdata);
-        /* Optional: called on the worker's thread once the child is in its scope (req->scoped,
-         * req->unit, req->uid set) and about to enter the sandbox. */
-        void (*started)(RunRequest *req, void *userdata);
-
-        /* Set by the pool. */
-        int error;   /* 0: result is valid; < 0: no plugin ran (-ECANCELED: the pool stopped) */
-        bool scoped; /* it ran inside its scope */
-        uid_t uid;   /* the ephemeral uid it runs as (0 without drop_to_uid) */
-        RunResult result; /* spawn:scope when the scope could not be created: fail closed */
-
-        /*
-         * Set by the spawner for a run whose output the engine reads (runner.h, RunFds): then
-         * the fds below are the child's, owned by the request (-1 when absent), and the pool
-         * fills exit instead of classifying.
-         */
-        bool external;
-        uint64_t id; /* the engine's run id: what run_pool_kill() names */
-        int inputs_fd, stdout_fd, stderr_fd, detail_fd;
-        RunExit exit;
-
-        RunRequest *next;
-        bool cancelled; /* run_pool_kill() came first: it never starts */
-};
-
 typedef struct RunPoolConfig {
         unsigned workers;   /* runs at once */
         unsigned queue_max; /* runs waiting, all keys together; more: -EAGAIN */
@@ -116,10 +72,3 @@ void run_pool_warm(RunPool *p, const SandboxLimits *limits);
 /* Runs in flight or finished and not yet handed to their done callback. */
 unsigned run_pool_n_active(const RunPool *p);
 unsigned run_pool_n_queued(const RunPool *p);
-
-RunRequest *run_request_new(void);
-RunRequest *run_request_free(RunRequest *req);
-static inline void run_request_freep(RunRequest **r) {
-        if (*r)
-                run_request_free(*r);
-}

@@ -4,9 +4,7 @@
 #include <stddef.h>
 #include <sys/capability.h>
 
-/* The capabilities lockd keeps, each for a reason written where the list is defined. */
-extern const cap_value_t caps_kept[];
-extern const size_t caps_n_kept;
+#include "caps-kept.h"
 
 /*
  * Drops every capability but keep[] from the effective, permitted and inheritable sets and from
@@ -15,7 +13,3 @@ extern const size_t caps_n_kept;
  * caller must not go on (a half-dropped set is not a state to serve from).
  */
 int caps_drop_except(const cap_value_t *keep, size_t n);
-
-/* The names of keep[] ("cap_setuid", ...) as a new NULL-terminated array, for Status and logs. */
-char **caps_names(const cap_value_t *keep, size_t n);
-void strv_free(char **v);
