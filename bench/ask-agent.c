@@ -247,7 +247,8 @@ static json_t *throughput(Conn *c, const char *plugin, json_t *handles, double s
 /*
  * agent SOCKET: the work on stdin, {"plugin": NAME, "phases": [{"name", "kind": "questions",
  * "handles", "gap_ms"} | {"name", "kind": "throughput", "handles", "seconds", "pipeline"}]};
- * prints {"<name>": [ms, ...] | [tickets, answers, seconds]}.
+ * prints {"<name>": [ms, ...] | [tickets, answers, seconds]}, and for each questions phase
+ * "<name>@spans": [[asked, answered], ...] in CLOCK_MONOTONIC milliseconds.
  */
 static int cmd_agent(const char *path) {
         json_t *work = json_loadf(stdin, JSON_DISABLE_EOF_CHECK, NULL), *out = json_object(), *ph;
@@ -276,19 +277,26 @@ static int cmd_agent(const char *path) {
                         continue;
                 }
                 unsigned gap = (unsigned)json_integer_value(json_object_get(ph, "gap_ms"));
-                json_t *times = json_array(), *h;
+                json_t *times = json_array(), *spans = json_array(), *h;
+                char spans_name[160];
                 size_t k;
 
                 json_array_foreach(handles, k, h) {
-                        double t0;
+                        double t0, t1;
                         if (k > 0 && gap > 0)
                                 sleep_ms(gap);
                         t0 = bench_now_ms();
                         if (ask_once(&c, plugin, h) != 1)
                                 die("an answer that is not 1");
-                        json_array_append_new(times, json_real(bench_now_ms() - t0));
+                        t1 = bench_now_ms();
+                        json_array_append_new(times, json_real(t1 - t0));
+                        /* When it was asked and answered (CLOCK_MONOTONIC, ms), so that the
+                         * benchmark can place the kernel's events of each question in it. */
+                        json_array_append_new(spans, json_pack("[f,f]", t0, t1));
                 }
                 json_object_set_new(out, name, times);
+                snprintf(spans_name, sizeof(spans_name), "%s@spans", name);
+                json_object_set_new(out, spans_name, spans);
         }
         json_dumpf(out, stdout, JSON_COMPACT);
         putchar('\n');

@@ -6,7 +6,9 @@ back and spaced 100 ms and 1 s apart (sporadic use: after a quiet spell the kern
 first move into a cgroup wait for an RCU grace period); two agents asking at once; cache hits
 (1-step and 16-step tickets, pipelined over one connection); and the same plugin on the same
 files by bare fork+exec and by `systemd-run --scope PLUGIN` (the plugin itself, no shell), with
-the same gaps. Medians; each ratio against its target, PASS or MISS.
+the same gaps. Medians; each ratio against its target, PASS or MISS. For the uncached questions
+also lockd's fsyncs (engine and spawner: between the plugin's exit and the answer, and in all),
+counted with `perf record` on the syscall tracepoints, and lockd's CPU per question.
 
 The agents are bench/ask-agent (C, as the agent uids through setpriv: a client that is not the
 bottleneck); the alternatives are ask-agent's fork+exec+wait, run as root. lockd runs at
@@ -74,13 +76,88 @@ def alternative(gap_ms, paths, argv):
 
 
 def cpu_seconds(pid):
-    """User + system CPU time of pid and its threads so far (/proc/PID/stat), in seconds."""
+    """CPU time of pid's threads so far, in seconds: the scheduler's own count in nanoseconds
+    (/proc/PID/task/*/schedstat) where the kernel keeps it, else user + system time in clock
+    ticks (/proc/PID/stat, which also counts threads that ended)."""
+    try:
+        total = 0
+        for t in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                total += int(f.read().split()[0])
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
     except (OSError, ValueError):
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Syncs:
+    """Every fsync and fdatasync of the machine, and every process exit, while it records
+    (`perf record` on the syscall tracepoints, CLOCK_MONOTONIC timestamps): counted, not assumed.
+    Without perf it counts nothing and says so."""
+
+    EVENTS = ("syscalls:sys_enter_fsync", "syscalls:sys_enter_fdatasync",
+              "syscalls:sys_enter_sync_file_range", "sched:sched_process_exit")
+
+    def __init__(self, work):
+        self.path = os.path.join(work, "perf.data")
+        self.proc = None
+        self.events = []
+        perf = shutil.which("perf")
+        if not perf:
+            self.why = "perf is not installed (linux-perf)"
+            return
+        cmd = [perf, "record", "-q", "-a", "--clockid", "mono", "-o", self.path]
+        for e in self.EVENTS:
+            cmd += ["-e", e]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(1.0)  # perf opens its events before the first question
+        if self.proc.poll() is not None:
+            self.why = f"perf record: {self.proc.stderr.read().decode().strip()[:200]}"
+            self.proc = None
+
+    def stop(self):
+        if not self.proc:
+            return
+        self.proc.send_signal(2)
+        self.proc.wait(60)
+        out = subprocess.run(["perf", "script", "-i", self.path, "-F", "pid,tid,time,event"],
+                             capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            # "  PID/TID  SECONDS.USEC: EVENT:"
+            parts = line.split()
+            if len(parts) < 3:
+                continue
+            try:
+                pid = int(parts[0].split("/")[0])
+                t = float(parts[1].rstrip(":")) * 1e3
+            except ValueError:
+                continue
+            self.events.append((t, pid, "exit" if "process_exit" in parts[2] else "sync"))
+        self.events.sort()
+
+    def per_question(self, spans, pids):
+        """For each question [asked, answered]: the syncs of pids between the plugin's exit (the
+        last process to exit in the span) and the answer, and all their syncs from the question
+        to the next one (the writes after the answer included). None without perf."""
+        if not self.events:
+            return None
+        critical, total = [], []
+        for i, (t0, t1) in enumerate(spans):
+            end = spans[i + 1][0] if i + 1 < len(spans) else t1 + 1000
+            inside = [e for e in self.events if t0 <= e[0] <= end]
+            exits = [e[0] for e in inside if e[2] == "exit" and e[0] <= t1 and e[1] not in pids]
+            if not exits:
+                continue
+            plugin_end = exits[-1]
+            critical.append(sum(1 for e in inside
+                                if e[2] == "sync" and e[1] in pids and plugin_end <= e[0] <= t1))
+            total.append(sum(1 for e in inside if e[2] == "sync" and e[1] in pids))
+        return critical, total
 
 
 def children(pid):
@@ -146,26 +223,44 @@ def main():
                 per_agent]
         b2b, g100, g1s, two1 = (h[cuts[0]:cuts[1]], h[cuts[1]:cuts[2]], h[cuts[2]:cuts[3]],
                                 h[cuts[3]:cuts[4]])
+        spawner = d.proc.pid
+        engine = next((c for c in children(spawner)
+                       if open(f"/proc/{c}/comm").read().strip() == "lockd-engine"), None)
+        lockd_pids = {pid for pid in (spawner, engine) if pid}
+
+        def cpu_ms():
+            return {k: cpu_seconds(v) for k, v in (("engine", engine), ("spawner", spawner)) if v}
+
+        def questions(phase, hs, gap):
+            return {"name": phase, "kind": "questions", "handles": hs, "gap_ms": gap}
+
         one = finish(agent(AGENT_UID, d.agent, {"plugin": name, "phases": [
-            {"name": "warmup", "kind": "questions", "handles": h[:WARMUP], "gap_ms": 0},
-            {"name": "b2b", "kind": "questions", "handles": b2b, "gap_ms": 0},
-            {"name": "g100", "kind": "questions", "handles": g100, "gap_ms": 100},
-            {"name": "g1s", "kind": "questions", "handles": g1s, "gap_ms": 1000},
-            {"name": "hit", "kind": "questions", "handles": b2b, "gap_ms": 0},
+            questions("warmup", h[:WARMUP], 0)]}))
+        # The uncached questions alone, each phase in a run of its own so that lockd's CPU and
+        # its fsyncs are counted per phase.
+        syncs = Syncs(work)
+        cpu = {}
+        for phase, hs, gap in (("b2b", b2b, 0), ("g100", g100, 100), ("g1s", g1s, 1000)):
+            c0 = cpu_ms()
+            one.update(finish(agent(AGENT_UID, d.agent, {"plugin": name, "phases": [
+                questions(phase, hs, gap)]})))
+            c1 = cpu_ms()
+            cpu[phase] = {k: (c1[k] - c0[k]) * 1e3 / len(hs) for k in c0
+                          if c0[k] is not None and c1.get(k) is not None}
+        syncs.stop()
+        one.update(finish(agent(AGENT_UID, d.agent, {"plugin": name, "phases": [
+            questions("hit", b2b, 0),
             {"name": "warm", "kind": "throughput", "handles": b2b[:1], "seconds": 0.5,
              "pipeline": PIPELINE},
             {"name": "t1", "kind": "throughput", "handles": b2b[:1], "seconds": seconds,
              "pipeline": PIPELINE},
             {"name": "t16", "kind": "throughput", "handles": b2b[:STEPS_MAX],
              "seconds": seconds, "pipeline": PIPELINE},
-        ]}))
+        ]})))
         # Two agents at once, each asking back to back: runs per second of the two together.
         h2 = handles[AGENT2_UID]
         finish(agent(AGENT2_UID, d.agent, {"plugin": name, "phases": [
             {"name": "warmup", "kind": "questions", "handles": h2[:WARMUP], "gap_ms": 0}]}))
-        spawner = d.proc.pid
-        engine = next((c for c in children(spawner)
-                       if open(f"/proc/{c}/comm").read().strip() == "lockd-engine"), None)
         who = {"systemd (the manager)": os.environ.get("LOCKD_TEST_MANAGER_PID"),
                "lockd (the spawner)": spawner, "lockd-engine": engine}
         cpu0 = {k: cpu_seconds(v) for k, v in who.items() if v}
@@ -240,6 +335,23 @@ def main():
               f"{med(one[phase]) - setup - wall:5.2f}  peak memory "
               f"{med(peak) if peak else 0:6.0f} (max {max(peak) if peak else 0:.0f}, "
               f"{len(rec)} runs, {unknown} unknown)")
+    print()
+    print("lockd's fsyncs per uncached question (engine and spawner; counted by perf on the")
+    print("syscall tracepoints): between the plugin's exit and the answer, and in all (to the next")
+    print("question); and lockd's CPU per question, ms (the scheduler's count of its threads)")
+    for label, phase in (("back to back", "b2b"), ("100 ms apart", "g100"),
+                         ("1 s apart", "g1s")):
+        counted = syncs.per_question(one[phase + "@spans"], lockd_pids)
+        if counted is None:
+            line = f"not counted: {getattr(syncs, 'why', 'no events')}"
+        else:
+            crit, total = counted
+            line = (f"after the plugin {med(crit) if crit else float('nan'):4.1f} (max "
+                    f"{max(crit) if crit else 0}), in all {med(total) if total else float('nan'):4.1f}"
+                    f" (max {max(total) if total else 0}; {len(crit)} questions)")
+        c = cpu.get(phase, {})
+        print(f"  {label:14} {line}  CPU engine {c.get('engine', float('nan')):5.2f} spawner "
+              f"{c.get('spawner', float('nan')):5.2f}")
     print()
     print(f"two agents at once, cache misses back to back: {len(ra['two']) + len(rb['two'])} runs, "
           f"{runs_per_s:.0f} runs/s (the slower agent's busy time; {two_wall:.2f} s with the "
