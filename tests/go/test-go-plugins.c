@@ -189,17 +189,15 @@ END_TEST
 
 static Suite *go_plugins_suite(void) {
         Suite *s = suite_create("go-plugins");
-        TCase *tc = tcase_create("go");
+        const CaseOptions each = {.timeout = 60};
 
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_goroutines_one);
-        tcase_add_test(tc, test_goroutines_zero);
-        tcase_add_test(tc, test_goroutines_empty);
-        tcase_add_test(tc, test_goroutines_large_boundary);
-        tcase_add_test(tc, test_goroutines_repeated);
-        tcase_add_test(tc, test_goroutines_too_little_memory);
-        tcase_add_test(tc, test_panic);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_goroutines_one);
+        suite_add_case(s, &each, test_goroutines_zero);
+        suite_add_case(s, &each, test_goroutines_empty);
+        suite_add_case(s, &each, test_goroutines_large_boundary);
+        suite_add_case(s, &each, test_goroutines_repeated);
+        suite_add_case(s, &each, test_goroutines_too_little_memory);
+        suite_add_case(s, &each, test_panic);
         return s;
 }
 

@@ -703,7 +703,7 @@ END_TEST
 
 /*
  * The kernel behaviours oom_watch_fired() relies on once the manager removed the cgroup (see
- * daemon/sandbox/oom-watch.c): asked only after the unit is gone, the watch still tells an OOM kill
+ * daemon/runtime/oom-watch.c): asked only after the unit is gone, the watch still tells an OOM kill
  * from a clean end.
  */
 START_TEST(test_oom_after_removal) {
@@ -857,22 +857,20 @@ END_TEST
 
 static Suite *scope_suite(void) {
         Suite *s = suite_create("scope");
-        TCase *tc = tcase_create("manager");
+        const CaseOptions each = {.timeout = 60};
 
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_limits);
-        tcase_add_test(tc, test_many_async);
-        tcase_add_test(tc, test_wait_threads);
-        tcase_add_test(tc, test_failures);
-        tcase_add_test(tc, test_wait_failures);
-        tcase_add_test(tc, test_kill);
-        tcase_add_test(tc, test_idle_after_kill);
-        tcase_add_test(tc, test_collected);
-        tcase_add_test(tc, test_oom);
-        tcase_add_test(tc, test_oom_after_removal);
-        tcase_add_test(tc, test_peak_is_the_plugins);
-        tcase_add_test(tc, test_standby_waits_for_pending);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_limits);
+        suite_add_case(s, &each, test_many_async);
+        suite_add_case(s, &each, test_wait_threads);
+        suite_add_case(s, &each, test_failures);
+        suite_add_case(s, &each, test_wait_failures);
+        suite_add_case(s, &each, test_kill);
+        suite_add_case(s, &each, test_idle_after_kill);
+        suite_add_case(s, &each, test_collected);
+        suite_add_case(s, &each, test_oom);
+        suite_add_case(s, &each, test_oom_after_removal);
+        suite_add_case(s, &each, test_peak_is_the_plugins);
+        suite_add_case(s, &each, test_standby_waits_for_pending);
         return s;
 }
 

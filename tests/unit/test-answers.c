@@ -136,13 +136,11 @@ END_TEST
 
 static Suite *answers_suite(void) {
         Suite *s = suite_create("answers");
-        TCase *tc = tcase_create("core");
 
-        tcase_add_test(tc, test_ids);
-        tcase_add_test(tc, test_store_lookup_reset);
-        tcase_add_test(tc, test_eviction);
-        tcase_add_test(tc, test_schedule);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_ids);
+        suite_add_case(s, NULL, test_store_lookup_reset);
+        suite_add_case(s, NULL, test_eviction);
+        suite_add_case(s, NULL, test_schedule);
         return s;
 }
 

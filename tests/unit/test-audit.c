@@ -1371,26 +1371,24 @@ END_TEST
 
 static Suite *audit_suite(void) {
         Suite *s = suite_create("audit");
-        TCase *tc = tcase_create("core");
 
-        tcase_add_test(tc, test_append_verify);
-        tcase_add_test(tc, test_tampering);
-        tcase_add_test(tc, test_forged_records);
-        tcase_add_test(tc, test_refused_fields);
-        tcase_add_test(tc, test_reopen);
-        tcase_add_test(tc, test_torn_write);
-        tcase_add_test(tc, test_sync_per_record);
-        tcase_add_test(tc, test_group_commit);
-        tcase_add_test(tc, test_sync_job);
-        tcase_add_test(tc, test_sync_strace);
-        tcase_add_test(tc, test_short_write_undone);
-        tcase_add_test(tc, test_open_refusals);
-        tcase_add_test(tc, test_journal_copy);
-        tcase_add_test(tc, test_lockctl_verify);
-        tcase_add_test(tc, test_segments);
-        tcase_add_test(tc, test_event_names);
-        tcase_add_test(tc, test_agent_copies_limited);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_append_verify);
+        suite_add_case(s, NULL, test_tampering);
+        suite_add_case(s, NULL, test_forged_records);
+        suite_add_case(s, NULL, test_refused_fields);
+        suite_add_case(s, NULL, test_reopen);
+        suite_add_case(s, NULL, test_torn_write);
+        suite_add_case(s, NULL, test_sync_per_record);
+        suite_add_case(s, NULL, test_group_commit);
+        suite_add_case(s, NULL, test_sync_job);
+        suite_add_case(s, NULL, test_sync_strace);
+        suite_add_case(s, NULL, test_short_write_undone);
+        suite_add_case(s, NULL, test_open_refusals);
+        suite_add_case(s, NULL, test_journal_copy);
+        suite_add_case(s, NULL, test_lockctl_verify);
+        suite_add_case(s, NULL, test_segments);
+        suite_add_case(s, NULL, test_event_names);
+        suite_add_case(s, NULL, test_agent_copies_limited);
         return s;
 }
 

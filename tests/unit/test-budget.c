@@ -1187,26 +1187,24 @@ END_TEST
 
 static Suite *budget_suite(void) {
         Suite *s = suite_create("budget");
-        TCase *tc = tcase_create("core");
+        const CaseOptions each = {.timeout = 120};
 
-        tcase_set_timeout(tc, 120);
-        tcase_add_test(tc, test_keys);
-        tcase_add_test(tc, test_reserve_limit);
-        tcase_add_test(tc, test_full_limit);
-        tcase_add_test(tc, test_commit_lookup);
-        tcase_add_test(tc, test_release);
-        tcase_add_test(tc, test_in_flight);
-        tcase_add_test(tc, test_persistence);
-        tcase_add_test(tc, test_deferred);
-        tcase_add_test(tc, test_reset);
-        tcase_add_test(tc, test_data_valid);
-        tcase_add_test(tc, test_data_invalid);
-        tcase_add_test(tc, test_refusals);
-        tcase_add_test(tc, test_digests_cap);
-        tcase_add_test(tc, test_write_failures);
-        tcase_add_test(tc, test_batches);
-        tcase_add_test(tc, test_bench);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_keys);
+        suite_add_case(s, &each, test_reserve_limit);
+        suite_add_case(s, &each, test_full_limit);
+        suite_add_case(s, &each, test_commit_lookup);
+        suite_add_case(s, &each, test_release);
+        suite_add_case(s, &each, test_in_flight);
+        suite_add_case(s, &each, test_persistence);
+        suite_add_case(s, &each, test_deferred);
+        suite_add_case(s, &each, test_reset);
+        suite_add_case(s, &each, test_data_valid);
+        suite_add_case(s, &each, test_data_invalid);
+        suite_add_case(s, &each, test_refusals);
+        suite_add_case(s, &each, test_digests_cap);
+        suite_add_case(s, &each, test_write_failures);
+        suite_add_case(s, &each, test_batches);
+        suite_add_case(s, &each, test_bench);
         return s;
 }
 

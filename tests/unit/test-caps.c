@@ -244,13 +244,11 @@ END_TEST
 
 static Suite *caps_suite(void) {
         Suite *s = suite_create("caps");
-        TCase *tc = tcase_create("caps");
 
-        tcase_add_test(tc, test_drop_kept);
-        tcase_add_test(tc, test_drop_all);
-        tcase_add_test(tc, test_kept_list);
-        tcase_add_test(tc, test_names);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_drop_kept);
+        suite_add_case(s, NULL, test_drop_all);
+        suite_add_case(s, NULL, test_kept_list);
+        suite_add_case(s, NULL, test_names);
         return s;
 }
 

@@ -456,17 +456,14 @@ END_TEST
 
 static Suite *catalog_suite(void) {
         Suite *s = suite_create("catalog");
-        TCase *tc = tcase_create("catalog");
+        const CaseOptions each = {.timeout = 120, .setup = setup, .teardown = teardown};
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 120);
-        tcase_add_test(tc, test_catalog_install_update_reload);
-        tcase_add_test(tc, test_catalog_refusals);
-        tcase_add_test(tc, test_catalog_index);
-        tcase_add_test(tc, test_catalog_tampered_skipped);
-        tcase_add_test(tc, test_catalog_unsigned_and_origins);
-        tcase_add_test(tc, test_catalog_refcount);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_catalog_install_update_reload);
+        suite_add_case(s, &each, test_catalog_refusals);
+        suite_add_case(s, &each, test_catalog_index);
+        suite_add_case(s, &each, test_catalog_tampered_skipped);
+        suite_add_case(s, &each, test_catalog_unsigned_and_origins);
+        suite_add_case(s, &each, test_catalog_refcount);
         return s;
 }
 

@@ -115,14 +115,12 @@ END_TEST
 
 int main(void) {
         Suite *s = suite_create("classify");
-        TCase *tc = tcase_create("classify");
 
-        tcase_add_test(tc, test_answers);
-        tcase_add_test(tc, test_bad_output);
-        tcase_add_test(tc, test_no_output);
-        tcase_add_test(tc, test_exit_and_signals);
-        tcase_add_test(tc, test_limits_win_over_signal);
-        tcase_add_test(tc, test_spawn_cause);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_answers);
+        suite_add_case(s, NULL, test_bad_output);
+        suite_add_case(s, NULL, test_no_output);
+        suite_add_case(s, NULL, test_exit_and_signals);
+        suite_add_case(s, NULL, test_limits_win_over_signal);
+        suite_add_case(s, NULL, test_spawn_cause);
         return check_run(s);
 }

@@ -152,13 +152,11 @@ END_TEST
 
 static Suite *codec_suite(void) {
         Suite *s = suite_create("codec");
-        TCase *tc = tcase_create("core");
 
-        tcase_add_test(tc, test_utf8);
-        tcase_add_test(tc, test_hex);
-        tcase_add_test(tc, test_base64);
-        tcase_add_test(tc, test_sha256);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_utf8);
+        suite_add_case(s, NULL, test_hex);
+        suite_add_case(s, NULL, test_base64);
+        suite_add_case(s, NULL, test_sha256);
         return s;
 }
 

@@ -70,11 +70,9 @@ END_TEST
 
 static Suite *confinement_suite(void) {
         Suite *s = suite_create("confinement");
-        TCase *tc = tcase_create("core");
 
-        tcase_add_test(tc, test_evaluate);
-        tcase_add_test(tc, test_ratelimit);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_evaluate);
+        suite_add_case(s, NULL, test_ratelimit);
         return s;
 }
 

@@ -299,15 +299,12 @@ END_TEST
 
 static Suite *console_handles_suite(void) {
         Suite *s = suite_create("console-handles");
-        TCase *tc = tcase_create("core");
+        const CaseOptions each = {.timeout = 60, .setup = setup, .teardown = teardown};
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_grant_list_revoke);
-        tcase_add_test(tc, test_grant_refusals);
-        tcase_add_test(tc, test_audit_failure);
-        tcase_add_test(tc, test_agent_view);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_grant_list_revoke);
+        suite_add_case(s, &each, test_grant_refusals);
+        suite_add_case(s, &each, test_audit_failure);
+        suite_add_case(s, &each, test_agent_view);
         return s;
 }
 

@@ -345,14 +345,11 @@ END_TEST
 
 static Suite *console_plugins_suite(void) {
         Suite *s = suite_create("console-plugins");
-        TCase *tc = tcase_create("console-plugins");
+        const CaseOptions each = {.timeout = 120, .setup = setup, .teardown = teardown};
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 120);
-        tcase_add_test(tc, test_console_install_update_remove);
-        tcase_add_test(tc, test_console_install_refusals);
-        tcase_add_test(tc, test_console_marketplaces);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_console_install_update_remove);
+        suite_add_case(s, &each, test_console_install_refusals);
+        suite_add_case(s, &each, test_console_marketplaces);
         return s;
 }
 

@@ -90,9 +90,7 @@ END_TEST
 
 int main(void) {
         Suite *s = suite_create("disk-writer");
-        TCase *tc = tcase_create("core");
 
-        tcase_add_test(tc, test_job_round_trip);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_job_round_trip);
         return check_run(s);
 }

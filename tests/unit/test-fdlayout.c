@@ -301,17 +301,15 @@ END_TEST
 
 int main(void) {
         Suite *s = suite_create("fdlayout");
-        TCase *tc = tcase_create("fdlayout");
+        const CaseOptions each = {.timeout = 30};
 
-        tcase_set_timeout(tc, 30);
-        tcase_add_test(tc, test_layout_protocol1);
-        tcase_add_test(tc, test_layout_protocol2);
-        tcase_add_test(tc, test_ephemeral_uid);
-        tcase_add_test(tc, test_binary_replaced_after_load);
-        tcase_add_test(tc, test_dynamic_refused);
-        tcase_add_test(tc, test_start_hook_fails_closed);
-        tcase_add_test(tc, test_child_made_ahead);
-        tcase_add_test(tc, test_exec_failure_reported);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_layout_protocol1);
+        suite_add_case(s, &each, test_layout_protocol2);
+        suite_add_case(s, &each, test_ephemeral_uid);
+        suite_add_case(s, &each, test_binary_replaced_after_load);
+        suite_add_case(s, &each, test_dynamic_refused);
+        suite_add_case(s, &each, test_start_hook_fails_closed);
+        suite_add_case(s, &each, test_child_made_ahead);
+        suite_add_case(s, &each, test_exec_failure_reported);
         return check_run(s);
 }

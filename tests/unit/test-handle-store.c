@@ -185,11 +185,9 @@ END_TEST
 
 static Suite *handle_store_suite(void) {
         Suite *s = suite_create("handle-store");
-        TCase *tc = tcase_create("core");
 
-        tcase_add_test(tc, test_round_trip);
-        tcase_add_test(tc, test_damage_and_leftovers);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_round_trip);
+        suite_add_case(s, NULL, test_damage_and_leftovers);
         return s;
 }
 

@@ -423,20 +423,18 @@ END_TEST
 
 static Suite *handles_suite(void) {
         Suite *s = suite_create("handles");
-        TCase *tc = tcase_create("core");
+        const CaseOptions each = {.timeout = 60};
 
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_snapshot_immutable);
-        tcase_add_test(tc, test_sha256);
-        tcase_add_test(tc, test_ids);
-        tcase_add_test(tc, test_agents);
-        tcase_add_test(tc, test_expiry_on_lookup);
-        tcase_add_test(tc, test_expiry_timer);
-        tcase_add_test(tc, test_caps);
-        tcase_add_test(tc, test_labels);
-        tcase_add_test(tc, test_reopen_own_offset);
-        tcase_add_test(tc, test_refused_grants);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_snapshot_immutable);
+        suite_add_case(s, &each, test_sha256);
+        suite_add_case(s, &each, test_ids);
+        suite_add_case(s, &each, test_agents);
+        suite_add_case(s, &each, test_expiry_on_lookup);
+        suite_add_case(s, &each, test_expiry_timer);
+        suite_add_case(s, &each, test_caps);
+        suite_add_case(s, &each, test_labels);
+        suite_add_case(s, &each, test_reopen_own_offset);
+        suite_add_case(s, &each, test_refused_grants);
         return s;
 }
 

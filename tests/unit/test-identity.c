@@ -522,22 +522,20 @@ END_TEST
 
 int main(void) {
         Suite *s = suite_create("identity");
-        TCase *tc = tcase_create("identity");
 
-        tcase_add_test(tc, test_good);
-        tcase_add_test(tc, test_unescaped_dot);
-        tcase_add_test(tc, test_brackets_and_escapes);
-        tcase_add_test(tc, test_unanchored);
-        tcase_add_test(tc, test_prefix_repo);
-        tcase_add_test(tc, test_all_at_once);
-        tcase_add_test(tc, test_alternation);
-        tcase_add_test(tc, test_truncated_list);
-        tcase_add_test(tc, test_invalid);
-        tcase_add_test(tc, test_match_anchored);
-        tcase_add_test(tc, test_check_ordinary);
-        tcase_add_test(tc, test_check_bounds);
-        tcase_add_loop_test(tc, test_hostile, 0, N_HOSTILE);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_good);
+        suite_add_case(s, NULL, test_unescaped_dot);
+        suite_add_case(s, NULL, test_brackets_and_escapes);
+        suite_add_case(s, NULL, test_unanchored);
+        suite_add_case(s, NULL, test_prefix_repo);
+        suite_add_case(s, NULL, test_all_at_once);
+        suite_add_case(s, NULL, test_alternation);
+        suite_add_case(s, NULL, test_truncated_list);
+        suite_add_case(s, NULL, test_invalid);
+        suite_add_case(s, NULL, test_match_anchored);
+        suite_add_case(s, NULL, test_check_ordinary);
+        suite_add_case(s, NULL, test_check_bounds);
+        suite_add_loop_case(s, NULL, test_hostile, 0, N_HOSTILE);
         /* test_hostile's alarm() and RLIMIT_AS must end a forked test, not the runner. */
         setenv("CK_FORK", "yes", 1);
         return check_run(s);

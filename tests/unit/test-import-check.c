@@ -448,18 +448,16 @@ END_TEST
 
 static Suite *import_check_suite(void) {
         Suite *s = suite_create("import-check");
-        TCase *tc = tcase_create("core");
 
-        tcase_add_test(tc, test_data_valid);
-        tcase_add_test(tc, test_data_invalid);
-        tcase_add_test(tc, test_caps);
-        tcase_add_test(tc, test_go_mod);
-        tcase_add_test(tc, test_go_mod_replace);
-        tcase_add_test(tc, test_allow_list);
-        tcase_add_test(tc, test_deny_list);
-        tcase_add_test(tc, test_elf_symbols);
-        tcase_add_test(tc, test_elf_writable);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_data_valid);
+        suite_add_case(s, NULL, test_data_invalid);
+        suite_add_case(s, NULL, test_caps);
+        suite_add_case(s, NULL, test_go_mod);
+        suite_add_case(s, NULL, test_go_mod_replace);
+        suite_add_case(s, NULL, test_allow_list);
+        suite_add_case(s, NULL, test_deny_list);
+        suite_add_case(s, NULL, test_elf_symbols);
+        suite_add_case(s, NULL, test_elf_writable);
         return s;
 }
 

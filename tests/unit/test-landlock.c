@@ -179,12 +179,10 @@ END_TEST
 
 int main(void) {
         Suite *s = suite_create("landlock");
-        TCase *tc = tcase_create("landlock");
 
-        tcase_add_test(tc, test_files);
-        tcase_add_test(tc, test_tcp);
-        tcase_add_test(tc, test_scopes);
-        tcase_add_test(tc, test_filtered);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_files);
+        suite_add_case(s, NULL, test_tcp);
+        suite_add_case(s, NULL, test_scopes);
+        suite_add_case(s, NULL, test_filtered);
         return check_run(s);
 }

@@ -224,14 +224,12 @@ static void teardown(void) {
 
 static Suite *pinentry_suite(void) {
         Suite *s = suite_create("lockctl-pinentry");
-        TCase *tc = tcase_create("assuan");
+        const CaseOptions each = {.unchecked_setup = setup, .unchecked_teardown = teardown};
 
-        tcase_add_unchecked_fixture(tc, setup, teardown);
-        tcase_add_test(tc, test_escape);
-        tcase_add_test(tc, test_confirm_getpin);
-        tcase_add_test(tc, test_cancel_and_errors);
-        tcase_add_test(tc, test_hostile);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_escape);
+        suite_add_case(s, &each, test_confirm_getpin);
+        suite_add_case(s, &each, test_cancel_and_errors);
+        suite_add_case(s, &each, test_hostile);
         return s;
 }
 

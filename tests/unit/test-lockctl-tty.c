@@ -241,20 +241,19 @@ END_TEST
 
 static Suite *tty_suite(void) {
         Suite *s = suite_create("lockctl-tty");
-        TCase *tc = tcase_create("lines");
+        const CaseOptions lines_case = {.tags = "lines"};
 
-        tcase_add_test(tc, test_line_and_rest);
-        tcase_add_test(tc, test_nothing_trimmed_but_newline);
-        tcase_add_test(tc, test_exact_max);
-        tcase_add_test(tc, test_too_long_drained);
-        tcase_add_test(tc, test_one_over_max);
-        tcase_add_test(tc, test_empty_and_end);
-        suite_add_tcase(s, tc);
-        tc = tcase_create("terminal");
-        tcase_add_test(tc, test_modes_and_restore);
-        tcase_add_test(tc, test_prompt_not_echoed);
-        tcase_add_test(tc, test_signal_restores);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &lines_case, test_line_and_rest);
+        suite_add_case(s, &lines_case, test_nothing_trimmed_but_newline);
+        suite_add_case(s, &lines_case, test_exact_max);
+        suite_add_case(s, &lines_case, test_too_long_drained);
+        suite_add_case(s, &lines_case, test_one_over_max);
+        suite_add_case(s, &lines_case, test_empty_and_end);
+        const CaseOptions terminal_case = {.tags = "terminal"};
+
+        suite_add_case(s, &terminal_case, test_modes_and_restore);
+        suite_add_case(s, &terminal_case, test_prompt_not_echoed);
+        suite_add_case(s, &terminal_case, test_signal_restores);
         return s;
 }
 

@@ -229,17 +229,16 @@ END_TEST
 
 static Suite *tui_suite(void) {
         Suite *s = suite_create("lockctl-tui");
-        TCase *tc = tcase_create("list");
+        const CaseOptions list_case = {.tags = "list"};
 
-        tcase_add_test(tc, test_list_upsert);
-        tcase_add_test(tc, test_list_cap);
-        tcase_add_test(tc, test_line_format);
-        suite_add_tcase(s, tc);
-        tc = tcase_create("watch");
-        tcase_add_test(tc, test_watch_stream);
-        tcase_add_test(tc, test_watch_refusals);
-        tcase_add_test(tc, test_watch_too_long);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &list_case, test_list_upsert);
+        suite_add_case(s, &list_case, test_list_cap);
+        suite_add_case(s, &list_case, test_line_format);
+        const CaseOptions watch_case = {.tags = "watch"};
+
+        suite_add_case(s, &watch_case, test_watch_stream);
+        suite_add_case(s, &watch_case, test_watch_refusals);
+        suite_add_case(s, &watch_case, test_watch_too_long);
         return s;
 }
 

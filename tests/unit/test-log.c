@@ -353,26 +353,25 @@ END_TEST
 
 static Suite *log_suite(void) {
         Suite *s = suite_create("log");
-        TCase *tc = tcase_create("stderr");
+        const CaseOptions stderr_case = {.tags = "stderr"};
 
-        tcase_add_test(tc, test_stderr_priority_prefix);
-        tcase_add_test(tc, test_stderr_fields);
-        tcase_add_test(tc, test_message_cannot_forge_a_line);
-        tcase_add_test(tc, test_value_cannot_forge_a_field);
-        tcase_add_test(tc, test_utf8);
-        tcase_add_test(tc, test_bad_fields_dropped);
-        tcase_add_test(tc, test_errno_return_and_percent_m);
-        tcase_add_test(tc, test_max_level);
-        tcase_add_test(tc, test_caps);
-        tcase_add_test(tc, test_journal_stream_detection);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &stderr_case, test_stderr_priority_prefix);
+        suite_add_case(s, &stderr_case, test_stderr_fields);
+        suite_add_case(s, &stderr_case, test_message_cannot_forge_a_line);
+        suite_add_case(s, &stderr_case, test_value_cannot_forge_a_field);
+        suite_add_case(s, &stderr_case, test_utf8);
+        suite_add_case(s, &stderr_case, test_bad_fields_dropped);
+        suite_add_case(s, &stderr_case, test_errno_return_and_percent_m);
+        suite_add_case(s, &stderr_case, test_max_level);
+        suite_add_case(s, &stderr_case, test_caps);
+        suite_add_case(s, &stderr_case, test_journal_stream_detection);
 
         /* These need a mount namespace of their own (root), so they never touch a real journal. */
         if (geteuid() == 0) {
-                tc = tcase_create("journal");
-                tcase_add_test(tc, test_journal_refusing_falls_back);
-                tcase_add_test(tc, test_journal_entry);
-                suite_add_tcase(s, tc);
+                const CaseOptions journal_case = {.tags = "journal"};
+
+                suite_add_case(s, &journal_case, test_journal_refusing_falls_back);
+                suite_add_case(s, &journal_case, test_journal_entry);
         }
         return s;
 }

@@ -359,17 +359,15 @@ END_TEST
 
 static Suite *manifest_suite(void) {
         Suite *s = suite_create("manifest");
-        TCase *tc = tcase_create("core");
 
-        tcase_add_test(tc, test_data_valid);
-        tcase_add_test(tc, test_data_invalid);
-        tcase_add_test(tc, test_escapes);
-        tcase_add_test(tc, test_toml_integers);
-        tcase_add_test(tc, test_toml_tree);
-        tcase_add_test(tc, test_full_manifest);
-        tcase_add_test(tc, test_untouched_on_failure);
-        tcase_add_test(tc, test_error_names);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_data_valid);
+        suite_add_case(s, NULL, test_data_invalid);
+        suite_add_case(s, NULL, test_escapes);
+        suite_add_case(s, NULL, test_toml_integers);
+        suite_add_case(s, NULL, test_toml_tree);
+        suite_add_case(s, NULL, test_full_manifest);
+        suite_add_case(s, NULL, test_untouched_on_failure);
+        suite_add_case(s, NULL, test_error_names);
         return s;
 }
 

@@ -426,17 +426,14 @@ END_TEST
 
 static Suite *marketplaces_suite(void) {
         Suite *s = suite_create("marketplaces");
-        TCase *tc = tcase_create("marketplaces");
+        const CaseOptions each = {.timeout = 60, .setup = setup, .teardown = teardown};
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_marketplaces_add_list_persist_remove);
-        tcase_add_test(tc, test_marketplaces_lint);
-        tcase_add_test(tc, test_marketplaces_bad_inputs);
-        tcase_add_test(tc, test_marketplaces_policy_and_stored_errors);
-        tcase_add_test(tc, test_marketplaces_url);
-        tcase_add_test(tc, test_index_versions);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_marketplaces_add_list_persist_remove);
+        suite_add_case(s, &each, test_marketplaces_lint);
+        suite_add_case(s, &each, test_marketplaces_bad_inputs);
+        suite_add_case(s, &each, test_marketplaces_policy_and_stored_errors);
+        suite_add_case(s, &each, test_marketplaces_url);
+        suite_add_case(s, &each, test_index_versions);
         return s;
 }
 

@@ -634,22 +634,20 @@ END_TEST
 
 static Suite *plan_suite(void) {
         Suite *s = suite_create("plan");
-        TCase *tc = tcase_create("core");
+        const CaseOptions each = {.setup = world_setup, .teardown = world_teardown};
 
-        tcase_add_checked_fixture(tc, world_setup, world_teardown);
-        tcase_add_test(tc, test_data_valid);
-        tcase_add_test(tc, test_data_invalid);
-        tcase_add_test(tc, test_order_handle_before_inputs);
-        tcase_add_test(tc, test_absent_and_foreign_handles_alike);
-        tcase_add_test(tc, test_shape_before_callbacks);
-        tcase_add_test(tc, test_binding_rules);
-        tcase_add_test(tc, test_binding_never_echoed);
-        tcase_add_test(tc, test_plan_contents);
-        tcase_add_test(tc, test_callback_errors);
-        tcase_add_test(tc, test_untouched);
-        tcase_add_test(tc, test_tuple_format);
-        tcase_add_test(tc, test_error_names);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_data_valid);
+        suite_add_case(s, &each, test_data_invalid);
+        suite_add_case(s, &each, test_order_handle_before_inputs);
+        suite_add_case(s, &each, test_absent_and_foreign_handles_alike);
+        suite_add_case(s, &each, test_shape_before_callbacks);
+        suite_add_case(s, &each, test_binding_rules);
+        suite_add_case(s, &each, test_binding_never_echoed);
+        suite_add_case(s, &each, test_plan_contents);
+        suite_add_case(s, &each, test_callback_errors);
+        suite_add_case(s, &each, test_untouched);
+        suite_add_case(s, &each, test_tuple_format);
+        suite_add_case(s, &each, test_error_names);
         return s;
 }
 

@@ -468,13 +468,11 @@ END_TEST
 
 static Suite *plugins_suite(void) {
         Suite *s = suite_create("plugins");
-        TCase *tc = tcase_create("sandbox");
+        const CaseOptions each = {.timeout = 60};
 
-        tcase_set_timeout(tc, 60);
-        tcase_add_loop_test(tc, test_plugin, 0, (int)ELEMENTSOF(cases));
-        tcase_add_test(tc, test_plugin_unprivileged);
-        tcase_add_test(tc, test_peak_without_cgroup);
-        suite_add_tcase(s, tc);
+        suite_add_loop_case(s, &each, test_plugin, 0, (int)ELEMENTSOF(cases));
+        suite_add_case(s, &each, test_plugin_unprivileged);
+        suite_add_case(s, &each, test_peak_without_cgroup);
         return s;
 }
 

@@ -571,22 +571,20 @@ END_TEST
 
 static Suite *policy_suite(void) {
         Suite *s = suite_create("policy");
-        TCase *tc = tcase_create("core");
+        const CaseOptions each = {.timeout = 60};
 
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_data_valid);
-        tcase_add_test(tc, test_data_invalid);
-        tcase_add_test(tc, test_too_large);
-        tcase_add_test(tc, test_default);
-        tcase_add_test(tc, test_fields);
-        tcase_add_test(tc, test_lists_replace);
-        tcase_add_test(tc, test_scalar_types);
-        tcase_add_test(tc, test_prefixes);
-        tcase_add_test(tc, test_man_page);
-        tcase_add_test(tc, test_untouched_on_failure);
-        tcase_add_test(tc, test_error_names);
-        tcase_add_test(tc, test_principal_names);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_data_valid);
+        suite_add_case(s, &each, test_data_invalid);
+        suite_add_case(s, &each, test_too_large);
+        suite_add_case(s, &each, test_default);
+        suite_add_case(s, &each, test_fields);
+        suite_add_case(s, &each, test_lists_replace);
+        suite_add_case(s, &each, test_scalar_types);
+        suite_add_case(s, &each, test_prefixes);
+        suite_add_case(s, &each, test_man_page);
+        suite_add_case(s, &each, test_untouched_on_failure);
+        suite_add_case(s, &each, test_error_names);
+        suite_add_case(s, &each, test_principal_names);
         return s;
 }
 

@@ -205,13 +205,10 @@ END_TEST
 
 static Suite *release_suite(void) {
         Suite *s = suite_create("release");
-        TCase *tc = tcase_create("release");
+        const CaseOptions each = {.timeout = 60, .setup = setup, .teardown = teardown};
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_release_accepted_indexed_stored);
-        tcase_add_test(tc, test_release_refusals);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_release_accepted_indexed_stored);
+        suite_add_case(s, &each, test_release_refusals);
         return s;
 }
 

@@ -39,8 +39,8 @@ static int run(const char *const argv[]) {
         return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
 }
 
-/* Unchecked fixture (runs once, in the runner): the group exists for every test of the case and is
- * removed even when a test fails. */
+/* Unchecked fixture (in the runner, around each test's case): the groups exist for the test and
+ * are removed even when it fails. */
 static void group_setup(void) {
         struct group *g;
 
@@ -280,21 +280,20 @@ END_TEST
 
 static Suite *roles_suite(void) {
         Suite *s = suite_create("roles");
-        TCase *tc = tcase_create("nss");
+        const CaseOptions each = {.timeout = 60,
+                                  .unchecked_setup = group_setup,
+                                  .unchecked_teardown = group_teardown};
 
-        tcase_add_unchecked_fixture(tc, group_setup, group_teardown);
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_resolve);
-        tcase_add_test(tc, test_resolve_default);
-        tcase_add_test(tc, test_resolve_unknown);
-        tcase_add_test(tc, test_resolve_root_agent);
-        tcase_add_test(tc, test_overlap_primary_group);
-        tcase_add_test(tc, test_overlap_ids);
-        tcase_add_test(tc, test_overlap_supplementary);
-        tcase_add_test(tc, test_classify);
-        tcase_add_test(tc, test_classify_cache_bound);
-        tcase_add_test(tc, test_uid_range);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_resolve);
+        suite_add_case(s, &each, test_resolve_default);
+        suite_add_case(s, &each, test_resolve_unknown);
+        suite_add_case(s, &each, test_resolve_root_agent);
+        suite_add_case(s, &each, test_overlap_primary_group);
+        suite_add_case(s, &each, test_overlap_ids);
+        suite_add_case(s, &each, test_overlap_supplementary);
+        suite_add_case(s, &each, test_classify);
+        suite_add_case(s, &each, test_classify_cache_bound);
+        suite_add_case(s, &each, test_uid_range);
         return s;
 }
 

@@ -571,22 +571,19 @@ END_TEST
 
 static Suite *runpool_suite(void) {
         Suite *s = suite_create("runpool");
-        TCase *tc = tcase_create("pool");
+        const CaseOptions each = {.timeout = 60, .setup = setup, .teardown = teardown};
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_one_run);
-        tcase_add_test(tc, test_many_runs);
-        tcase_add_test(tc, test_fairness);
-        tcase_add_test(tc, test_fairness_three_keys);
-        tcase_add_test(tc, test_queue_max);
-        tcase_add_test(tc, test_submit_invalid);
-        tcase_add_test(tc, test_kill_all);
-        tcase_add_test(tc, test_kill_races);
-        tcase_add_test(tc, test_free_cancels);
-        tcase_add_test(tc, test_free_delivers);
-        tcase_add_test(tc, test_drop_to_uid);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_one_run);
+        suite_add_case(s, &each, test_many_runs);
+        suite_add_case(s, &each, test_fairness);
+        suite_add_case(s, &each, test_fairness_three_keys);
+        suite_add_case(s, &each, test_queue_max);
+        suite_add_case(s, &each, test_submit_invalid);
+        suite_add_case(s, &each, test_kill_all);
+        suite_add_case(s, &each, test_kill_races);
+        suite_add_case(s, &each, test_free_cancels);
+        suite_add_case(s, &each, test_free_delivers);
+        suite_add_case(s, &each, test_drop_to_uid);
         return s;
 }
 

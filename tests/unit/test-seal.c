@@ -539,23 +539,22 @@ END_TEST
 
 static Suite *seal_suite(void) {
         Suite *s = suite_create("seal");
-        TCase *tc = tcase_create("interop");
+        const CaseOptions interop_case = {.tags = "interop"};
 
-        tcase_add_test(tc, test_primitives_rfc);
-        tcase_add_test(tc, test_golden);
-        tcase_add_test(tc, test_stepwise);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &interop_case, test_primitives_rfc);
+        suite_add_case(s, &interop_case, test_golden);
+        suite_add_case(s, &interop_case, test_stepwise);
 
-        tc = tcase_create("seal");
-        tcase_add_test(tc, test_round_trip);
-        tcase_add_test(tc, test_oversized_blob);
-        tcase_add_test(tc, test_wrong_context);
-        tcase_add_test(tc, test_tampering);
-        tcase_add_test(tc, test_bad_base64);
-        tcase_add_test(tc, test_destroyed_key);
-        tcase_add_test(tc, test_usage_errors);
-        tcase_add_test(tc, test_small_order);
-        suite_add_tcase(s, tc);
+        const CaseOptions seal_case = {.tags = "seal"};
+
+        suite_add_case(s, &seal_case, test_round_trip);
+        suite_add_case(s, &seal_case, test_oversized_blob);
+        suite_add_case(s, &seal_case, test_wrong_context);
+        suite_add_case(s, &seal_case, test_tampering);
+        suite_add_case(s, &seal_case, test_bad_base64);
+        suite_add_case(s, &seal_case, test_destroyed_key);
+        suite_add_case(s, &seal_case, test_usage_errors);
+        suite_add_case(s, &seal_case, test_small_order);
         return s;
 }
 

@@ -591,16 +591,14 @@ END_TEST
 
 static Suite *seccomp_suite(void) {
         Suite *s = suite_create("seccomp");
-        TCase *tc = tcase_create("core");
 
-        tcase_add_test(tc, test_shape);
-        tcase_add_test(tc, test_instantiate);
-        tcase_add_test(tc, test_emulated);
-        tcase_add_test(tc, test_kernel);
-        tcase_add_test(tc, test_parts_emulated);
-        tcase_add_test(tc, test_kernel_parts);
-        tcase_add_test(tc, test_engine_filter);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_shape);
+        suite_add_case(s, NULL, test_instantiate);
+        suite_add_case(s, NULL, test_emulated);
+        suite_add_case(s, NULL, test_kernel);
+        suite_add_case(s, NULL, test_parts_emulated);
+        suite_add_case(s, NULL, test_kernel_parts);
+        suite_add_case(s, NULL, test_engine_filter);
         return s;
 }
 

@@ -454,22 +454,20 @@ END_TEST
 
 static Suite *secmem_suite(void) {
         Suite *s = suite_create("secmem");
-        TCase *tc = tcase_create("secmem");
 
-        tcase_add_test(tc, test_alloc_zeroed_aligned);
-        tcase_add_test(tc, test_locked_and_undumpable);
-        tcase_add_test(tc, test_free_wipes);
-        tcase_add_test(tc, test_wipe_on_fork);
-        tcase_add_test(tc, test_guard_pages);
-        tcase_add_test(tc, test_large_and_reuse);
-        tcase_add_test(tc, test_cap);
-        tcase_add_test(tc, test_fail_closed_without_mlock);
-        tcase_add_test(tc, test_cap_below_default_memlock);
-        tcase_add_test(tc, test_bad_free_aborts);
-        tcase_add_test(tc, test_harden_process);
-        tcase_add_test(tc, test_secbuf);
-        tcase_add_test(tc, test_threads);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_alloc_zeroed_aligned);
+        suite_add_case(s, NULL, test_locked_and_undumpable);
+        suite_add_case(s, NULL, test_free_wipes);
+        suite_add_case(s, NULL, test_wipe_on_fork);
+        suite_add_case(s, NULL, test_guard_pages);
+        suite_add_case(s, NULL, test_large_and_reuse);
+        suite_add_case(s, NULL, test_cap);
+        suite_add_case(s, NULL, test_fail_closed_without_mlock);
+        suite_add_case(s, NULL, test_cap_below_default_memlock);
+        suite_add_case(s, NULL, test_bad_free_aborts);
+        suite_add_case(s, NULL, test_harden_process);
+        suite_add_case(s, NULL, test_secbuf);
+        suite_add_case(s, NULL, test_threads);
         return s;
 }
 

@@ -168,14 +168,12 @@ END_TEST
 
 static Suite *sessions_suite(void) {
         Suite *s = suite_create("sessions");
-        TCase *tc = tcase_create("core");
+        const CaseOptions each = {.timeout = 30};
 
-        tcase_set_timeout(tc, 30);
-        tcase_add_test(tc, test_keys_and_replay);
-        tcase_add_test(tc, test_timeouts);
-        tcase_add_test(tc, test_caps);
-        tcase_add_test(tc, test_peer_id);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_keys_and_replay);
+        suite_add_case(s, &each, test_timeouts);
+        suite_add_case(s, &each, test_caps);
+        suite_add_case(s, &each, test_peer_id);
         return s;
 }
 

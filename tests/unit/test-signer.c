@@ -97,8 +97,14 @@ static bool sign(const char *dir, const char *file, const char *brk) {
 }
 
 /* Creates two private instances and signs a release directory's files and every variant once.
- * Runs once in the parent (unchecked fixture): failures go to setup_error, not to ck_assert. */
+ * Runs in the parent (unchecked fixture) before the first test that runs, and not again for the
+ * next (main() removes it all at the end): failures go to setup_error, not to ck_assert. */
 static void setup(void) {
+        static bool done;
+
+        if (done)
+                return;
+        done = true;
         if (!mkdtemp(tmpdir)) {
                 setup_error = "mkdtemp failed";
                 return;
@@ -287,17 +293,18 @@ END_TEST
 
 static Suite *signer_suite(void) {
         Suite *s = suite_create("signer");
-        TCase *tc = tcase_create("signer");
-        tcase_add_unchecked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, test_accept);
-        tcase_add_test(tc, test_timestamp);
-        tcase_add_test(tc, test_wrong_policy);
-        tcase_add_loop_test(tc, test_break, 0, (int)ELEMENTSOF(breaks));
-        suite_add_tcase(s, tc);
+        const CaseOptions each = {.timeout = 60, .unchecked_setup = setup};
+
+        suite_add_case(s, &each, test_accept);
+        suite_add_case(s, &each, test_timestamp);
+        suite_add_case(s, &each, test_wrong_policy);
+        suite_add_loop_case(s, &each, test_break, 0, (int)ELEMENTSOF(breaks));
         return s;
 }
 
 int main(void) {
-        return check_run(signer_suite());
+        int r = check_run(signer_suite());
+
+        teardown();
+        return r;
 }

@@ -677,20 +677,19 @@ END_TEST
 
 static Suite *sigstore_suite(void) {
         Suite *s = suite_create("sigstore");
-        TCase *tc = tcase_create("core");
-        tcase_set_timeout(tc, 120);
-        tcase_add_test(tc, test_conformance);
-        tcase_add_test(tc, test_result_fields);
-        tcase_add_test(tc, test_missing_trust);
-        tcase_add_test(tc, test_mutations);
-        tcase_add_test(tc, test_hostile_bundles);
-        tcase_add_test(tc, test_merkle);
-        tcase_add_test(tc, test_checkpoint);
-        tcase_add_test(tc, test_key_details);
-        tcase_add_test(tc, test_checkpoint_origin);
-        tcase_add_test(tc, test_identity_match);
-        tcase_add_test(tc, test_codecs);
-        suite_add_tcase(s, tc);
+        const CaseOptions each = {.timeout = 120};
+
+        suite_add_case(s, &each, test_conformance);
+        suite_add_case(s, &each, test_result_fields);
+        suite_add_case(s, &each, test_missing_trust);
+        suite_add_case(s, &each, test_mutations);
+        suite_add_case(s, &each, test_hostile_bundles);
+        suite_add_case(s, &each, test_merkle);
+        suite_add_case(s, &each, test_checkpoint);
+        suite_add_case(s, &each, test_key_details);
+        suite_add_case(s, &each, test_checkpoint_origin);
+        suite_add_case(s, &each, test_identity_match);
+        suite_add_case(s, &each, test_codecs);
         return s;
 }
 

@@ -393,22 +393,21 @@ END_TEST
 
 static Suite *sockets_suite(void) {
         Suite *s = suite_create("sockets");
-        TCase *tc = tcase_create("bind");
-        TCase *ta = tcase_create("activation");
+        const CaseOptions bind_case = {.setup = setup, .teardown = teardown, .tags = "bind"};
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_test(tc, test_bind_mode_group);
-        tcase_add_test(tc, test_bind_no_group);
-        tcase_add_test(tc, test_bind_stale);
-        tcase_add_test(tc, test_bind_live);
-        tcase_add_test(tc, test_bind_not_socket);
-        tcase_add_test(tc, test_bind_invalid);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &bind_case, test_bind_mode_group);
+        suite_add_case(s, &bind_case, test_bind_no_group);
+        suite_add_case(s, &bind_case, test_bind_stale);
+        suite_add_case(s, &bind_case, test_bind_live);
+        suite_add_case(s, &bind_case, test_bind_not_socket);
+        suite_add_case(s, &bind_case, test_bind_invalid);
 
-        tcase_add_checked_fixture(ta, setup, teardown);
-        tcase_add_loop_test(ta, test_activation, 0, (int)ELEMENTSOF(activation_cases));
-        tcase_add_test(ta, test_not_activated);
-        suite_add_tcase(s, ta);
+        const CaseOptions activation_case = {
+                .setup = setup, .teardown = teardown, .tags = "activation"};
+
+        suite_add_loop_case(s, &activation_case, test_activation, 0,
+                            (int)ELEMENTSOF(activation_cases));
+        suite_add_case(s, &activation_case, test_not_activated);
         return s;
 }
 

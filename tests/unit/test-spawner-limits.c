@@ -56,11 +56,9 @@ END_TEST
 
 static Suite *limits_suite(void) {
         Suite *s = suite_create("spawner-limits");
-        TCase *tc = tcase_create("core");
 
-        tcase_add_test(tc, test_need_covers_runs);
-        tcase_add_test(tc, test_unit_matches);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_need_covers_runs);
+        suite_add_case(s, NULL, test_unit_matches);
         return s;
 }
 

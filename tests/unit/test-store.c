@@ -698,23 +698,21 @@ END_TEST
 
 static Suite *store_suite(void) {
         Suite *s = suite_create("store");
-        TCase *tc = tcase_create("core");
 
-        tcase_add_test(tc, test_store_roundtrip);
-        tcase_add_test(tc, test_store_tamper);
-        tcase_add_test(tc, test_store_refusals);
-        tcase_add_test(tc, test_store_list_remove);
-        tcase_add_test(tc, test_store_error_names);
-        tcase_add_test(tc, test_update_rules);
-        tcase_add_test(tc, test_index_data);
-        tcase_add_test(tc, test_index_content);
-        tcase_add_test(tc, test_index_time_and_versions);
-        tcase_add_test(tc, test_index_check_release);
-        tcase_add_test(tc, test_release_ref);
-        tcase_add_test(tc, test_release_names);
-        tcase_add_test(tc, test_release_files);
-        tcase_add_test(tc, test_marketplace_usage);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, NULL, test_store_roundtrip);
+        suite_add_case(s, NULL, test_store_tamper);
+        suite_add_case(s, NULL, test_store_refusals);
+        suite_add_case(s, NULL, test_store_list_remove);
+        suite_add_case(s, NULL, test_store_error_names);
+        suite_add_case(s, NULL, test_update_rules);
+        suite_add_case(s, NULL, test_index_data);
+        suite_add_case(s, NULL, test_index_content);
+        suite_add_case(s, NULL, test_index_time_and_versions);
+        suite_add_case(s, NULL, test_index_check_release);
+        suite_add_case(s, NULL, test_release_ref);
+        suite_add_case(s, NULL, test_release_names);
+        suite_add_case(s, NULL, test_release_files);
+        suite_add_case(s, NULL, test_marketplace_usage);
         return s;
 }
 

@@ -528,23 +528,21 @@ END_TEST
 
 static Suite *tickets_suite(void) {
         Suite *s = suite_create("tickets");
-        TCase *tc = tcase_create("core");
+        const CaseOptions each = {.timeout = 30};
 
-        tcase_set_timeout(tc, 30);
-        tcase_add_test(tc, test_ids_and_names);
-        tcase_add_test(tc, test_state_machine);
-        tcase_add_test(tc, test_running_to_done);
-        tcase_add_test(tc, test_index_churn);
-        tcase_add_test(tc, test_refused_submits);
-        tcase_add_test(tc, test_caps);
-        tcase_add_test(tc, test_expiry_on_lookup);
-        tcase_add_test(tc, test_expiry_timer);
-        tcase_add_test(tc, test_restart_scan);
-        tcase_add_test(tc, test_fair_share);
-        tcase_add_test(tc, test_full_set_evicts_largest);
-        tcase_add_test(tc, test_listing_order);
-        tcase_add_test(tc, test_cursor_strings);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_ids_and_names);
+        suite_add_case(s, &each, test_state_machine);
+        suite_add_case(s, &each, test_running_to_done);
+        suite_add_case(s, &each, test_index_churn);
+        suite_add_case(s, &each, test_refused_submits);
+        suite_add_case(s, &each, test_caps);
+        suite_add_case(s, &each, test_expiry_on_lookup);
+        suite_add_case(s, &each, test_expiry_timer);
+        suite_add_case(s, &each, test_restart_scan);
+        suite_add_case(s, &each, test_fair_share);
+        suite_add_case(s, &each, test_full_set_evicts_largest);
+        suite_add_case(s, &each, test_listing_order);
+        suite_add_case(s, &each, test_cursor_strings);
         return s;
 }
 

@@ -1786,44 +1786,42 @@ END_TEST
 
 static Suite *varlink_suite(void) {
         Suite *s = suite_create("varlink");
-        TCase *tc = tcase_create("server");
+        const CaseOptions server_case = {.timeout = 30, .tags = "server"};
 
-        tcase_set_timeout(tc, 30);
-        tcase_add_test(tc, test_echo);
-        tcase_add_loop_test(tc, test_errors, 0, (int)ELEMENTSOF(error_cases));
-        tcase_add_test(tc, test_deep_nesting);
-        tcase_add_test(tc, test_more);
-        tcase_add_test(tc, test_oneway);
-        tcase_add_test(tc, test_more_on_plain_method);
-        tcase_add_test(tc, test_handler_failures);
-        tcase_add_test(tc, test_get_info);
-        tcase_add_test(tc, test_get_interface_description);
-        tcase_add_test(tc, test_message_size);
-        tcase_add_test(tc, test_truncated_then_eof);
-        tcase_add_test(tc, test_stall);
-        tcase_add_test(tc, test_conns_per_uid);
-        tcase_add_test(tc, test_conns_total);
-        tcase_add_test(tc, test_listener_limits);
-        tcase_add_test(tc, test_accept_emfile);
-        tcase_add_test(tc, test_pending_cap);
-        tcase_add_test(tc, test_pipelined_behind_open_call);
-        tcase_add_test(tc, test_answer_order);
-        tcase_add_test(tc, test_slow_reader);
-        tcase_add_test(tc, test_reply_too_large);
-        tcase_add_test(tc, test_cancel_on_disconnect);
-        tcase_add_test(tc, test_fds_refused);
-        tcase_add_test(tc, test_fds_accepted);
-        tcase_add_test(tc, test_fds_over_cap);
-        tcase_add_test(tc, test_client);
-        tcase_add_test(tc, test_client_timeout);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &server_case, test_echo);
+        suite_add_loop_case(s, &server_case, test_errors, 0, (int)ELEMENTSOF(error_cases));
+        suite_add_case(s, &server_case, test_deep_nesting);
+        suite_add_case(s, &server_case, test_more);
+        suite_add_case(s, &server_case, test_oneway);
+        suite_add_case(s, &server_case, test_more_on_plain_method);
+        suite_add_case(s, &server_case, test_handler_failures);
+        suite_add_case(s, &server_case, test_get_info);
+        suite_add_case(s, &server_case, test_get_interface_description);
+        suite_add_case(s, &server_case, test_message_size);
+        suite_add_case(s, &server_case, test_truncated_then_eof);
+        suite_add_case(s, &server_case, test_stall);
+        suite_add_case(s, &server_case, test_conns_per_uid);
+        suite_add_case(s, &server_case, test_conns_total);
+        suite_add_case(s, &server_case, test_listener_limits);
+        suite_add_case(s, &server_case, test_accept_emfile);
+        suite_add_case(s, &server_case, test_pending_cap);
+        suite_add_case(s, &server_case, test_pipelined_behind_open_call);
+        suite_add_case(s, &server_case, test_answer_order);
+        suite_add_case(s, &server_case, test_slow_reader);
+        suite_add_case(s, &server_case, test_reply_too_large);
+        suite_add_case(s, &server_case, test_cancel_on_disconnect);
+        suite_add_case(s, &server_case, test_fds_refused);
+        suite_add_case(s, &server_case, test_fds_accepted);
+        suite_add_case(s, &server_case, test_fds_over_cap);
+        suite_add_case(s, &server_case, test_client);
+        suite_add_case(s, &server_case, test_client_timeout);
 
-        tc = tcase_create("message");
-        tcase_add_test(tc, test_parse_call);
-        tcase_add_test(tc, test_parse_depth);
-        tcase_add_test(tc, test_params_check);
-        tcase_add_test(tc, test_parse_reply);
-        suite_add_tcase(s, tc);
+        const CaseOptions message_case = {.tags = "message"};
+
+        suite_add_case(s, &message_case, test_parse_call);
+        suite_add_case(s, &message_case, test_parse_depth);
+        suite_add_case(s, &message_case, test_params_check);
+        suite_add_case(s, &message_case, test_parse_reply);
         return s;
 }
 

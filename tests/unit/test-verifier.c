@@ -350,15 +350,12 @@ END_TEST
 
 static Suite *verifier_suite(void) {
         Suite *s = suite_create("verifier");
-        TCase *tc = tcase_create("verifier");
+        const CaseOptions each = {.timeout = 120, .setup = setup, .teardown = teardown};
 
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 120);
-        tcase_add_test(tc, test_verifier_helper_is_unprivileged);
-        tcase_add_test(tc, test_verifier_refuses_as_in_process);
-        tcase_add_test(tc, test_verifier_fails_closed);
-        tcase_add_test(tc, test_verifier_root_refused);
-        suite_add_tcase(s, tc);
+        suite_add_case(s, &each, test_verifier_helper_is_unprivileged);
+        suite_add_case(s, &each, test_verifier_refuses_as_in_process);
+        suite_add_case(s, &each, test_verifier_fails_closed);
+        suite_add_case(s, &each, test_verifier_root_refused);
         return s;
 }
 
