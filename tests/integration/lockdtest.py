@@ -374,6 +374,25 @@ class Daemon:
     def console_call(self, method, params=None, fds=()):
         return call(self.console, method, params, fds)
 
+    def engine_pid(self):
+        """The engine's pid: the one child of the spawner (self.proc, the root lockd) whose
+        executable is lockd-engine, the process that serves both sockets."""
+        found = []
+        for p in os.listdir("/proc"):
+            if not p.isdigit():
+                continue
+            try:
+                with open(f"/proc/{p}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                exe = os.readlink(f"/proc/{p}/exe")
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == self.proc.pid and \
+                    os.path.basename(exe.removesuffix(" (deleted)")) == "lockd-engine":
+                found.append(int(p))
+        check(len(found) == 1, f"the spawner's lockd-engine children: {found}")
+        return found[0]
+
 
 def tempdir():
     d = tempfile.mkdtemp(prefix="lockd-it-")
@@ -478,6 +497,22 @@ def read_audit(path):
 
 # ---------------------------------------------------------------------------------------------
 # Small helpers of test-hostile.py and test-faults.py
+
+
+def status_kib(pid, field):
+    """A size from /proc/PID/status in KiB: VmRSS (resident now), VmHWM (the peak since the
+    start or since reset_peak_rss())."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise Failed(f"no {field} in /proc/{pid}/status")
+
+
+def reset_peak_rss(pid):
+    """Sets pid's VmHWM back to its VmRSS ("5" to clear_refs): a later VmHWM is the peak since."""
+    with open(f"/proc/{pid}/clear_refs", "w") as f:
+        f.write("5")
 
 
 def write_file(path, content=b"content"):
