@@ -508,23 +508,22 @@ int approve_ticket(const char *id, const ApproveOptions *o, char *ret_state, siz
         return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
 }
 
+/* Takes arg as one of a verb's options, into userdata: true when arg was one. */
+typedef bool (*TicketOption)(const char *arg, void *userdata);
+
 /*
- * The arguments TICKET [--yes] [--pinentry[=PROGRAM]], in any order: 0 with *ret_id and *o, or
- * an exit code after the usage line.
+ * The arguments TICKET and the verb's options (those option takes), in any order: 0 with *ret_id,
+ * or an exit code after the usage line.
  */
-static int approve_args(int argc, char **argv, const char *usage, const char **ret_id,
-                        ApproveOptions *o) {
+static int ticket_args(int argc, char **argv, const char *usage, TicketOption option,
+                       void *userdata, const char **ret_id) {
         const char *id = NULL;
         int r;
 
         for (int i = 0; i < argc; i++) {
-                if (strcmp(argv[i], "--yes") == 0)
-                        o->yes = true;
-                else if (strcmp(argv[i], "--pinentry") == 0)
-                        o->pinentry = PINENTRY_DEFAULT;
-                else if (strncmp(argv[i], "--pinentry=", 11) == 0 && argv[i][11])
-                        o->pinentry = argv[i] + 11;
-                else if (!id) {
+                if (option(argv[i], userdata))
+                        continue;
+                if (!id) {
                         r = ticket_arg(usage, argc, argv, i);
                         if (r != 0)
                                 return r;
@@ -542,34 +541,27 @@ static int approve_args(int argc, char **argv, const char *usage, const char **r
         return 0;
 }
 
-/* The arguments TICKET [FLAG], in any order: 0 with *ret_id and *ret_flag, or an exit code after
- * the usage line. */
-static int ticket_args(int argc, char **argv, const char *usage, const char *flag,
-                       const char **ret_id, bool *ret_flag) {
-        const char *id = NULL;
-        bool set = false;
-        int r;
+/* approve's options, --yes and --pinentry[=PROGRAM], into the ApproveOptions userdata. */
+static bool approve_option(const char *arg, void *userdata) {
+        ApproveOptions *o = userdata;
 
-        for (int i = 0; i < argc; i++) {
-                if (strcmp(argv[i], flag) == 0)
-                        set = true;
-                else if (!id) {
-                        r = ticket_arg(usage, argc, argv, i);
-                        if (r != 0)
-                                return r;
-                        id = argv[i];
-                } else {
-                        fprintf(stderr, "%s\n", usage);
-                        return LOCKCTL_EXIT_USAGE;
-                }
-        }
-        if (!id) {
-                fprintf(stderr, "%s\n", usage);
-                return LOCKCTL_EXIT_USAGE;
-        }
-        *ret_id = id;
-        *ret_flag = set;
-        return 0;
+        if (strcmp(arg, "--yes") == 0)
+                o->yes = true;
+        else if (strcmp(arg, "--pinentry") == 0)
+                o->pinentry = PINENTRY_DEFAULT;
+        else if (strncmp(arg, "--pinentry=", 11) == 0 && arg[11])
+                o->pinentry = arg + 11;
+        else
+                return false;
+        return true;
+}
+
+/* results' one option, --json, into the bool userdata. */
+static bool json_option(const char *arg, void *userdata) {
+        if (strcmp(arg, "--json") != 0)
+                return false;
+        *(bool *)userdata = true;
+        return true;
 }
 
 /* approve TICKET [--yes] [--pinentry[=PROGRAM]] */
@@ -582,7 +574,7 @@ int verb_approve(int argc, char **argv) {
         char state[32] = "";
         int r, saved;
 
-        r = approve_args(argc, argv, usage, &id, &o);
+        r = ticket_args(argc, argv, usage, approve_option, &o, &id);
         if (r != 0)
                 return r;
         /* The typed values pass through this process: no core file, no ptrace by this uid. */
@@ -713,7 +705,7 @@ int verb_results(int argc, char **argv) {
         bool json = false;
         int r;
 
-        r = ticket_args(argc, argv, usage, "--json", &id, &json);
+        r = ticket_args(argc, argv, usage, json_option, &json, &id);
         if (r != 0)
                 return r;
         params = json_pack("{s:s}", "ticket", id);

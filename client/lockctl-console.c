@@ -2,19 +2,18 @@
  * turns every Varlink error into a one-line human message, and small output helpers. */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <sys/stat.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "escape.h"
 #include "fd-util.h"
 #include "lockctl-console.h"
+#include "lockctl-tty.h"
 #include "lockctl.h"
 #include "macro.h"
 
@@ -518,69 +517,31 @@ int lockctl_option(int argc, char **argv, int *i, const char *name, const char *
         return 0;
 }
 
-/* The terminal whose echo is off while a secret is typed, for the signal handler to restore. */
-static volatile sig_atomic_t tty_restore_fd = -1;
-static struct termios tty_saved, tty_noecho;
-
-/*
- * Gives the terminal its echo back before the signal takes effect. SIGTSTP (^Z) stops lockctl
- * with echo on, and turns echo off again when the human continues it, before anything more is
- * typed at the prompt. Only async-signal-safe calls.
- */
-static void tty_restore_and_reraise(int sig) {
-        struct sigaction dfl = {.sa_handler = SIG_DFL}, mine;
-        sigset_t set;
-        int saved_errno = errno;
-
-        if (tty_restore_fd >= 0)
-                (void)tcsetattr(tty_restore_fd, TCSAFLUSH, &tty_saved);
-        sigemptyset(&dfl.sa_mask);
-        (void)sigaction(sig, &dfl, &mine);
-        /* The signal is blocked while its handler runs: let this one through. */
-        sigemptyset(&set);
-        sigaddset(&set, sig);
-        (void)sigprocmask(SIG_UNBLOCK, &set, NULL);
-        (void)raise(sig);
-        /* Only a stop returns here, once continued. */
-        (void)sigaction(sig, &mine, NULL);
-        if (tty_restore_fd >= 0)
-                (void)tcsetattr(tty_restore_fd, TCSAFLUSH, &tty_noecho);
-        errno = saved_errno;
-}
-
-static const int tty_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP};
-
 int console_tty_read_line(const char *text, const char *prompt, bool secret, size_t max,
                           char **ret) {
-        struct sigaction sa = {.sa_handler = tty_restore_and_reraise}, old[ELEMENTSOF(tty_signals)];
         _cleanup_close_ int tty = -1;
         _cleanup_free_ char *line = NULL;
+        Tty mode = {.fd = -1};
         size_t len = 0;
         int r = 0;
 
-        tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        tty = tty_open();
         if (tty < 0)
-                return -ENXIO;
+                return tty;
         line = malloc(max + 1);
         if (!line)
                 return -ENOMEM;
         /* Echo goes off before the prompt shows, and what was typed before it is discarded:
-         * only a line typed in answer to the prompt counts, and none of it is ever echoed. */
+         * only a line typed in answer to the prompt counts, and none of it is ever echoed. Echo
+         * comes back on a signal too (tty_enter()), and leaving ends the line the human did not
+         * see echoed. */
         if (secret) {
-                if (tcgetattr(tty, &tty_saved) < 0)
-                        return negative_errno();
-                tty_noecho = tty_saved;
-                tty_noecho.c_lflag &= ~(tcflag_t)ECHO;
-                /* Echo must come back even when the human interrupts the prompt. */
-                sigemptyset(&sa.sa_mask);
-                for (size_t i = 0; i < ELEMENTSOF(tty_signals); i++)
-                        sigaction(tty_signals[i], &sa, &old[i]);
-                tty_restore_fd = tty;
-                if (tcsetattr(tty, TCSAFLUSH, &tty_noecho) < 0)
-                        r = negative_errno();
+                r = tty_enter(&mode, tty, TTY_NOECHO, NULL, "\n");
+                if (r < 0)
+                        return r;
         }
-        if (r == 0 && ((text && loop_write(tty, text, strlen(text)) < 0) ||
-                       loop_write(tty, prompt, strlen(prompt)) < 0))
+        if ((text && loop_write(tty, text, strlen(text)) < 0) ||
+            loop_write(tty, prompt, strlen(prompt)) < 0)
                 r = -EIO;
         /* One line, byte by byte, so nothing after the newline is consumed. */
         while (r == 0) {
@@ -597,13 +558,7 @@ int console_tty_read_line(const char *text, const char *prompt, bool secret, siz
                 else if (++len > max)
                         r = -EOVERFLOW;
         }
-        if (secret) {
-                (void)tcsetattr(tty, TCSADRAIN, &tty_saved);
-                tty_restore_fd = -1;
-                for (size_t i = 0; i < ELEMENTSOF(tty_signals); i++)
-                        sigaction(tty_signals[i], &old[i], NULL);
-                (void)loop_write(tty, "\n", 1);
-        }
+        tty_leave(&mode);
         if (r < 0) {
                 explicit_bzero(line, max + 1);
                 return r;
