@@ -670,15 +670,20 @@ static int start_agent(Run *run, const char *user, const char *exe, char **argv,
         return LOCKCTL_EXIT_OK;
 }
 
-static int agent_run(int argc, char **argv) {
-        _cleanup_free_ char *bus_spec = NULL, *exe = NULL;
-        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+/* What agent run was asked: its options, and where COMMAND starts in argv. */
+typedef struct AgentArgs {
+        const char *user, *bus;
         Prop props[PROPERTIES_MAX];
-        const char *user = NULL, *bus_opt = NULL, *v;
-        size_t n_props = 0;
-        uint64_t rnd = 0;
-        Run run = {.exit_code = LOCKCTL_EXIT_FAIL, .master = -1};
-        sigset_t mask;
+        size_t n_props;
+        int command;
+} AgentArgs;
+
+/*
+ * Reads agent run's options, up to COMMAND, into *a: -1 when the command is to be run, or the
+ * exit status to return at once (after the help on stdout, or why not on stderr).
+ */
+static int agent_args(int argc, char **argv, AgentArgs *a) {
+        const char *v;
         int i, r;
 
         for (i = 0; i < argc; i++) {
@@ -693,22 +698,22 @@ static int agent_run(int argc, char **argv) {
                 if ((r = lockctl_option(argc, argv, &i, "--user", &v)) != 0) {
                         if (r < 0)
                                 goto missing;
-                        user = v;
+                        a->user = v;
                 } else if ((r = lockctl_option(argc, argv, &i, "--bus", &v)) != 0) {
                         if (r < 0)
                                 goto missing;
-                        bus_opt = v;
+                        a->bus = v;
                 } else if ((r = lockctl_option(argc, argv, &i, "--property", &v)) != 0) {
                         if (r < 0)
                                 goto missing;
-                        if (n_props >= PROPERTIES_MAX) {
+                        if (a->n_props >= PROPERTIES_MAX) {
                                 fputs("lockctl: agent run: too many --property\n", stderr);
                                 return LOCKCTL_EXIT_USAGE;
                         }
-                        r = parse_prop(v, &props[n_props]);
+                        r = parse_prop(v, &a->props[a->n_props]);
                         if (r != LOCKCTL_EXIT_OK)
                                 return r;
-                        n_props++;
+                        a->n_props++;
                 } else if (argv[i][0] == '-') {
                         fprintf(stderr, "lockctl: agent run: unknown option '%s'\n%s", argv[i],
                                 usage_text);
@@ -716,26 +721,115 @@ static int agent_run(int argc, char **argv) {
                 } else
                         break;
         }
-        if (!user || !user[0] || i >= argc) {
+        if (!a->user || !a->user[0] || i >= argc) {
                 fprintf(stderr, "lockctl: agent run: %s\n%s",
-                        !user ? "--user is required" : "no COMMAND", usage_text);
+                        !a->user ? "--user is required" : "no COMMAND", usage_text);
                 return LOCKCTL_EXIT_USAGE;
         }
-        r = resolve_command(argv[i], &exe);
+        a->command = i;
+        return -1;
+
+missing:
+        fprintf(stderr, "lockctl: agent run: %s needs a value\n", argv[i]);
+        return LOCKCTL_EXIT_USAGE;
+}
+
+/*
+ * Makes ready, before the agent starts, everything that tells run how it goes: the signals, the
+ * manager's JobRemoved and the unit's PropertiesChanged, and with a terminal on both ends the
+ * agent's own pty, relayed. 0, or a negative errno.
+ */
+static int agent_watch(Run *run, sd_event *event) {
+        sigset_t mask;
+        int r;
+
+        sigemptyset(&mask);
+        for (const int *s = (const int[]){SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, 0}; *s; s++)
+                sigaddset(&mask, *s);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        for (const int *s = (const int[]){SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, 0}; *s; s++) {
+                r = sd_event_add_signal(event, NULL, *s, on_signal, run);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_attach_event(run->bus, event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return r;
+        /* Both matches before the start: an agent that ends at once is not missed. */
+        r = sd_bus_match_signal(run->bus, NULL, NULL, SYSTEMD_PATH, SYSTEMD_MANAGER, "JobRemoved",
+                                on_job_removed, run);
+        if (r >= 0)
+                r = sd_bus_match_signal(run->bus, NULL, NULL, run->unit_path,
+                                        "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                        on_properties_changed, run);
+        if (r >= 0)
+                r = sd_bus_call_method(run->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                       "Subscribe", NULL, NULL, NULL);
+        if (r < 0)
+                return r;
+        /* A terminal on both ends: the agent gets one of its own, as with systemd-run --pty.
+         * Pipes (an AI assistant running an MCP server) are handed over as they are. */
+        if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+                r = pty_open(run);
+                if (r < 0)
+                        return r;
+                r = sd_event_add_io(event, NULL, run->master, EPOLLIN, on_master, run);
+                if (r >= 0)
+                        r = sd_event_add_io(event, NULL, STDIN_FILENO, EPOLLIN, on_stdin, run);
+        }
+        return r;
+}
+
+/*
+ * Relays the started agent until its unit is gone, then what it wrote last, and puts the human's
+ * terminal back: sd_event_loop()'s return (a negative errno on failure).
+ */
+static int agent_wait(Run *run, sd_event *event) {
+        int r;
+
+        if (run->master >= 0)
+                pty_raw(run);
+        r = sd_event_loop(event);
+        if (run->master >= 0) /* what the agent wrote last */
+                for (char buf[4096];;) {
+                        ssize_t n = read(run->master, buf, sizeof(buf));
+
+                        if (n <= 0 || loop_write(STDOUT_FILENO, buf, (size_t)n) < 0)
+                                break;
+                }
+        pty_restore(run);
+        return r;
+}
+
+/* The bus of the manager that starts the agent: --bus's, or else the one lockd names. An exit
+ * status (after saying why when not LOCKCTL_EXIT_OK). */
+static int agent_bus(const char *bus_opt, char **ret) {
+        if (!bus_opt)
+                return lockd_bus(ret);
+        *ret = strdup(bus_opt);
+        return *ret ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
+}
+
+static int agent_run(int argc, char **argv) {
+        _cleanup_free_ char *bus_spec = NULL, *exe = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *event = NULL;
+        AgentArgs a = {};
+        uint64_t rnd = 0;
+        Run run = {.exit_code = LOCKCTL_EXIT_FAIL, .master = -1};
+        int r;
+
+        r = agent_args(argc, argv, &a);
+        if (r >= 0)
+                return r;
+        r = resolve_command(argv[a.command], &exe);
         if (r < 0) {
-                fprintf(stderr, "lockctl: agent run: cannot find '%s': %s\n", argv[i],
+                fprintf(stderr, "lockctl: agent run: cannot find '%s': %s\n", argv[a.command],
                         strerror(-r));
                 return LOCKCTL_EXIT_USAGE;
         }
-        if (bus_opt) {
-                bus_spec = strdup(bus_opt);
-                if (!bus_spec)
-                        return LOCKCTL_EXIT_FAIL;
-        } else {
-                r = lockd_bus(&bus_spec);
-                if (r != LOCKCTL_EXIT_OK)
-                        return r;
-        }
+        r = agent_bus(a.bus, &bus_spec);
+        if (r != LOCKCTL_EXIT_OK)
+                return r;
 
         r = scope_bus_open(bus_spec, &run.bus);
         if (r < 0) {
@@ -747,64 +841,18 @@ static int agent_run(int argc, char **argv) {
                 return LOCKCTL_EXIT_FAIL;
         snprintf(run.unit, sizeof(run.unit), "lockd-agent-%016" PRIx64 ".service", rnd);
         r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run.unit, &run.unit_path);
-        if (r < 0)
-                goto fail;
-
-        r = sd_event_default(&event);
-        if (r < 0)
-                goto fail;
-        sigemptyset(&mask);
-        for (const int *s = (const int[]){SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, 0}; *s; s++)
-                sigaddset(&mask, *s);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
-        for (const int *s = (const int[]){SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, 0}; *s; s++) {
-                r = sd_event_add_signal(event, NULL, *s, on_signal, &run);
-                if (r < 0)
-                        goto fail;
-        }
-        r = sd_bus_attach_event(run.bus, event, SD_EVENT_PRIORITY_NORMAL);
-        if (r < 0)
-                goto fail;
-        /* Both matches before the start: an agent that ends at once is not missed. */
-        r = sd_bus_match_signal(run.bus, NULL, NULL, SYSTEMD_PATH, SYSTEMD_MANAGER, "JobRemoved",
-                                on_job_removed, &run);
         if (r >= 0)
-                r = sd_bus_match_signal(run.bus, NULL, NULL, run.unit_path,
-                                        "org.freedesktop.DBus.Properties", "PropertiesChanged",
-                                        on_properties_changed, &run);
+                r = sd_event_default(&event);
         if (r >= 0)
-                r = sd_bus_call_method(run.bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                       "Subscribe", NULL, NULL, NULL);
+                r = agent_watch(&run, event);
         if (r < 0)
                 goto fail;
-        /* A terminal on both ends: the agent gets one of its own, as with systemd-run --pty.
-         * Pipes (an AI assistant running an MCP server) are handed over as they are. */
-        if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
-                r = pty_open(&run);
-                if (r < 0)
-                        goto fail;
-                r = sd_event_add_io(event, NULL, run.master, EPOLLIN, on_master, &run);
-                if (r >= 0)
-                        r = sd_event_add_io(event, NULL, STDIN_FILENO, EPOLLIN, on_stdin, &run);
-                if (r < 0)
-                        goto fail;
-        }
-        r = start_agent(&run, user, exe, argv + i, props, n_props);
+        r = start_agent(&run, a.user, exe, argv + a.command, a.props, a.n_props);
         if (r != LOCKCTL_EXIT_OK) {
                 run.exit_code = r;
                 goto done;
         }
-        if (run.master >= 0)
-                pty_raw(&run);
-        r = sd_event_loop(event);
-        if (run.master >= 0) /* what the agent wrote last */
-                for (char buf[4096];;) {
-                        ssize_t n = read(run.master, buf, sizeof(buf));
-
-                        if (n <= 0 || loop_write(STDOUT_FILENO, buf, (size_t)n) < 0)
-                                break;
-                }
-        pty_restore(&run);
+        r = agent_wait(&run, event);
         if (r < 0)
                 goto fail;
         goto done;
@@ -822,10 +870,6 @@ done:
                 sd_bus_flush_close_unref(run.bus);
         }
         return run.exit_code;
-
-missing:
-        fprintf(stderr, "lockctl: agent run: %s needs a value\n", argv[i]);
-        return LOCKCTL_EXIT_USAGE;
 }
 
 int verb_agent(int argc, char **argv) {

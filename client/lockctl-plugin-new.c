@@ -344,12 +344,18 @@ static int template_write(int dirfd, const TemplateFile *t, const Subst *s) {
         return loop_write(fd, text, strlen(text)) < 0 ? -EIO : 0;
 }
 
-int verb_plugin_new(int argc, char **argv) {
-        _cleanup_free_ char *sdk_real = NULL, *self = NULL, *tree_sdk = NULL;
-        _cleanup_close_ int dirfd = -1;
-        const char *name = NULL, *lang = NULL, *dir = NULL, *sdk = NULL;
-        int protocol = 1, r;
+/* What plugin new was asked: NAME and its options. */
+typedef struct NewArgs {
+        const char *name, *lang, *dir, *sdk;
+        int protocol;
+} NewArgs;
 
+/*
+ * Reads plugin new's arguments into *a and checks NAME and --lang: -1 when they are good (*a's dir
+ * NAME when not given), or the exit status to return at once after saying why.
+ */
+static int new_args(int argc, char **argv, NewArgs *a) {
+        *a = (NewArgs){.protocol = 1};
         for (int i = 0; i < argc; i++) {
                 if ((strcmp(argv[i], "--lang") == 0 || strcmp(argv[i], "--protocol") == 0 ||
                      strcmp(argv[i], "--dir") == 0 || strcmp(argv[i], "--sdk") == 0) &&
@@ -357,95 +363,88 @@ int verb_plugin_new(int argc, char **argv) {
                         const char *opt = argv[i++];
 
                         if (strcmp(opt, "--lang") == 0)
-                                lang = argv[i];
+                                a->lang = argv[i];
                         else if (strcmp(opt, "--dir") == 0)
-                                dir = argv[i];
+                                a->dir = argv[i];
                         else if (strcmp(opt, "--sdk") == 0)
-                                sdk = argv[i];
+                                a->sdk = argv[i];
                         else if (strcmp(argv[i], "1") == 0 || strcmp(argv[i], "2") == 0)
-                                protocol = argv[i][0] - '0';
+                                a->protocol = argv[i][0] - '0';
                         else {
                                 fprintf(stderr, "lockctl: --protocol takes 1 or 2\n");
                                 return LOCKCTL_EXIT_USAGE;
                         }
                 } else if (argv[i][0] == '-') {
                         goto usage;
-                } else if (!name) {
-                        name = argv[i];
+                } else if (!a->name) {
+                        a->name = argv[i];
                 } else
                         goto usage;
         }
-        if (!name || !lang)
+        if (!a->name || !a->lang)
                 goto usage;
-        if (strcmp(lang, "c") != 0 && strcmp(lang, "go") != 0) {
+        if (strcmp(a->lang, "c") != 0 && strcmp(a->lang, "go") != 0) {
                 fprintf(stderr, "lockctl: --lang takes c or go\n");
                 return LOCKCTL_EXIT_USAGE;
         }
-        if (!manifest_name_valid(name)) {
+        if (!manifest_name_valid(a->name)) {
                 fprintf(stderr,
                         "lockctl: '%s' is not a plugin name: lowercase words of [a-z0-9-] joined "
                         "by dots, like acme.is-empty (see lockd-plugin(7))\n",
-                        name);
+                        a->name);
                 return LOCKCTL_EXIT_USAGE;
         }
-        if (!dir)
-                dir = name;
+        if (!a->dir)
+                a->dir = a->name;
+        return -1;
 
-        bool go = strcmp(lang, "go") == 0;
-        const char *tree = source_client_dir(), *include;
-        if (go) {
-                /* go.mod's replace directive needs the SDK's absolute path. */
-                if (!sdk)
-                        sdk = getenv("LOCKD_GO_SDK");
-                if ((!sdk || !sdk[0]) && tree) {
-                        if (asprintf(&tree_sdk, "%s/go", tree) < 0)
-                                return LOCKCTL_EXIT_FAIL;
-                        sdk = tree_sdk;
-                }
-                if (!sdk || !sdk[0])
-                        sdk = first_with(go_sdk_dirs, ELEMENTSOF(go_sdk_dirs), "go.mod");
-                if (!sdk) {
-                        fprintf(stderr,
-                                "lockctl: no Go SDK in %s, %s or %s (the lockd-dev package "
-                                "installs it); give --sdk DIR or $LOCKD_GO_SDK\n",
-                                go_sdk_dirs[0], go_sdk_dirs[1], go_sdk_dirs[2]);
-                        return LOCKCTL_EXIT_USAGE;
-                }
-                sdk_real = realpath(sdk, NULL);
-                if (!sdk_real) {
-                        fprintf(stderr,
-                                "lockctl: the Go SDK at %s: %s (the lockd-dev package installs it; "
-                                "or give "
-                                "--sdk DIR or $LOCKD_GO_SDK)\n",
-                                sdk, strerror(errno));
-                        return LOCKCTL_EXIT_USAGE;
-                }
+usage:
+        fprintf(stderr, "usage: lockctl plugin new NAME --lang c|go [--protocol 1|2] [--dir DIR] "
+                        "[--sdk DIR]\n");
+        return LOCKCTL_EXIT_USAGE;
+}
+
+/*
+ * The Go SDK's absolute path, for go.mod's replace directive: sdk (--sdk), else $LOCKD_GO_SDK,
+ * else the build tree's (tree, may be NULL), else the first installed one. LOCKCTL_EXIT_OK with
+ * *ret, or an exit status after saying why.
+ */
+static int go_sdk_path(const char *sdk, const char *tree, char **ret) {
+        _cleanup_free_ char *tree_sdk = NULL;
+
+        if (!sdk)
+                sdk = getenv("LOCKD_GO_SDK");
+        if ((!sdk || !sdk[0]) && tree) {
+                if (asprintf(&tree_sdk, "%s/go", tree) < 0)
+                        return LOCKCTL_EXIT_FAIL;
+                sdk = tree_sdk;
         }
-        /* lockplugin.h: the build tree's, else the first installed one (the Makefile's default). */
-        include = tree ? tree : first_with(include_dirs, ELEMENTSOF(include_dirs), "lockplugin.h");
-        if (!include)
-                include = LOCKD_INCLUDEDIR;
-        /* The Makefile runs this very lockctl when it is not the installed one on $PATH. */
-        if (tree)
-                self = realpath("/proc/self/exe", NULL);
-
-        /* The directory is new: lockctl never writes into one the author already has. */
-        if (mkdir(dir, 0755) < 0) {
-                fprintf(stderr, "lockctl: %s: %s\n", dir, strerror(errno));
+        if (!sdk || !sdk[0])
+                sdk = first_with(go_sdk_dirs, ELEMENTSOF(go_sdk_dirs), "go.mod");
+        if (!sdk) {
+                fprintf(stderr,
+                        "lockctl: no Go SDK in %s, %s or %s (the lockd-dev package "
+                        "installs it); give --sdk DIR or $LOCKD_GO_SDK\n",
+                        go_sdk_dirs[0], go_sdk_dirs[1], go_sdk_dirs[2]);
                 return LOCKCTL_EXIT_USAGE;
         }
-        dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (dirfd < 0) {
-                fprintf(stderr, "lockctl: %s: %s\n", dir, strerror(errno));
+        *ret = realpath(sdk, NULL);
+        if (!*ret) {
+                fprintf(stderr,
+                        "lockctl: the Go SDK at %s: %s (the lockd-dev package installs it; "
+                        "or give "
+                        "--sdk DIR or $LOCKD_GO_SDK)\n",
+                        sdk, strerror(errno));
                 return LOCKCTL_EXIT_USAGE;
         }
+        return LOCKCTL_EXIT_OK;
+}
 
-        /* Go's runtime needs about 64 MiB to start; 128 MiB is the floor lockd-plugin(7) gives. */
-        Subst s = {.name = name,
-                   .sdk = sdk_real,
-                   .include = include,
-                   .lockctl = self ? self : "lockctl",
-                   .memory = go ? "128MiB" : "64MiB"};
+/*
+ * Writes the template's files for the language and protocol into dir (dirfd, made just now),
+ * removing all of it again when one fails: LOCKCTL_EXIT_OK, or LOCKCTL_EXIT_FAIL after saying why.
+ */
+static int write_files(int dirfd, const char *dir, bool go, int protocol, const Subst *s) {
         const TemplateFile files_c[] = {
                 {"plugin.toml", protocol == 2 ? manifest_p2 : manifest_p1},
                 {"plugin.c", protocol == 2 ? c_source_p2 : c_source_p1},
@@ -464,11 +463,12 @@ int verb_plugin_new(int argc, char **argv) {
         size_t n_files = go ? ELEMENTSOF(files_go) : ELEMENTSOF(files_c);
         const TemplateFile *fixtures = protocol == 2 ? fixtures_p2 : fixtures_p1;
         size_t n_fixtures = protocol == 2 ? ELEMENTSOF(fixtures_p2) : ELEMENTSOF(fixtures_p1);
+        int r;
 
         for (size_t i = 0; i < n_files + n_fixtures; i++) {
                 const TemplateFile *t = i < n_files ? &files[i] : &fixtures[i - n_files];
 
-                r = template_write(dirfd, t, &s);
+                r = template_write(dirfd, t, s);
                 if (r < 0) {
                         fprintf(stderr, "lockctl: %s/%s: %s\n", dir, t->path, strerror(-r));
                         /* Nothing half-made stays: the directory is ours, made just now. */
@@ -484,16 +484,59 @@ int verb_plugin_new(int argc, char **argv) {
                         return LOCKCTL_EXIT_FAIL;
                 }
         }
-        printf("%s: a %s plugin, protocol %d: %s\n", dir, go ? "Go" : "C", protocol,
+        return LOCKCTL_EXIT_OK;
+}
+
+int verb_plugin_new(int argc, char **argv) {
+        _cleanup_free_ char *sdk_real = NULL, *self = NULL;
+        _cleanup_close_ int dirfd = -1;
+        const char *tree = source_client_dir(), *include;
+        NewArgs a;
+        bool go;
+        int r;
+
+        r = new_args(argc, argv, &a);
+        if (r >= 0)
+                return r;
+        go = strcmp(a.lang, "go") == 0;
+        if (go) {
+                r = go_sdk_path(a.sdk, tree, &sdk_real);
+                if (r != LOCKCTL_EXIT_OK)
+                        return r;
+        }
+        /* lockplugin.h: the build tree's, else the first installed one (the Makefile's default). */
+        include = tree ? tree : first_with(include_dirs, ELEMENTSOF(include_dirs), "lockplugin.h");
+        if (!include)
+                include = LOCKD_INCLUDEDIR;
+        /* The Makefile runs this very lockctl when it is not the installed one on $PATH. */
+        if (tree)
+                self = realpath("/proc/self/exe", NULL);
+
+        /* The directory is new: lockctl never writes into one the author already has. */
+        if (mkdir(a.dir, 0755) < 0) {
+                fprintf(stderr, "lockctl: %s: %s\n", a.dir, strerror(errno));
+                return LOCKCTL_EXIT_USAGE;
+        }
+        dirfd = open(a.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (dirfd < 0) {
+                fprintf(stderr, "lockctl: %s: %s\n", a.dir, strerror(errno));
+                return LOCKCTL_EXIT_USAGE;
+        }
+
+        /* Go's runtime needs about 64 MiB to start; 128 MiB is the floor lockd-plugin(7) gives. */
+        Subst s = {.name = a.name,
+                   .sdk = sdk_real,
+                   .include = include,
+                   .lockctl = self ? self : "lockctl",
+                   .memory = go ? "128MiB" : "64MiB"};
+        r = write_files(dirfd, a.dir, go, a.protocol, &s);
+        if (r != LOCKCTL_EXIT_OK)
+                return r;
+        printf("%s: a %s plugin, protocol %d: %s\n", a.dir, go ? "Go" : "C", a.protocol,
                go ? "plugin.toml main.go plugin_test.go go.mod Makefile fixtures/"
                   : "plugin.toml plugin.c Makefile fixtures/");
         printf("next: cd %s && make test (builds it static, lints the manifest, runs its "
                "fixtures under lockd's sandbox)\n",
-               dir);
+               a.dir);
         return LOCKCTL_EXIT_OK;
-
-usage:
-        fprintf(stderr, "usage: lockctl plugin new NAME --lang c|go [--protocol 1|2] [--dir DIR] "
-                        "[--sdk DIR]\n");
-        return LOCKCTL_EXIT_USAGE;
 }
