@@ -146,6 +146,23 @@ def unit_properties(unit, *props):
     return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
 
+def add_user(name, uid):
+    """Adds user name (uid, no home, nologin), an agent that lockctl agent run --user can name,
+    replacing an earlier one. In a private /etc: with-systemd runs its command under
+    tests/tools/private-etc (LOCKD_PRIVATE_ETC=1), so the host's /etc/passwd is never edited. On a
+    host whose PID 1 is systemd (LOCKD_TEST_BUS=system) the host's manager has to see the user:
+    there it goes to the host's /etc, and remove_user() takes it away again."""
+    check(os.environ.get("LOCKD_PRIVATE_ETC") == "1" or BUS == "system",
+          "no private /etc to add a user to: run through tests/integration/with-systemd")
+    remove_user(name)
+    subprocess.run(["useradd", "-M", "-N", "-u", str(uid), "-d", "/", "-s", "/usr/sbin/nologin",
+                    name], check=True, capture_output=True)
+
+
+def remove_user(name):
+    subprocess.run(["userdel", name], capture_output=True)
+
+
 # ---------------------------------------------------------------------------------------------
 # Varlink
 

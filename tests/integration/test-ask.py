@@ -726,10 +726,8 @@ def test_agent_confinement(w):
     """an agent started plainly is refused; through lockctl agent run it is accepted, and while
     its plugin runs it sees no other uid's process and nothing of the cgroups; no other uid can
     read the run's cgroup files (EACCES, every hierarchy); the unit name tells no ticket"""
-    from lockdtest import ISSUER, PATTERN, policy_text
-    subprocess.run(["userdel", CONFINED_USER], capture_output=True)
-    subprocess.run(["useradd", "-M", "-N", "-u", str(CONFINED_UID), "-d", "/", "-s",
-                    "/usr/sbin/nologin", CONFINED_USER], check=True, capture_output=True)
+    from lockdtest import ISSUER, PATTERN, add_user, policy_text, remove_user
+    add_user(CONFINED_USER, CONFINED_UID)
     top = os.path.join(w.dir, "d-confined")
     os.makedirs(top, exist_ok=True)
     text = policy_text(top, confinement=True).replace(
@@ -786,7 +784,7 @@ def test_agent_confinement(w):
             proc.terminate()  # lockctl passes it on to the agent's unit
             proc.communicate(timeout=30)
         d.stop()
-        subprocess.run(["userdel", CONFINED_USER], capture_output=True)
+        remove_user(CONFINED_USER)
     # Without the requirement a plain agent connects, and every start says so.
     r = call_as(AGENT_UID, w.d.agent, "io.lockd.Agent.ListHandles")
     check("parameters" in r, f"{r}")
@@ -799,10 +797,8 @@ def test_agent_run_terminal(w):
     its arguments arrive as typed"""
     import pty
     import select
-    from lockdtest import BUS
-    subprocess.run(["userdel", CONFINED_USER], capture_output=True)
-    subprocess.run(["useradd", "-M", "-N", "-u", str(CONFINED_UID), "-d", "/", "-s",
-                    "/usr/sbin/nologin", CONFINED_USER], check=True, capture_output=True)
+    from lockdtest import BUS, add_user, remove_user
+    add_user(CONFINED_USER, CONFINED_UID)
     try:
         pid, fd = pty.fork()
         if pid == 0:
@@ -831,7 +827,7 @@ def test_agent_run_terminal(w):
         check(lines[0].startswith("/dev/pts/") and "needle=${word} %n $$" in lines and
               "typed" in lines and "got:typed" in lines, f"the agent's terminal: {text!r}")
     finally:
-        subprocess.run(["userdel", CONFINED_USER], capture_output=True)
+        remove_user(CONFINED_USER)
 
 
 def main():

@@ -623,9 +623,8 @@ def test_agent_run_no_display(w):
     Environment property that sets one"""
     names = ("DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS")
     values = [f"{n}=human-{n.lower()}" for n in names]
-    subprocess.run(["userdel", CONFINED_USER], capture_output=True)
-    subprocess.run(["useradd", "-M", "-N", "-u", str(CONFINED_UID), "-d", "/", "-s",
-                    "/usr/sbin/nologin", CONFINED_USER], check=True, capture_output=True)
+    from lockdtest import add_user, remove_user
+    add_user(CONFINED_USER, CONFINED_UID)
     # The private manager of with-systemd gets the human's session in its environment, as a
     # graphical session's user manager does; the host's system manager is never changed.
     private = BUS != "system"
@@ -650,7 +649,7 @@ def test_agent_run_no_display(w):
     finally:
         if private:
             systemctl("unset-environment", *names)
-        subprocess.run(["userdel", CONFINED_USER], capture_output=True)
+        remove_user(CONFINED_USER)
 
 
 def main():

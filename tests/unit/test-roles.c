@@ -1,5 +1,6 @@
-/* Unit tests of daemon/roles against the real user and group databases (run as root: one test
- * group is created with groupadd and removed again). */
+/* Unit tests of daemon/roles against the real user and group databases (run as root: two test
+ * groups are created with groupadd and removed again, in the private copy of /etc that
+ * tests/tools/private-etc gives the test, never in the host's). */
 #include <check.h>
 #include <errno.h>
 #include <grp.h>
@@ -44,6 +45,9 @@ static int run(const char *const argv[]) {
 static void group_setup(void) {
         struct group *g;
 
+        /* Before the names are set: the teardown then removes nothing. */
+        ck_assert_msg(getenv("LOCKD_PRIVATE_ETC"),
+                      "test-roles adds groups to /etc: run it through tests/tools/private-etc");
         snprintf(test_group, sizeof(test_group), "lockdtest%ld", (long)getpid() % 100000);
         ck_assert_msg(geteuid() == 0, "test-roles needs root to create a test group");
         ck_assert_int_eq(run((const char *const[]){"groupadd", "-U", "daemon", test_group, NULL}),
