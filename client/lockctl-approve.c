@@ -381,26 +381,11 @@ static int deny_asked(const char *id, char *ret_state, size_t state_size) {
         return LOCKCTL_EXIT_FAIL;
 }
 
-int approve_ticket(const char *id, const ApproveOptions *o, char *ret_state, size_t state_size) {
-        _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL, *need = NULL, *values = NULL,
-                                       *answer = NULL, *plugins = NULL;
-        _cleanup_(pinentry_done) Pinentry pe = {.pid = -1, .to = -1, .from = -1};
-        _cleanup_close_ int tty = -1;
-        uint8_t pub[SEAL_KEY_SIZE];
-        bool use_pinentry = o->pinentry != NULL;
-        Asked asked = ASKED_YES;
+/* Checks that t, GetTicket's answer for id, is that ticket and pending: 0, or an exit code after
+ * printing why not. */
+static int ticket_pending(const json_t *t, const char *id) {
         const char *state;
-        json_t *t, *v;
-        size_t i;
-        int r;
 
-        params = json_pack("{s:s}", "ticket", id);
-        if (!params)
-                return LOCKCTL_EXIT_FAIL;
-        r = ticket_call("approve", "GetTicket", params, &reply);
-        if (r != 0)
-                return r;
-        t = json_object_get(reply, "ticket");
         if (!json_is_object(t) || !console_json_string(t, "ticket") ||
             strcmp(console_json_string(t, "ticket"), id) != 0) {
                 fprintf(stderr, "lockctl: approve failed: lockd answered with another ticket\n");
@@ -415,6 +400,70 @@ int approve_ticket(const char *id, const ApproveOptions *o, char *ret_state, siz
                 fputs(")\n", stderr);
                 return LOCKCTL_EXIT_FAIL;
         }
+        return 0;
+}
+
+/*
+ * Reads the value of each placeholder in need, from pe (NULL: the terminal tty), seals it to
+ * ticket t and puts them all in params' "values": 0, or an exit code after printing why.
+ */
+static int read_values(Pinentry *pe, int tty, const json_t *t, const json_t *plugins,
+                       const json_t *need, const char *id, json_t *params) {
+        _cleanup_(json_decrefp) json_t *values = NULL;
+        uint8_t pub[SEAL_KEY_SIZE];
+        Asked asked = ASKED_YES;
+        json_t *v;
+        size_t i;
+        int r;
+
+        if (decode_seal_key(t, pub) < 0) {
+                fprintf(stderr, "lockctl: approve failed: lockd sent no usable seal key "
+                                "for a ticket that needs values\n");
+                return LOCKCTL_EXIT_FAIL;
+        }
+        values = json_object();
+        if (!values)
+                return LOCKCTL_EXIT_FAIL;
+        json_array_foreach(need, i, v) {
+                _cleanup_free_ char *sealed = NULL;
+
+                if (pe) {
+                        r = pinentry_ask_value(pe, t, plugins, pub, id, json_string_value(v),
+                                               &asked, &sealed);
+                        if (r == 0 && asked != ASKED_YES) {
+                                puts("not approved; the ticket stays pending");
+                                return LOCKCTL_EXIT_FAIL;
+                        }
+                } else
+                        r = read_and_seal(tty, t, plugins, pub, id, json_string_value(v), &sealed);
+                if (r != 0)
+                        return r;
+                if (json_object_set_new(values, json_string_value(v), json_string(sealed)) < 0)
+                        return LOCKCTL_EXIT_FAIL;
+        }
+        return json_object_set(params, "values", values) < 0 ? LOCKCTL_EXIT_FAIL : 0;
+}
+
+int approve_ticket(const char *id, const ApproveOptions *o, char *ret_state, size_t state_size) {
+        _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL, *need = NULL, *answer = NULL,
+                                       *plugins = NULL;
+        _cleanup_(pinentry_done) Pinentry pe = {.pid = -1, .to = -1, .from = -1};
+        _cleanup_close_ int tty = -1;
+        bool use_pinentry = o->pinentry != NULL;
+        Asked asked = ASKED_YES;
+        json_t *t;
+        int r;
+
+        params = json_pack("{s:s}", "ticket", id);
+        if (!params)
+                return LOCKCTL_EXIT_FAIL;
+        r = ticket_call("approve", "GetTicket", params, &reply);
+        if (r != 0)
+                return r;
+        t = json_object_get(reply, "ticket");
+        r = ticket_pending(t, id);
+        if (r != 0)
+                return r;
         /* The plugins' inputs name the values (their kind and size); without them the labels
          * say so. */
         plugins = values_plugins();
@@ -461,35 +510,9 @@ int approve_ticket(const char *id, const ApproveOptions *o, char *ret_state, siz
         }
 
         if (json_array_size(need) > 0) {
-                if (decode_seal_key(t, pub) < 0) {
-                        fprintf(stderr, "lockctl: approve failed: lockd sent no usable seal key "
-                                        "for a ticket that needs values\n");
-                        return LOCKCTL_EXIT_FAIL;
-                }
-                values = json_object();
-                if (!values)
-                        return LOCKCTL_EXIT_FAIL;
-                json_array_foreach(need, i, v) {
-                        _cleanup_free_ char *sealed = NULL;
-
-                        if (use_pinentry) {
-                                r = pinentry_ask_value(&pe, t, plugins, pub, id,
-                                                       json_string_value(v), &asked, &sealed);
-                                if (r == 0 && asked != ASKED_YES) {
-                                        puts("not approved; the ticket stays pending");
-                                        return LOCKCTL_EXIT_FAIL;
-                                }
-                        } else
-                                r = read_and_seal(tty, t, plugins, pub, id, json_string_value(v),
-                                                  &sealed);
-                        if (r != 0)
-                                return r;
-                        if (json_object_set_new(values, json_string_value(v), json_string(sealed)) <
-                            0)
-                                return LOCKCTL_EXIT_FAIL;
-                }
-                if (json_object_set(params, "values", values) < 0)
-                        return LOCKCTL_EXIT_FAIL;
+                r = read_values(use_pinentry ? &pe : NULL, tty, t, plugins, need, id, params);
+                if (r != 0)
+                        return r;
         }
         pinentry_done(&pe);
         /* A fresh connection: the human may have taken longer than lockd keeps an idle one. */

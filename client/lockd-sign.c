@@ -1087,6 +1087,64 @@ static int scan_releases(const char *dir, IndexEntry **ret, size_t *ret_n) {
 }
 
 /*
+ * The version the index at path gets: one above the index it replaces, 1 when there is none. 0
+ * with *ret, or the status cmd_index() returns after saying why.
+ */
+static int index_version(const char *path, uint64_t *ret) {
+        _cleanup_free_ char *old = NULL;
+        _cleanup_(index_freep) MarketplaceIndex *prev = NULL;
+        ReleaseError err = {};
+        size_t old_len;
+        int r;
+
+        /* The version only ever rises: lockd refuses an index older than one it verified, so
+         * an index written with a lower version would never be installed from again. */
+        r = read_file(path, (uint8_t **)&old, &old_len);
+        if (r == -ENOENT) {
+                *ret = 1;
+                return 0;
+        }
+        if (r < 0) {
+                fprintf(stderr, "lockd-sign: cannot read %s: %s\n", path, strerror(-r));
+                return 1;
+        }
+        if (index_parse(old, old_len, &prev, &err) < 0) {
+                fprintf(stderr,
+                        "lockd-sign: %s exists and does not parse (%s): its "
+                        "version is unknown, so it is not replaced (remove it to "
+                        "start again at version 1, which lockd refuses where it "
+                        "verified a newer one)\n",
+                        path, err.message);
+                return 1;
+        }
+        if (prev->version >= INDEX_VERSION_MAX)
+                return fail("the index's version is at its maximum");
+        *ret = prev->version + 1;
+        return 0;
+}
+
+/* index.json's text: the marketplace name, version, expiry and the n releases; NULL when out of
+ * memory. */
+static char *index_text(const char *name, uint64_t version, const char *expires_text,
+                        const IndexEntry *entries, size_t n) {
+        _cleanup_(json_decrefp) json_t *root = NULL, *releases = NULL;
+
+        releases = json_array();
+        if (!releases)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                if (json_array_append_new(releases,
+                                          json_pack("{s:s, s:s, s:s, s:s}", "name", entries[i].name,
+                                                    "version", entries[i].version,
+                                                    "manifest_sha256", entries[i].manifest_sha256,
+                                                    "binary_sha256", entries[i].binary_sha256)) < 0)
+                        return NULL;
+        root = json_pack("{s:s, s:I, s:s, s:O}", "name", name, "version", (json_int_t)version,
+                         "expires", expires_text, "releases", releases);
+        return root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+}
+
+/*
  * index DIR --name M [--expires 30d|TIME] [--signer S --identity URI --issuer URL --ref REF]:
  * writes DIR/index.json listing every release under DIR/releases/ with its digests, its version
  * one above the DIR/index.json it replaces (1 for the first), expiring after the given time
@@ -1105,15 +1163,12 @@ static int cmd_index(int argc, char **argv) {
         };
         const char *name = NULL, *expires_arg = "30d", *signer = NULL, *identity = NULL,
                    *issuer = NULL, *ref = NULL, *dir;
-        _cleanup_free_ char *path = NULL, *old = NULL, *text = NULL;
+        _cleanup_free_ char *path = NULL, *text = NULL;
         _cleanup_free_ IndexEntry *entries = NULL;
-        _cleanup_(json_decrefp) json_t *root = NULL, *releases = NULL;
-        _cleanup_(index_freep) MarketplaceIndex *prev = NULL;
         int64_t now = (int64_t)time(NULL), expires;
         char expires_text[INDEX_TIME_SIZE];
         uint64_t version = 1;
-        size_t n = 0, old_len;
-        ReleaseError err = {};
+        size_t n = 0;
         int c, r;
 
         optind = 1;
@@ -1165,43 +1220,13 @@ static int cmd_index(int argc, char **argv) {
         if (asprintf(&path, "%s/%s", dir, INDEX_FILE) < 0)
                 return 1;
 
-        /* The version only ever rises: lockd refuses an index older than one it verified, so
-         * an index written with a lower version would never be installed from again. */
-        r = read_file(path, (uint8_t **)&old, &old_len);
-        if (r >= 0) {
-                if (index_parse(old, old_len, &prev, &err) < 0) {
-                        fprintf(stderr,
-                                "lockd-sign: %s exists and does not parse (%s): its "
-                                "version is unknown, so it is not replaced (remove it to "
-                                "start again at version 1, which lockd refuses where it "
-                                "verified a newer one)\n",
-                                path, err.message);
-                        return 1;
-                }
-                if (prev->version >= INDEX_VERSION_MAX)
-                        return fail("the index's version is at its maximum");
-                version = prev->version + 1;
-        } else if (r != -ENOENT) {
-                fprintf(stderr, "lockd-sign: cannot read %s: %s\n", path, strerror(-r));
-                return 1;
-        }
-
+        r = index_version(path, &version);
+        if (r != 0)
+                return r;
         r = scan_releases(dir, &entries, &n);
         if (r < 0)
                 return 1;
-        releases = json_array();
-        if (!releases)
-                return 1;
-        for (size_t i = 0; i < n; i++)
-                if (json_array_append_new(releases,
-                                          json_pack("{s:s, s:s, s:s, s:s}", "name", entries[i].name,
-                                                    "version", entries[i].version,
-                                                    "manifest_sha256", entries[i].manifest_sha256,
-                                                    "binary_sha256", entries[i].binary_sha256)) < 0)
-                        return 1;
-        root = json_pack("{s:s, s:I, s:s, s:O}", "name", name, "version", (json_int_t)version,
-                         "expires", expires_text, "releases", releases);
-        text = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+        text = index_text(name, version, expires_text, entries, n);
         if (!text)
                 return 1;
         r = write_file(path, text, strlen(text), 0644);
