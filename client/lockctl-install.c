@@ -1190,6 +1190,67 @@ static int ask_input(const char *name, json_t **ret) {
         return 0;
 }
 
+/*
+ * Puts each --input NAME=VALUE (values[], wiped in place once copied) into inputs, a bare NAME as
+ * a null to ask for later: 0, or an exit code after printing why (never a value).
+ */
+static int inputs_given(char **values, size_t n_values, json_t *inputs) {
+        for (size_t k = 0; k < n_values; k++) {
+                char *eq = strchr(values[k], '=');
+                json_t *s;
+
+                if (eq == values[k] || values[k][0] == 0) {
+                        fprintf(stderr, "lockctl: --input takes NAME=VALUE or NAME\n");
+                        return LOCKCTL_EXIT_USAGE;
+                }
+                if (eq)
+                        *eq = 0;
+                if (json_object_get(inputs, values[k])) {
+                        fprintf(stderr, "lockctl: input '%s' given twice\n", values[k]);
+                        return LOCKCTL_EXIT_USAGE;
+                }
+                /* Never echo the value, not even when it is refused. A value to ask for on the
+                 * terminal is a null here until lockd was reached. */
+                if (eq) {
+                        s = json_string(eq + 1);
+                        explicit_bzero(eq + 1, strlen(eq + 1));
+                } else
+                        s = json_null();
+                if (!s || json_object_set_new(inputs, values[k], s) < 0) {
+                        fprintf(stderr, "lockctl: input_invalid: the name or value of an input "
+                                        "is not UTF-8\n");
+                        return LOCKCTL_EXIT_USAGE;
+                }
+        }
+        return 0;
+}
+
+/* Asks on the terminal for each input that is still a null in inputs, and puts its value there:
+ * 0, or an exit code after printing why. */
+static int inputs_asked(json_t *inputs) {
+        const char *key;
+        json_t *val;
+        int r;
+
+        json_object_foreach(inputs, key, val) {
+                json_t *s;
+
+                if (!json_is_null(val))
+                        continue;
+                r = ask_input(key, &s);
+                if (r != 0)
+                        return r;
+                if (!s || json_object_set_new(inputs, key, s) < 0) {
+                        fprintf(stderr,
+                                "lockctl: input_invalid: the value of '%s' is not "
+                                "UTF-8\n",
+                                key);
+                        return LOCKCTL_EXIT_USAGE;
+                }
+        }
+        return 0;
+}
+
 static int usage_run(void) {
         fprintf(stderr, "usage: lockctl plugin run NAME FILE [--input NAME[=VALUE]]... [--json]\n");
         return LOCKCTL_EXIT_USAGE;
@@ -1207,8 +1268,6 @@ int verb_plugin_run(int argc, char **argv) {
         _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
         _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
         _cleanup_(wipe_and_decrefp) json_t *inputs = NULL;
-        const char *key;
-        json_t *val;
         _cleanup_close_ int fd = -1;
         const char *name = NULL, *file = NULL;
         char *values[RUN_INPUTS_MAX];
@@ -1248,33 +1307,9 @@ int verb_plugin_run(int argc, char **argv) {
                 fprintf(stderr, "lockctl: the plugin name must be UTF-8\n");
                 return LOCKCTL_EXIT_USAGE;
         }
-        for (size_t k = 0; k < n_values; k++) {
-                char *eq = strchr(values[k], '=');
-                json_t *s;
-
-                if (eq == values[k] || values[k][0] == 0) {
-                        fprintf(stderr, "lockctl: --input takes NAME=VALUE or NAME\n");
-                        return LOCKCTL_EXIT_USAGE;
-                }
-                if (eq)
-                        *eq = 0;
-                if (json_object_get(inputs, values[k])) {
-                        fprintf(stderr, "lockctl: input '%s' given twice\n", values[k]);
-                        return LOCKCTL_EXIT_USAGE;
-                }
-                /* Never echo the value, not even when it is refused. A value to ask for on the
-                 * terminal is a null here until lockd was reached. */
-                if (eq) {
-                        s = json_string(eq + 1);
-                        explicit_bzero(eq + 1, strlen(eq + 1));
-                } else
-                        s = json_null();
-                if (!s || json_object_set_new(inputs, values[k], s) < 0) {
-                        fprintf(stderr, "lockctl: input_invalid: the name or value of an input "
-                                        "is not UTF-8\n");
-                        return LOCKCTL_EXIT_USAGE;
-                }
-        }
+        r = inputs_given(values, n_values, inputs);
+        if (r != 0)
+                return r;
 
         fd = lockctl_open_file_at(AT_FDCWD, file, false);
         if (fd < 0) {
@@ -1289,22 +1324,9 @@ int verb_plugin_run(int argc, char **argv) {
         if (r != 0)
                 return r;
 
-        json_object_foreach(inputs, key, val) {
-                json_t *s;
-
-                if (!json_is_null(val))
-                        continue;
-                r = ask_input(key, &s);
-                if (r != 0)
-                        return r;
-                if (!s || json_object_set_new(inputs, key, s) < 0) {
-                        fprintf(stderr,
-                                "lockctl: input_invalid: the value of '%s' is not "
-                                "UTF-8\n",
-                                key);
-                        return LOCKCTL_EXIT_USAGE;
-                }
-        }
+        r = inputs_asked(inputs);
+        if (r != 0)
+                return r;
         if (n_values > 0 && json_object_set(params, "inputs", inputs) < 0) {
                 fprintf(stderr, "lockctl: out of memory\n");
                 return LOCKCTL_EXIT_FAIL;

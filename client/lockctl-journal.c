@@ -296,6 +296,49 @@ static int note_start(Host *h, const char *boot_id, uint64_t pid, uint64_t seq) 
 }
 
 /*
+ * Where rec, new to h, joins h's chains: counts a chain it starts and notes the fork, gap or
+ * rewrite it shows against the record it links to or h's last one. The index of the record rec
+ * links to in h->recs, or -1 when h holds none.
+ */
+static int64_t chain_place(Host *h, const Rec *rec) {
+        int64_t x = host_find(h, rec->prev);
+
+        if (rec->seq == 1 && strcmp(rec->prev, AUDIT_ZERO_HASH) == 0)
+                h->chains++; /* a chain's first record: a new state directory */
+        else if (x >= 0) {
+                Rec *p = &h->recs[x];
+
+                if (p->child >= 0)
+                        add_break(h, "fork", rec->seq, rec->seq,
+                                  "a second record %" PRIu64 " continues record %" PRIu64
+                                  " (the first is %.12s..., this one %.12s...)",
+                                  rec->seq, p->seq, h->recs[p->child].hash, rec->hash);
+                else if (rec->seq != p->seq + 1)
+                        add_break(h, "rewrite", rec->seq, rec->seq,
+                                  "record %" PRIu64 " links to record %" PRIu64, rec->seq, p->seq);
+        } else if (h->last < 0)
+                h->chains++; /* the collector's first record of this host, mid-chain */
+        else {
+                const Rec *l = &h->recs[h->last];
+
+                if (rec->seq > l->seq + 1)
+                        add_break(h, "gap", l->seq + 1, rec->seq - 1,
+                                  "records %" PRIu64 " to %" PRIu64 " are missing", l->seq + 1,
+                                  rec->seq - 1);
+                else if (rec->seq == l->seq + 1)
+                        add_break(h, "rewrite", l->seq, l->seq,
+                                  "record %" PRIu64 " is not the one record %" PRIu64 " links to",
+                                  l->seq, rec->seq);
+                else
+                        add_break(h, "rewrite", rec->seq, rec->seq,
+                                  "record %" PRIu64 " after record %" PRIu64
+                                  " links to no record the collector holds",
+                                  rec->seq, l->seq);
+        }
+        return x;
+}
+
+/*
  * One entry that carries a record: checked on its own (lockd's canonical form, its hash and
  * seq fields, its mirrored fields), then linked into its host's chain in journal order.
  */
@@ -378,39 +421,7 @@ static int take_entry(Verify *v, sd_journal *j, const char *line, size_t len) {
                 return -E2BIG;
         }
 
-        x = host_find(h, rec.prev);
-        if (rec.seq == 1 && strcmp(rec.prev, AUDIT_ZERO_HASH) == 0)
-                h->chains++; /* a chain's first record: a new state directory */
-        else if (x >= 0) {
-                Rec *p = &h->recs[x];
-
-                if (p->child >= 0)
-                        add_break(h, "fork", rec.seq, rec.seq,
-                                  "a second record %" PRIu64 " continues record %" PRIu64
-                                  " (the first is %.12s..., this one %.12s...)",
-                                  rec.seq, p->seq, h->recs[p->child].hash, rec.hash);
-                else if (rec.seq != p->seq + 1)
-                        add_break(h, "rewrite", rec.seq, rec.seq,
-                                  "record %" PRIu64 " links to record %" PRIu64, rec.seq, p->seq);
-        } else if (h->last < 0)
-                h->chains++; /* the collector's first record of this host, mid-chain */
-        else {
-                const Rec *l = &h->recs[h->last];
-
-                if (rec.seq > l->seq + 1)
-                        add_break(h, "gap", l->seq + 1, rec.seq - 1,
-                                  "records %" PRIu64 " to %" PRIu64 " are missing", l->seq + 1,
-                                  rec.seq - 1);
-                else if (rec.seq == l->seq + 1)
-                        add_break(h, "rewrite", l->seq, l->seq,
-                                  "record %" PRIu64 " is not the one record %" PRIu64 " links to",
-                                  l->seq, rec.seq);
-                else
-                        add_break(h, "rewrite", rec.seq, rec.seq,
-                                  "record %" PRIu64 " after record %" PRIu64
-                                  " links to no record the collector holds",
-                                  rec.seq, l->seq);
-        }
+        x = chain_place(h, &rec);
         if (x >= 0 && h->recs[x].child < 0)
                 h->recs[x].child = (int64_t)h->n_recs;
         r = host_add(h, &rec);
