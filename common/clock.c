@@ -2,11 +2,7 @@
 #include "clock.h"
 
 uint64_t clock_now_usec(clockid_t clock) {
-        struct timespec ts;
-
-        if (clock_gettime(clock, &ts) < 0)
-                return 0;
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+        return clock_read_usec_(clock);
 }
 
 uint64_t clock_boottime_deadline(uint64_t realtime_usec) {

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "macro.h"
 #include "varlink.h"
 
@@ -24,15 +25,8 @@ struct VarlinkClient {
         bool broken; /* a call was abandoned midway: its answers may still come */
 };
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static uint64_t client_deadline(const VarlinkClient *c) {
-        return c->timeout_usec > 0 ? now_usec() + c->timeout_usec : 0;
+        return c->timeout_usec > 0 ? clock_monotonic_usec() + c->timeout_usec : 0;
 }
 
 /* Waits for events on the socket until deadline (0: forever); 0, -ETIMEDOUT or -errno. */
@@ -43,7 +37,7 @@ static int client_wait(VarlinkClient *c, short events, uint64_t deadline) {
                 int timeout = -1, r;
 
                 if (deadline > 0) {
-                        uint64_t now = now_usec();
+                        uint64_t now = clock_monotonic_usec();
 
                         if (now >= deadline)
                                 return -ETIMEDOUT;
@@ -371,7 +365,7 @@ int varlink_client_next_reply(VarlinkClient *c, uint64_t deadline_usec, json_t *
 }
 
 uint64_t varlink_client_now_usec(void) {
-        return now_usec();
+        return clock_monotonic_usec();
 }
 
 int varlink_client_call_oneway(VarlinkClient *c, const char *method, json_t *params) {

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "runner.h"
@@ -185,19 +186,12 @@ __attribute__((no_sanitize("address", "undefined"))) static void child_take_rele
 }
 
 /*
- * The child, in ARCHITECTURE.md's order (the sandbox). Made ahead of its run: it keeps only its
- * control socket (every other inherited fd closed), does what no run decides (bounding and
- * ambient sets emptied, no_new_privs, the filter's AHEAD part) and waits for the release, which
- * the spawner sends once the child is in its scope; then groups, gid, uid → capabilities →
- * rlimits → fds 0,1,2,3,(6),(7) → cwd / → Landlock → close every other fd → the filter's LAST
- * part → execve. Every step that fails ends the child before exec.
+ * The child's first steps, whatever run it gets: default signal dispositions, its name, the
+ * control socket at CHILD_STATUS_FD and every other fd the clone copied closed, an empty signal
+ * mask. Like every child_* step: raw system calls only, and any failure ends the child.
  */
-__attribute__((no_sanitize("address", "undefined"))) static int child_main(void *userdata) {
-        ChildArgs *a = userdata;
-        const Sandbox *sb;
-        int status = CHILD_STATUS_FD;
-        long r, out, err, input, inputs = -1, detail = -1, binary, ruleset, devnull;
-        size_t n;
+__attribute__((no_sanitize("address", "undefined"))) static void child_reset(ChildArgs *a) {
+        long r;
 
         /* Default dispositions and an empty mask: nothing of the parent's signal state survives. */
         for (int sig = 1; sig < 65; sig++) {
@@ -222,74 +216,90 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
         (void)SYS3(__NR_close_range, 0, CHILD_STATUS_FD - 1, 0);
         r = SYS3(__NR_close_range, CHILD_STATUS_FD + 1, ~0U, 0);
         if (r < 0)
-                child_fail(status, SPAWN_STAGE_CLOSE_FDS, r);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_CLOSE_FDS, r);
         uint64_t empty = 0;
         r = SYS4(__NR_rt_sigprocmask, SIG_SETMASK, &empty, NULL, 8);
         if (r < 0)
-                child_fail(status, SPAWN_STAGE_CLONE, r);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_CLONE, r);
+}
 
-        /*
-         * Dies with the thread that made it from the start: the release may never come. Set again
-         * after the uid change, which clears it.
-         */
+/* Dies with the thread that made it (PR_SET_PDEATHSIG), and checks that thread did not die
+ * before: the death signal is set at the start and again after the uid change, which clears it. */
+__attribute__((no_sanitize("address", "undefined"))) static void child_die_with_parent(ChildArgs *a) {
+        long r;
+
         r = SYS2(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL);
         if (r < 0)
-                child_fail(status, SPAWN_STAGE_PDEATHSIG, r);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_PDEATHSIG, r);
         if (SYS0(__NR_getppid) != a->parent)
-                child_fail(status, SPAWN_STAGE_PDEATHSIG, -ESRCH);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_PDEATHSIG, -ESRCH);
+}
 
-        /*
-         * What no run decides is done now, off the run's path (ARCHITECTURE.md, the sandbox). The
-         * bounding and ambient sets go while we hold CAP_SETPCAP: they limit only what an execve
-         * could grant, not the effective set the uid change below still needs, and after
-         * setresuid() to a non-root uid the kernel clears the permitted and effective sets.
-         */
+/* Loads one part of the filter, its own-pid slots filled with this process's pid. */
+__attribute__((no_sanitize("address", "undefined"))) static void
+child_load_filter(ChildArgs *a, const SeccompProgram *part) {
+        size_t n = seccomp_program_instantiate(part, (pid_t)SYS0(__NR_getpid), a->filter);
+        struct sock_fprog prog = {.len = (unsigned short)n, .filter = a->filter};
+        long r = SYS3(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+
+        if (r < 0)
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_SECCOMP, r);
+}
+
+/*
+ * What no run decides, done off the run's path (ARCHITECTURE.md, the sandbox). The bounding and
+ * ambient sets go while we hold CAP_SETPCAP: they limit only what an execve could grant, not the
+ * effective set the uid change still needs, and after setresuid() to a non-root uid the kernel
+ * clears the permitted and effective sets.
+ */
+__attribute__((no_sanitize("address", "undefined"))) static void child_ahead(ChildArgs *a) {
+        long r;
+
         if (a->bset) {
                 for (int c = 0; c <= a->last_cap; c++) {
                         r = SYS2(__NR_prctl, PR_CAPBSET_DROP, c);
                         if (r < 0 && r != -EINVAL)
-                                child_fail(status, SPAWN_STAGE_CAPS, r);
+                                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_CAPS, r);
                 }
                 r = SYS2(__NR_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL);
                 if (r < 0)
-                        child_fail(status, SPAWN_STAGE_CAPS, r);
+                        child_fail(CHILD_STATUS_FD, SPAWN_STAGE_CAPS, r);
                 a->bset_done = true;
         }
 
         /* no_new_privs only concerns execve, and it lets us load a filter without CAP_SYS_ADMIN. */
         r = SYS5(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
         if (r < 0)
-                child_fail(status, SPAWN_STAGE_NO_NEW_PRIVS, r);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_NO_NEW_PRIVS, r);
 
         /*
-         * The AHEAD part rules on every syscall but the five the setup below still makes, which
-         * the LAST part rules on before execve; the kernel applies both, the stricter verdict
-         * winning, so the plugin runs under the whole policy (seccomp.h). Loading it costs the
-         * kernel ~0.1 ms (the JIT), which a child made ahead pays before it is needed.
+         * The AHEAD part rules on every syscall but the five the setup after the release still
+         * makes, which the LAST part rules on before execve; the kernel applies both, the
+         * stricter verdict winning, so the plugin runs under the whole policy (seccomp.h).
+         * Loading it costs the kernel ~0.1 ms (the JIT), which a child made ahead pays before it
+         * is needed.
          */
-        n = seccomp_program_instantiate(a->filter_ahead, (pid_t)SYS0(__NR_getpid), a->filter);
-        struct sock_fprog prog = {.len = (unsigned short)n, .filter = a->filter};
-        r = SYS3(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
-        if (r < 0)
-                child_fail(status, SPAWN_STAGE_SECCOMP, r);
+        child_load_filter(a, a->filter_ahead);
+}
 
-        /* Wait for the run (the parent has put us into our scope by then, or gives us up). */
-        child_take_release(a);
-        sb = a->sb;
+/* The run's uid and gid, no supplementary group, and no capability left in any set (read back
+ * to be sure); then its rlimits. */
+__attribute__((no_sanitize("address", "undefined"))) static void child_become(ChildArgs *a) {
+        long r;
 
         if (a->drop_uid) {
-                /* A run as another uid needs the bounding set emptied above: never without. */
+                /* A run as another uid needs the bounding set emptied ahead: never without. */
                 if (!a->bset_done)
-                        child_fail(status, SPAWN_STAGE_CAPS, -EPERM);
+                        child_fail(CHILD_STATUS_FD, SPAWN_STAGE_CAPS, -EPERM);
                 r = SYS2(__NR_setgroups, 0, NULL);
                 if (r < 0)
-                        child_fail(status, SPAWN_STAGE_GROUPS, r);
+                        child_fail(CHILD_STATUS_FD, SPAWN_STAGE_GROUPS, r);
                 r = SYS3(__NR_setresgid, a->gid, a->gid, a->gid);
                 if (r < 0)
-                        child_fail(status, SPAWN_STAGE_GID, r);
+                        child_fail(CHILD_STATUS_FD, SPAWN_STAGE_GID, r);
                 r = SYS3(__NR_setresuid, a->uid, a->uid, a->uid);
                 if (r < 0)
-                        child_fail(status, SPAWN_STAGE_UID, r);
+                        child_fail(CHILD_STATUS_FD, SPAWN_STAGE_UID, r);
         }
 
         /*
@@ -298,34 +308,37 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
          * After the uid change, which clears the death signal; then a check for a parent that
          * died before it was set.
          */
-        r = SYS2(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL);
-        if (r < 0)
-                child_fail(status, SPAWN_STAGE_PDEATHSIG, r);
-        if (SYS0(__NR_getppid) != a->parent)
-                child_fail(status, SPAWN_STAGE_PDEATHSIG, -ESRCH);
+        child_die_with_parent(a);
 
         /* Every capability, in every set, dropped; then read back to be sure. */
         struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
         struct __user_cap_data_struct data[2] = {};
         r = SYS2(__NR_capset, &hdr, data);
         if (r < 0)
-                child_fail(status, SPAWN_STAGE_CAPS, r);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_CAPS, r);
         r = SYS2(__NR_capget, &hdr, data);
         if (r < 0)
-                child_fail(status, SPAWN_STAGE_CAPS, r);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_CAPS, r);
         for (int i = 0; i < 2; i++)
                 if (data[i].effective || data[i].permitted || data[i].inheritable)
-                        child_fail(status, SPAWN_STAGE_CAPS, -EPERM);
+                        child_fail(CHILD_STATUS_FD, SPAWN_STAGE_CAPS, -EPERM);
 
         for (int res = 0; res < RLIM_NLIMITS; res++) {
                 if (!a->rlim_set[res])
                         continue;
                 r = SYS4(__NR_prlimit64, 0, res, &a->rlim[res], NULL);
                 if (r < 0)
-                        child_fail(status, SPAWN_STAGE_RLIMIT, r);
+                        child_fail(CHILD_STATUS_FD, SPAWN_STAGE_RLIMIT, r);
         }
+}
 
-        /* Lift every source above the fixed numbers first, then lay them out. */
+/* The release's fds at their fixed numbers: 0, 1, 2, 3, (6), (7) and the binary at
+ * CHILD_BINARY_FD; 4 and 5 never exist. Every source is lifted above them first; the Landlock
+ * ruleset stays up there, its number returned. */
+__attribute__((no_sanitize("address", "undefined"))) static long child_lay_out_fds(ChildArgs *a) {
+        const Sandbox *sb = a->sb;
+        long out, err, input, inputs = -1, detail = -1, binary, ruleset, devnull;
+
         devnull = child_lift(a->devnull_fd);
         out = child_lift(a->stdout_fd);
         err = child_lift(a->stderr_fd);
@@ -338,44 +351,67 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
         ruleset = child_lift(a->ruleset_fd);
         if (devnull < 0 || out < 0 || err < 0 || input < 0 || binary < 0 || ruleset < 0 ||
             (sb->spec.inputs && inputs < 0) || (sb->spec.detail && detail < 0))
-                child_fail(status, SPAWN_STAGE_FDS, -EBADF);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_FDS, -EBADF);
         if (SYS2(__NR_dup2, devnull, 0) < 0 || SYS2(__NR_dup2, out, 1) < 0 ||
             SYS2(__NR_dup2, err, 2) < 0 || SYS2(__NR_dup2, input, 3) < 0 ||
             SYS3(__NR_dup3, binary, CHILD_BINARY_FD, O_CLOEXEC) < 0)
-                child_fail(status, SPAWN_STAGE_FDS, -EBADF);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_FDS, -EBADF);
         /* 4 and 5 never exist; 6 and 7 only for the protocol-2 extras the manifest asks for. */
         (void)SYS1(__NR_close, 4);
         (void)SYS1(__NR_close, 5);
         if (!sb->spec.inputs)
                 (void)SYS1(__NR_close, 6);
         else if (SYS2(__NR_dup2, inputs, 6) < 0)
-                child_fail(status, SPAWN_STAGE_FDS, -EBADF);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_FDS, -EBADF);
         if (!sb->spec.detail)
                 (void)SYS1(__NR_close, 7);
         else if (SYS2(__NR_dup2, detail, 7) < 0)
-                child_fail(status, SPAWN_STAGE_FDS, -EBADF);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_FDS, -EBADF);
+        return ruleset;
+}
+
+/*
+ * The child, in ARCHITECTURE.md's order (the sandbox). Made ahead of its run: it keeps only its
+ * control socket (every other inherited fd closed), does what no run decides (bounding and
+ * ambient sets emptied, no_new_privs, the filter's AHEAD part) and waits for the release, which
+ * the spawner sends once the child is in its scope; then groups, gid, uid → capabilities →
+ * rlimits → fds 0,1,2,3,(6),(7) → cwd / → Landlock → close every other fd → the filter's LAST
+ * part → execve. Every step that fails ends the child before exec (child_fail()): the steps are
+ * functions of their own, each async-signal-safe as this one (raw system calls, no allocation, no
+ * lock, no errno) and built without the sanitizers, which the shared memory would confuse.
+ */
+__attribute__((no_sanitize("address", "undefined"))) static int child_main(void *userdata) {
+        ChildArgs *a = userdata;
+        long r, ruleset;
+
+        child_reset(a);
+        /* Dies with the thread that made it from the start: the release may never come. */
+        child_die_with_parent(a);
+        child_ahead(a);
+
+        /* Wait for the run (the parent has put us into our scope by then, or gives us up). */
+        child_take_release(a);
+
+        child_become(a);
+        ruleset = child_lay_out_fds(a);
 
         r = SYS1(__NR_chdir, "/");
         if (r < 0)
-                child_fail(status, SPAWN_STAGE_CWD, r);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_CWD, r);
 
         r = SYS2(__NR_landlock_restrict_self, ruleset, 0);
         if (r < 0)
-                child_fail(status, SPAWN_STAGE_LANDLOCK, r);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_LANDLOCK, r);
 
         /* Nothing but 0-3, 6, 7 and the two close-on-exec fds 8 and 9 may reach the plugin. */
         r = SYS3(__NR_close_range, CHILD_STATUS_FD + 1, ~0U, 0);
         if (r < 0)
-                child_fail(status, SPAWN_STAGE_CLOSE_FDS, r);
+                child_fail(CHILD_STATUS_FD, SPAWN_STAGE_CLOSE_FDS, r);
 
-        n = seccomp_program_instantiate(a->filter_last, (pid_t)SYS0(__NR_getpid), a->filter);
-        prog = (struct sock_fprog){.len = (unsigned short)n, .filter = a->filter};
-        r = SYS3(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
-        if (r < 0)
-                child_fail(status, SPAWN_STAGE_SECCOMP, r);
+        child_load_filter(a, a->filter_last);
 
-        r = SYS3(__NR_execve, sb->exec_path, a->argv, a->envp);
-        child_fail(status, SPAWN_STAGE_EXEC, r);
+        r = SYS3(__NR_execve, a->sb->exec_path, a->argv, a->envp);
+        child_fail(CHILD_STATUS_FD, SPAWN_STAGE_EXEC, r);
 }
 
 /*
@@ -434,13 +470,6 @@ static void prepare_rlimits(ChildArgs *a, const SandboxLimits *l, uint64_t tasks
                    tasks_before + 1 + NPROC_HEADROOM);
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static void close_pair(int p[2]) {
         p[0] = safe_close(p[0]);
         p[1] = safe_close(p[1]);
@@ -472,7 +501,7 @@ static int collect(RunIO *io, uint64_t deadline, RunResult *res, RunExit *e, str
                         {.fd = det_open ? io->detail_fd : -1, .events = POLLIN},
                         {.fd = exited ? -1 : io->pidfd, .events = POLLIN},
                 };
-                uint64_t now = now_usec();
+                uint64_t now = clock_monotonic_usec();
                 int timeout_ms = -1;
 
                 if (!e->timed_out)
@@ -482,7 +511,7 @@ static int collect(RunIO *io, uint64_t deadline, RunResult *res, RunExit *e, str
                                 continue;
                         return negative_errno();
                 }
-                if (!e->timed_out && now_usec() >= deadline) {
+                if (!e->timed_out && clock_monotonic_usec() >= deadline) {
                         /* The wall clock is up: the whole thread group dies, no grace. */
                         (void)syscall(__NR_pidfd_send_signal, io->pidfd, SIGKILL, NULL, 0);
                         e->timed_out = true;
@@ -608,7 +637,7 @@ int run_child_new(RunChild **ret) {
                 c->pid = 0;
                 return negative_errno();
         }
-        c->born_usec = now_usec();
+        c->born_usec = clock_monotonic_usec();
         *ret = TAKE_PTR(c);
         return 0;
 }
@@ -699,20 +728,8 @@ static int send_release(int ctl, const int *fds, size_t n) {
         return k == 1 ? 0 : k < 0 ? negative_errno() : -EIO;
 }
 
-int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResult *ret) {
-        _cleanup_close_ int devnull = -1, inputs_mfd = -1, inputs_ro = -1;
-        int out[2] = {-1, -1}, err[2] = {-1, -1}, det[2] = {-1, -1};
-        ChildArgs *a;
-        RunResult res = {};
-        RunExit e = {};
-        ChildFailure fail = {};
-        struct rusage ru = {};
-        int fds[CHILD_FDS_MAX];
-        size_t n_fds = 0;
-        uint64_t start;
-        ssize_t n;
-        int r = 0;
-
+/* Whether p is a run this child can make: 0, -EINVAL, or -EPERM (a uid to drop to, not root). */
+static int run_params_check(const RunChild *c, const Sandbox *sb, const RunParams *p) {
         if (!c || !sb || !p || p->input_fd < 0 || c->reaped || c->pid <= 0)
                 return -EINVAL;
         if (p->fds ? (p->fds->stdout_fd < 0 || p->fds->stderr_fd < 0 || !p->fds->exit ||
@@ -724,29 +741,53 @@ int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResul
                 return -EPERM;
         if (p->drop_to_uid && (p->uid == 0 || p->gid == 0))
                 return -EINVAL; /* never run a plugin as root */
+        return 0;
+}
 
-        devnull = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (devnull < 0)
+/* The fds a run makes itself: /dev/null, and without RunFds the inputs' read-only memfd and the
+ * three pipes (read ends non-blocking, ours; write ends the child's). */
+typedef struct RunOwnFds {
+        int devnull, inputs_mfd, inputs_ro;
+        int out[2], err[2], det[2];
+} RunOwnFds;
+
+static void run_own_fds_close(RunOwnFds *o) {
+        o->devnull = safe_close(o->devnull);
+        o->inputs_mfd = safe_close(o->inputs_mfd);
+        o->inputs_ro = safe_close(o->inputs_ro);
+        close_pair(o->out);
+        close_pair(o->err);
+        close_pair(o->det);
+}
+
+static int run_own_fds_open(const Sandbox *sb, const RunParams *p, RunOwnFds *o) {
+        o->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (o->devnull < 0)
                 return negative_errno();
         if (sb->spec.inputs && !p->fds) {
                 /* fd 6: sealed against any change, and handed over through a read-only open. */
-                inputs_mfd = memfd_from_buffer(p->inputs_json, p->inputs_len, "lockd-inputs");
-                if (inputs_mfd < 0)
-                        return inputs_mfd;
-                inputs_ro = fd_reopen_readonly(inputs_mfd);
-                if (inputs_ro < 0)
-                        return inputs_ro;
+                o->inputs_mfd = memfd_from_buffer(p->inputs_json, p->inputs_len, "lockd-inputs");
+                if (o->inputs_mfd < 0)
+                        return o->inputs_mfd;
+                o->inputs_ro = fd_reopen_readonly(o->inputs_mfd);
+                if (o->inputs_ro < 0)
+                        return o->inputs_ro;
         }
-        if (!p->fds && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-                        (sb->spec.detail && pipe2(det, O_CLOEXEC) < 0))) {
-                r = negative_errno();
-                goto finish;
-        }
-        for (int *fd = (int[]){out[0], err[0], det[0], -1}; *fd >= 0; fd++)
+        if (!p->fds && (pipe2(o->out, O_CLOEXEC) < 0 || pipe2(o->err, O_CLOEXEC) < 0 ||
+                        (sb->spec.detail && pipe2(o->det, O_CLOEXEC) < 0)))
+                return negative_errno();
+        for (int *fd = (int[]){o->out[0], o->err[0], o->det[0], -1}; *fd >= 0; fd++)
                 (void)fcntl(*fd, F_SETFL, O_NONBLOCK);
+        return 0;
+}
 
-        /* The child reads these only after the release below: it waits in recvmsg() until then. */
-        a = c->args;
+/* What the child reads after the release (it waits in recvmsg() until then), and the release's
+ * fds in CHILD_FD_* order; how many. */
+static size_t release_prepare(RunChild *c, const Sandbox *sb, const RunParams *p,
+                              const RunOwnFds *o, int fds[CHILD_FDS_MAX]) {
+        ChildArgs *a = c->args;
+        size_t n = 0;
+
         a->sb = sb;
         a->n_fds = 6 + sb->spec.inputs + sb->spec.detail;
         a->drop_uid = p->drop_to_uid;
@@ -755,75 +796,81 @@ int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResul
         a->argv[0] = (char *)"plugin";
         a->envp[0] = (char *)sb->env_protocol;
         prepare_rlimits(a, &sb->spec.limits, p->drop_to_uid ? 0 : count_tasks_of_uid(getuid()));
-        fds[n_fds++] = devnull;
-        fds[n_fds++] = p->fds ? p->fds->stdout_fd : out[1];
-        fds[n_fds++] = p->fds ? p->fds->stderr_fd : err[1];
-        fds[n_fds++] = p->input_fd;
-        fds[n_fds++] = sb->binary_fd;
-        fds[n_fds++] = sb->ruleset_fd;
+        fds[n++] = o->devnull;
+        fds[n++] = p->fds ? p->fds->stdout_fd : o->out[1];
+        fds[n++] = p->fds ? p->fds->stderr_fd : o->err[1];
+        fds[n++] = p->input_fd;
+        fds[n++] = sb->binary_fd;
+        fds[n++] = sb->ruleset_fd;
         if (sb->spec.inputs)
-                fds[n_fds++] = p->fds ? p->fds->inputs_fd : inputs_ro;
+                fds[n++] = p->fds ? p->fds->inputs_fd : o->inputs_ro;
         if (sb->spec.detail)
-                fds[n_fds++] = p->fds ? p->fds->detail_fd : det[1];
+                fds[n++] = p->fds ? p->fds->detail_fd : o->det[1];
+        return n;
+}
 
-        res.uid = p->drop_to_uid ? p->uid : getuid();
-        res.landlock_abi = sb->landlock_abi;
-        start = now_usec();
-        r = send_release(c->ctl_fd, fds, n_fds);
-        /* Our copies of the child's ends go now, so EOF means the child (or exec) closed them. */
-        out[1] = safe_close(out[1]);
-        err[1] = safe_close(err[1]);
-        det[1] = safe_close(det[1]);
-        if (r < 0) {
+/* After the release went out (sent: 0, or the send's negative errno): the child's failure
+ * record, or none (stage SPAWN_STAGE_NONE) once execve closed the control socket. */
+static ChildFailure release_wait(RunChild *c, int sent) {
+        ChildFailure fail = {};
+        ssize_t n;
+
+        if (sent < 0) {
                 /*
                  * It died while it waited: killed with its scope or by a stop, or it failed a step
                  * it takes before the release, whose record then waits in our socket.
                  */
                 n = recv(c->ctl_fd, &fail, sizeof(fail), MSG_DONTWAIT);
                 if (!failure_valid(n, &fail))
-                        fail = (ChildFailure){.stage = SPAWN_STAGE_SCOPE, .error = -r};
-                r = 0;
-        } else {
-                /* EOF without a record: execve closed the control socket, so the child left our
-                 * memory. */
-                do
-                        n = recv(c->ctl_fd, &fail, sizeof(fail), 0);
-                while (n < 0 && errno == EINTR);
-                /* A record, a short one or a read error: the child did not reach the plugin (EOF
-                 * read nothing into fail, which stays without a stage). */
-                if (n != 0 && !failure_valid(n, &fail))
-                        fail = (ChildFailure){.stage = SPAWN_STAGE_EXEC, .error = EIO};
+                        fail = (ChildFailure){.stage = SPAWN_STAGE_SCOPE, .error = -sent};
+                return fail;
         }
-        res.setup_usec = now_usec() - start;
-        if (p->launched)
-                p->launched(p->launched_userdata);
+        /* EOF without a record: execve closed the control socket, so the child left our memory. */
+        do
+                n = recv(c->ctl_fd, &fail, sizeof(fail), 0);
+        while (n < 0 && errno == EINTR);
+        /* A record, a short one or a read error: the child did not reach the plugin (EOF read
+         * nothing into fail, which stays without a stage). */
+        if (n != 0 && !failure_valid(n, &fail))
+                fail = (ChildFailure){.stage = SPAWN_STAGE_EXEC, .error = EIO};
+        return fail;
+}
 
-        if (fail.stage != SPAWN_STAGE_NONE) {
-                siginfo_t si = {};
+/* A child that never reached the plugin: killed, reaped, and the run's result says where. */
+static void spawn_failed(RunChild *c, const ChildFailure *fail, RunResult *res) {
+        siginfo_t si = {};
+        struct rusage ru = {};
 
-                (void)syscall(__NR_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
-                (void)syscall(SYS_waitid, P_PIDFD, c->pidfd, &si, WEXITED, &ru);
-                c->reaped = true;
-                res.outcome = RUN_PLUGIN_ERROR;
-                res.cause = RUN_CAUSE_SPAWN;
-                res.spawn_stage = (SpawnStage)fail.stage;
-                res.spawn_errno = fail.error;
-                *ret = res;
-                goto finish;
-        }
+        (void)syscall(__NR_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+        (void)syscall(SYS_waitid, P_PIDFD, c->pidfd, &si, WEXITED, &ru);
+        c->reaped = true;
+        res->outcome = RUN_PLUGIN_ERROR;
+        res->cause = RUN_CAUSE_SPAWN;
+        res->spawn_stage = (SpawnStage)fail->stage;
+        res->spawn_errno = fail->error;
+}
 
-        RunIO io = {.stdout_fd = out[0],
-                    .stderr_fd = err[0],
-                    .detail_fd = det[0],
+/* The plugin, from its execve to its reap: its output collected (o's read ends, without RunFds),
+ * its time, CPU and peak memory; classified here or by the reader. 0 or a negative errno. */
+static int plugin_watch(RunChild *c, const Sandbox *sb, const RunParams *p, const RunOwnFds *o,
+                        RunResult *res) {
+        RunIO io = {.stdout_fd = o->out[0],
+                    .stderr_fd = o->err[0],
+                    .detail_fd = o->det[0],
                     .pidfd = c->pidfd,
                     .oom_check = p->oom_check,
                     .oom_check_userdata = p->oom_check_userdata,
                     .peak_check = p->peak_check,
                     .peak_error = -ENOENT};
+        struct rusage ru = {};
+        RunExit e = {};
+        uint64_t start;
+        int r;
+
         /* The plugin's time starts at its execve: what came before is lockd's, reported apart
          * (setup_usec), never charged against the plugin's timeout. */
-        start = now_usec();
-        r = collect(&io, start + sb->spec.limits.timeout_s * 1000000ULL, &res, &e, &ru);
+        start = clock_monotonic_usec();
+        r = collect(&io, start + sb->spec.limits.timeout_s * 1000000ULL, res, &e, &ru);
         if (r < 0) {
                 siginfo_t si = {};
 
@@ -831,12 +878,12 @@ int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResul
                 (void)syscall(__NR_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
                 (void)syscall(SYS_waitid, P_PIDFD, c->pidfd, &si, WEXITED, NULL);
                 c->reaped = true;
-                goto finish;
+                return r;
         }
         c->reaped = true;
-        res.wall_usec = now_usec() - start;
-        res.cpu_usec = (uint64_t)ru.ru_utime.tv_sec * 1000000ULL + (uint64_t)ru.ru_utime.tv_usec +
-                       (uint64_t)ru.ru_stime.tv_sec * 1000000ULL + (uint64_t)ru.ru_stime.tv_usec;
+        res->wall_usec = clock_monotonic_usec() - start;
+        res->cpu_usec = (uint64_t)ru.ru_utime.tv_sec * 1000000ULL + (uint64_t)ru.ru_utime.tv_usec +
+                        (uint64_t)ru.ru_stime.tv_sec * 1000000ULL + (uint64_t)ru.ru_stime.tv_usec;
         /*
          * The plugin's own peak is its memory cgroup's (a fresh scope per run). ru_maxrss is not:
          * the waiting child shared the spawner's memory (CLONE_VM), and execve() keeps the larger
@@ -845,23 +892,66 @@ int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResul
          * provably the plugin's (maxrss_if_own()); otherwise the peak is unknown (0), never our
          * own size passed off as the plugin's.
          */
-        res.peak_rss_bytes = io.peak_error == 0 ? io.peak : maxrss_if_own(ru.ru_maxrss);
+        res->peak_rss_bytes = io.peak_error == 0 ? io.peak : maxrss_if_own(ru.ru_maxrss);
         if (p->fds)
                 *p->fds->exit = e; /* the reader classifies */
         else
-                run_classify(io.out, io.out_len, io.out_total, &e, &res);
-        *ret = res;
+                run_classify(io.out, io.out_len, io.out_total, &e, res);
+        return 0;
+}
 
-finish:
-        close_pair(out);
-        close_pair(err);
-        close_pair(det);
+int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResult *ret) {
+        RunOwnFds o = {.devnull = -1,
+                       .inputs_mfd = -1,
+                       .inputs_ro = -1,
+                       .out = {-1, -1},
+                       .err = {-1, -1},
+                       .det = {-1, -1}};
+        RunResult res = {};
+        ChildFailure fail;
+        int fds[CHILD_FDS_MAX];
+        size_t n_fds;
+        uint64_t start;
+        int r;
+
+        r = run_params_check(c, sb, p);
+        if (r < 0)
+                return r;
+        r = run_own_fds_open(sb, p, &o);
+        if (r < 0) {
+                run_own_fds_close(&o);
+                return r;
+        }
+        n_fds = release_prepare(c, sb, p, &o, fds);
+        res.uid = p->drop_to_uid ? p->uid : getuid();
+        res.landlock_abi = sb->landlock_abi;
+        start = clock_monotonic_usec();
+        r = send_release(c->ctl_fd, fds, n_fds);
+        /* Our copies of the child's ends go now, so EOF means the child (or exec) closed them. */
+        o.out[1] = safe_close(o.out[1]);
+        o.err[1] = safe_close(o.err[1]);
+        o.det[1] = safe_close(o.det[1]);
+        fail = release_wait(c, r);
+        res.setup_usec = clock_monotonic_usec() - start;
+        if (p->launched)
+                p->launched(p->launched_userdata);
+
+        if (fail.stage != SPAWN_STAGE_NONE) {
+                spawn_failed(c, &fail, &res);
+                *ret = res;
+                r = 0;
+        } else {
+                r = plugin_watch(c, sb, p, &o, &res);
+                if (r >= 0)
+                        *ret = res;
+        }
+        run_own_fds_close(&o);
         return r;
 }
 
 int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
         _cleanup_(run_child_freep) RunChild *c = NULL;
-        uint64_t begin = now_usec();
+        uint64_t begin = clock_monotonic_usec();
         int r;
 
         if (!sb || !p || !ret || p->input_fd < 0)
@@ -883,11 +973,11 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
                         .spawn_errno = -r,
                         .landlock_abi = sb->landlock_abi,
                         .uid = p->drop_to_uid ? p->uid : getuid(),
-                        .setup_usec = now_usec() - begin,
+                        .setup_usec = clock_monotonic_usec() - begin,
                 };
                 return 0;
         }
-        begin = now_usec() - begin; /* the hook's part of the setup: the wait for the scope */
+        begin = clock_monotonic_usec() - begin; /* the hook's part of the setup: the wait for the scope */
         r = run_child_start(c, sb, p, ret);
         if (r >= 0) {
                 ret->setup_usec += begin;

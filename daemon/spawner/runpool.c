@@ -1,6 +1,6 @@
-/* The run pool: worker threads that each run one plugin at a time under runner_run(), inside a
- * transient scope created through the loop's ScopeManager, and hand the results back to the loop
- * through an eventfd. */
+/* The run pool: worker threads that each run one plugin at a time, on a child made ahead in its
+ * scope (standby.h, run_child_start()) or on one made now whose scope the loop's ScopeManager
+ * creates (runner_run()), and hand the results back to the loop through an eventfd. */
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "oom-watch.h"
 #include "macro.h"
 #include "cgroup.h"
@@ -76,13 +77,6 @@ static void unit_name(char *buf, size_t size, void *userdata) {
 
         snprintf(buf, size, "lockd-run-%" PRIu64 ".scope",
                  __atomic_add_fetch(&p->unit_seq, 1, __ATOMIC_RELAXED));
-}
-
-static uint64_t clock_boottime_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_BOOTTIME, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
 }
 
 /* The limit class of a plugin's limits: what its scope's limits follow. */
@@ -278,6 +272,49 @@ static int peak_check(void *userdata, uint64_t *ret) {
         return w->oom ? oom_watch_peak(w->oom, ret) : -ENOENT;
 }
 
+/*
+ * The run on a child taken from the standby, in its scope (ready, or waited for while the manager
+ * finished it): the run hands it its fds. STARTED goes once it is on its way (launched()), the
+ * refill once the run ended, so that neither the engine's wakeup nor the refill's clone and the
+ * manager's scope work compete with the child and the plugin for a CPU; STARTED still precedes
+ * EXITED, sent by this thread after the reap. 0 or a negative errno (run_child_start()'s).
+ */
+static int run_on_standby(Worker *w, RunRequest *req, RunParams *rp, StandbyChild *ready,
+                          uint64_t waited) {
+        RunPool *p = w->pool;
+        int r;
+
+        memcpy(req->unit, ready->unit, sizeof(ready->unit));
+        w->oom = TAKE_PTR(ready->oom);
+        r = adopt(w, run_child_pidfd(ready->child), true);
+        rp->launched = launched;
+        rp->launched_userdata = w;
+        if (r >= 0) {
+                r = run_child_start(ready->child, req->sandbox, rp, &req->result);
+                /* A child whose scope was still being made was waited for: that wait is the
+                 * run's, reported as such (runner_run() does the same). */
+                req->result.setup_usec += waited;
+                req->result.scope_wait_usec = waited;
+                /* Refused before the release (bad params, no pipe): the engine still hears
+                 * STARTED before the scoped EXITED, which it demands. */
+                if (!w->launched)
+                        launched(w);
+        } else {
+                standby_wake(p->standby);
+                /* Stopped before its release: nothing of the plugin ran. */
+                req->result = (RunResult){.outcome = RUN_PLUGIN_ERROR,
+                                          .cause = RUN_CAUSE_SPAWN,
+                                          .spawn_stage = SPAWN_STAGE_SCOPE,
+                                          .spawn_errno = -r};
+                r = 0;
+        }
+        ready->child = run_child_free(ready->child);
+        if (p->scope && req->scoped && r >= 0 && req->result.cause == RUN_CAUSE_SPAWN)
+                /* Its child died unrun: the unit goes with it. */
+                (void)scope_kill(p->scope, req->unit);
+        return r;
+}
+
 static void run_one(Worker *w, RunRequest *req) {
         RunPool *p = w->pool;
         uid_t uid = 0;
@@ -328,41 +365,9 @@ static void run_one(Worker *w, RunRequest *req) {
         uint64_t waited = 0;
 
         if (p->standby &&
-            standby_take(p->standby, &class, p->cfg.scope_timeout_usec, &ready, &waited) >= 0) {
-                /* A child in its scope (ready, or waited for while the manager finished it):
-                 * the run hands it its fds. STARTED goes once it is on its way (launched()), the
-                 * refill once the run ended, so that neither the engine's wakeup nor the refill's
-                 * clone and the manager's scope work compete with the child and the plugin for a
-                 * CPU; STARTED still precedes EXITED, sent by this thread after the reap. */
-                memcpy(req->unit, ready.unit, sizeof(ready.unit));
-                w->oom = TAKE_PTR(ready.oom);
-                r = adopt(w, run_child_pidfd(ready.child), true);
-                rp.launched = launched;
-                rp.launched_userdata = w;
-                if (r >= 0) {
-                        r = run_child_start(ready.child, req->sandbox, &rp, &req->result);
-                        /* A child whose scope was still being made was waited for: that wait
-                         * is the run's, reported as such (runner_run() does the same). */
-                        req->result.setup_usec += waited;
-                        req->result.scope_wait_usec = waited;
-                        /* Refused before the release (bad params, no pipe): the engine still
-                         * hears STARTED before the scoped EXITED, which it demands. */
-                        if (!w->launched)
-                                launched(w);
-                } else {
-                        standby_wake(p->standby);
-                        /* Stopped before its release: nothing of the plugin ran. */
-                        req->result = (RunResult){.outcome = RUN_PLUGIN_ERROR,
-                                                  .cause = RUN_CAUSE_SPAWN,
-                                                  .spawn_stage = SPAWN_STAGE_SCOPE,
-                                                  .spawn_errno = -r};
-                        r = 0;
-                }
-                ready.child = run_child_free(ready.child);
-                if (p->scope && req->scoped && r >= 0 && req->result.cause == RUN_CAUSE_SPAWN)
-                        /* Its child died unrun: the unit goes with it. */
-                        (void)scope_kill(p->scope, req->unit);
-        } else {
+            standby_take(p->standby, &class, p->cfg.scope_timeout_usec, &ready, &waited) >= 0)
+                r = run_on_standby(w, req, &rp, &ready, waited);
+        else {
                 /* None ready (or no scopes): the child's scope is made now, in start_hook(). */
                 if (p->scope)
                         unit_name(req->unit, sizeof(req->unit), p);

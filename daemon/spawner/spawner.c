@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "confinement.h"
 #include "fd-util.h"
 #include "log.h"
@@ -237,13 +238,6 @@ static int run_slot(Spawner *s, uint64_t id) {
         return -1;
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /* Empties a slot: the copy, the ruleset and the engine's memfd go. */
 static void cache_drop(Spawner *s, CachedSandbox *c) {
         sandbox_free(c->sandbox);
@@ -261,7 +255,7 @@ static int on_cache_timer(sd_event_source *src, uint64_t usec, void *userdata);
  * shares one copy, and a binary the engine let go is not kept.
  */
 static void cache_expire(Spawner *s) {
-        uint64_t now = now_usec(), next = UINT64_MAX;
+        uint64_t now = clock_monotonic_usec(), next = UINT64_MAX;
 
         for (size_t i = 0; i < s->n_cache; i++) {
                 CachedSandbox *c = &s->cache[i];
@@ -301,7 +295,7 @@ static void cache_release(Spawner *s, CachedSandbox *c) {
         if (!c || c->refs == 0)
                 return;
         if (--c->refs == 0) {
-                c->idle_since = now_usec();
+                c->idle_since = clock_monotonic_usec();
                 cache_expire(s);
         }
 }
@@ -327,7 +321,8 @@ static int cache_make_room(Spawner *s, uint64_t bytes) {
 /*
  * The sandbox for this memfd and spec: the cached one, or one built now by sandbox_new(), which
  * copies the bytes into a memfd of the spawner's own, checks the ELF and builds the Landlock
- * ruleset and the seccomp program from the spec alone. NULL with *ret_error on failure.
+ * ruleset (the seccomp filter is the same for every plugin, built once by the runner). NULL with
+ * *ret_error on failure.
  */
 static CachedSandbox *cache_get(Spawner *s, int binary_fd, const SandboxSpec *spec,
                                 int *ret_error) {
@@ -519,10 +514,11 @@ static bool pipe_write_end(int fd) {
                S_ISFIFO(st.st_mode);
 }
 
-static void handle_run(Spawner *s, const SpawnerRun *m, int *fds) {
+static void handle_run(Spawner *s, const SpawnerMessage *msg, int *fds) {
+        const SpawnerRun *m = &msg->run;
         bool inputs = m->flags & SPAWNER_RUN_INPUTS, detail = m->flags & SPAWNER_RUN_DETAIL;
+        /* What each fd is, the dispatcher checked (fds_of_kinds()). */
         int binary = fds[0], input = fds[1], in6 = inputs ? fds[2] : -1;
-        int out = fds[2 + inputs], err = fds[3 + inputs], det = detail ? fds[4 + inputs] : -1;
         _cleanup_(run_request_freep) RunRequest *req = NULL;
         SpawnerRunState *st;
         SandboxSpec spec = {
@@ -537,8 +533,6 @@ static void handle_run(Spawner *s, const SpawnerRun *m, int *fds) {
         int slot, r;
 
         snprintf(id, sizeof(id), "%" PRIu64, m->run_id);
-        if (!s->hello || s->stopping)
-                return fail(s, "a run out of order", s->hello ? "after STOP" : "before HELLO");
         pthread_mutex_lock(&s->lock);
         r = s->n_runs >= s->runs_max ? -EDQUOT : run_slot(s, m->run_id) >= 0 ? -EEXIST : 0;
         pthread_mutex_unlock(&s->lock);
@@ -546,15 +540,6 @@ static void handle_run(Spawner *s, const SpawnerRun *m, int *fds) {
                 return fail(s, "more runs than may be in flight", id);
         if (r == -EEXIST)
                 return fail(s, "a run id already in flight", id);
-        /*
-         * What a plugin gets is checked here, not believed: its binary, its input and its inputs
-         * sealed memfds (no byte can change under the run), its output ends pipes open for
-         * writing only.
-         */
-        if (!sealed_memfd(binary) || !sealed_memfd(input) || (inputs && !sealed_memfd(in6)))
-                return fail(s, "a run whose memfd is not sealed", id);
-        if (!pipe_write_end(out) || !pipe_write_end(err) || (detail && !pipe_write_end(det)))
-                return fail(s, "a run whose output is not a pipe's write end", id);
 
         st = calloc(1, sizeof(*st));
         req = run_request_new();
@@ -652,30 +637,26 @@ static pid_t pidfd_pid(int fd) {
         return (pid_t)pid;
 }
 
-static void handle_confine(Spawner *s, const SpawnerConfine *m, int *fds) {
+static void handle_confine(Spawner *s, const SpawnerMessage *msg, int *fds) {
+        const SpawnerConfine *m = &msg->confine;
         SpawnerReplyConfined x = {};
         Check *c;
         pid_t pid;
         int r;
 
-        if (!s->hello || s->stopping)
-                return fail(s, "a confinement check out of order", NULL);
         if (s->n_checks >= SPAWNER_CHECKS_MAX)
                 return fail(s, "more confinement checks than may be in flight", NULL);
         for (Check *i = s->checks; i; i = i->next)
                 if (i->id == m->check_id)
                         return fail(s, "a confinement check id already in flight", NULL);
         /*
-         * A pidfd, and of exactly that pid. Its fdinfo's "Pid:" line says which process it
-         * names: -1 once that process is gone, and no such line at all for anything that is not
-         * a pidfd (a /proc/<pid> directory takes a signal too, and names no pid here). A dead
-         * pidfd proves nothing of the pid the engine names, which may be another process by now:
-         * the check answers "gone" without asking the manager about that pid. A peer that left
-         * at once is no fault of the engine's.
+         * A pidfd (the dispatcher checked: fd_is()), and of exactly that pid. Its fdinfo's "Pid:"
+         * line says which process it names: -1 once that process is gone. A dead pidfd proves
+         * nothing of the pid the engine names, which may be another process by now: the check
+         * answers "gone" without asking the manager about that pid. A peer that left at once is
+         * no fault of the engine's.
          */
         pid = pidfd_pid(fds[0]);
-        if (pid == 0)
-                return fail(s, "a confinement check without a pidfd", NULL);
         if (pid != (pid_t)m->pid && pid != -1)
                 return fail(s, "a confinement check whose pidfd is another process", NULL);
 
@@ -720,7 +701,7 @@ static void notify_flush(Spawner *s) {
 
         if (!s->notify_pending)
                 return;
-        s->notify_last = now_usec();
+        s->notify_last = clock_monotonic_usec();
         if (s->notify_fd < 0) {
                 s->notify_pending = s->notify_ready = false;
                 return;
@@ -749,11 +730,10 @@ static int on_notify_timer(sd_event_source *src, uint64_t usec, void *userdata) 
  * however many NOTIFYs the engine sends (each one is a datagram to the manager otherwise, sent
  * on this loop).
  */
-static void handle_notify(Spawner *s, const SpawnerNotify *m) {
-        uint64_t now = now_usec();
+static void handle_notify(Spawner *s, const SpawnerMessage *msg, int *fds) {
+        const SpawnerNotify *m = &msg->notify;
+        uint64_t now = clock_monotonic_usec();
 
-        if (!s->hello)
-                return fail(s, "a NOTIFY before HELLO", NULL);
         /* READY=1 once said stays in the text until it went out: a STATUS after it in the same
          * tick must not drop it (systemd would wait for it until its start timeout). */
         if (m->state == SPAWNER_NOTIFY_READY)
@@ -796,79 +776,176 @@ static void handle_notify(Spawner *s, const SpawnerNotify *m) {
                 notify_flush(s);
 }
 
-static void handle(Spawner *s, const SpawnerMessage *m, int *fds) {
-        switch (m->h.type) {
-        case SPAWNER_HELLO: {
-                SpawnerReplyHello x = {};
+static void handle_hello(Spawner *s, const SpawnerMessage *m, int *fds) {
+        SpawnerReplyHello x = {};
 
-                if (s->hello)
-                        return fail(s, "a second HELLO", NULL);
-                if ((pid_t)m->hello.pid != s->engine_pid)
-                        return fail(s, "a HELLO from another process", NULL);
-                s->hello = true;
-                spawner_header_init(&x.h, SPAWNER_REPLY_HELLO);
-                x.landlock_abi = (uint32_t)s->cfg.landlock_abi;
-                x.scopes = s->scope != NULL;
-                x.runs_max = s->runs_max;
-                send_reply(s, &x, sizeof(x));
-                return;
+        if ((pid_t)m->hello.pid != s->engine_pid)
+                return fail(s, "a HELLO from another process", NULL);
+        s->hello = true;
+        spawner_header_init(&x.h, SPAWNER_REPLY_HELLO);
+        x.landlock_abi = (uint32_t)s->cfg.landlock_abi;
+        x.scopes = s->scope != NULL;
+        x.runs_max = s->runs_max;
+        send_reply(s, &x, sizeof(x));
+}
+
+static void handle_kill(Spawner *s, const SpawnerMessage *m, int *fds) {
+        /* An id not in flight is no error: its EXITED may be on its way. */
+        run_pool_kill(s->pool, m->kill.run_id);
+}
+
+static void handle_stop(Spawner *s, const SpawnerMessage *m, int *fds) {
+        s->stopping = true;
+        run_pool_kill_all(s->pool);
+}
+
+static void handle_warm(Spawner *s, const SpawnerMessage *m, int *fds) {
+        /* Bounded whatever the engine sends: the class table holds STANDBY_CLASSES_MAX, each
+         * class a child or a few. */
+        run_pool_warm(s->pool, &(const SandboxLimits){.memory_bytes = m->warm.memory_bytes,
+                                                      .timeout_s = m->warm.timeout_s});
+}
+
+/* When a request may come: the order the dispatcher enforces before its handler runs. */
+typedef enum HandlerFlags {
+        ONLY_BEFORE_HELLO = 1 << 0, /* HELLO: first, and once */
+        NEEDS_HELLO = 1 << 1,       /* nothing before HELLO */
+        NOT_AFTER_STOP = 1 << 2,    /* nothing of it after STOP */
+} HandlerFlags;
+
+/*
+ * What the spawner does with each request type: one row per request type of spawner_messages[]
+ * (spawner_handlers_valid()), whose size, fds and fields proto/ checked before. what names the
+ * request in the refusals: "<what> out of order", "<what> whose memfd is not sealed".
+ */
+static const struct Handler {
+        uint16_t type;
+        void (*handle)(Spawner *s, const SpawnerMessage *m, int *fds);
+        HandlerFlags flags;
+        const char *what;
+} handlers[] = {
+        {SPAWNER_HELLO, handle_hello, ONLY_BEFORE_HELLO, "a HELLO"},
+        {SPAWNER_RUN, handle_run, NEEDS_HELLO | NOT_AFTER_STOP, "a run"},
+        {SPAWNER_KILL, handle_kill, NEEDS_HELLO, "a KILL"},
+        {SPAWNER_STOP, handle_stop, NEEDS_HELLO | NOT_AFTER_STOP, "a STOP"},
+        {SPAWNER_CONFINE, handle_confine, NEEDS_HELLO | NOT_AFTER_STOP, "a confinement check"},
+        {SPAWNER_NOTIFY, handle_notify, NEEDS_HELLO, "a NOTIFY"},
+        {SPAWNER_WARM, handle_warm, NEEDS_HELLO | NOT_AFTER_STOP, "a WARM"},
+};
+
+static const struct Handler *handler_of(uint16_t type) {
+        for (size_t i = 0; i < ELEMENTSOF(handlers); i++)
+                if (handlers[i].type == type)
+                        return &handlers[i];
+        return NULL;
+}
+
+bool spawner_handlers_valid(uint16_t *ret_type) {
+        uint16_t bad = 0;
+
+        if (!spawner_table_valid(&bad)) {
+                if (ret_type)
+                        *ret_type = bad;
+                return false;
         }
-        case SPAWNER_RUN:
-                return handle_run(s, &m->run, fds);
-        case SPAWNER_KILL:
-                if (!s->hello)
-                        return fail(s, "a KILL before HELLO", NULL);
-                /* An id not in flight is no error: its EXITED may be on its way. */
-                run_pool_kill(s->pool, m->kill.run_id);
-                return;
-        case SPAWNER_STOP:
-                if (!s->hello || s->stopping)
-                        return fail(s, "a STOP out of order", NULL);
-                s->stopping = true;
-                run_pool_kill_all(s->pool);
-                return;
-        case SPAWNER_CONFINE:
-                return handle_confine(s, &m->confine, fds);
-        case SPAWNER_NOTIFY:
-                return handle_notify(s, &m->notify);
-        case SPAWNER_WARM:
-                if (!s->hello || s->stopping)
-                        return fail(s, "a WARM out of order", NULL);
-                /* Bounded whatever the engine sends: the class table holds STANDBY_CLASSES_MAX,
-                 * each class a child or a few. */
-                run_pool_warm(s->pool, &(const SandboxLimits){.memory_bytes = m->warm.memory_bytes,
-                                                              .timeout_s = m->warm.timeout_s});
-                return;
-        default:
+        /* Every request type of the table has exactly one row here, and every row a type. */
+        for (size_t i = 0; i < spawner_n_messages && bad == 0; i++) {
+                size_t rows = 0;
+
+                for (size_t k = 0; k < ELEMENTSOF(handlers); k++)
+                        rows += handlers[k].type == spawner_messages[i].type;
+                if (rows != (spawner_messages[i].type < 0x80 ? 1 : 0))
+                        bad = spawner_messages[i].type;
+        }
+        for (size_t k = 0; k < ELEMENTSOF(handlers) && bad == 0; k++)
+                if (!spawner_message_row(handlers[k].type) || handlers[k].type >= 0x80 ||
+                    !handlers[k].handle || !handlers[k].what)
+                        bad = handlers[k].type ? handlers[k].type : UINT16_MAX;
+        if (bad != 0 && ret_type)
+                *ret_type = bad;
+        return bad == 0;
+}
+
+/*
+ * Whether fd is what the table says it must be. What a plugin gets is checked, not believed: its
+ * binary, its input and its inputs sealed memfds (no byte can change under the run), its output
+ * ends pipes open for writing only. A pidfd's fdinfo has a "Pid:" line; nothing else's has (a
+ * /proc/<pid> directory takes a signal too, and names no pid).
+ */
+static bool fd_is(SpawnerFdKind kind, int fd) {
+        switch (kind) {
+        case SPAWNER_FD_SEALED_MEMFD:
+                return sealed_memfd(fd);
+        case SPAWNER_FD_PIPE_WRITE:
+                return pipe_write_end(fd);
+        case SPAWNER_FD_PIDFD:
+                return pidfd_pid(fd) != 0;
+        }
+        return false;
+}
+
+/* Whether every fd of m is of the kind its slot says; else the spawner ends, naming the first. */
+static bool fds_of_kinds(Spawner *s, const struct Handler *h, const SpawnerMessage *m,
+                         const int *fds) {
+        static const char *const refusals[] = {
+                [SPAWNER_FD_SEALED_MEMFD] = "whose memfd is not sealed",
+                [SPAWNER_FD_PIPE_WRITE] = "whose output is not a pipe's write end",
+                [SPAWNER_FD_PIDFD] = "without a pidfd",
+        };
+        SpawnerFdKind kinds[SPAWNER_FDS_MAX];
+        size_t n = spawner_message_fds(m, kinds);
+        char why[96], id[32];
+
+        for (size_t i = 0; i < n; i++) {
+                if (fd_is(kinds[i], fds[i]))
+                        continue;
+                snprintf(why, sizeof(why), "%s %s", h->what, refusals[kinds[i]]);
+                snprintf(id, sizeof(id), "%" PRIu64, m->run.run_id);
+                fail(s, why, m->h.type == SPAWNER_RUN ? id : NULL);
+                return false;
+        }
+        return true;
+}
+
+/* One request, decoded and in range: in order (its row's flags), its fds what they must be, then
+ * its handler. Anything else ends the spawner. */
+static void dispatch(Spawner *s, const SpawnerMessage *m, int *fds) {
+        const struct Handler *h = handler_of(m->h.type);
+        char why[96];
+
+        if (!h)
                 return fail(s, "an unknown request", NULL);
-        }
+        snprintf(why, sizeof(why), "%s out of order", h->what);
+        if ((h->flags & ONLY_BEFORE_HELLO) && s->hello)
+                return fail(s, m->h.type == SPAWNER_HELLO ? "a second HELLO" : why, NULL);
+        if ((h->flags & NEEDS_HELLO) && !s->hello)
+                return fail(s, why, "before HELLO");
+        if ((h->flags & NOT_AFTER_STOP) && s->stopping)
+                return fail(s, why, "after STOP");
+        if (!fds_of_kinds(s, h, m, fds))
+                return;
+        h->handle(s, m, fds);
 }
 
 static int on_message(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
         Spawner *s = userdata;
-        union {
-                SpawnerMessage m;
-                uint8_t bytes[SPAWNER_MESSAGE_MAX];
-        } buf;
-        int fds[SPAWNER_FDS_MAX + 1];
-        size_t n_fds = 0;
-        bool cut = false;
-        SpawnerMessage m;
-        SpawnerError e;
-        ssize_t n;
+        SpawnerReceived rx;
+        int r;
 
-        /* Every fd received is ours now, whatever happens to the message; more than fds holds
-         * fail the count check below. */
-        n = recv_datagram_fds(fd, &buf, sizeof(buf), fds, ELEMENTSOF(fds), &n_fds, &cut);
-        if (n < 0) {
-                if (n == -EAGAIN || n == -EINTR)
-                        return 0;
-                log_struct_errno(LOG_ERR, (int)-n, NULL, NULL, "the engine's channel: %m");
+        r = spawner_receive(fd, true, &rx);
+        if (r == -EAGAIN || r == -EINTR)
+                return 0;
+        if (r == -EBADMSG) {
+                fail(s, spawner_error_name(rx.error), NULL);
+                return 0;
+        }
+        if (r < 0) {
+                log_struct_errno(LOG_ERR, -r, NULL, NULL, "the engine's channel: %m");
                 (void)set_failed(s);
                 spawner_end(s, 1);
                 return 0;
         }
-        if (n == 0 && n_fds == 0) {
+        if (r == 0) {
                 /* The engine is gone. After its STOP that is the way out; else lockd restarts. */
                 if (!s->stopping)
                         log_struct(LOG_ERR, NULL, NULL,
@@ -876,16 +953,8 @@ static int on_message(sd_event_source *src, int fd, uint32_t revents, void *user
                 spawner_end(s, s->stopping ? 0 : 1);
                 return 0;
         }
-        if (cut)
-                e = SPAWNER_E_TRUNCATED;
-        else
-                e = spawner_request_decode(&buf, (size_t)n, n_fds, &m);
-        if (e != SPAWNER_OK)
-                fail(s, spawner_error_name(e), NULL);
-        else
-                handle(s, &m, fds);
-        for (size_t i = 0; i < n_fds && i < ELEMENTSOF(fds); i++)
-                safe_close(fds[i]);
+        dispatch(s, &rx.m, rx.fds);
+        spawner_received_close(&rx);
         return 0;
 }
 
@@ -960,6 +1029,9 @@ int spawner_new(sd_event *e, const SpawnerConfig *cfg, ScopeManager *scope, int 
 
         if (!e || !cfg || fd < 0 || engine_pid <= 0 || !ret)
                 return -EINVAL;
+        /* A table that names a type twice or not at all is the build's fault: nothing is served. */
+        if (!spawner_handlers_valid(NULL))
+                return -EPROTO;
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "standby.h"
@@ -65,13 +66,6 @@ struct Standby {
         sd_event_source *wake_source, *tick;
 };
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
-}
-
 ScopeLimits standby_class_limits(const StandbyClass *c, bool ahead) {
         return (ScopeLimits){
                 .memory_max = c->memory_max,
@@ -123,7 +117,7 @@ static void wake(Standby *s) {
 
 int standby_take(Standby *s, const StandbyClass *key, uint64_t wait_usec, StandbyChild *ret,
                  uint64_t *ret_waited_usec) {
-        uint64_t begin = now_usec(), deadline = begin + wait_usec;
+        uint64_t begin = clock_monotonic_usec(), deadline = begin + wait_usec;
         bool first = true, waited = false;
 
         if (!s || !key || !ret || !ret_waited_usec)
@@ -138,7 +132,7 @@ int standby_take(Standby *s, const StandbyClass *key, uint64_t wait_usec, Standb
                         c = class_get(s, key, true);
                         if (!c)
                                 break;
-                        c->last_take = now_usec();
+                        c->last_take = clock_monotonic_usec();
                         if (c->ready) {
                                 e = c->ready;
                                 c->ready = e->next;
@@ -159,7 +153,7 @@ int standby_take(Standby *s, const StandbyClass *key, uint64_t wait_usec, Standb
                          * burst it is the manager that runs late). Without one, or past the wait,
                          * the caller makes its scope on demand.
                          */
-                        if (c->pending == 0 || s->closed || now_usec() >= deadline)
+                        if (c->pending == 0 || s->closed || clock_monotonic_usec() >= deadline)
                                 break;
                         struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000),
                                               .tv_nsec = (long)(deadline % 1000000) * 1000};
@@ -172,12 +166,12 @@ int standby_take(Standby *s, const StandbyClass *key, uint64_t wait_usec, Standb
                 /* A child that died while it waited (its scope killed, say), or one past its age
                  * (its scope's RuntimeMaxUSec= counts), is of no use. */
                 if (run_child_waiting(e->child) &&
-                    now_usec() - e->ready_usec < STANDBY_MAX_AGE_USEC) {
+                    clock_monotonic_usec() - e->ready_usec < STANDBY_MAX_AGE_USEC) {
                         *ret = (StandbyChild){.child = TAKE_PTR(e->child), .oom = TAKE_PTR(e->oom)};
                         memcpy(ret->unit, e->unit, sizeof(ret->unit));
                         entry_free(e);
                         /* A child that was ready cost no wait. */
-                        *ret_waited_usec = waited ? now_usec() - begin : 0;
+                        *ret_waited_usec = waited ? clock_monotonic_usec() - begin : 0;
                         /* The refill is the caller's standby_wake(), once the child's run
                          * ended: a clone and a scope request now would compete with it. */
                         return 0;
@@ -202,7 +196,7 @@ void standby_warm(Standby *s, const StandbyClass *key) {
         pthread_mutex_lock(&s->lock);
         c = class_get(s, key, true);
         if (c) {
-                c->last_take = now_usec();
+                c->last_take = clock_monotonic_usec();
                 if (c->target == 0)
                         c->target = 1;
         }
@@ -255,12 +249,12 @@ static void on_scope_done(int error, void *userdata) {
 
                 while (*tail)
                         tail = &(*tail)->next;
-                e->ready_usec = now_usec();
+                e->ready_usec = clock_monotonic_usec();
                 e->next = NULL;
                 *tail = e;
                 e = NULL;
         } else
-                e->class->retry_after = now_usec() + STANDBY_RETRY_USEC;
+                e->class->retry_after = clock_monotonic_usec() + STANDBY_RETRY_USEC;
         /* A worker may wait for this child (standby_take()): ready, or none to wait for. */
         pthread_cond_broadcast(&s->changed);
         pthread_mutex_unlock(&s->lock);
@@ -293,7 +287,7 @@ static int make_child(Standby *s, Class *c) {
                 entry_free(e);
                 pthread_mutex_lock(&s->lock);
                 c->pending--;
-                c->retry_after = now_usec() + STANDBY_RETRY_USEC;
+                c->retry_after = clock_monotonic_usec() + STANDBY_RETRY_USEC;
                 pthread_cond_broadcast(&s->changed);
                 pthread_mutex_unlock(&s->lock);
                 return r;
@@ -305,7 +299,7 @@ static int make_child(Standby *s, Class *c) {
 
 /* Recycles children past their age, drops idle classes, and makes what each class lacks. */
 static void refill(Standby *s) {
-        uint64_t now = now_usec();
+        uint64_t now = clock_monotonic_usec();
         Entry *old = NULL;
 
         pthread_mutex_lock(&s->lock);

@@ -543,10 +543,6 @@ static bool agent_copy_pass(Audit *a, AuditEvent type, json_t *fields) {
         return true;
 }
 
-static uint64_t now_usec(void) {
-        return clock_now_usec(CLOCK_REALTIME);
-}
-
 /* The journal copies of the pending records up to seq, in order; the rest move to the front. */
 static void copy_pending(Audit *a, uint64_t seq) {
         size_t i = 0;
@@ -693,7 +689,7 @@ int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
                                                         !audit_value_allowed(v)) return -EINVAL;
         }
 
-        t = now_usec();
+        t = clock_realtime_usec();
         rec = json_pack("{s:I, s:I, s:s, s:s}", "seq", (json_int_t)(a->seq + 1), "time",
                         (json_int_t)t, "prev", a->head, "event", audit_event_to_string(type));
         if (!rec)

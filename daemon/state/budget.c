@@ -402,10 +402,6 @@ static void file_name(const uint8_t d[BUDGET_DIGEST_SIZE], char out[FILE_NAME_LE
         memcpy(out + HEX_SIZE, FILE_SUFFIX, sizeof(FILE_SUFFIX));
 }
 
-static uint64_t now_usec(void) {
-        return clock_now_usec(CLOCK_REALTIME);
-}
-
 typedef struct Buf {
         char *p;
         size_t len;
@@ -950,7 +946,7 @@ static int reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
                 .key_hash = hash,
                 .outcome = BUDGET_OUTCOME_RESERVED,
                 .holds = 1,
-                .time_usec = now_usec(),
+                .time_usec = clock_realtime_usec(),
         };
         if (!now && dirty_room(s, b) < 0) {
                 b->answers[b->n] = (Answer){};
@@ -1149,7 +1145,7 @@ static int commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], cons
         old_time = a->time_usec;
         old_ran = a->ran_usec;
         a->outcome = outcome;
-        a->time_usec = now_usec();
+        a->time_usec = clock_realtime_usec();
         a->ran_usec = ran_usec;
         if (!now) {
                 /* The disk holds the reservation until the flush: the slot is charged either
