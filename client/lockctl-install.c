@@ -456,6 +456,52 @@ static bool same_release(const json_t *p, const IndexRelease *e, const char *m) 
                strcmp(console_json_string(p, "binary_sha256") ?: "", bsha) == 0;
 }
 
+/* What the marketplaces offer of one NAME[@VERSION]. */
+typedef struct Offers {
+        const IndexRelease *entry; /* the release found first, in the chosen index */
+        size_t n_found;            /* how many marketplaces offer it */
+        char offered[256];         /* their names, ", " between them, as many as fit */
+        int failed;                /* the exit code of an index that could not be had, or 0 */
+} Offers;
+
+/*
+ * Looks NAME (at version, or its newest) up in the index of each marketplace of list, keeping the
+ * first index that offers it in *chosen and the rest in *o; an index that cannot be had says why.
+ */
+static void offers_find(VarlinkClient *c, const json_t *list, const char *name, const char *version,
+                        const char *cacert, RemoteIndex **chosen, Offers *o) {
+        json_t *m;
+        size_t i;
+        int r;
+
+        json_array_foreach(list, i, m) {
+                _cleanup_(remote_index_freep) RemoteIndex *ri = NULL;
+                const IndexRelease *e;
+                const char *mname = console_json_string(m, "name");
+
+                r = remote_index_load(c, "install", mname, console_json_string(m, "url"), cacert,
+                                      &ri);
+                if (r != 0) {
+                        o->failed = r;
+                        continue;
+                }
+                e = version ? index_find(ri->index, name, version)
+                            : index_find_newest(ri->index, name);
+                if (!e)
+                        continue;
+                o->n_found++;
+                if (strlen(o->offered) + strlen(mname) + 3 < sizeof(o->offered)) {
+                        if (o->offered[0])
+                                strcat(o->offered, ", ");
+                        strcat(o->offered, mname);
+                }
+                if (!*chosen) {
+                        o->entry = e;
+                        *chosen = TAKE_PTR(ri);
+                }
+        }
+}
+
 /*
  * plugin install NAME[@VERSION] [--marketplace M] [--cacert FILE] [--accept-name N] [--json]:
  * finds NAME in the indexes of the marketplaces with a URL (or M's alone), at VERSION or its
@@ -468,12 +514,11 @@ static int install_by_name(const char *spec, const char *marketplace, const char
         _cleanup_(json_decrefp) json_t *list = NULL, *plugins = NULL, *reply = NULL;
         _cleanup_(remote_index_freep) RemoteIndex *chosen = NULL;
         _cleanup_free_ char *name = strdup(spec);
-        const IndexRelease *entry = NULL;
-        char *at, offered[256] = "";
         const char *version = NULL;
-        json_t *m, *p;
-        size_t i, n_found = 0;
-        int r, failed = 0;
+        Offers o = {};
+        char *at;
+        json_t *p;
+        int r;
 
         if (!name) {
                 fprintf(stderr, "lockctl: out of memory\n");
@@ -498,47 +543,22 @@ static int install_by_name(const char *spec, const char *marketplace, const char
         r = remote_marketplaces(c, "install", marketplace, &list);
         if (r != 0)
                 return r;
-        json_array_foreach(list, i, m) {
-                _cleanup_(remote_index_freep) RemoteIndex *ri = NULL;
-                const IndexRelease *e;
-                const char *mname = console_json_string(m, "name");
-
-                r = remote_index_load(c, "install", mname, console_json_string(m, "url"), cacert,
-                                      &ri);
-                if (r != 0) {
-                        failed = r;
-                        continue;
-                }
-                e = version ? index_find(ri->index, name, version)
-                            : index_find_newest(ri->index, name);
-                if (!e)
-                        continue;
-                n_found++;
-                if (strlen(offered) + strlen(mname) + 3 < sizeof(offered)) {
-                        if (offered[0])
-                                strcat(offered, ", ");
-                        strcat(offered, mname);
-                }
-                if (!chosen) {
-                        entry = e;
-                        chosen = TAKE_PTR(ri);
-                }
-        }
+        offers_find(c, list, name, version, cacert, &chosen, &o);
         /* An index that could not be had said why already; "not offered" would be a guess. */
-        if (n_found == 0 && failed)
-                return failed;
-        if (n_found == 0) {
+        if (o.n_found == 0 && o.failed)
+                return o.failed;
+        if (o.n_found == 0) {
                 fprintf(stderr, "lockctl: install refused: %s%s%s is not offered by %s%s\n", name,
                         version ? "@" : "", version ? version : "",
                         marketplace ? "marketplace " : "any marketplace with a URL",
                         marketplace ? marketplace : "");
-                return failed ? failed : LOCKCTL_EXIT_FAIL;
+                return o.failed ? o.failed : LOCKCTL_EXIT_FAIL;
         }
-        if (n_found > 1) {
+        if (o.n_found > 1) {
                 fprintf(stderr,
                         "lockctl: install refused: %s is offered by marketplaces %s: "
                         "choose one with --marketplace NAME\n",
-                        name, offered);
+                        name, o.offered);
                 return LOCKCTL_EXIT_USAGE;
         }
 
@@ -546,15 +566,15 @@ static int install_by_name(const char *spec, const char *marketplace, const char
         if (!plugins)
                 return LOCKCTL_EXIT_FAIL;
         p = console_plugin_find(plugins, name);
-        if (p && same_release(p, entry, chosen->marketplace)) {
+        if (p && same_release(p, o.entry, chosen->marketplace)) {
                 if (json)
                         return console_print_json_steal(
                                 json_pack("{s:O, s:b}", "plugin", p, "changed", 0));
-                printf("%s %s from marketplace %s: no change (installed already)\n", entry->name,
-                       entry->version, chosen->marketplace);
+                printf("%s %s from marketplace %s: no change (installed already)\n", o.entry->name,
+                       o.entry->version, chosen->marketplace);
                 return fflush(stdout) == 0 ? LOCKCTL_EXIT_OK : LOCKCTL_EXIT_FAIL;
         }
-        r = install_from_index(c, chosen, entry, accept, &reply);
+        r = install_from_index(c, chosen, o.entry, accept, &reply);
         if (r != 0)
                 return r;
         if (json) {
@@ -564,6 +584,64 @@ static int install_by_name(const char *spec, const char *marketplace, const char
                 return console_print_json(reply);
         }
         return print_installed(reply);
+}
+
+/*
+ * Snapshots the release in dir into *f, both bundles with marketplace (none without it), and the
+ * index in the directory index (may be NULL): 0, or an exit code after printing why.
+ */
+static int snapshot_release(const char *dir, const char *marketplace, const char *index,
+                            InstallFiles *f) {
+        _cleanup_close_ int dirfd = -1, idxfd = -1;
+        bool have_bundle = false, missing_bundle = false;
+        int r;
+
+        dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0) {
+                fprintf(stderr, "lockctl: %s: %s\n", dir, strerror(errno));
+                return LOCKCTL_EXIT_USAGE;
+        }
+        r = snapshot_file(dirfd, dir, FILE_MANIFEST, false, f);
+        if (r == 0)
+                r = snapshot_file(dirfd, dir, FILE_BINARY, false, f);
+        if (r != 0)
+                return r;
+        for (size_t k = FILE_MANIFEST_BUNDLE; k <= FILE_BINARY_BUNDLE; k++) {
+                r = snapshot_file(dirfd, dir, k, true, f);
+                if (r == -ENOENT) {
+                        missing_bundle = true;
+                        if (marketplace) {
+                                fprintf(stderr,
+                                        "lockctl: %s/%s: missing; a release installed from "
+                                        "marketplace '%s' needs both bundles\n",
+                                        dir, release_files[k].name, marketplace);
+                                return LOCKCTL_EXIT_USAGE;
+                        }
+                } else if (r != 0)
+                        return r;
+                else
+                        have_bundle = true;
+        }
+        /* A signed release is never installed as unsigned by leaving out --marketplace, nor is a
+         * half-signed one sent at all: the human says which trust applies. */
+        if (!marketplace && have_bundle) {
+                fprintf(stderr,
+                        "lockctl: %s holds %s: name the marketplace to verify it under with "
+                        "--marketplace NAME\n",
+                        dir, missing_bundle ? "one Sigstore bundle of two" : "Sigstore bundles");
+                return LOCKCTL_EXIT_USAGE;
+        }
+        if (!index)
+                return 0;
+        idxfd = open(index, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (idxfd < 0) {
+                fprintf(stderr, "lockctl: %s: %s\n", index, strerror(errno));
+                return LOCKCTL_EXIT_USAGE;
+        }
+        r = snapshot_file(idxfd, index, FILE_INDEX, false, f);
+        if (r == 0)
+                r = snapshot_file(idxfd, index, FILE_INDEX_BUNDLE, false, f);
+        return r;
 }
 
 /*
@@ -577,13 +655,12 @@ static int install_by_name(const char *spec, const char *marketplace, const char
 int verb_plugin_install(int argc, char **argv) {
         _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
         _cleanup_(json_decrefp) json_t *params = NULL, *reply = NULL;
-        _cleanup_close_ int dirfd = -1, idxfd = -1;
         _cleanup_(install_files_done) InstallFiles f = {
                 .snap = {-1, -1, -1, -1, -1, -1},
         };
         const char *dir = NULL, *marketplace = NULL, *index = NULL, *accept = NULL;
         const char *cacert = NULL;
-        bool json = false, have_bundle = false, missing_bundle = false;
+        bool json = false;
         struct stat st;
         int r;
 
@@ -629,53 +706,9 @@ int verb_plugin_install(int argc, char **argv) {
                 return usage_install();
         }
 
-        dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dirfd < 0) {
-                fprintf(stderr, "lockctl: %s: %s\n", dir, strerror(errno));
-                return LOCKCTL_EXIT_USAGE;
-        }
-        r = snapshot_file(dirfd, dir, FILE_MANIFEST, false, &f);
-        if (r == 0)
-                r = snapshot_file(dirfd, dir, FILE_BINARY, false, &f);
+        r = snapshot_release(dir, marketplace, index, &f);
         if (r != 0)
                 return r;
-        for (size_t k = FILE_MANIFEST_BUNDLE; k <= FILE_BINARY_BUNDLE; k++) {
-                r = snapshot_file(dirfd, dir, k, true, &f);
-                if (r == -ENOENT) {
-                        missing_bundle = true;
-                        if (marketplace) {
-                                fprintf(stderr,
-                                        "lockctl: %s/%s: missing; a release installed from "
-                                        "marketplace '%s' needs both bundles\n",
-                                        dir, release_files[k].name, marketplace);
-                                return LOCKCTL_EXIT_USAGE;
-                        }
-                } else if (r != 0)
-                        return r;
-                else
-                        have_bundle = true;
-        }
-        /* A signed release is never installed as unsigned by leaving out --marketplace, nor is a
-         * half-signed one sent at all: the human says which trust applies. */
-        if (!marketplace && have_bundle) {
-                fprintf(stderr,
-                        "lockctl: %s holds %s: name the marketplace to verify it under with "
-                        "--marketplace NAME\n",
-                        dir, missing_bundle ? "one Sigstore bundle of two" : "Sigstore bundles");
-                return LOCKCTL_EXIT_USAGE;
-        }
-        if (index) {
-                idxfd = open(index, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (idxfd < 0) {
-                        fprintf(stderr, "lockctl: %s: %s\n", index, strerror(errno));
-                        return LOCKCTL_EXIT_USAGE;
-                }
-                r = snapshot_file(idxfd, index, FILE_INDEX, false, &f);
-                if (r == 0)
-                        r = snapshot_file(idxfd, index, FILE_INDEX_BUNDLE, false, &f);
-                if (r != 0)
-                        return r;
-        }
 
         params = json_object();
         if (!params || (marketplace &&
@@ -737,6 +770,61 @@ static Manifest *fetch_manifest(RemoteIndex *ri, const IndexRelease *e) {
 }
 
 /*
+ * Appends to out each plugin of ri's index, at its newest release, whose name or question holds
+ * word, with the version installed of it (plugins); a manifest that cannot be had sets *failed.
+ * 0, or LOCKCTL_EXIT_FAIL when out of memory.
+ */
+static int search_index(RemoteIndex *ri, const char *word, json_t *plugins, json_t *out,
+                        int *failed) {
+        for (size_t k = 0; k < ri->index->n_releases; k++) {
+                const IndexRelease *e = &ri->index->releases[k];
+                _cleanup_(manifest_freep) Manifest *man = NULL;
+                json_t *p;
+
+                /* Each name once, at its newest version. */
+                if (index_find_newest(ri->index, e->name) != e)
+                        continue;
+                man = fetch_manifest(ri, e);
+                if (!man) {
+                        *failed = LOCKCTL_EXIT_FAIL;
+                        continue;
+                }
+                if (!matches(word, e->name, man->question))
+                        continue;
+                p = console_plugin_find(plugins, e->name);
+                if (json_array_append_new(
+                            out, json_pack("{s:s, s:s, s:s, s:s, s:s?}", "name", e->name, "version",
+                                           e->version, "question", man->question, "marketplace",
+                                           ri->marketplace, "installed",
+                                           p ? console_json_string(p, "version") : NULL)) < 0)
+                        return LOCKCTL_EXIT_FAIL;
+        }
+        return 0;
+}
+
+/* Prints search's findings (out) for the human: "NAME VERSION MARKETPLACE", the question below. */
+static void print_search(const json_t *out) {
+        json_t *m;
+        size_t i;
+
+        json_array_foreach(out, i, m) {
+                console_fputs_escaped(console_json_string(m, "name"), stdout);
+                putchar(' ');
+                console_fputs_escaped(console_json_string(m, "version"), stdout);
+                putchar(' ');
+                console_fputs_escaped(console_json_string(m, "marketplace"), stdout);
+                if (console_json_string(m, "installed")) {
+                        fputs(" (installed: ", stdout);
+                        console_fputs_escaped(console_json_string(m, "installed"), stdout);
+                        putchar(')');
+                }
+                fputs("\n    ", stdout);
+                console_fputs_escaped(console_json_string(m, "question"), stdout);
+                putchar('\n');
+        }
+}
+
+/*
  * plugin search [WORD] [--marketplace M] [--cacert FILE] [--json]: the newest release of every
  * plugin the marketplaces with a URL offer (their indexes admitted by lockd), whose name or
  * question holds WORD: "NAME VERSION MARKETPLACE" and the question indented; --json an array of
@@ -793,50 +881,15 @@ int verb_plugin_search(int argc, char **argv) {
                         failed = r;
                         continue;
                 }
-                for (size_t k = 0; k < ri->index->n_releases; k++) {
-                        const IndexRelease *e = &ri->index->releases[k];
-                        _cleanup_(manifest_freep) Manifest *man = NULL;
-                        json_t *p;
-
-                        /* Each name once, at its newest version. */
-                        if (index_find_newest(ri->index, e->name) != e)
-                                continue;
-                        man = fetch_manifest(ri, e);
-                        if (!man) {
-                                failed = LOCKCTL_EXIT_FAIL;
-                                continue;
-                        }
-                        if (!matches(word, e->name, man->question))
-                                continue;
-                        p = console_plugin_find(plugins, e->name);
-                        if (json_array_append_new(
-                                    out, json_pack("{s:s, s:s, s:s, s:s, s:s?}", "name", e->name,
-                                                   "version", e->version, "question", man->question,
-                                                   "marketplace", ri->marketplace, "installed",
-                                                   p ? console_json_string(p, "version") : NULL)) <
-                            0)
-                                return LOCKCTL_EXIT_FAIL;
-                }
+                r = search_index(ri, word, plugins, out, &failed);
+                if (r != 0)
+                        return r;
         }
         if (json) {
                 r = console_print_json_steal(json_pack("{s:O}", "plugins", out));
                 return r != 0 ? r : failed;
         }
-        json_array_foreach(out, i, m) {
-                console_fputs_escaped(console_json_string(m, "name"), stdout);
-                putchar(' ');
-                console_fputs_escaped(console_json_string(m, "version"), stdout);
-                putchar(' ');
-                console_fputs_escaped(console_json_string(m, "marketplace"), stdout);
-                if (console_json_string(m, "installed")) {
-                        fputs(" (installed: ", stdout);
-                        console_fputs_escaped(console_json_string(m, "installed"), stdout);
-                        putchar(')');
-                }
-                fputs("\n    ", stdout);
-                console_fputs_escaped(console_json_string(m, "question"), stdout);
-                putchar('\n');
-        }
+        print_search(out);
         if (fflush(stdout) != 0)
                 return LOCKCTL_EXIT_FAIL;
         return failed;
@@ -845,6 +898,91 @@ usage:
         fprintf(stderr, "usage: lockctl plugin search [WORD] [--marketplace NAME] "
                         "[--cacert FILE] [--json]\n");
         return LOCKCTL_EXIT_USAGE;
+}
+
+/* What plugin update carries from one installed plugin to the next. */
+typedef struct Update {
+        VarlinkClient *c;
+        const json_t *list; /* the marketplaces with a URL */
+        const char *names[64];
+        size_t n_names; /* the plugins named; none: every one */
+        const char *cacert, *accept;
+        bool json;
+        RemoteIndex *indexes[64]; /* the indexes loaded so far, one per marketplace */
+        size_t n_indexes;
+        json_t *out; /* {name, installed, newest, result} of each plugin looked at */
+        int result;  /* the exit code so far */
+} Update;
+
+/*
+ * Updates the installed plugin p when it is wanted, signed, and its marketplace's index offers a
+ * newer release, noting what became of it in u->out and u->result: false when the indexes are
+ * full and no further plugin can be looked at, else true.
+ */
+static bool update_plugin(Update *u, const json_t *p) {
+        _cleanup_(json_decrefp) json_t *reply = NULL;
+        const char *name = console_json_string(p, "name");
+        const char *version = console_json_string(p, "version");
+        const char *mk = console_json_string(p, "marketplace");
+        const IndexRelease *e;
+        RemoteIndex *ri = NULL;
+        const char *url = NULL, *state;
+        json_t *m;
+        size_t j;
+        bool wanted = u->n_names == 0;
+        int r;
+
+        for (size_t k = 0; k < u->n_names; k++)
+                wanted = wanted || strcmp(u->names[k], name) == 0;
+        if (!wanted || !json_is_true(json_object_get(p, "signed")) || !mk)
+                return true;
+        json_array_foreach(u->list, j, m) {
+                if (strcmp(console_json_string(m, "name"), mk) == 0)
+                        url = console_json_string(m, "url");
+        }
+        if (!url) {
+                if (u->n_names > 0) {
+                        fprintf(stderr,
+                                "lockctl: update: %s comes from marketplace %s, "
+                                "which has no URL\n",
+                                name, mk);
+                        u->result = LOCKCTL_EXIT_FAIL;
+                }
+                return true;
+        }
+        for (size_t k = 0; k < u->n_indexes; k++)
+                if (strcmp(u->indexes[k]->marketplace, mk) == 0)
+                        ri = u->indexes[k];
+        if (!ri) {
+                if (u->n_indexes >= ELEMENTSOF(u->indexes))
+                        return false;
+                r = remote_index_load(u->c, "update", mk, url, u->cacert, &ri);
+                if (r != 0) {
+                        u->result = r;
+                        return true;
+                }
+                u->indexes[u->n_indexes++] = ri;
+        }
+        e = index_find_newest(ri->index, name);
+        if (!e || index_version_compare(e->version, version) <= 0) {
+                state = "up to date";
+                if (!u->json)
+                        printf("%s %s: up to date\n", name, version);
+        } else {
+                const char *acc = u->accept && strcmp(u->accept, name) == 0 ? u->accept : NULL;
+
+                r = install_from_index(u->c, ri, e, acc, &reply);
+                if (r != 0)
+                        u->result = r;
+                state = r != 0 ? "refused" : "updated";
+                if (r == 0 && !u->json)
+                        (void)print_installed(reply);
+        }
+        if (json_array_append_new(u->out, json_pack("{s:s, s:s, s:s?, s:s}", "name", name,
+                                                    "installed", version, "newest",
+                                                    e ? e->version : NULL, "result", state)) < 0)
+                u->result = LOCKCTL_EXIT_FAIL;
+        return true;
 }
 
 /*
@@ -857,25 +995,23 @@ usage:
 int verb_plugin_update(int argc, char **argv) {
         _cleanup_(varlink_client_freep) VarlinkClient *c = NULL;
         _cleanup_(json_decrefp) json_t *plugins = NULL, *list = NULL, *out = json_array();
-        const char *names[64], *cacert = NULL, *accept = NULL;
-        RemoteIndex *indexes[64] = {};
-        size_t n_names = 0, n_indexes = 0, i;
-        bool json = false;
+        Update u = {};
+        size_t i;
         json_t *p;
-        int r, result = 0;
+        int r;
 
         for (int k = 0; k < argc; k++) {
-                if ((r = lockctl_option(argc, argv, &k, "--cacert", &cacert)) != 0 ||
-                    (r = lockctl_option(argc, argv, &k, "--accept-name", &accept)) != 0) {
+                if ((r = lockctl_option(argc, argv, &k, "--cacert", &u.cacert)) != 0 ||
+                    (r = lockctl_option(argc, argv, &k, "--accept-name", &u.accept)) != 0) {
                         if (r < 0)
                                 goto usage;
                 } else if (strcmp(argv[k], "--json") == 0)
-                        json = true;
+                        u.json = true;
                 else if (argv[k][0] == '-' && argv[k][1] != 0) {
                         fprintf(stderr, "lockctl: unknown option '%s'\n", argv[k]);
                         goto usage;
-                } else if (n_names < ELEMENTSOF(names))
-                        names[n_names++] = argv[k];
+                } else if (u.n_names < ELEMENTSOF(u.names))
+                        u.names[u.n_names++] = argv[k];
                 else
                         goto usage;
         }
@@ -888,85 +1024,30 @@ int verb_plugin_update(int argc, char **argv) {
         plugins = console_installed_plugins(c, "update");
         if (!plugins)
                 return LOCKCTL_EXIT_FAIL;
-        for (size_t k = 0; k < n_names; k++)
-                if (!console_plugin_find(plugins, names[k])) {
+        for (size_t k = 0; k < u.n_names; k++)
+                if (!console_plugin_find(plugins, u.names[k])) {
                         fprintf(stderr, "lockctl: update refused: no plugin '%s' is installed\n",
-                                names[k]);
+                                u.names[k]);
                         return LOCKCTL_EXIT_FAIL;
                 }
         r = remote_marketplaces(c, "update", NULL, &list);
         if (r != 0)
                 return r;
 
+        u.c = c;
+        u.list = list;
+        u.out = out;
         json_array_foreach(plugins, i, p) {
-                _cleanup_(json_decrefp) json_t *reply = NULL;
-                const char *name = console_json_string(p, "name");
-                const char *version = console_json_string(p, "version");
-                const char *mk = console_json_string(p, "marketplace");
-                const IndexRelease *e;
-                RemoteIndex *ri = NULL;
-                const char *url = NULL, *state;
-                json_t *m;
-                size_t j;
-                bool wanted = n_names == 0;
-
-                for (size_t k = 0; k < n_names; k++)
-                        wanted = wanted || strcmp(names[k], name) == 0;
-                if (!wanted || !json_is_true(json_object_get(p, "signed")) || !mk)
-                        continue;
-                json_array_foreach(list, j, m) if (strcmp(console_json_string(m, "name"), mk) == 0)
-                        url = console_json_string(m, "url");
-                if (!url) {
-                        if (n_names > 0) {
-                                fprintf(stderr,
-                                        "lockctl: update: %s comes from marketplace %s, "
-                                        "which has no URL\n",
-                                        name, mk);
-                                result = LOCKCTL_EXIT_FAIL;
-                        }
-                        continue;
-                }
-                for (size_t k = 0; k < n_indexes; k++)
-                        if (strcmp(indexes[k]->marketplace, mk) == 0)
-                                ri = indexes[k];
-                if (!ri) {
-                        if (n_indexes >= ELEMENTSOF(indexes))
-                                break;
-                        r = remote_index_load(c, "update", mk, url, cacert, &ri);
-                        if (r != 0) {
-                                result = r;
-                                continue;
-                        }
-                        indexes[n_indexes++] = ri;
-                }
-                e = index_find_newest(ri->index, name);
-                if (!e || index_version_compare(e->version, version) <= 0) {
-                        state = "up to date";
-                        if (!json)
-                                printf("%s %s: up to date\n", name, version);
-                } else {
-                        const char *acc = accept && strcmp(accept, name) == 0 ? accept : NULL;
-
-                        r = install_from_index(c, ri, e, acc, &reply);
-                        if (r != 0)
-                                result = r;
-                        state = r != 0 ? "refused" : "updated";
-                        if (r == 0 && !json)
-                                (void)print_installed(reply);
-                }
-                if (json_array_append_new(out, json_pack("{s:s, s:s, s:s?, s:s}", "name", name,
-                                                         "installed", version, "newest",
-                                                         e ? e->version : NULL, "result", state)) <
-                    0)
-                        result = LOCKCTL_EXIT_FAIL;
+                if (!update_plugin(&u, p))
+                        break;
         }
-        for (size_t k = 0; k < n_indexes; k++)
-                remote_index_free(indexes[k]);
-        if (json) {
+        for (size_t k = 0; k < u.n_indexes; k++)
+                remote_index_free(u.indexes[k]);
+        if (u.json) {
                 r = console_print_json_steal(json_pack("{s:O}", "plugins", out));
-                return r != 0 ? r : result;
+                return r != 0 ? r : u.result;
         }
-        return fflush(stdout) == 0 ? result : LOCKCTL_EXIT_FAIL;
+        return fflush(stdout) == 0 ? u.result : LOCKCTL_EXIT_FAIL;
 
 usage:
         fprintf(stderr, "usage: lockctl plugin update [NAME...] [--cacert FILE] "
