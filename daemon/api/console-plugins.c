@@ -251,7 +251,8 @@ static int index_admit(VarlinkCall *call, Manager *m, const MarketplaceEntry *mk
         uint64_t newest = 0;
         int r;
 
-        r = verifier_verify_index(mk, index_fds, &vi, &err);
+        r = verifier_verify_index(&mk->marketplace, mk->trusted_root_fd, mk->trusted_root_digest,
+                                  index_fds, &vi, &err);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {

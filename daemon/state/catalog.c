@@ -404,8 +404,8 @@ static int verify_signed(const MarketplaceEntry *m, const ReleaseFds *fds, const
                         return index_bundle;
         }
 
-        r = verifier_verify_release(m, &sealed,
-                                    index_fds ? (const int[2]){index, index_bundle} : NULL,
+        r = verifier_verify_release(&m->marketplace, m->trusted_root_fd, m->trusted_root_digest,
+                                    &sealed, index_fds ? (const int[2]){index, index_bundle} : NULL,
                                     rel->manifest_sha256, rel->binary_sha256, &v, err);
         if (r < 0)
                 return r;

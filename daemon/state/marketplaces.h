@@ -11,10 +11,7 @@
 #define MARKETPLACES_DIR         "marketplaces"
 #define MARKETPLACES_CONFIG_FILE "marketplace.json"
 #define MARKETPLACES_ROOT_FILE   "trusted_root.json"
-#define MARKETPLACE_ISSUER_MAX   512
-#define MARKETPLACE_IDENTITY_MAX 1024
 #define MARKETPLACE_URL_MAX      1024
-#define MARKETPLACE_ROOT_MAX     ((size_t)1024 * 1024)
 #define MARKETPLACE_CONFIG_MAX   ((size_t)4096)
 #define MARKETPLACES_MAX         256 /* added ones; the policy's are bounded by the policy */
 #define MARKETPLACE_WARNINGS_MAX 16

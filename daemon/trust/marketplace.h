@@ -12,6 +12,11 @@
 /* Whether name is a marketplace name: [a-z0-9][a-z0-9-]{0,63}. */
 bool marketplace_name_valid(const char *name);
 
+/* The caps of a marketplace's other parts. */
+#define MARKETPLACE_ISSUER_MAX   512
+#define MARKETPLACE_IDENTITY_MAX 1024
+#define MARKETPLACE_ROOT_MAX     ((size_t)1024 * 1024) /* trusted_root.json */
+
 typedef struct Marketplace {
         char *name;
         char *issuer;           /* exact OIDC issuer of the signing certificates */
