@@ -9,6 +9,7 @@
 
 #include "identity.h"
 #include "macro.h"
+#include "marketplace-name.h"
 #include "policy-internal.h"
 #include "policy.h"
 
@@ -16,7 +17,6 @@
 #define POLICY_SLICE_MAX            255 /* systemd's UNIT_NAME_MAX minus the NUL */
 #define POLICY_ISSUER_MAX           256
 #define POLICY_IDENTITY_MAX         1024
-#define POLICY_MARKETPLACE_NAME_MAX 64
 #define POLICY_UID_FIRST_MIN        1000 /* below are system users (SYS_UID_MAX is 999) */
 #define POLICY_UID_LAST_MAX         (UINT32_C(0x7fffffff) - 1)
 
@@ -534,11 +534,10 @@ static int parse_marketplace_name(Ctx *c, void *data) {
         _cleanup_free_ char *v = NULL;
         int r;
 
-        r = reader_string(c, POLICY_MARKETPLACE_NAME_MAX, &v);
+        r = reader_string(c, MARKETPLACE_NAME_MAX, &v);
         if (r < 0)
                 return r;
-        if (!((v[0] >= 'a' && v[0] <= 'z') || (v[0] >= '0' && v[0] <= '9')) ||
-            strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(v))
+        if (!marketplace_name_valid(v))
                 return fail(c, E_POLICY_VALUE, "expected [a-z0-9][a-z0-9-]*");
         /* m is the entry being parsed, not yet counted in p->n_marketplaces. */
         for (size_t i = 0; i < p->n_marketplaces; i++)

@@ -1,5 +1,5 @@
-/* Marketplaces: the name rule, and Sigstore verification of a file under a marketplace's issuer,
- * identity pattern and trusted root. */
+/* Marketplaces: Sigstore verification of a file under a marketplace's issuer, identity pattern and
+ * trusted root. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,19 +66,4 @@ void marketplace_done(Marketplace *m) {
         free(m->identity_pattern);
         sigstore_trust_root_free(m->root);
         *m = (Marketplace){};
-}
-
-bool marketplace_name_valid(const char *name) {
-        size_t n;
-
-        if (!name)
-                return false;
-        n = strlen(name);
-        if (n == 0 || n > MARKETPLACE_NAME_MAX || name[0] == '-')
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
-                      name[i] == '-'))
-                        return false;
-        return true;
 }

@@ -5,14 +5,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "marketplace-name.h"
 #include "sigstore.h"
 
-#define MARKETPLACE_NAME_MAX 64
-
-/* Whether name is a marketplace name: [a-z0-9][a-z0-9-]{0,63}. */
-bool marketplace_name_valid(const char *name);
-
-/* The caps of a marketplace's other parts. */
+/* The caps of a marketplace's parts (the name's is MARKETPLACE_NAME_MAX, with its rule). */
 #define MARKETPLACE_ISSUER_MAX   512
 #define MARKETPLACE_IDENTITY_MAX 1024
 #define MARKETPLACE_ROOT_MAX     ((size_t)1024 * 1024) /* trusted_root.json */
