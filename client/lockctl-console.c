@@ -272,23 +272,63 @@ static char *param_escaped(const json_t *params, const char *key) {
         return escape_bytes(s, strlen(s));
 }
 
-int console_print_error(const char *what, const char *error, json_t *params) {
+/* An error answer whose message is fixed text, or text around one parameter of it, escaped. */
+typedef struct ErrorText {
+        const char *name;   /* the error, past "io.lockd.Console." */
+        const char *before; /* the message, or its part before the parameter */
+        const char *key;    /* the parameter shown; NULL: none */
+        const char *after;  /* the message after the parameter */
+} ErrorText;
+
+static const ErrorText error_texts[] = {
+        {.name = "PermissionDenied",
+         .before = "permission denied (this user may not do this on lockd's console)"},
+        /* lockd serves io.lockd.Console only to console peers on the console socket. */
+        {.name = VARLINK_ERROR_INTERFACE_NOT_FOUND,
+         .before = "this socket does not serve lockd's console to this user (is it the console "
+                   "socket, and is this user listed under consoles in lockd.yaml?)"},
+        {"InvalidRequest", "invalid request: ", "reason", ""},
+        {"UnknownPlugin", "no plugin '", "name", "' is installed"},
+        {"UnknownMarketplace", "no marketplace '", "name", "' is configured"},
+        {"MarketplaceExists", "a marketplace '", "name", "' exists already"},
+        {"MarketplaceFromPolicy", "marketplace '", "name",
+         "' comes from lockd's policy file: change it there"},
+        {.name = "UnsignedRefused",
+         .before = "the release is unsigned and lockd's policy does not allow unsigned "
+                   "plugins (install with --marketplace NAME from a signed release)"},
+        /* Names the input only: its value is the human's and never shown. */
+        {"InputInvalid", "input_invalid: the value of '", "name",
+         "' does not fit its kind or max_bytes"},
+        {.name = "TooManyRuns", .before = "too many runs at once on lockd; try again later"},
+        {"Unavailable", "lockd cannot do this now: ", "reason", ""},
+};
+
+/* Prints the message of error name from error_texts, with its parameter from params: false when
+ * the table has no such error. */
+static bool print_error_text(const char *name, const json_t *params) {
+        for (size_t i = 0; i < ELEMENTSOF(error_texts); i++) {
+                const ErrorText *t = &error_texts[i];
+                _cleanup_free_ char *a = NULL;
+
+                if (strcmp(name, t->name) != 0)
+                        continue;
+                fputs(t->before, stderr);
+                if (t->key) {
+                        a = param_escaped(params, t->key);
+                        fputs(a ? a : "?", stderr);
+                        fputs(t->after, stderr);
+                }
+                return true;
+        }
+        return false;
+}
+
+/* Prints the message of an error error_texts does not hold (name: error past the interface's
+ * prefix), an unknown one as its name and parameters, escaped. */
+static void print_error_other(const char *error, const char *name, json_t *params) {
         _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *raw = NULL, *name_esc = NULL;
-        const char *name = error;
-        size_t plen = strlen(CONSOLE_INTERFACE ".");
 
-        if (strncmp(error, CONSOLE_INTERFACE ".", plen) == 0)
-                name = error + plen;
-
-        fprintf(stderr, "lockctl: %s refused: ", what);
-        if (strcmp(name, "PermissionDenied") == 0)
-                fputs("permission denied (this user may not do this on lockd's console)", stderr);
-        else if (strcmp(name, "org.varlink.service.InterfaceNotFound") == 0)
-                /* lockd serves io.lockd.Console only to console peers on the console socket. */
-                fputs("this socket does not serve lockd's console to this user (is it the console "
-                      "socket, and is this user listed under consoles in lockd.yaml?)",
-                      stderr);
-        else if (strcmp(name, "TooManyConnections") == 0) {
+        if (strcmp(name, "TooManyConnections") == 0) {
                 const char *limit = json_string_value(json_object_get(params, "limit"));
 
                 fprintf(stderr, "lockd is at its connection limit (%s): %s", limit ? limit : "?",
@@ -305,22 +345,6 @@ int console_print_error(const char *what, const char *error, json_t *params) {
                         "(a defect of lockd: its listings page; please report it)",
                         console_json_integer(params, "bytes", -1),
                         console_json_integer(params, "limit", -1));
-        } else if (strcmp(name, "InvalidRequest") == 0) {
-                a = param_escaped(params, "reason");
-                fprintf(stderr, "invalid request: %s", a ? a : "?");
-        } else if (strcmp(name, "UnknownPlugin") == 0) {
-                a = param_escaped(params, "name");
-                fprintf(stderr, "no plugin '%s' is installed", a ? a : "?");
-        } else if (strcmp(name, "UnknownMarketplace") == 0) {
-                a = param_escaped(params, "name");
-                fprintf(stderr, "no marketplace '%s' is configured", a ? a : "?");
-        } else if (strcmp(name, "MarketplaceExists") == 0) {
-                a = param_escaped(params, "name");
-                fprintf(stderr, "a marketplace '%s' exists already", a ? a : "?");
-        } else if (strcmp(name, "MarketplaceFromPolicy") == 0) {
-                a = param_escaped(params, "name");
-                fprintf(stderr, "marketplace '%s' comes from lockd's policy file: change it there",
-                        a ? a : "?");
         } else if (strcmp(name, "LintWarnings") == 0) {
                 json_t *w = json_object_get(params, "warnings");
                 fprintf(stderr, "the identity pattern has %zu warning(s); --force accepts them",
@@ -329,11 +353,7 @@ int console_print_error(const char *what, const char *error, json_t *params) {
                 a = param_escaped(params, "code");
                 b = param_escaped(params, "message");
                 fprintf(stderr, "%s: %s", a ? a : "?", b ? b : "?");
-        } else if (strcmp(name, "UnsignedRefused") == 0)
-                fputs("the release is unsigned and lockd's policy does not allow unsigned "
-                      "plugins (install with --marketplace NAME from a signed release)",
-                      stderr);
-        else if (strcmp(name, "UpdateNeedsTypedName") == 0) {
+        } else if (strcmp(name, "UpdateNeedsTypedName") == 0) {
                 a = param_escaped(params, "name");
                 b = param_escaped(params, "installed");
                 c = param_escaped(params, "version");
@@ -346,22 +366,9 @@ int console_print_error(const char *what, const char *error, json_t *params) {
                 b = param_escaped(params, "installed");
                 c = param_escaped(params, "version");
                 fprintf(stderr, "update from %s to %s: %s", b ? b : "?", c ? c : "?", a ? a : "?");
-        } else if (strcmp(name, "InputInvalid") == 0) {
-                /* Names the input only: its value is the human's and never shown. */
-                a = param_escaped(params, "name");
-                fprintf(stderr,
-                        "input_invalid: the value of '%s' does not fit its kind or max_bytes",
-                        a ? a : "?");
-        } else if (strcmp(name, "TooManyRuns") == 0)
-                fputs("too many runs at once on lockd; try again later", stderr);
-        else if (strcmp(name, "Unavailable") == 0) {
-                a = param_escaped(params, "reason");
-                fprintf(stderr, "lockd cannot do this now: %s", a ? a : "?");
-        } else if (strcmp(error, VARLINK_ERROR_METHOD_NOT_FOUND) == 0 ||
-                   strcmp(error, VARLINK_ERROR_INTERFACE_NOT_FOUND) == 0) {
-                a = param_escaped(params, strcmp(error, VARLINK_ERROR_METHOD_NOT_FOUND) == 0
-                                                  ? "method"
-                                                  : "interface");
+        } else if (strcmp(error, VARLINK_ERROR_METHOD_NOT_FOUND) == 0) {
+                /* InterfaceNotFound has its own message (error_texts). */
+                a = param_escaped(params, "method");
                 fprintf(stderr, "lockd does not know %s (a different version of lockd?)",
                         a ? a : "?");
         } else if (strcmp(error, VARLINK_ERROR_INVALID_PARAMETER) == 0) {
@@ -374,6 +381,18 @@ int console_print_error(const char *what, const char *error, json_t *params) {
                 a = raw ? escape_bytes(raw, strlen(raw)) : NULL;
                 fprintf(stderr, "%s %s", name_esc ? name_esc : "?", a ? a : "{}");
         }
+}
+
+int console_print_error(const char *what, const char *error, json_t *params) {
+        const char *name = error;
+        size_t plen = strlen(CONSOLE_INTERFACE ".");
+
+        if (strncmp(error, CONSOLE_INTERFACE ".", plen) == 0)
+                name = error + plen;
+
+        fprintf(stderr, "lockctl: %s refused: ", what);
+        if (!print_error_text(name, params))
+                print_error_other(error, name, params);
         fputc('\n', stderr);
         return LOCKCTL_EXIT_FAIL;
 }
