@@ -411,6 +411,39 @@ static const char ask_usage[] =
         "\"inputs\": {NAME: \"${placeholder}\"}}, ...]. --no-wait prints the ticket instead;\n"
         "--timeout D (100ms, 30s, 5m, 1h) gives up waiting after D, exit status 1.\n";
 
+/*
+ * The steps to submit: --plan's file (plan_path, may be NULL), or the one step of HANDLE and
+ * PLUGIN (the n_args of args) with the --input bindings. -1 with *plan (whose json the caller
+ * releases), or the exit status to return after saying why.
+ */
+static int ask_plan(const char *plan_path, int n_args, char **args, LockdBinding *bindings,
+                    size_t n_bindings, Plan *plan) {
+        char why[512];
+
+        if (!plan_path) {
+                if (n_args != 2)
+                        return usage_error(ask_usage, "ask takes HANDLE and PLUGIN%s", "");
+                plan->steps[0] = (LockdStep){.handle = args[0],
+                                             .plugin = args[1],
+                                             .inputs = bindings,
+                                             .n_inputs = n_bindings};
+                plan->n = 1;
+                return -1;
+        }
+        if (n_args != 0 || n_bindings > 0)
+                return usage_error(ask_usage,
+                                   "--plan takes the steps from its file: no HANDLE, "
+                                   "PLUGIN or --input%s",
+                                   "");
+        if (plan_load(plan, plan_path, why, sizeof(why)) < 0) {
+                json_decref(plan->json);
+                plan->json = NULL;
+                fprintf(stderr, "lockask: %s\n", why);
+                return LOCKASK_EXIT_REFUSED;
+        }
+        return -1;
+}
+
 int lockask_ask(const LockaskOptions *global, int argc, char **argv) {
         static const struct option options[] = {
                 COMMON_OPTIONS,
@@ -469,28 +502,9 @@ int lockask_ask(const LockaskOptions *global, int argc, char **argv) {
                         return usage_error(ask_usage, NULL);
                 }
         }
-        if (plan_path) {
-                char why[512];
-
-                if (optind != argc || n_bindings > 0)
-                        return usage_error(ask_usage,
-                                           "--plan takes the steps from its file: no HANDLE, "
-                                           "PLUGIN or --input%s",
-                                           "");
-                if (plan_load(&plan, plan_path, why, sizeof(why)) < 0) {
-                        json_decref(plan.json);
-                        fprintf(stderr, "lockask: %s\n", why);
-                        return LOCKASK_EXIT_REFUSED;
-                }
-        } else {
-                if (argc - optind != 2)
-                        return usage_error(ask_usage, "ask takes HANDLE and PLUGIN%s", "");
-                plan.steps[0] = (LockdStep){.handle = argv[optind],
-                                            .plugin = argv[optind + 1],
-                                            .inputs = bindings,
-                                            .n_inputs = n_bindings};
-                plan.n = 1;
-        }
+        r = ask_plan(plan_path, argc - optind, argv + optind, bindings, n_bindings, &plan);
+        if (r >= 0)
+                return r;
 
         r = lockd_agent_connect(o.socket, &a);
         if (r >= 0)
