@@ -256,182 +256,214 @@ static uint64_t repeat_copies(const char *p, size_t *i, bool *ret_optional) {
         return n > 0 ? n : 1;
 }
 
-int identity_pattern_check(const char *pattern, const char **ret_reason) {
-        CheckLevel level[IDENTITY_DEPTH_MAX + 1] = {};
-        uint64_t atom_parts = 0, atom_nesting = 0, atom_anchors = 0, added = 0, anchors = 0;
-        enum { LAST_NONE, LAST_ATOM, LAST_REPEATED } last = LAST_NONE;
-        const char *reason = NULL;
-        bool atom_empty = false;
-        size_t depth = 0;
+/* identity_pattern_check()'s reading so far: the open groups and what the last atom was. */
+typedef struct Check {
+        CheckLevel level[IDENTITY_DEPTH_MAX + 1]; /* level[0] the whole pattern */
+        size_t depth;                             /* the groups open */
+        uint64_t atom_parts;   /* the last atom's parts (a group's inside, plus one) */
+        uint64_t atom_nesting; /* the last atom's product of copies */
+        uint64_t atom_anchors; /* the last atom's anchors */
+        bool atom_empty;       /* whether the last atom can match "" */
+        uint64_t added;        /* the parts repetitions copied out, in the whole pattern */
+        uint64_t anchors;      /* the anchors, copies counted, in the whole pattern */
+        enum { LAST_NONE, LAST_ATOM, LAST_REPEATED } last;
+} Check;
 
-        level[0].branch_empty = 1;
+/* The escape at p[*i] ('\\'): *i moved to the escaped byte. NULL when it is an atom, otherwise
+ * why the pattern is refused. */
+static const char *check_escape(const char *p, size_t *i) {
+        (*i)++;
+        if (p[*i] == '\0')
+                return "the identity pattern ends in a lone backslash";
+        if (p[*i] >= '1' && p[*i] <= '9')
+                /* regexec() backtracks over every way the group can match. */
+                return "the identity pattern has a back-reference (\\1 to \\9)";
+        if (strchr("bB<>`'", p[*i]))
+                /* regcomp() takes exponential time on "\b\b\b...". */
+                return "the identity pattern has a GNU anchor (\\b, \\B, \\<, \\>, \\` or \\')";
+        return NULL;
+}
+
+/* A '(': a new level, unless groups nest too deep (the reason then). */
+static const char *check_group_open(Check *c) {
+        if (c->depth == IDENTITY_DEPTH_MAX)
+                return "the identity pattern nests groups more than " STRINGIFY(
+                        IDENTITY_DEPTH_MAX) " deep";
+        c->level[++c->depth] = (CheckLevel){.branch_empty = 1};
+        c->last = LAST_NONE;
+        return NULL;
+}
+
+/* A ')': the group becomes the last atom of the level around it, unless it closes nothing or can
+ * match "" in more than one way (the reason then). */
+static const char *check_group_close(Check *c) {
+        CheckLevel *inner, *outer;
+
+        if (c->depth == 0)
+                /* glibc takes it as a literal; it would unbalance ^(...)$. */
+                return "the identity pattern has a ')' that closes no '('";
+        inner = &c->level[c->depth];
+        c->atom_parts = inner->parts + 1;
+        c->atom_nesting = inner->nesting > 0 ? inner->nesting : 1;
+        if (ways_add(inner->group_empty, inner->branch_empty) > 1)
+                /* regcomp() is exponential on "(a||)(a||)...", "(()|)...". */
+                return "the identity pattern has a group that can match the empty string in more "
+                       "than one way (such as '(a||)')";
+        c->atom_empty = inner->group_empty + inner->branch_empty > 0;
+        c->atom_anchors = inner->anchors;
+        outer = &c->level[--c->depth];
+        outer->anchors += c->atom_anchors;
+        outer->before_atom = outer->branch_empty;
+        /* The group matches "" in at most one way: the product is at most 1. */
+        outer->branch_empty = c->atom_empty ? outer->branch_empty : 0;
+        outer->parts += c->atom_parts;
+        if (c->atom_nesting > outer->nesting)
+                outer->nesting = c->atom_nesting;
+        c->last = LAST_ATOM;
+        return NULL;
+}
+
+/* A '|': the branch read so far joins the group's, and a new branch starts. */
+static void check_alternation(Check *c) {
+        CheckLevel *l = &c->level[c->depth];
+
+        l->group_empty = ways_add(l->group_empty, l->branch_empty);
+        l->branch_empty = 1;
+        l->parts++;
+        c->last = LAST_NONE;
+}
+
+/* A '^' or '$': one part and one anchor more, unless that makes too many (the reason then). */
+static const char *check_anchor(Check *c) {
+        /* glibc reads a '*' after an anchor as a literal: refused by check_repetition(). An
+         * anchor matches the empty string. regcomp() grows with the cube of a run of anchors
+         * ("^^^..."). */
+        c->level[c->depth].parts++;
+        c->level[c->depth].anchors++;
+        c->last = LAST_NONE;
+        if (++c->anchors > IDENTITY_ANCHORS_MAX)
+                return "the identity pattern has more than " STRINGIFY(
+                        IDENTITY_ANCHORS_MAX) " anchors ('^' and '$')";
+        return NULL;
+}
+
+/* The repetition operator at p[*i] ('*', '+', '?' or '{'), *i moved to its last byte: the last
+ * atom copied out into the counts, unless one of the rules on repetitions refuses it (the reason
+ * then, in the order the rules are checked). */
+static const char *check_repetition(Check *c, const char *p, size_t *i) {
+        CheckLevel *l = &c->level[c->depth];
+        uint64_t copies;
+        bool optional;
+
+        if (c->last == LAST_NONE)
+                return "the identity pattern has a repetition operator with nothing to repeat";
+        if (c->last == LAST_REPEATED)
+                return "the identity pattern has two repetition operators in a row (such as "
+                       "'a++' or 'a*{2}')";
+        if (c->atom_empty)
+                /* regcomp() takes exponential time on "(a*)*(a*)*..." and cubic memory on
+                 * "()?()?...", and the repetition adds nothing. */
+                return "the identity pattern repeats a group that can match the empty string "
+                       "(such as '(a*)*' or '(a|)?')";
+        copies = repeat_copies(p, i, &optional);
+        if (copies == 0)
+                return "the identity pattern has an interval other than {m}, {m,} or {m,n} with "
+                       "m <= n <= " STRINGIFY(IDENTITY_INTERVAL_MAX);
+        c->atom_nesting *= copies;
+        if (c->atom_nesting > IDENTITY_NESTING_MAX)
+                return "the identity pattern nests repetitions whose counts multiply "
+                       "past " STRINGIFY(IDENTITY_NESTING_MAX);
+        /* The copies of the atom beyond the first; the operator is the pattern's own part. */
+        c->added += c->atom_parts * (copies - 1);
+        if (c->added > IDENTITY_COPIES_MAX)
+                return "the identity pattern has repetitions that copy out more than " STRINGIFY(
+                        IDENTITY_COPIES_MAX) " parts in all";
+        c->anchors += c->atom_anchors * (copies - 1);
+        if (c->anchors > IDENTITY_ANCHORS_MAX)
+                return "the identity pattern has more than " STRINGIFY(
+                        IDENTITY_ANCHORS_MAX) " anchors ('^' and '$')";
+        l->parts += 1 + c->atom_parts * (copies - 1);
+        l->anchors += c->atom_anchors * (copies - 1);
+        if (optional)
+                l->branch_empty = l->before_atom;
+        c->atom_parts *= copies;
+        if (c->atom_nesting > l->nesting)
+                l->nesting = c->atom_nesting;
+        c->last = LAST_REPEATED;
+        return NULL;
+}
+
+/* A one-part atom (a character, an escape, a bracket expression): it cannot match "". */
+static void check_atom(Check *c) {
+        CheckLevel *l = &c->level[c->depth];
+
+        c->atom_parts = 1;
+        c->atom_nesting = 1;
+        c->atom_empty = false;
+        c->atom_anchors = 0;
+        l->before_atom = l->branch_empty;
+        l->branch_empty = 0;
+        l->parts++;
+        if (l->nesting == 0)
+                l->nesting = 1;
+        c->last = LAST_ATOM;
+}
+
+/* The token at p[*i], *i moved to its last byte: NULL, or why the pattern is refused. */
+static const char *check_token(Check *c, const char *p, size_t *i) {
+        const char *reason = NULL;
+
+        switch (p[*i]) {
+        case '\\':
+                reason = check_escape(p, i);
+                break;
+        case '[':
+                *i = bracket_close(p, *i);
+                if (p[*i] == '\0')
+                        return "the identity pattern has an unterminated bracket expression";
+                break;
+        case '(':
+                return check_group_open(c);
+        case ')':
+                return check_group_close(c);
+        case '|':
+                check_alternation(c);
+                return NULL;
+        case '^':
+        case '$':
+                return check_anchor(c);
+        case '*':
+        case '+':
+        case '?':
+        case '{':
+                return check_repetition(c, p, i);
+        default:
+                break;
+        }
+        if (!reason)
+                check_atom(c);
+        return reason;
+}
+
+int identity_pattern_check(const char *pattern, const char **ret_reason) {
+        Check c = {.last = LAST_NONE};
+        const char *reason = NULL;
+
+        c.level[0].branch_empty = 1;
         if (!pattern)
                 reason = "the identity pattern is missing";
         else if (strnlen(pattern, IDENTITY_PATTERN_MAX + 1) > IDENTITY_PATTERN_MAX)
                 reason = "the identity pattern is longer than " STRINGIFY(
                         IDENTITY_PATTERN_MAX) " bytes";
 
-        /* Every count below stays under IDENTITY_PATTERN_MAX * (IDENTITY_COPIES_MAX + 1) parts
-         * times IDENTITY_INTERVAL_MAX + 1 copies: no overflow. */
-        for (size_t i = 0; !reason && pattern[i] != '\0'; i++) {
-                bool atom = false, optional;
-                uint64_t copies;
-
-                switch (pattern[i]) {
-                case '\\':
-                        i++;
-                        if (pattern[i] == '\0')
-                                reason = "the identity pattern ends in a lone backslash";
-                        else if (pattern[i] >= '1' && pattern[i] <= '9')
-                                /* regexec() backtracks over every way the group can match. */
-                                reason = "the identity pattern has a back-reference (\\1 to \\9)";
-                        else if (strchr("bB<>`'", pattern[i]))
-                                /* regcomp() takes exponential time on "\b\b\b...". */
-                                reason = "the identity pattern has a GNU anchor (\\b, \\B, "
-                                         "\\<, \\>, \\` or \\')";
-                        else
-                                atom = true;
-                        break;
-                case '[':
-                        i = bracket_close(pattern, i);
-                        if (pattern[i] == '\0')
-                                reason = "the identity pattern has an unterminated bracket "
-                                         "expression";
-                        atom = true;
-                        break;
-                case '(':
-                        if (depth == IDENTITY_DEPTH_MAX) {
-                                reason = "the identity pattern nests groups more than " STRINGIFY(
-                                        IDENTITY_DEPTH_MAX) " deep";
-                                break;
-                        }
-                        level[++depth] = (CheckLevel){.branch_empty = 1};
-                        last = LAST_NONE;
-                        break;
-                case ')':
-                        if (depth == 0) {
-                                /* glibc takes it as a literal; it would unbalance ^(...)$. */
-                                reason = "the identity pattern has a ')' that closes no '('";
-                                break;
-                        }
-                        atom_parts = level[depth].parts + 1;
-                        atom_nesting = level[depth].nesting > 0 ? level[depth].nesting : 1;
-                        if (ways_add(level[depth].group_empty, level[depth].branch_empty) > 1) {
-                                /* regcomp() is exponential on "(a||)(a||)...", "(()|)...". */
-                                reason = "the identity pattern has a group that can match the "
-                                         "empty string in more than one way (such as '(a||)')";
-                                break;
-                        }
-                        atom_empty = level[depth].group_empty + level[depth].branch_empty > 0;
-                        atom_anchors = level[depth].anchors;
-                        depth--;
-                        level[depth].anchors += atom_anchors;
-                        level[depth].before_atom = level[depth].branch_empty;
-                        /* The group matches "" in at most one way: the product is at most 1. */
-                        level[depth].branch_empty = atom_empty ? level[depth].branch_empty : 0;
-                        level[depth].parts += atom_parts;
-                        if (atom_nesting > level[depth].nesting)
-                                level[depth].nesting = atom_nesting;
-                        last = LAST_ATOM;
-                        break;
-                case '|':
-                        level[depth].group_empty =
-                                ways_add(level[depth].group_empty, level[depth].branch_empty);
-                        level[depth].branch_empty = 1;
-                        level[depth].parts++;
-                        last = LAST_NONE;
-                        break;
-                case '^':
-                case '$':
-                        /* glibc reads a '*' after an anchor as a literal: refused below. An
-                         * anchor matches the empty string. regcomp() grows with the cube of a
-                         * run of anchors ("^^^..."). */
-                        level[depth].parts++;
-                        level[depth].anchors++;
-                        if (++anchors > IDENTITY_ANCHORS_MAX)
-                                reason = "the identity pattern has more than " STRINGIFY(
-                                        IDENTITY_ANCHORS_MAX) " anchors ('^' and '$')";
-                        last = LAST_NONE;
-                        break;
-                case '*':
-                case '+':
-                case '?':
-                case '{':
-                        if (last == LAST_NONE) {
-                                reason = "the identity pattern has a repetition operator with "
-                                         "nothing to repeat";
-                                break;
-                        }
-                        if (last == LAST_REPEATED) {
-                                reason = "the identity pattern has two repetition operators in a "
-                                         "row (such as 'a++' or 'a*{2}')";
-                                break;
-                        }
-                        if (atom_empty) {
-                                /* regcomp() takes exponential time on "(a*)*(a*)*..." and cubic
-                                 * memory on "()?()?...", and the repetition adds nothing. */
-                                reason = "the identity pattern repeats a group that can match the "
-                                         "empty string (such as '(a*)*' or '(a|)?')";
-                                break;
-                        }
-                        copies = repeat_copies(pattern, &i, &optional);
-                        if (copies == 0) {
-                                reason = "the identity pattern has an interval other than {m}, "
-                                         "{m,} or {m,n} with m <= n <= " STRINGIFY(
-                                                 IDENTITY_INTERVAL_MAX);
-                                break;
-                        }
-                        atom_nesting *= copies;
-                        if (atom_nesting > IDENTITY_NESTING_MAX) {
-                                reason = "the identity pattern nests repetitions whose counts "
-                                         "multiply past " STRINGIFY(IDENTITY_NESTING_MAX);
-                                break;
-                        }
-                        /* The copies of the atom beyond the first; the operator is the
-                         * pattern's own part. */
-                        added += atom_parts * (copies - 1);
-                        if (added > IDENTITY_COPIES_MAX) {
-                                reason =
-                                        "the identity pattern has repetitions that copy out "
-                                        "more than " STRINGIFY(IDENTITY_COPIES_MAX) " parts in all";
-                                break;
-                        }
-                        anchors += atom_anchors * (copies - 1);
-                        if (anchors > IDENTITY_ANCHORS_MAX) {
-                                reason = "the identity pattern has more than " STRINGIFY(
-                                        IDENTITY_ANCHORS_MAX) " anchors ('^' and '$')";
-                                break;
-                        }
-                        level[depth].parts += 1 + atom_parts * (copies - 1);
-                        level[depth].anchors += atom_anchors * (copies - 1);
-                        if (optional)
-                                level[depth].branch_empty = level[depth].before_atom;
-                        atom_parts *= copies;
-                        if (atom_nesting > level[depth].nesting)
-                                level[depth].nesting = atom_nesting;
-                        last = LAST_REPEATED;
-                        break;
-                default:
-                        atom = true;
-                        break;
-                }
-                if (atom) {
-                        atom_parts = 1;
-                        atom_nesting = 1;
-                        atom_empty = false;
-                        atom_anchors = 0;
-                        level[depth].before_atom = level[depth].branch_empty;
-                        level[depth].branch_empty = 0;
-                        level[depth].parts++;
-                        if (level[depth].nesting == 0)
-                                level[depth].nesting = 1;
-                        last = LAST_ATOM;
-                }
-        }
-        if (!reason && depth > 0)
+        /* Every count stays under IDENTITY_PATTERN_MAX * (IDENTITY_COPIES_MAX + 1) parts times
+         * IDENTITY_INTERVAL_MAX + 1 copies: no overflow. */
+        for (size_t i = 0; !reason && pattern[i] != '\0'; i++)
+                reason = check_token(&c, pattern, &i);
+        if (!reason && c.depth > 0)
                 reason = "the identity pattern has a '(' that is never closed";
         /* identity_match() wraps the pattern in a group. */
-        if (!reason && ways_add(level[0].group_empty, level[0].branch_empty) > 1)
+        if (!reason && ways_add(c.level[0].group_empty, c.level[0].branch_empty) > 1)
                 reason = "the identity pattern can match the empty string in more than one way "
                          "(such as 'a||')";
 
