@@ -191,7 +191,8 @@ static int on_output(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return 0;
 }
 
-static void on_exited(SpawnerLink *l, const SpawnerReplyExited *x) {
+static void on_exited(SpawnerLink *l, const SpawnerMessage *m) {
+        const SpawnerReplyExited *x = &m->exited;
         LinkRun *lr = l->runs;
 
         while (lr && (lr->req->id != x->run_id || lr->exited))
@@ -207,7 +208,8 @@ static void on_exited(SpawnerLink *l, const SpawnerReplyExited *x) {
 }
 
 /* STARTED: the run's child is in a run's scope (or in none, without scopes). */
-static void on_started(SpawnerLink *l, const SpawnerReplyStarted *x) {
+static void on_started(SpawnerLink *l, const SpawnerMessage *m) {
+        const SpawnerReplyStarted *x = &m->started;
         LinkRun *lr = l->runs;
 
         while (lr && (lr->req->id != x->run_id || lr->exited || lr->started))
@@ -220,7 +222,8 @@ static void on_started(SpawnerLink *l, const SpawnerReplyStarted *x) {
         lr->started = true;
 }
 
-static void on_confined(SpawnerLink *l, const SpawnerReplyConfined *x) {
+static void on_confined(SpawnerLink *l, const SpawnerMessage *m) {
+        const SpawnerReplyConfined *x = &m->confined;
         SpawnerCheck *c = l->checks, **p = &l->checks;
         ConfinementReason why;
 
@@ -244,42 +247,57 @@ static void on_confined(SpawnerLink *l, const SpawnerReplyConfined *x) {
                 c->userdata);
 }
 
+static void on_hello_again(SpawnerLink *l, const SpawnerMessage *m) {
+        broken(l, "said HELLO twice");
+}
+
+/* What the engine does with each reply, one row per reply type of spawner_messages[]: the
+ * spawner's HELLO is read once, by hello(), before the loop runs. */
+static const struct {
+        uint16_t type;
+        void (*handle)(SpawnerLink *l, const SpawnerMessage *m);
+} reply_handlers[] = {
+        {SPAWNER_REPLY_HELLO, on_hello_again},
+        {SPAWNER_REPLY_EXITED, on_exited},
+        {SPAWNER_REPLY_CONFINED, on_confined},
+        {SPAWNER_REPLY_STARTED, on_started},
+};
+
+/* Whether every reply type of spawner_messages[] has exactly one row above, and every row one. */
+static bool reply_handlers_valid(void) {
+        for (size_t i = 0; i < spawner_n_messages; i++) {
+                size_t rows = 0;
+
+                for (size_t k = 0; k < ELEMENTSOF(reply_handlers); k++)
+                        rows += reply_handlers[k].type == spawner_messages[i].type;
+                if (rows != (spawner_messages[i].type >= 0x80 ? 1 : 0))
+                        return false;
+        }
+        for (size_t k = 0; k < ELEMENTSOF(reply_handlers); k++)
+                if (!spawner_message_row(reply_handlers[k].type) || reply_handlers[k].type < 0x80)
+                        return false;
+        return true;
+}
+
 static int on_reply(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         SpawnerLink *l = userdata;
-        union {
-                SpawnerMessage m;
-                uint8_t bytes[SPAWNER_MESSAGE_MAX];
-        } buf;
-        size_t n_fds;
-        bool cut;
-        SpawnerMessage m;
-        SpawnerError e;
-        ssize_t n;
+        SpawnerReceived rx;
+        int r;
 
         /* Replies carry no fds: any that came are closed, and the count refuses the reply. */
-        n = recv_datagram_fds(fd, &buf, sizeof(buf), NULL, 0, &n_fds, &cut);
-        if (n < 0)
-                return n == -EAGAIN || n == -EINTR ? 0 : (broken(l, "channel failed"), 0);
-        if (n == 0) {
+        r = spawner_receive(fd, false, &rx);
+        if (r == -EAGAIN || r == -EINTR)
+                return 0;
+        if (r == -EBADMSG)
+                broken(l, spawner_error_name(rx.error));
+        else if (r < 0)
+                broken(l, "channel failed");
+        else if (r == 0)
                 broken(l, "is gone");
-                return 0;
-        }
-        if (cut)
-                e = SPAWNER_E_TRUNCATED;
         else
-                e = spawner_reply_decode(&buf, (size_t)n, n_fds, &m);
-        if (e != SPAWNER_OK) {
-                broken(l, spawner_error_name(e));
-                return 0;
-        }
-        if (m.h.type == SPAWNER_REPLY_EXITED)
-                on_exited(l, &m.exited);
-        else if (m.h.type == SPAWNER_REPLY_STARTED)
-                on_started(l, &m.started);
-        else if (m.h.type == SPAWNER_REPLY_CONFINED)
-                on_confined(l, &m.confined);
-        else
-                broken(l, "said HELLO twice");
+                for (size_t i = 0; i < ELEMENTSOF(reply_handlers); i++)
+                        if (reply_handlers[i].type == rx.m.h.type)
+                                reply_handlers[i].handle(l, &rx.m);
         return 0;
 }
 
@@ -287,11 +305,12 @@ static int on_reply(sd_event_source *s, int fd, uint32_t revents, void *userdata
 static int hello(SpawnerLink *l) {
         SpawnerHello h = {.pid = (uint32_t)getpid()};
         struct pollfd pfd = {.fd = l->fd, .events = POLLIN};
-        uint8_t buf[SPAWNER_MESSAGE_MAX];
-        SpawnerMessage m;
-        ssize_t n;
+        SpawnerReceived rx;
         int r;
 
+        /* A reply table that names a type twice or not at all is the build's fault. */
+        if (!reply_handlers_valid())
+                return -EPROTO;
         spawner_header_init(&h.h, SPAWNER_HELLO);
         r = send_message(l, &h, sizeof(h), NULL, 0);
         if (r < 0)
@@ -299,17 +318,16 @@ static int hello(SpawnerLink *l) {
         r = poll(&pfd, 1, HELLO_TIMEOUT_MS);
         if (r <= 0)
                 return r < 0 ? negative_errno() : -ETIMEDOUT;
-        n = recv(l->fd, buf, sizeof(buf), MSG_DONTWAIT);
-        if (n < 0)
-                return negative_errno();
-        if (spawner_reply_decode(buf, (size_t)n, 0, &m) != SPAWNER_OK ||
-            m.h.type != SPAWNER_REPLY_HELLO)
+        r = spawner_receive(l->fd, false, &rx);
+        if (r == 0 || r == -EBADMSG || (r > 0 && rx.m.h.type != SPAWNER_REPLY_HELLO))
                 return -EBADMSG;
-        l->landlock_abi = (int)m.reply_hello.landlock_abi;
-        l->scopes = m.reply_hello.scopes;
+        if (r < 0)
+                return r;
+        l->landlock_abi = (int)rx.m.reply_hello.landlock_abi;
+        l->scopes = rx.m.reply_hello.scopes;
         /* The spawner's cap, never more than ours: one run too many would end it. */
-        if (m.reply_hello.runs_max < l->runs_max)
-                l->runs_max = m.reply_hello.runs_max;
+        if (rx.m.reply_hello.runs_max < l->runs_max)
+                l->runs_max = rx.m.reply_hello.runs_max;
         return 0;
 }
 

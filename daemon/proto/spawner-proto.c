@@ -1,10 +1,12 @@
-/* The spawner's request table: decoding and checking the fixed-size messages of the engine and the
- * spawner. Pure: bytes and a count of fds in, a checked message or a named refusal out. */
+/* The spawner's request table: one row per message type of the engine and the spawner, and the
+ * decoder that checks a datagram against it. Pure: bytes and a count of fds in, a checked message
+ * or a named refusal out (spawner-receive.c reads them off the channel). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "macro.h"
 #include "spawner-proto.h"
 
 static const char *const error_names[_SPAWNER_E_MAX] = {
@@ -22,34 +24,138 @@ const char *spawner_error_name(SpawnerError e) {
         return e >= 0 && e < _SPAWNER_E_MAX ? error_names[e] : "an unknown refusal";
 }
 
-/* The exact size of each type; 0 for a type that does not exist. */
-static size_t type_size(uint16_t t) {
-        switch (t) {
-        case SPAWNER_HELLO:
-                return sizeof(SpawnerHello);
-        case SPAWNER_RUN:
-                return sizeof(SpawnerRun);
-        case SPAWNER_KILL:
-                return sizeof(SpawnerKill);
-        case SPAWNER_STOP:
-                return sizeof(SpawnerStop);
-        case SPAWNER_CONFINE:
-                return sizeof(SpawnerConfine);
-        case SPAWNER_NOTIFY:
-                return sizeof(SpawnerNotify);
-        case SPAWNER_WARM:
-                return sizeof(SpawnerWarm);
-        case SPAWNER_REPLY_HELLO:
-                return sizeof(SpawnerReplyHello);
-        case SPAWNER_REPLY_EXITED:
-                return sizeof(SpawnerReplyExited);
-        case SPAWNER_REPLY_CONFINED:
-                return sizeof(SpawnerReplyConfined);
-        case SPAWNER_REPLY_STARTED:
-                return sizeof(SpawnerReplyStarted);
-        default:
-                return 0;
+static bool hello_valid(const SpawnerMessage *m) {
+        return m->hello.pid > 0 && m->hello.zero == 0;
+}
+
+static bool run_valid(const SpawnerMessage *m) {
+        const SpawnerRun *r = &m->run;
+
+        if (r->run_id == 0 || (r->flags & ~SPAWNER_RUN_FLAGS) != 0)
+                return false;
+        if (r->protocol != 1 && r->protocol != 2)
+                return false;
+        if (r->protocol == 1 && r->flags != 0)
+                return false;
+        return r->cpu_s >= 1 && r->cpu_s <= SPAWNER_CPU_S_MAX && r->timeout_s >= 1 &&
+               r->timeout_s <= SPAWNER_TIMEOUT_S_MAX && r->memory_bytes >= SPAWNER_MEMORY_MIN &&
+               r->memory_bytes <= SPAWNER_MEMORY_MAX;
+}
+
+static uint32_t run_fd_flags(const SpawnerMessage *m) {
+        return m->run.flags;
+}
+
+static bool kill_valid(const SpawnerMessage *m) {
+        return m->kill.run_id > 0;
+}
+
+static bool stop_valid(const SpawnerMessage *m) {
+        return true;
+}
+
+static bool confine_valid(const SpawnerMessage *m) {
+        return m->confine.check_id > 0 && m->confine.pid > 0 && m->confine.zero == 0;
+}
+
+static bool notify_valid(const SpawnerMessage *m) {
+        return m->notify.state >= SPAWNER_NOTIFY_READY &&
+               m->notify.state <= SPAWNER_NOTIFY_STOPPING && m->notify.zero == 0;
+}
+
+static bool warm_valid(const SpawnerMessage *m) {
+        return m->warm.timeout_s >= 1 && m->warm.timeout_s <= SPAWNER_TIMEOUT_S_MAX &&
+               m->warm.memory_bytes >= SPAWNER_MEMORY_MIN &&
+               m->warm.memory_bytes <= SPAWNER_MEMORY_MAX;
+}
+
+static bool errno_valid(int32_t error) {
+        return error <= 0 && error >= -4095;
+}
+
+static bool reply_hello_valid(const SpawnerMessage *m) {
+        return m->reply_hello.scopes <= 1 && m->reply_hello.runs_max != 0 &&
+               m->reply_hello.zero == 0;
+}
+
+static bool exited_valid(const SpawnerMessage *m) {
+        return m->exited.run_id != 0 && (m->exited.flags & ~SPAWNER_EXITED_FLAGS) == 0 &&
+               errno_valid(m->exited.error);
+}
+
+static bool confined_valid(const SpawnerMessage *m) {
+        return m->confined.check_id != 0 && m->confined.ok <= 1 && m->confined.zero == 0 &&
+               errno_valid(m->confined.error) &&
+               memchr(m->confined.unit, 0, sizeof(m->confined.unit)) != NULL;
+}
+
+static bool started_valid(const SpawnerMessage *m) {
+        return m->started.run_id != 0 && m->started.scoped <= 1 &&
+               memchr(m->started.unit, 0, sizeof(m->started.unit)) != NULL;
+}
+
+#define MEMFD          SPAWNER_FD_SEALED_MEMFD
+#define PIPE_W         SPAWNER_FD_PIPE_WRITE
+#define ROW(t, s, ...) .type = SPAWNER_##t, .name = #t, .size = sizeof(s), __VA_ARGS__
+
+/* The contract, one row per message type. A RUN's fds: the binary, the input, the inputs (with
+ * SPAWNER_RUN_INPUTS), stdout, stderr, the detail pipe (with SPAWNER_RUN_DETAIL). */
+const SpawnerMessageRow spawner_messages[] = {
+        {ROW(HELLO, SpawnerHello, .valid = hello_valid)},
+        {ROW(RUN, SpawnerRun, .fds_min = 4, .fds_max = 6,
+             .fds = {{MEMFD},
+                     {MEMFD},
+                     {MEMFD, SPAWNER_RUN_INPUTS},
+                     {PIPE_W},
+                     {PIPE_W},
+                     {PIPE_W, SPAWNER_RUN_DETAIL}},
+             .fd_flags = run_fd_flags, .valid = run_valid)},
+        {ROW(KILL, SpawnerKill, .valid = kill_valid)},
+        {ROW(STOP, SpawnerStop, .valid = stop_valid)},
+        {ROW(CONFINE, SpawnerConfine, .fds_min = 1, .fds_max = 1, .fds = {{SPAWNER_FD_PIDFD}},
+             .valid = confine_valid)},
+        {ROW(NOTIFY, SpawnerNotify, .valid = notify_valid)},
+        {ROW(WARM, SpawnerWarm, .valid = warm_valid)},
+        {ROW(REPLY_HELLO, SpawnerReplyHello, .valid = reply_hello_valid)},
+        {ROW(REPLY_EXITED, SpawnerReplyExited, .valid = exited_valid)},
+        {ROW(REPLY_CONFINED, SpawnerReplyConfined, .valid = confined_valid)},
+        {ROW(REPLY_STARTED, SpawnerReplyStarted, .valid = started_valid)},
+};
+const size_t spawner_n_messages = ELEMENTSOF(spawner_messages);
+
+#undef ROW
+#undef PIPE_W
+#undef MEMFD
+
+const SpawnerMessageRow *spawner_message_row(uint16_t t) {
+        for (size_t i = 0; i < spawner_n_messages; i++)
+                if (spawner_messages[i].type == t)
+                        return &spawner_messages[i];
+        return NULL;
+}
+
+bool spawner_table_valid(uint16_t *ret_type) {
+        for (size_t i = 0; i < spawner_n_messages; i++) {
+                const SpawnerMessageRow *row = &spawner_messages[i];
+                size_t always = 0, slots = 0;
+                bool ok = row->type != 0 && row->name && row->valid &&
+                          row->size >= sizeof(SpawnerHeader) && row->size <= SPAWNER_MESSAGE_MAX &&
+                          row->size <= sizeof(SpawnerMessage) && row->fds_max <= SPAWNER_FDS_MAX &&
+                          spawner_message_row(row->type) == row;
+
+                for (size_t k = 0; k < SPAWNER_FDS_MAX && row->fds[k].kind != 0; k++) {
+                        slots++;
+                        always += row->fds[k].flag == 0;
+                        /* An optional fd needs the flags that attach it. */
+                        ok = ok && (row->fds[k].flag == 0 || row->fd_flags);
+                }
+                if (!ok || always != row->fds_min || slots != row->fds_max) {
+                        if (ret_type)
+                                *ret_type = row->type;
+                        return false;
+                }
         }
+        return true;
 }
 
 bool spawner_unit_name_valid(const char *unit) {
@@ -70,30 +176,42 @@ bool spawner_unit_name_valid(const char *unit) {
 }
 
 void spawner_header_init(SpawnerHeader *h, SpawnerType t) {
+        const SpawnerMessageRow *row = spawner_message_row((uint16_t)t);
+
         *h = (SpawnerHeader){
                 .magic = SPAWNER_MAGIC,
                 .version = SPAWNER_VERSION,
                 .type = (uint16_t)t,
-                .size = (uint32_t)type_size((uint16_t)t),
+                .size = row ? row->size : 0,
         };
 }
 
-size_t spawner_request_fds(const SpawnerMessage *m) {
-        switch (m->h.type) {
-        case SPAWNER_RUN:
-                return 4 + !!(m->run.flags & SPAWNER_RUN_INPUTS) +
-                       !!(m->run.flags & SPAWNER_RUN_DETAIL);
-        case SPAWNER_CONFINE:
-                return 1;
-        default:
+size_t spawner_message_fds(const SpawnerMessage *m, SpawnerFdKind kinds[SPAWNER_FDS_MAX]) {
+        const SpawnerMessageRow *row = spawner_message_row(m->h.type);
+        uint32_t flags;
+        size_t n = 0;
+
+        if (!row)
                 return 0;
+        flags = row->fd_flags ? row->fd_flags(m) : 0;
+        for (size_t k = 0; k < row->fds_max; k++) {
+                if (row->fds[k].flag != 0 && !(flags & row->fds[k].flag))
+                        continue;
+                if (kinds)
+                        kinds[n] = row->fds[k].kind;
+                n++;
         }
+        return n;
+}
+
+size_t spawner_request_fds(const SpawnerMessage *m) {
+        return m->h.type < 0x80 ? spawner_message_fds(m, NULL) : 0;
 }
 
 /* The header of buf: its size must be exactly its type's, and the type one this side takes. */
 static SpawnerError header_check(const void *buf, size_t n, bool request, SpawnerMessage *m) {
+        const SpawnerMessageRow *row;
         SpawnerHeader h;
-        size_t want;
 
         if (!buf || n < sizeof(SpawnerHeader) || n > sizeof(SpawnerMessage))
                 return SPAWNER_E_SIZE;
@@ -102,10 +220,10 @@ static SpawnerError header_check(const void *buf, size_t n, bool request, Spawne
                 return SPAWNER_E_MAGIC;
         if (h.version != SPAWNER_VERSION)
                 return SPAWNER_E_VERSION;
-        want = type_size(h.type);
-        if (want == 0 || (request != (h.type < 0x80)))
+        row = spawner_message_row(h.type);
+        if (!row || (request != (h.type < 0x80)))
                 return SPAWNER_E_TYPE;
-        if (n != want || h.size != want)
+        if (n != row->size || h.size != row->size)
                 return SPAWNER_E_SIZE;
         if (h.zero != 0)
                 return SPAWNER_E_FIELD;
@@ -114,92 +232,31 @@ static SpawnerError header_check(const void *buf, size_t n, bool request, Spawne
         return SPAWNER_OK;
 }
 
-/* Every field of a request in range: a value the engine should never send is never believed. */
-static bool request_fields_valid(const SpawnerMessage *m) {
-        switch (m->h.type) {
-        case SPAWNER_HELLO:
-                return m->hello.pid > 0 && m->hello.zero == 0;
-        case SPAWNER_RUN: {
-                const SpawnerRun *r = &m->run;
+/* A message of this side's: its header, every field in range (a value the peer should never
+ * send is never believed), the exact fd count its type and flags say (a reply's, which carries
+ * none, before its fields). */
+static SpawnerError decode(const void *buf, size_t n, size_t n_fds, bool request,
+                           SpawnerMessage *ret) {
+        SpawnerMessage m;
+        SpawnerError e;
 
-                if (r->run_id == 0 || (r->flags & ~SPAWNER_RUN_FLAGS) != 0)
-                        return false;
-                if (r->protocol != 1 && r->protocol != 2)
-                        return false;
-                if (r->protocol == 1 && r->flags != 0)
-                        return false;
-                return r->cpu_s >= 1 && r->cpu_s <= SPAWNER_CPU_S_MAX && r->timeout_s >= 1 &&
-                       r->timeout_s <= SPAWNER_TIMEOUT_S_MAX &&
-                       r->memory_bytes >= SPAWNER_MEMORY_MIN &&
-                       r->memory_bytes <= SPAWNER_MEMORY_MAX;
-        }
-        case SPAWNER_KILL:
-                return m->kill.run_id > 0;
-        case SPAWNER_STOP:
-                return true;
-        case SPAWNER_CONFINE:
-                return m->confine.check_id > 0 && m->confine.pid > 0 && m->confine.zero == 0;
-        case SPAWNER_WARM:
-                return m->warm.timeout_s >= 1 && m->warm.timeout_s <= SPAWNER_TIMEOUT_S_MAX &&
-                       m->warm.memory_bytes >= SPAWNER_MEMORY_MIN &&
-                       m->warm.memory_bytes <= SPAWNER_MEMORY_MAX;
-        case SPAWNER_NOTIFY:
-                return m->notify.state >= SPAWNER_NOTIFY_READY &&
-                       m->notify.state <= SPAWNER_NOTIFY_STOPPING && m->notify.zero == 0;
-        default:
-                return false;
-        }
+        e = header_check(buf, n, request, &m);
+        if (e != SPAWNER_OK)
+                return e;
+        if (!request && n_fds != spawner_message_fds(&m, NULL))
+                return SPAWNER_E_FDS;
+        if (!spawner_message_row(m.h.type)->valid(&m))
+                return SPAWNER_E_FIELD;
+        if (n_fds != spawner_message_fds(&m, NULL))
+                return SPAWNER_E_FDS;
+        *ret = m;
+        return SPAWNER_OK;
 }
 
 SpawnerError spawner_request_decode(const void *buf, size_t n, size_t n_fds, SpawnerMessage *ret) {
-        SpawnerMessage m;
-        SpawnerError e;
-
-        e = header_check(buf, n, true, &m);
-        if (e != SPAWNER_OK)
-                return e;
-        if (!request_fields_valid(&m))
-                return SPAWNER_E_FIELD;
-        if (n_fds != spawner_request_fds(&m))
-                return SPAWNER_E_FDS;
-        *ret = m;
-        return SPAWNER_OK;
+        return decode(buf, n, n_fds, true, ret);
 }
 
 SpawnerError spawner_reply_decode(const void *buf, size_t n, size_t n_fds, SpawnerMessage *ret) {
-        SpawnerMessage m;
-        SpawnerError e;
-
-        e = header_check(buf, n, false, &m);
-        if (e != SPAWNER_OK)
-                return e;
-        if (n_fds != 0)
-                return SPAWNER_E_FDS;
-        switch (m.h.type) {
-        case SPAWNER_REPLY_HELLO:
-                if (m.reply_hello.scopes > 1 || m.reply_hello.runs_max == 0 ||
-                    m.reply_hello.zero != 0)
-                        return SPAWNER_E_FIELD;
-                break;
-        case SPAWNER_REPLY_STARTED:
-                if (m.started.run_id == 0 || m.started.scoped > 1 ||
-                    memchr(m.started.unit, 0, sizeof(m.started.unit)) == NULL)
-                        return SPAWNER_E_FIELD;
-                break;
-        case SPAWNER_REPLY_EXITED:
-                if (m.exited.run_id == 0 || (m.exited.flags & ~SPAWNER_EXITED_FLAGS) != 0 ||
-                    m.exited.error > 0 || m.exited.error < -4095)
-                        return SPAWNER_E_FIELD;
-                break;
-        case SPAWNER_REPLY_CONFINED:
-                if (m.confined.check_id == 0 || m.confined.ok > 1 || m.confined.zero != 0 ||
-                    m.confined.error > 0 || m.confined.error < -4095 ||
-                    memchr(m.confined.unit, 0, sizeof(m.confined.unit)) == NULL)
-                        return SPAWNER_E_FIELD;
-                break;
-        default:
-                break;
-        }
-        *ret = m;
-        return SPAWNER_OK;
+        return decode(buf, n, n_fds, false, ret);
 }

@@ -198,8 +198,53 @@ typedef enum SpawnerError {
 
 const char *spawner_error_name(SpawnerError e);
 
+/* What an attached fd must be; the receiver checks it (spawner.c), the table only says it. */
+typedef enum SpawnerFdKind {
+        SPAWNER_FD_SEALED_MEMFD = 1, /* a memfd sealed against write, grow and shrink */
+        SPAWNER_FD_PIPE_WRITE,       /* a pipe's write end, open for writing only */
+        SPAWNER_FD_PIDFD,            /* a pidfd */
+} SpawnerFdKind;
+
+/* One fd a message may carry: its kind, and the message flag that attaches it (0: always). */
+typedef struct SpawnerFdSlot {
+        SpawnerFdKind kind;
+        uint32_t flag;
+} SpawnerFdSlot;
+
+/*
+ * The contract of one message type, a row of spawner_messages[]: its exact size, the fds it
+ * carries (fds_min without its optional ones, fds_max with them all; slots in the order they are
+ * attached), the flags that attach the optional ones and the check of its fields. What the
+ * spawner does with a request is its own table's (spawner.c), what the engine does with a reply
+ * spawner-link.c's; each has exactly one row for each of this table's types of its direction.
+ */
+typedef struct SpawnerMessageRow {
+        uint16_t type; /* SpawnerType: < 0x80 a request, >= 0x80 a reply */
+        const char *name;
+        uint32_t size;
+        uint8_t fds_min, fds_max;
+        SpawnerFdSlot fds[SPAWNER_FDS_MAX];
+        uint32_t (*fd_flags)(const SpawnerMessage *m); /* NULL: no optional fd */
+        bool (*valid)(const SpawnerMessage *m);        /* every field in range */
+} SpawnerMessageRow;
+
+extern const SpawnerMessageRow spawner_messages[];
+extern const size_t spawner_n_messages;
+
+/* The row of type t, or NULL for a type that does not exist. */
+const SpawnerMessageRow *spawner_message_row(uint16_t t);
+
+/* The fds a message of this type and these flags carries: how many, and (with kinds non-NULL)
+ * what each must be, in the order attached. */
+size_t spawner_message_fds(const SpawnerMessage *m, SpawnerFdKind kinds[SPAWNER_FDS_MAX]);
+
 /* How many fds a request of this type and these flags carries. */
 size_t spawner_request_fds(const SpawnerMessage *m);
+
+/* Whether the table is one row per type, each consistent (fds_min and fds_max against its slots,
+ * at most SPAWNER_FDS_MAX, a size that fits SPAWNER_MESSAGE_MAX, a check of its fields); the
+ * first row that is not, as its type, in *ret_type. */
+bool spawner_table_valid(uint16_t *ret_type);
 
 /*
  * Decodes one request the engine sent (buf, n bytes, with n_fds fds attached): checks magic,
@@ -211,6 +256,29 @@ SpawnerError spawner_request_decode(const void *buf, size_t n, size_t n_fds, Spa
 
 /* The same for a reply the spawner sent, read by the engine; replies carry no fds. */
 SpawnerError spawner_reply_decode(const void *buf, size_t n, size_t n_fds, SpawnerMessage *ret);
+
+/* One datagram received and decoded, its fds the receiver's. */
+typedef struct SpawnerReceived {
+        SpawnerMessage m;
+        /* One more than any message carries, so that one fd too many is counted, not cut. */
+        int fds[SPAWNER_FDS_MAX + 1];
+        size_t n_fds;
+        SpawnerError error; /* why it was refused (-EBADMSG) */
+} SpawnerReceived;
+
+/*
+ * Receives one datagram from fd (non-blocking; SCM_RIGHTS only, close-on-exec) and decodes it:
+ * as a request (requests true: the spawner's side) or as a reply (the engine's). Returns 1 with
+ * the message and its fds in *ret, the fds the caller's to close (spawner_received_close()); 0 at
+ * the peer's end (an empty datagram without fds); -EAGAIN or -EINTR when nothing is there yet;
+ * -EBADMSG when the datagram was refused, ret->error saying why (cut short, MSG_TRUNC or
+ * MSG_CTRUNC, other control data, or anything the decoder refuses), every fd it carried closed;
+ * another negative errno when the channel failed.
+ */
+int spawner_receive(int fd, bool requests, SpawnerReceived *ret);
+
+/* Closes the fds of a received message the handler did not take (those it set to -1). */
+void spawner_received_close(SpawnerReceived *r);
 
 /* Whether unit is a run's scope as the spawner names them, "lockd-run-<digits>.scope": the rule
  * the engine checks STARTED against (the scope may have been made before the run, ARCHITECTURE.md,

@@ -61,5 +61,13 @@ uint64_t spawner_nofile_need(unsigned workers, unsigned standby_max);
 /* Whether the engine said HELLO: it is up (the point at which lockd is ready). */
 bool spawner_engine_ready(const Spawner *s);
 
+/*
+ * Whether the spawner's table of handlers matches the request table (spawner_messages[]): every
+ * request type exactly one row, every row a request type, and the request table itself
+ * consistent (spawner_table_valid()). spawner_new() refuses to serve otherwise; the first type
+ * that does not match in *ret_type.
+ */
+bool spawner_handlers_valid(uint16_t *ret_type);
+
 /* Runs in flight (received, not yet answered). */
 unsigned spawner_n_runs(const Spawner *s);
