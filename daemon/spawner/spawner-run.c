@@ -59,12 +59,17 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 #define ENGINE_EXIT_WAIT_MS  5000
 #define CHOWN_DEPTH_MAX      16
 
+/* lockd's run: the loop, the engine, and what the end must close. */
 typedef struct Run {
         sd_event *event;
         pid_t engine_pid;
         int engine_pidfd;
         bool term_forwarded;
-        const char *bus;
+        const char *engine_path;
+        int fds[2];     /* the agent and console sockets, until the engine has them */
+        int pair[2];    /* the engine's channel: ours, and the engine's until it has it */
+        char *bound[2]; /* the paths of the sockets lockd bound itself, unlinked at the end */
+        bool activated; /* the sockets came from systemd */
 } Run;
 
 static void usage(FILE *f) {
@@ -355,7 +360,9 @@ static int engine_reap(Run *run) {
         return si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
 }
 
-int spawner_run(int argc, char **argv) {
+/* What lockd was asked on its command line: -1 to go on and serve with *ret_config and
+ * *ret_engine, or the exit code (usage, --version, --check-config's verdict). */
+static int parse_args(int argc, char **argv, const char **ret_config, const char **ret_engine) {
         static const struct option opts[] = {
                 {"config", required_argument, NULL, 'c'},
                 {"check-config", optional_argument, NULL, 'C'},
@@ -364,20 +371,9 @@ int spawner_run(int argc, char **argv) {
                 {"version", no_argument, NULL, 'V'},
                 {},
         };
-        _cleanup_(policy_freep) Policy *p = NULL;
-        _cleanup_(scope_manager_freep) ScopeManager *scope = NULL;
-        _cleanup_(spawner_freep) Spawner *sp = NULL;
-        const char *config = NULL, *check = NULL, *engine = NULL;
-        int fds[2] = {-1, -1}, pair[2] = {-1, -1};
-        char *bound[2] = {NULL, NULL};
-        Run run = {.engine_pidfd = -1};
-        SpawnerNames names;
-        char why[512] = "";
-        bool checking = false, activated = false;
-        uid_t euid;
-        gid_t egid;
-        sigset_t ss;
-        int c, r, status, ret = 1;
+        const char *config = NULL, *check = NULL;
+        bool checking = false;
+        int c;
 
         while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) >= 0) {
                 switch (c) {
@@ -389,7 +385,7 @@ int spawner_run(int argc, char **argv) {
                         check = optarg;
                         break;
                 case 'E':
-                        engine = optarg;
+                        *ret_engine = optarg;
                         break;
                 case 'h':
                         usage(stdout);
@@ -409,30 +405,20 @@ int spawner_run(int argc, char **argv) {
                 usage(stderr);
                 return 2;
         }
-        config = pick_policy(checking && check ? check : config);
+        *ret_config = pick_policy(checking && check ? check : config);
         if (checking)
-                return check_config(config);
+                return check_config(*ret_config);
+        return -1;
+}
 
-        log_open(false);
-        r = secmem_harden_process();
-        if (r < 0)
-                return log_error_errno(r, NULL, "cannot make lockd undumpable: %m"), 1;
-        r = policy_file_load(config, &p, why, sizeof(why));
-        if (r < 0)
-                return log_error_errno(r, NULL, "%s", why[0] ? why : strerror(-r)), 1;
-        if (geteuid() != 0)
-                return log_error_errno(-EPERM, NULL,
-                                       "lockd must run as root: each plugin run gets its own uid"),
-                       1;
-        r = landlock_abi_version();
-        if (r < 0)
-                return log_error_errno(r, NULL,
-                                       "Landlock: %s; plugins cannot run sandboxed, and "
-                                       "lockd has no fallback",
-                                       landlock_strerror(r) ? landlock_strerror(r) : strerror(-r)),
-                       1;
-        SpawnerConfig cfg = {
-                .landlock_abi = r,
+/* The run pool's configuration from the policy, and RLIMIT_NOFILE raised for it (nofile_raise());
+ * 0, or a negative errno, logged. */
+static int pool_config(const Policy *p, int landlock_abi, SpawnerConfig *ret) {
+        uint64_t need, hard = 0;
+        int r;
+
+        *ret = (SpawnerConfig){
+                .landlock_abi = landlock_abi,
                 .pool =
                         {
                                 .workers = p->limits.concurrent_runs,
@@ -449,27 +435,29 @@ int spawner_run(int argc, char **argv) {
                                                        : p->scope.ahead,
                         },
         };
-        {
-                uint64_t need = spawner_nofile_need(cfg.pool.workers, cfg.pool.standby_max),
-                         hard = 0;
-
-                r = nofile_raise(need, &hard);
-                if (r < 0)
-                        return log_error_errno(r, NULL,
-                                               "limits.concurrent_runs %u needs %" PRIu64
-                                               " open files, and RLIMIT_NOFILE's hard limit is "
-                                               "%" PRIu64 " (LimitNOFILE=): %m",
-                                               cfg.pool.workers, need, hard),
-                               1;
-        }
-        /* The user and group databases, read by a child: lockd itself never loads NSS modules. */
-        r = spawner_names_lookup(p, ENGINE_USER, &names);
+        need = spawner_nofile_need(ret->pool.workers, ret->pool.standby_max);
+        r = nofile_raise(need, &hard);
         if (r < 0)
-                return log_error_errno(r, NULL, "the user and group lookups failed: %m"), 1;
-        if (names.range_error < 0)
-                return log_error_errno(names.range_error, NULL, "ephemeral_uids: %s",
-                                       names.range_why),
-                       1;
+                return log_error_errno(r, NULL,
+                                       "limits.concurrent_runs %u needs %" PRIu64
+                                       " open files, and RLIMIT_NOFILE's hard limit is "
+                                       "%" PRIu64 " (LimitNOFILE=): %m",
+                                       ret->pool.workers, need, hard);
+        return 0;
+}
+
+/* The names the policy gives, looked up, and the ephemeral uids enough for every run in flight;
+ * 0, or a negative errno, logged. */
+static int names_check(const Policy *p, SpawnerNames *names) {
+        int r;
+
+        /* The user and group databases, read by a child: lockd itself never loads NSS modules. */
+        r = spawner_names_lookup(p, ENGINE_USER, names);
+        if (r < 0)
+                return log_error_errno(r, NULL, "the user and group lookups failed: %m");
+        if (names->range_error < 0)
+                return log_error_errno(names->range_error, NULL, "ephemeral_uids: %s",
+                                       names->range_why);
         /* Each run in flight holds a uid of its own. */
         if ((uint64_t)p->ephemeral_uid_last - p->ephemeral_uid_first + 1 <
             p->limits.concurrent_runs)
@@ -477,20 +465,42 @@ int spawner_run(int argc, char **argv) {
                                        "ephemeral_uids holds %u uid(s), fewer than "
                                        "limits.concurrent_runs (%u): each run needs its own",
                                        p->ephemeral_uid_last - p->ephemeral_uid_first + 1,
-                                       p->limits.concurrent_runs),
-                       1;
-        r = names.engine_error;
-        euid = names.engine_uid;
-        egid = names.engine_gid;
+                                       p->limits.concurrent_runs);
+        r = names->engine_error;
         if (r < 0)
                 return log_error_errno(r, NULL,
                                        "user " ENGINE_USER ": %s; the engine runs as it (the "
                                        "package's sysusers.d file creates it)",
                                        r == -ENOENT  ? "no such user"
                                        : r == -EPERM ? "must not be root"
-                                                     : strerror(-r)),
-                       1;
-        r = state_dir_prepare(p->state_directory, euid, egid);
+                                                     : strerror(-r));
+        return 0;
+}
+
+/*
+ * What must hold before anything is bound or started: root, Landlock, the pool's configuration
+ * and its fds, the names, the state directory the engine's and the runtime directory there.
+ * 0, or a negative errno, logged.
+ */
+static int preflight(const Policy *p, SpawnerConfig *cfg, SpawnerNames *names) {
+        int r;
+
+        if (geteuid() != 0)
+                return log_error_errno(-EPERM, NULL,
+                                       "lockd must run as root: each plugin run gets its own uid");
+        r = landlock_abi_version();
+        if (r < 0)
+                return log_error_errno(r, NULL,
+                                       "Landlock: %s; plugins cannot run sandboxed, and "
+                                       "lockd has no fallback",
+                                       landlock_strerror(r) ? landlock_strerror(r) : strerror(-r));
+        r = pool_config(p, r, cfg);
+        if (r < 0)
+                return r;
+        r = names_check(p, names);
+        if (r < 0)
+                return r;
+        r = state_dir_prepare(p->state_directory, names->engine_uid, names->engine_gid);
         if (r < 0)
                 return log_error_errno(r, NULL,
                                        "state directory %s: %s; it must be user " ENGINE_USER
@@ -498,13 +508,182 @@ int spawner_run(int argc, char **argv) {
                                        p->state_directory,
                                        r == -EPERM ? "owned by another user, or root's and "
                                                      "lockd may not change that here"
-                                                   : strerror(-r)),
-                       1;
+                                                   : strerror(-r));
         /* The runtime directory holds the console socket when lockd binds it: root's, 0755. */
         if (mkdir(p->runtime_directory, 0755) < 0 && errno != EEXIST)
                 return log_error_errno(negative_errno(), NULL, "runtime directory %s: %m",
-                                       p->runtime_directory),
-                       1;
+                                       p->runtime_directory);
+        return 0;
+}
+
+/*
+ * The sockets bound (or taken from systemd) and handed to the engine, started as user lockd
+ * with its channel; then the spawner's capabilities cut to the kept ones and no_new_privs set.
+ * 0, or a negative errno, logged.
+ */
+static int engine_start(Run *run, const Policy *p, const SpawnerNames *names, const char *config,
+                        const char *engine) {
+        int r;
+
+        r = open_sockets(p, names, run->fds, run->bound, &run->activated);
+        if (r < 0)
+                return r;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, run->pair) < 0)
+                return log_error_errno(negative_errno(), NULL, "the engine's channel: %m");
+        EngineLaunch el = {
+                .path = engine ? engine : engine_path(),
+                .config = config,
+                .uid = names->engine_uid,
+                .gid = names->engine_gid,
+                .listen_fds = {run->fds[0], run->fds[1]},
+                .channel_fd = run->pair[1],
+                .log_fd = engine_log_fd(),
+                .log_level = log_get_max_level(),
+        };
+        run->engine_path = el.path;
+        /* The journal's stream keeps its name in the engine only where it is the log fd. */
+        if (el.log_fd >= 0 && log_get_target() == LOG_TARGET_JOURNAL)
+                el.journal_stream = getenv("JOURNAL_STREAM");
+        r = engine_launch(&el, &run->engine_pid, &run->engine_pidfd);
+        /* The sockets are the engine's alone from here: the root process holds none. */
+        run->fds[0] = safe_close(run->fds[0]);
+        run->fds[1] = safe_close(run->fds[1]);
+        run->pair[1] = safe_close(run->pair[1]);
+        if (r < 0)
+                return log_error_errno(r, NULL, "cannot start the engine %s: %m", el.path);
+
+        r = caps_drop_except(caps_kept, caps_n_kept);
+        if (r < 0)
+                return log_error_errno(r, NULL, "cannot drop capabilities: %s", strerror(-r));
+        /* Nothing the spawner execs (nothing but plugins) gains privileges through a file. */
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return log_error_errno(negative_errno(), NULL, "cannot set no_new_privs: %m");
+        log_struct(LOG_INFO, LOCKD_MESSAGE_CAPABILITIES, NULL,
+                   "spawner: sockets %s, handed to the engine (pid %d, user " ENGINE_USER
+                   ", no capability); capabilities kept: cap_setuid cap_setgid cap_setpcap "
+                   "cap_kill",
+                   run->activated ? "activated by systemd" : "bound", (int)run->engine_pid);
+        return 0;
+}
+
+/* The manager's connection for the runs' scopes (scope.backend systemd), the scopes of a lockd
+ * killed outright stopped first. 0, or a negative errno, logged. */
+static int scopes_open(Run *run, const Policy *p, ScopeManager **ret) {
+        ScopeConfig sc = {
+                .bus = scope_bus(p),
+                .slice = p->scope.slice,
+                .cpu_quota_usec = (uint64_t)p->scope.cpu_quota_percent * 10000ULL,
+        };
+        unsigned stale = 0;
+        int r;
+
+        r = scope_manager_new(run->event, &sc, ret);
+        if (r < 0)
+                return log_error_errno(r, LOCKD_MESSAGE_SCOPE_FAILED,
+                                       "no systemd manager at %s (%s): plugin runs need their "
+                                       "scope; scope.backend: none runs without",
+                                       sc.bus, strerror(-r));
+        scope_manager_set_connection_hook(*ret, on_scope_connection, (void *)sc.bus);
+        /* Runs of a lockd that was killed outright: their scopes go before anything runs. */
+        r = scope_kill_stale(*ret, "lockd-run-*.scope", &stale);
+        if (r < 0)
+                return log_error_errno(r, LOCKD_MESSAGE_SCOPE_FAILED,
+                                       "cannot list the scopes of earlier runs: %m");
+        if (stale > 0)
+                log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
+                           "killed %u scope(s) left by an earlier lockd", stale);
+        return 0;
+}
+
+/* Says how the engine ended, from engine_reap()'s status. */
+static void log_engine_status(const Run *run, int status) {
+        if (status == 127)
+                log_struct(LOG_ERR, NULL, NULL,
+                           "the engine ended with status 127: it could not be started (%s)",
+                           run->engine_path);
+        else if (status > 128)
+                log_struct(LOG_ERR, NULL, NULL, "the engine was killed by signal %d (SIG%s)",
+                           status - 128,
+                           sigabbrev_np(status - 128) ? sigabbrev_np(status - 128) : "?");
+        else if (status != 0 && status != -1)
+                log_struct(LOG_ERR, NULL, NULL, "the engine ended with status %d", status);
+}
+
+/*
+ * The loop: signals forwarded to the engine, the scopes' manager, the request table served until
+ * the engine is gone; then every run killed and the engine reaped. lockd's exit code: 0 only for
+ * an engine told to stop that stopped.
+ */
+static int serve(Run *run, const Policy *p, const SpawnerConfig *cfg, ScopeManager **scope) {
+        _cleanup_(spawner_freep) Spawner *sp = NULL;
+        int r, status;
+
+        r = sd_event_default(&run->event);
+        if (r < 0)
+                return log_error_errno(r, NULL, "event loop: %s", strerror(-r)), 1;
+        if (sd_event_add_signal(run->event, NULL, SIGTERM, on_signal, run) < 0 ||
+            sd_event_add_signal(run->event, NULL, SIGINT, on_signal, run) < 0 ||
+            sd_event_add_signal(run->event, NULL, SIGHUP, on_signal, run) < 0)
+                return log_error_errno(-EIO, NULL, "cannot watch signals"), 1;
+        if (p->scope.backend == POLICY_SCOPE_SYSTEMD && scopes_open(run, p, scope) < 0)
+                return 1;
+        r = spawner_new(run->event, cfg, *scope, TAKE_FD(run->pair[0]), run->engine_pid, &sp);
+        if (r >= 0)
+                r = spawner_watch_engine(sp, run->engine_pidfd);
+        if (r < 0)
+                return log_error_errno(r, NULL, "spawner: %s", strerror(-r)), 1;
+        r = sd_event_loop(run->event);
+        sp = spawner_free(sp); /* every run killed, every scope stopped */
+        status = engine_reap(run);
+        run->engine_pid = 0;
+        log_engine_status(run, status);
+        /* A clean end: the engine was told to stop and stopped; anything else restarts lockd. */
+        return r == 0 && status == 0 ? 0 : 1;
+}
+
+/* What is left at the end: an engine still running killed, the fds, the sockets lockd bound. */
+static void run_finish(Run *run) {
+        if (run->engine_pid > 0) {
+                (void)syscall(__NR_pidfd_send_signal, run->engine_pidfd, SIGKILL, NULL, 0);
+                (void)waitpid(run->engine_pid, NULL, 0);
+        }
+        safe_close(run->engine_pidfd);
+        safe_close(run->pair[0]);
+        safe_close(run->pair[1]);
+        safe_close(run->fds[0]);
+        safe_close(run->fds[1]);
+        for (size_t i = 0; i < 2; i++)
+                if (run->bound[i]) {
+                        /* Sockets lockd bound itself go with it; activated ones are systemd's. */
+                        (void)unlink(run->bound[i]);
+                        free(run->bound[i]);
+                }
+}
+
+int spawner_run(int argc, char **argv) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_(scope_manager_freep) ScopeManager *scope = NULL;
+        const char *config = NULL, *engine = NULL;
+        Run run = {.engine_pidfd = -1, .fds = {-1, -1}, .pair = {-1, -1}};
+        SpawnerConfig cfg;
+        SpawnerNames names;
+        char why[512] = "";
+        sigset_t ss;
+        int r, ret = 1;
+
+        r = parse_args(argc, argv, &config, &engine);
+        if (r >= 0)
+                return r;
+
+        log_open(false);
+        r = secmem_harden_process();
+        if (r < 0)
+                return log_error_errno(r, NULL, "cannot make lockd undumpable: %m"), 1;
+        r = policy_file_load(config, &p, why, sizeof(why));
+        if (r < 0)
+                return log_error_errno(r, NULL, "%s", why[0] ? why : strerror(-r)), 1;
+        if (preflight(p, &cfg, &names) < 0)
+                return 1;
 
         sigemptyset(&ss);
         sigaddset(&ss, SIGTERM);
@@ -512,132 +691,9 @@ int spawner_run(int argc, char **argv) {
         sigaddset(&ss, SIGHUP);
         sigprocmask(SIG_BLOCK, &ss, NULL);
 
-        if (open_sockets(p, &names, fds, bound, &activated) < 0)
-                goto finish;
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
-                log_error_errno(negative_errno(), NULL, "the engine's channel: %m");
-                goto finish;
-        }
-        EngineLaunch el = {
-                .path = engine ? engine : engine_path(),
-                .config = config,
-                .uid = euid,
-                .gid = egid,
-                .listen_fds = {fds[0], fds[1]},
-                .channel_fd = pair[1],
-                .log_fd = engine_log_fd(),
-                .log_level = log_get_max_level(),
-        };
-        /* The journal's stream keeps its name in the engine only where it is the log fd. */
-        if (el.log_fd >= 0 && log_get_target() == LOG_TARGET_JOURNAL)
-                el.journal_stream = getenv("JOURNAL_STREAM");
-        r = engine_launch(&el, &run.engine_pid, &run.engine_pidfd);
-        /* The sockets are the engine's alone from here: the root process holds none. */
-        fds[0] = safe_close(fds[0]);
-        fds[1] = safe_close(fds[1]);
-        pair[1] = safe_close(pair[1]);
-        if (r < 0) {
-                log_error_errno(r, NULL, "cannot start the engine %s: %m", el.path);
-                goto finish;
-        }
-
-        r = caps_drop_except(caps_kept, caps_n_kept);
-        if (r < 0) {
-                log_error_errno(r, NULL, "cannot drop capabilities: %s", strerror(-r));
-                goto finish;
-        }
-        /* Nothing the spawner execs (nothing but plugins) gains privileges through a file. */
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-                log_error_errno(negative_errno(), NULL, "cannot set no_new_privs: %m");
-                goto finish;
-        }
-        log_struct(LOG_INFO, LOCKD_MESSAGE_CAPABILITIES, NULL,
-                   "spawner: sockets %s, handed to the engine (pid %d, user " ENGINE_USER
-                   ", no capability); capabilities kept: cap_setuid cap_setgid cap_setpcap "
-                   "cap_kill",
-                   activated ? "activated by systemd" : "bound", (int)run.engine_pid);
-
-        r = sd_event_default(&run.event);
-        if (r < 0) {
-                log_error_errno(r, NULL, "event loop: %s", strerror(-r));
-                goto finish;
-        }
-        if (sd_event_add_signal(run.event, NULL, SIGTERM, on_signal, &run) < 0 ||
-            sd_event_add_signal(run.event, NULL, SIGINT, on_signal, &run) < 0 ||
-            sd_event_add_signal(run.event, NULL, SIGHUP, on_signal, &run) < 0) {
-                log_error_errno(-EIO, NULL, "cannot watch signals");
-                goto finish;
-        }
-        if (p->scope.backend == POLICY_SCOPE_SYSTEMD) {
-                ScopeConfig sc = {
-                        .bus = scope_bus(p),
-                        .slice = p->scope.slice,
-                        .cpu_quota_usec = (uint64_t)p->scope.cpu_quota_percent * 10000ULL,
-                };
-                unsigned stale = 0;
-
-                r = scope_manager_new(run.event, &sc, &scope);
-                if (r < 0) {
-                        log_error_errno(r, LOCKD_MESSAGE_SCOPE_FAILED,
-                                        "no systemd manager at %s (%s): plugin runs need their "
-                                        "scope; scope.backend: none runs without",
-                                        sc.bus, strerror(-r));
-                        goto finish;
-                }
-                scope_manager_set_connection_hook(scope, on_scope_connection, (void *)sc.bus);
-                /* Runs of a lockd that was killed outright: their scopes go before anything runs.
-                 */
-                r = scope_kill_stale(scope, "lockd-run-*.scope", &stale);
-                if (r < 0) {
-                        log_error_errno(r, LOCKD_MESSAGE_SCOPE_FAILED,
-                                        "cannot list the scopes of earlier runs: %m");
-                        goto finish;
-                }
-                if (stale > 0)
-                        log_struct(LOG_WARNING, LOCKD_MESSAGE_SCOPE_FAILED, NULL,
-                                   "killed %u scope(s) left by an earlier lockd", stale);
-        }
-        r = spawner_new(run.event, &cfg, scope, TAKE_FD(pair[0]), run.engine_pid, &sp);
-        if (r >= 0)
-                r = spawner_watch_engine(sp, run.engine_pidfd);
-        if (r < 0) {
-                log_error_errno(r, NULL, "spawner: %s", strerror(-r));
-                goto finish;
-        }
-        r = sd_event_loop(run.event);
-        sp = spawner_free(sp); /* every run killed, every scope stopped */
-        status = engine_reap(&run);
-        run.engine_pid = 0;
-        /* A clean end: the engine was told to stop and stopped; anything else restarts lockd. */
-        ret = r == 0 && status == 0 ? 0 : 1;
-        if (status == 127)
-                log_struct(LOG_ERR, NULL, NULL,
-                           "the engine ended with status 127: it could not be started (%s)",
-                           el.path);
-        else if (status > 128)
-                log_struct(LOG_ERR, NULL, NULL, "the engine was killed by signal %d (SIG%s)",
-                           status - 128,
-                           sigabbrev_np(status - 128) ? sigabbrev_np(status - 128) : "?");
-        else if (status != 0 && status != -1)
-                log_struct(LOG_ERR, NULL, NULL, "the engine ended with status %d", status);
-
-finish:
-        sp = spawner_free(sp);
-        if (run.engine_pid > 0) {
-                (void)syscall(__NR_pidfd_send_signal, run.engine_pidfd, SIGKILL, NULL, 0);
-                (void)waitpid(run.engine_pid, NULL, 0);
-        }
-        safe_close(run.engine_pidfd);
-        safe_close(pair[0]);
-        safe_close(pair[1]);
-        safe_close(fds[0]);
-        safe_close(fds[1]);
-        for (size_t i = 0; i < 2; i++)
-                if (bound[i]) {
-                        /* Sockets lockd bound itself go with it; activated ones are systemd's. */
-                        (void)unlink(bound[i]);
-                        free(bound[i]);
-                }
+        if (engine_start(&run, p, &names, config, engine) >= 0)
+                ret = serve(&run, p, &cfg, &scope);
+        run_finish(&run);
         scope = scope_manager_free(scope);
         sd_event_unref(run.event);
         return ret;
