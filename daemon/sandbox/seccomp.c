@@ -511,6 +511,42 @@ static void emit_deny_values(Asm *a, const uint32_t *values, size_t n) {
         asm_ret(a, RET_ALLOW);
 }
 
+/* The checks of the classes whose arguments name a process: every path jumps to deny or allow. */
+static void emit_pid_check(Asm *a, NrClass cls, Label deny, Label allow) {
+        switch (cls) {
+        case CLS_OWN_PID:
+                /* Signals and pidfds: arg0 must be the own pid, all 64 bits. */
+                asm_ld(a, OFF_ARG_HI(0));
+                asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
+                asm_ld(a, OFF_ARG_LO(0));
+                asm_jeq_pid(a, allow, deny);
+                break;
+        case CLS_SELF_OR_OWN_PID:
+                /* Limits and scheduling: arg0 must be 0 (the caller) or the own pid. */
+                asm_ld(a, OFF_ARG_HI(0));
+                asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
+                asm_ld(a, OFF_ARG_LO(0));
+                asm_jmp(a, BPF_JEQ, 0, allow, LABEL_NEXT);
+                asm_jeq_pid(a, allow, deny);
+                break;
+        default: /* CLS_SETPRIORITY */
+                /*
+                 * setpriority(which, who, prio): only PRIO_PROCESS of 0 or the own pid; a process
+                 * group or a user reaches other processes. Both words of both arguments.
+                 */
+                asm_ld(a, OFF_ARG_HI(0));
+                asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
+                asm_ld(a, OFF_ARG_LO(0));
+                asm_jmp(a, BPF_JEQ, PRIO_PROCESS, LABEL_NEXT, deny);
+                asm_ld(a, OFF_ARG_HI(1));
+                asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
+                asm_ld(a, OFF_ARG_LO(1));
+                asm_jmp(a, BPF_JEQ, 0, allow, LABEL_NEXT);
+                asm_jeq_pid(a, allow, deny);
+                break;
+        }
+}
+
 /* Emits the body of a class that must look at the arguments; every path ends in a return. */
 static void emit_body(Asm *a, NrClass cls) {
         Label deny = asm_label(a), allow = asm_label(a);
@@ -577,34 +613,9 @@ static void emit_body(Asm *a, NrClass cls) {
                         deny, allow);
                 break;
         case CLS_OWN_PID:
-                /* Signals and pidfds: arg0 must be the own pid, all 64 bits. */
-                asm_ld(a, OFF_ARG_HI(0));
-                asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
-                asm_ld(a, OFF_ARG_LO(0));
-                asm_jeq_pid(a, allow, deny);
-                break;
         case CLS_SELF_OR_OWN_PID:
-                /* Limits and scheduling: arg0 must be 0 (the caller) or the own pid. */
-                asm_ld(a, OFF_ARG_HI(0));
-                asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
-                asm_ld(a, OFF_ARG_LO(0));
-                asm_jmp(a, BPF_JEQ, 0, allow, LABEL_NEXT);
-                asm_jeq_pid(a, allow, deny);
-                break;
         case CLS_SETPRIORITY:
-                /*
-                 * setpriority(which, who, prio): only PRIO_PROCESS of 0 or the own pid; a process
-                 * group or a user reaches other processes. Both words of both arguments.
-                 */
-                asm_ld(a, OFF_ARG_HI(0));
-                asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
-                asm_ld(a, OFF_ARG_LO(0));
-                asm_jmp(a, BPF_JEQ, PRIO_PROCESS, LABEL_NEXT, deny);
-                asm_ld(a, OFF_ARG_HI(1));
-                asm_jmp(a, BPF_JEQ, 0, LABEL_NEXT, deny);
-                asm_ld(a, OFF_ARG_LO(1));
-                asm_jmp(a, BPF_JEQ, 0, allow, LABEL_NEXT);
-                asm_jeq_pid(a, allow, deny);
+                emit_pid_check(a, cls, deny, allow);
                 break;
         default:
                 a->error = a->error ?: -EINVAL;
