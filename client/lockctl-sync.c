@@ -228,6 +228,27 @@ static int check_index(VarlinkClient *c, const Pin *pin, const char *cacert) {
         return 0;
 }
 
+/* Runs verb on argc and argv with its stdout on /dev/null: the verb's exit code, or
+ * LOCKCTL_EXIT_FAIL when stdout could not be redirected. */
+static int run_silenced(int (*verb)(int argc, char **argv), int argc, char **argv) {
+        int saved, null, r;
+
+        fflush(stdout);
+        saved = dup(STDOUT_FILENO);
+        null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (saved < 0 || null < 0 || dup2(null, STDOUT_FILENO) < 0) {
+                safe_close(saved);
+                safe_close(null);
+                return LOCKCTL_EXIT_FAIL;
+        }
+        r = verb(argc, argv);
+        fflush(stdout);
+        (void)dup2(saved, STDOUT_FILENO);
+        safe_close(saved);
+        safe_close(null);
+        return r;
+}
+
 /* Runs plugin install NAME@VERSION --marketplace M, its own output silenced (sync says what
  * changed). The pinned list is the administrator's decision, reviewed where configuration
  * management keeps it: an update that changes the question is accepted by name for them
@@ -235,7 +256,7 @@ static int check_index(VarlinkClient *c, const Pin *pin, const char *cacert) {
 static int install_pin(const Pin *pin, const char *cacert) {
         _cleanup_free_ char *spec = NULL;
         char *argv[8];
-        int argc = 0, saved, null, r;
+        int argc = 0;
 
         if (asprintf(&spec, "%s@%s", pin->name, pin->version) < 0)
                 return LOCKCTL_EXIT_FAIL;
@@ -249,41 +270,85 @@ static int install_pin(const Pin *pin, const char *cacert) {
                 argv[argc++] = (char *)cacert;
         }
         argv[argc] = NULL;
-        fflush(stdout);
-        saved = dup(STDOUT_FILENO);
-        null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        if (saved < 0 || null < 0 || dup2(null, STDOUT_FILENO) < 0) {
-                safe_close(saved);
-                safe_close(null);
-                return LOCKCTL_EXIT_FAIL;
-        }
-        r = verb_plugin_install(argc, argv);
-        fflush(stdout);
-        (void)dup2(saved, STDOUT_FILENO);
-        safe_close(saved);
-        safe_close(null);
-        return r;
+        return run_silenced(verb_plugin_install, argc, argv);
 }
 
 /* plugin remove NAME (every version), its own output silenced. */
 static int remove_plugin(const char *name) {
         char *argv[] = {(char *)name, NULL};
-        int saved, null, r;
 
-        fflush(stdout);
-        saved = dup(STDOUT_FILENO);
-        null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        if (saved < 0 || null < 0 || dup2(null, STDOUT_FILENO) < 0) {
-                safe_close(saved);
-                safe_close(null);
-                return LOCKCTL_EXIT_FAIL;
+        return run_silenced(verb_plugin_remove, 1, argv);
+}
+
+/*
+ * Installs each of the n pins that lockd (plugins, as it was) does not hold as pinned, saying what
+ * changed and counting it in *changes: LOCKCTL_EXIT_OK, or LOCKCTL_EXIT_FAIL when one was not
+ * installed (the others still are).
+ */
+static int sync_pins(VarlinkClient *c, json_t *plugins, const Pin *pins, size_t n,
+                     const char *cacert, size_t *changes) {
+        int r, rc = LOCKCTL_EXIT_OK;
+
+        for (size_t k = 0; k < n; k++) {
+                const Pin *pin = &pins[k];
+                json_t *cur = console_plugin_find(plugins, pin->name);
+                const char *old = cur ? console_json_string(cur, "version") : NULL;
+
+                if (cur && is_pinned(cur, pin))
+                        continue;
+                r = check_index(c, pin, cacert);
+                if (r == 0)
+                        r = install_pin(pin, cacert);
+                if (r != 0) {
+                        fprintf(stderr, "lockctl: plugin sync: %s@%s not installed\n", pin->name,
+                                pin->version);
+                        rc = LOCKCTL_EXIT_FAIL;
+                        continue;
+                }
+                (*changes)++;
+                if (old) {
+                        printf("updated ");
+                        console_fputs_escaped(pin->name, stdout);
+                        printf(" ");
+                        console_fputs_escaped(old, stdout);
+                        printf(" -> %s (marketplace %s)\n", pin->version, pin->marketplace);
+                } else
+                        printf("installed %s %s (marketplace %s)\n", pin->name, pin->version,
+                               pin->marketplace);
         }
-        r = verb_plugin_remove(1, argv);
-        fflush(stdout);
-        (void)dup2(saved, STDOUT_FILENO);
-        safe_close(saved);
-        safe_close(null);
-        return r;
+        return rc;
+}
+
+/*
+ * Removes each plugin of plugins that none of the n pins names, saying so and counting it in
+ * *changes: LOCKCTL_EXIT_OK, or LOCKCTL_EXIT_FAIL when one was not removed (the others still are).
+ */
+static int sync_unpinned(const json_t *plugins, const Pin *pins, size_t n, size_t *changes) {
+        int r, rc = LOCKCTL_EXIT_OK;
+        json_t *p;
+        size_t i;
+
+        json_array_foreach(plugins, i, p) {
+                const char *name = console_json_string(p, "name");
+                bool pinned = false;
+
+                for (size_t k = 0; name && k < n && !pinned; k++)
+                        pinned = strcmp(pins[k].name, name) == 0;
+                if (!name || pinned)
+                        continue;
+                r = remove_plugin(name);
+                if (r != 0) {
+                        rc = LOCKCTL_EXIT_FAIL;
+                        continue;
+                }
+                (*changes)++;
+                printf("removed ");
+                console_fputs_escaped(name, stdout);
+                printf(" ");
+                console_fputs_escaped(console_json_string(p, "version"), stdout);
+                printf("\n");
+        }
+        return rc;
 }
 
 /*
@@ -299,9 +364,7 @@ int verb_plugin_sync(int argc, char **argv) {
         _cleanup_free_ Pin *pins = NULL;
         const char *file = NULL, *cacert = NULL;
         size_t n = 0, changes = 0;
-        int r, rc = LOCKCTL_EXIT_OK;
-        json_t *p;
-        size_t i;
+        int r, rc;
 
         for (int k = 0; k < argc; k++) {
                 if ((r = lockctl_option(argc, argv, &k, "--cacert", &cacert)) != 0) {
@@ -324,53 +387,9 @@ int verb_plugin_sync(int argc, char **argv) {
         if (!plugins)
                 return LOCKCTL_EXIT_FAIL;
 
-        for (size_t k = 0; k < n; k++) {
-                const Pin *pin = &pins[k];
-                json_t *cur = console_plugin_find(plugins, pin->name);
-                const char *old = cur ? console_json_string(cur, "version") : NULL;
-
-                if (cur && is_pinned(cur, pin))
-                        continue;
-                r = check_index(c, pin, cacert);
-                if (r == 0)
-                        r = install_pin(pin, cacert);
-                if (r != 0) {
-                        fprintf(stderr, "lockctl: plugin sync: %s@%s not installed\n", pin->name,
-                                pin->version);
-                        rc = LOCKCTL_EXIT_FAIL;
-                        continue;
-                }
-                changes++;
-                if (old) {
-                        printf("updated ");
-                        console_fputs_escaped(pin->name, stdout);
-                        printf(" ");
-                        console_fputs_escaped(old, stdout);
-                        printf(" -> %s (marketplace %s)\n", pin->version, pin->marketplace);
-                } else
-                        printf("installed %s %s (marketplace %s)\n", pin->name, pin->version,
-                               pin->marketplace);
-        }
-        json_array_foreach(plugins, i, p) {
-                const char *name = console_json_string(p, "name");
-                bool pinned = false;
-
-                for (size_t k = 0; name && k < n && !pinned; k++)
-                        pinned = strcmp(pins[k].name, name) == 0;
-                if (!name || pinned)
-                        continue;
-                r = remove_plugin(name);
-                if (r != 0) {
-                        rc = LOCKCTL_EXIT_FAIL;
-                        continue;
-                }
-                changes++;
-                printf("removed ");
-                console_fputs_escaped(name, stdout);
-                printf(" ");
-                console_fputs_escaped(console_json_string(p, "version"), stdout);
-                printf("\n");
-        }
+        rc = sync_pins(c, plugins, pins, n, cacert, &changes);
+        if (sync_unpinned(plugins, pins, n, &changes) != LOCKCTL_EXIT_OK)
+                rc = LOCKCTL_EXIT_FAIL;
 
         /* What lockd holds now, against the list: the install's own checks, checked again. */
         after = console_installed_plugins(c, "plugin sync");
