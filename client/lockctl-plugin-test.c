@@ -966,6 +966,31 @@ static int fixture_one(Tester *t, const char *fixture, Values *given, const char
         return res.outcome == RUN_PLUGIN_ERROR ? LOCKCTL_EXIT_FAIL : LOCKCTL_EXIT_OK;
 }
 
+/* Adds the values of the --inputs file path to given, which takes the file's memory: 0, or
+ * LOCKCTL_EXIT_USAGE after saying why. */
+static int values_add_file(Values *given, const char *path) {
+        Values file = {};
+        char why[512] = "";
+        int r;
+
+        r = values_from_file(&file, AT_FDCWD, path, why, sizeof(why));
+        if (r >= 0 && given->n + file.n > VALUES_MAX) {
+                snprintf(why, sizeof(why), "more than %d values", VALUES_MAX);
+                r = -E2BIG;
+        }
+        if (r < 0) {
+                fprintf(stderr, "lockctl: --inputs: %s\n", why);
+                values_done(&file);
+                return LOCKCTL_EXIT_USAGE;
+        }
+        for (size_t k = 0; k < file.n; k++) {
+                given->name[given->n] = file.name[k];
+                given->value[given->n++] = file.value[k];
+        }
+        given->owner = TAKE_PTR(file.owner);
+        return 0;
+}
+
 int verb_plugin_test(int argc, char **argv) {
         Tester t = {.dirfd = -1, .scope = {.quit_fd = -1, .ready_fd = -1}};
         Values given = {};
@@ -1031,24 +1056,9 @@ int verb_plugin_test(int argc, char **argv) {
                 return LOCKCTL_EXIT_USAGE;
         }
         if (inputs_file) {
-                Values file = {};
-                char why[512] = "";
-
-                r = values_from_file(&file, AT_FDCWD, inputs_file, why, sizeof(why));
-                if (r >= 0 && given.n + file.n > VALUES_MAX) {
-                        snprintf(why, sizeof(why), "more than %d values", VALUES_MAX);
-                        r = -E2BIG;
-                }
-                if (r < 0) {
-                        fprintf(stderr, "lockctl: --inputs: %s\n", why);
-                        values_done(&file);
-                        return LOCKCTL_EXIT_USAGE;
-                }
-                for (size_t k = 0; k < file.n; k++) {
-                        given.name[given.n] = file.name[k];
-                        given.value[given.n++] = file.value[k];
-                }
-                given.owner = TAKE_PTR(file.owner);
+                r = values_add_file(&given, inputs_file);
+                if (r != 0)
+                        return r;
         }
 
         r = tester_init(&t, binary);
