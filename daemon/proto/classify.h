@@ -1,5 +1,5 @@
-/* A run's outcome and its precise cause: the types every part of the runtime reports in, and the
- * pure classification of what a plugin printed and how it ended. */
+/* A run's outcome and its precise cause: the types the spawner, the engine and lockctl report a
+ * run in, and the pure classification of what a plugin printed and how it ended. */
 #pragma once
 
 #include <stdbool.h>

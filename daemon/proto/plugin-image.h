@@ -12,7 +12,7 @@ typedef struct SandboxLimits {
         uint64_t timeout_s;    /* wall clock, then SIGKILL */
 } SandboxLimits;
 
-/* What the runtime needs of a manifest. */
+/* What a run's sandbox needs of a manifest. */
 typedef struct SandboxSpec {
         unsigned protocol; /* 1 or 2: LOCKFILE_PLUGIN_PROTOCOL */
         bool inputs;       /* protocol 2 with inputs: fd 6 is given */

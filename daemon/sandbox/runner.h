@@ -1,5 +1,5 @@
-/* One plugin run: spawn under the sandbox, collect stdout/stderr/detail, classify the answer
- * (classify.h). */
+/* One plugin run: spawn under the sandbox, collect stdout/stderr/detail and classify the answer
+ * (classify.h), or, when another process reads the output (RunFds), only wait for its end. */
 #pragma once
 
 #include <stdbool.h>

@@ -1,5 +1,5 @@
-/* Loading a plugin for running: the verified bytes in a sealed memfd, the ruleset and the filter.
- */
+/* Loading a plugin for running: the verified bytes in a sealed memfd of our own and the Landlock
+ * ruleset (the seccomp filter, the same for every plugin, is the runner's). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
