@@ -91,7 +91,7 @@ static int send_line(Pinentry *p, const char *cmd) {
 
 /*
  * Reads the next line (its LF dropped, NUL-terminated in place) from pinentry into the locked
- * buffer. *ret points into the buffer until pinentry_take() drops it. A line longer than the
+ * buffer. *ret points into the buffer until take_line() drops it. A line longer than the
  * protocol's limit or holding a NUL is -EPROTO; the end of its output -EPIPE.
  */
 static int read_line(Pinentry *p, char **ret, size_t *ret_len) {

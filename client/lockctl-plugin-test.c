@@ -161,9 +161,10 @@ static int values_to_inputs(const Manifest *m, const Values *v, const char *sour
 
 /*
  * --scope: the run inside a transient scope of a systemd manager, through the daemon's own code
- * (scope.c): an sd-event loop in a helper thread owns the connection, and the runner's start hook
- * waits there for the scope, as lockd's runner threads wait for its main loop. One loop serves
- * every run of the command; each run gets a unit of its own.
+ * (daemon/sandbox/scope.c): an sd-event loop in a helper thread owns the connection, and the
+ * runner's start hook waits there for the scope, as the spawner's run-pool workers wait for its
+ * main loop (daemon/spawner/runpool.c). One loop serves every run of the command; each run gets a
+ * unit of its own.
  */
 typedef struct ScopeRun {
         pthread_t thread;
