@@ -1,6 +1,7 @@
 /* The catalog of installed plugins: loaded from the store, changed by install and remove, shared
  * with the runs by reference counts. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,16 +431,138 @@ static bool same_origin(const CatalogPlugin *p, const MarketplaceEntry *m) {
         return p->signed_ && p->marketplace && strcmp(p->marketplace, m->marketplace.name) == 0;
 }
 
+/* Fills res with a store failure of code STORE_E_IO and the message fmt. */
+__attribute__((format(printf, 2, 3))) static void install_io_failed(CatalogInstallResult *res,
+                                                                    const char *fmt, ...) {
+        va_list ap;
+
+        res->status = CATALOG_STORE_FAILED;
+        res->store_error = (StoreError){.code = STORE_E_IO};
+        va_start(ap, fmt);
+        vsnprintf(res->store_error.message, sizeof(res->store_error.message), fmt, ap);
+        va_end(ap);
+}
+
+/*
+ * The update rule for rel (from m, NULL for unsigned) against the name's active plugin (or NULL)
+ * and the manifest remembered in its history (or NULL). 0 lets the install go on (res->verdict
+ * set when there was a version to compare with); -EPERM with res CATALOG_UPDATE_REFUSED or
+ * CATALOG_NEEDS_TYPED_NAME (res->manifest then taken from rel, res->installed the version
+ * compared with); another negative errno from update_check().
+ */
+static int install_check_update(const CatalogPlugin *active, const Manifest *remembered,
+                                const MarketplaceEntry *m, Release *rel, const char *accept_name,
+                                CatalogInstallResult *res) {
+        const Manifest *reference;
+        bool reinstall;
+        int r;
+
+        /*
+         * The update rule compares with the highest version this name ever had, not only the
+         * active one: otherwise removing a plugin and installing another meaning under its name
+         * would skip the new major version and the typed name. Reinstalling exactly the
+         * remembered version with the same meaning, after a remove, is no update at all.
+         */
+        reference = active ? active->release->manifest : NULL;
+        if (remembered && (!reference || update_version_compare(remembered, reference) > 0))
+                reference = remembered;
+        reinstall = !active && reference && update_version_compare(reference, rel->manifest) == 0 &&
+                    update_same_meaning(reference, rel->manifest);
+        if (!reference || reinstall)
+                return 0;
+
+        res->has_verdict = true;
+        r = update_check(reference, rel->manifest, &res->verdict);
+        if (r == -EPERM) {
+                if (!active)
+                        snprintf(res->installed, sizeof(res->installed), "%s", reference->version);
+                res->status = CATALOG_UPDATE_REFUSED;
+                res->manifest = TAKE_PTR(rel->manifest);
+                return r;
+        }
+        if (r < 0)
+                return r;
+        /*
+         * Another marketplace, or signed becoming unsigned (or the reverse), means the human
+         * would trust someone else's code under a name they know: as with a changed question,
+         * only their typing the name lets it through.
+         */
+        if (active && !same_origin(active, m))
+                res->verdict = UPDATE_NEEDS_TYPED_NAME;
+        if (res->verdict == UPDATE_NEEDS_TYPED_NAME &&
+            !update_confirm(rel->manifest, accept_name)) {
+                if (!active)
+                        snprintf(res->installed, sizeof(res->installed), "%s", reference->version);
+                res->status = CATALOG_NEEDS_TYPED_NAME;
+                res->manifest = TAKE_PTR(rel->manifest);
+                return -EPERM;
+        }
+        return 0;
+}
+
+/*
+ * Keeps rel under name below statefd: its manifest in the plugin history first, then the release
+ * in the store with origin, replacing a stored copy of the same version that is not active. 0, or
+ * a negative errno with res CATALOG_STORE_FAILED.
+ */
+static int install_store(int statefd, const char *name, const Release *rel,
+                         const StoreOrigin *origin, CatalogInstallResult *res) {
+        int r;
+
+        /* The history first: a release stored without it could later be replaced by another
+         * meaning once removed. A record of a version that then fails to store is harmless. */
+        r = history_record(statefd, rel->manifest, rel->manifest_data, rel->manifest_len);
+        if (r < 0) {
+                install_io_failed(res, "the plugin history of %s cannot be written: %s", name,
+                                  strerror(-r));
+                return r;
+        }
+
+        r = store_install_origin(statefd, rel, origin, &res->store_error);
+        if (r == -EEXIST) {
+                /* That version is stored but not active, newer than the active one (or the name
+                 * has none): it failed to load. The verified release replaces it. */
+                if (store_remove(statefd, name, rel->manifest->version) >= 0)
+                        r = store_install_origin(statefd, rel, origin, &res->store_error);
+        }
+        if (r < 0) {
+                res->status = CATALOG_STORE_FAILED;
+                return r;
+        }
+        return 0;
+}
+
+/* Makes the stored release *rel (taken) the active plugin of name. 0, or a negative errno with res
+ * CATALOG_STORE_FAILED (out of memory). */
+static int install_activate(Catalog *c, const char *name, Release **rel, const StoreOrigin *origin,
+                            CatalogInstallResult *res) {
+        CatalogPlugin *p = NULL;
+        int r;
+
+        r = plugin_new(rel, origin, &p);
+        if (r >= 0) {
+                r = set_active(c, name, p);
+                if (r < 0)
+                        catalog_plugin_unref(p);
+        }
+        if (r < 0) {
+                res->status = CATALOG_STORE_FAILED;
+                res->store_error = (StoreError){.code = STORE_E_NOMEM};
+                snprintf(res->store_error.message, sizeof(res->store_error.message),
+                         "out of memory");
+                return r;
+        }
+        return 0;
+}
+
 int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const ReleaseFds *fds,
                     const int index_fds[2], const char *accept_name, CatalogInstallResult *res) {
         _cleanup_(release_freep) Release *rel = NULL;
         _cleanup_free_ char *name = NULL, *old_version = NULL;
         _cleanup_(manifest_freep) Manifest *remembered = NULL;
-        const Manifest *reference;
         const CatalogPlugin *active;
-        CatalogPlugin *p = NULL;
         StoreOrigin origin = {};
-        bool with_index, reinstall;
+        bool with_index;
         int r;
 
         if (!res)
@@ -475,10 +598,8 @@ int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const Re
         active = catalog_find(c, name);
         r = history_load(statefd, name, &remembered);
         if (r < 0) {
-                res->status = CATALOG_STORE_FAILED;
-                res->store_error = (StoreError){.code = STORE_E_IO};
-                snprintf(res->store_error.message, sizeof(res->store_error.message),
-                         "the plugin history of %s cannot be read: %s", name, strerror(-r));
+                install_io_failed(res, "the plugin history of %s cannot be read: %s", name,
+                                  strerror(-r));
                 return r;
         }
         if (active) {
@@ -488,49 +609,9 @@ int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const Re
                 if (!old_version)
                         return -ENOMEM;
         }
-        /*
-         * The update rule compares with the highest version this name ever had, not only the
-         * active one: otherwise removing a plugin and installing another meaning under its name
-         * would skip the new major version and the typed name. Reinstalling exactly the
-         * remembered version with the same meaning, after a remove, is no update at all.
-         */
-        reference = active ? active->release->manifest : NULL;
-        if (remembered && (!reference || update_version_compare(remembered, reference) > 0))
-                reference = remembered;
-        reinstall = !active && reference && update_version_compare(reference, rel->manifest) == 0 &&
-                    update_same_meaning(reference, rel->manifest);
-        if (reference && !reinstall) {
-                bool confirm;
-
-                res->has_verdict = true;
-                r = update_check(reference, rel->manifest, &res->verdict);
-                if (r == -EPERM) {
-                        if (!active)
-                                snprintf(res->installed, sizeof(res->installed), "%s",
-                                         reference->version);
-                        res->status = CATALOG_UPDATE_REFUSED;
-                        res->manifest = TAKE_PTR(rel->manifest);
-                        return r;
-                }
-                if (r < 0)
-                        return r;
-                /*
-                 * Another marketplace, or signed becoming unsigned (or the reverse), means the
-                 * human would trust someone else's code under a name they know: as with a changed
-                 * question, only their typing the name lets it through.
-                 */
-                if (active && !same_origin(active, m))
-                        res->verdict = UPDATE_NEEDS_TYPED_NAME;
-                confirm = res->verdict == UPDATE_NEEDS_TYPED_NAME;
-                if (confirm && !update_confirm(rel->manifest, accept_name)) {
-                        if (!active)
-                                snprintf(res->installed, sizeof(res->installed), "%s",
-                                         reference->version);
-                        res->status = CATALOG_NEEDS_TYPED_NAME;
-                        res->manifest = TAKE_PTR(rel->manifest);
-                        return -EPERM;
-                }
-        }
+        r = install_check_update(active, remembered, m, rel, accept_name, res);
+        if (r < 0)
+                return r;
 
         /* The image's check before the store: a release that cannot run is not installed. */
         r = check_image(rel);
@@ -539,43 +620,12 @@ int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const Re
                 res->sandbox_error = r;
                 return r;
         }
-
-        /* The history first: a release stored without it could later be replaced by another
-         * meaning once removed. A record of a version that then fails to store is harmless. */
-        r = history_record(statefd, rel->manifest, rel->manifest_data, rel->manifest_len);
-        if (r < 0) {
-                res->status = CATALOG_STORE_FAILED;
-                res->store_error = (StoreError){.code = STORE_E_IO};
-                snprintf(res->store_error.message, sizeof(res->store_error.message),
-                         "the plugin history of %s cannot be written: %s", name, strerror(-r));
+        r = install_store(statefd, name, rel, &origin, res);
+        if (r < 0)
                 return r;
-        }
-
-        r = store_install_origin(statefd, rel, &origin, &res->store_error);
-        if (r == -EEXIST) {
-                /* That version is stored but not active, newer than the active one (or the name
-                 * has none): it failed to load. The verified release replaces it. */
-                if (store_remove(statefd, name, rel->manifest->version) >= 0)
-                        r = store_install_origin(statefd, rel, &origin, &res->store_error);
-        }
-        if (r < 0) {
-                res->status = CATALOG_STORE_FAILED;
+        r = install_activate(c, name, &rel, &origin, res);
+        if (r < 0)
                 return r;
-        }
-
-        r = plugin_new(&rel, &origin, &p);
-        if (r >= 0) {
-                r = set_active(c, name, p);
-                if (r < 0)
-                        catalog_plugin_unref(p);
-        }
-        if (r < 0) {
-                res->status = CATALOG_STORE_FAILED;
-                res->store_error = (StoreError){.code = STORE_E_NOMEM};
-                snprintf(res->store_error.message, sizeof(res->store_error.message),
-                         "out of memory");
-                return r;
-        }
 
         /* The replaced version leaves the store; should that fail, the newer one still wins at
          * the next load. */

@@ -333,14 +333,125 @@ int store_install(int statefd, const Release *rel, StoreError *err) {
         return store_install_origin(statefd, rel, NULL, err);
 }
 
+/* Opens plugins/<name>/ below statefd, creating it and plugins/ as needed (each creation made
+ * durable in its parent). The directory's fd, or a negative errno with err filled. */
+static int open_name_dir(int statefd, const char *name, StoreError *err) {
+        _cleanup_close_ int pfd = -1;
+        bool created_plugins, created_name;
+        int nfd, r;
+
+        pfd = mkdir_open(statefd, STORE_PLUGINS_DIR, &created_plugins);
+        if (pfd < 0)
+                return fail(err, STORE_E_IO, pfd, "cannot open %s/: %s", STORE_PLUGINS_DIR,
+                            strerror(-pfd));
+        if (created_plugins && (r = fsync_dir(statefd)) < 0)
+                return fail(err, STORE_E_IO, r, "fsync: %s", strerror(-r));
+        nfd = mkdir_open(pfd, name, &created_name);
+        if (nfd < 0)
+                return fail(err, STORE_E_IO, nfd, "cannot open %s/%s/: %s", STORE_PLUGINS_DIR, name,
+                            strerror(-nfd));
+        if (created_name && (r = fsync_dir(pfd)) < 0) {
+                safe_close(nfd);
+                return fail(err, STORE_E_IO, r, "fsync: %s", strerror(-r));
+        }
+        return nfd;
+}
+
+/* Writes rel's four files into the directory tfd, each with its SHA-256 of the bytes written in
+ * digests. 0 or the negative errno of the first that fails. */
+static int write_release(int tfd, const Release *rel, uint8_t digests[_F_MAX][32]) {
+        int r;
+
+        r = write_file_atomic(tfd, file_names[F_MANIFEST], rel->manifest_data, rel->manifest_len,
+                              -1, 0444, digests[F_MANIFEST]);
+        if (r < 0)
+                return r;
+        r = write_file_atomic(tfd, file_names[F_BINARY], NULL, 0, rel->binary_fd, 0444,
+                              digests[F_BINARY]);
+        if (r < 0)
+                return r;
+        r = write_file_atomic(tfd, file_names[F_MANIFEST_BUNDLE], rel->manifest_bundle,
+                              rel->manifest_bundle_len, -1, 0444, digests[F_MANIFEST_BUNDLE]);
+        if (r < 0)
+                return r;
+        return write_file_atomic(tfd, file_names[F_BINARY_BUNDLE], rel->binary_bundle,
+                                 rel->binary_bundle_len, -1, 0444, digests[F_BINARY_BUNDLE]);
+}
+
+/* Writes what the directory tfd records of the files written: the origin (origin_text, unless
+ * NULL) and the digests file over them all; then fsyncs tfd. 0 or a negative errno. */
+static int write_record(int tfd, const uint8_t digests[_F_MAX][32], const char *origin_text) {
+        char text[(_F_MAX + 1) * (64 + 2 + 32 + 1) + 1];
+        uint8_t origin_sha256[32], unused[32];
+        int r;
+
+        if (origin_text) {
+                r = write_file_atomic(tfd, STORE_ORIGIN_FILE, origin_text, strlen(origin_text), -1,
+                                      0444, origin_sha256);
+                if (r < 0)
+                        return r;
+        }
+        format_digests(digests, origin_text ? origin_sha256 : NULL, text, sizeof(text));
+        r = write_file_atomic(tfd, STORE_DIGESTS_FILE, text, strlen(text), -1, 0444, unused);
+        if (r < 0)
+                return r;
+        return fsync_dir(tfd);
+}
+
+/*
+ * Writes rel as the version directory of nfd (plugins/<name>/): every file into a temporary
+ * directory, checked against the release's verified digests, recorded and fsynced, then renamed
+ * into place with RENAME_NOREPLACE. The temporary directory is removed on any failure. 0, or a
+ * negative errno with err filled.
+ */
+static int write_version_dir(int nfd, const Release *rel, const char *origin_text,
+                             StoreError *err) {
+        const Manifest *m = rel->manifest;
+        _cleanup_close_ int tfd = -1;
+        uint8_t digests[_F_MAX][32];
+        char tmpdir[NAME_MAX], suffix[17];
+        int r;
+
+        r = random_suffix(suffix);
+        if (r < 0)
+                return fail(err, STORE_E_IO, r, "getrandom: %s", strerror(-r));
+        snprintf(tmpdir, sizeof(tmpdir), ".tmp-%s-%s", m->version, suffix);
+        if (mkdirat(nfd, tmpdir, 0755) < 0)
+                return fail(err, STORE_E_IO, negative_errno(), "mkdir %s: %m", tmpdir);
+        tfd = open_dir(nfd, tmpdir);
+        r = tfd < 0 ? tfd : write_release(tfd, rel, digests);
+        /* What was written must be what was verified. */
+        if (r >= 0 && (memcmp(digests[F_MANIFEST], rel->manifest_sha256, 32) != 0 ||
+                       memcmp(digests[F_BINARY], rel->binary_sha256, 32) != 0)) {
+                (void)remove_flat_dir(nfd, tmpdir);
+                return fail(err, STORE_E_DIGEST_MISMATCH, -EKEYREJECTED,
+                            "%s %s: the bytes written are not the release's verified bytes",
+                            m->name, m->version);
+        }
+        if (r >= 0)
+                r = write_record(tfd, (const uint8_t(*)[32])digests, origin_text);
+        if (r < 0) {
+                (void)remove_flat_dir(nfd, tmpdir);
+                return fail(err, STORE_E_IO, r, "cannot write %s %s: %s", m->name, m->version,
+                            strerror(-r));
+        }
+
+        if (renameat2(nfd, tmpdir, nfd, m->version, RENAME_NOREPLACE) < 0) {
+                r = negative_errno();
+                (void)remove_flat_dir(nfd, tmpdir);
+                if (r == -EEXIST)
+                        return fail(err, STORE_E_EXISTS, r, "%s %s is installed already", m->name,
+                                    m->version);
+                return fail(err, STORE_E_IO, r, "rename into place: %s", strerror(-r));
+        }
+        return 0;
+}
+
 int store_install_origin(int statefd, const Release *rel, const StoreOrigin *origin,
                          StoreError *err) {
-        _cleanup_close_ int pfd = -1, nfd = -1, tfd = -1;
-        uint8_t digests[_F_MAX][32], origin_sha256[32];
-        char tmpdir[NAME_MAX], suffix[17], text[(_F_MAX + 1) * (64 + 2 + 32 + 1) + 1];
+        _cleanup_close_ int nfd = -1;
         char origin_text[sizeof("marketplace=\nsigned=yes\n") + MARKETPLACE_NAME_MAX];
         const Manifest *m;
-        bool created_plugins, created_name;
         struct stat st;
         int r;
 
@@ -353,19 +464,9 @@ int store_install_origin(int statefd, const Release *rel, const StoreOrigin *ori
         if (origin && format_origin(origin, origin_text, sizeof(origin_text)) < 0)
                 return fail(err, STORE_E_NAME, -EINVAL, "bad origin");
 
-        pfd = mkdir_open(statefd, STORE_PLUGINS_DIR, &created_plugins);
-        if (pfd < 0)
-                return fail(err, STORE_E_IO, pfd, "cannot open %s/: %s", STORE_PLUGINS_DIR,
-                            strerror(-pfd));
-        if (created_plugins && (r = fsync_dir(statefd)) < 0)
-                return fail(err, STORE_E_IO, r, "fsync: %s", strerror(-r));
-        nfd = mkdir_open(pfd, m->name, &created_name);
+        nfd = open_name_dir(statefd, m->name, err);
         if (nfd < 0)
-                return fail(err, STORE_E_IO, nfd, "cannot open %s/%s/: %s", STORE_PLUGINS_DIR,
-                            m->name, strerror(-nfd));
-        if (created_name && (r = fsync_dir(pfd)) < 0)
-                return fail(err, STORE_E_IO, r, "fsync: %s", strerror(-r));
-
+                return nfd;
         if (fstatat(nfd, m->version, &st, AT_SYMLINK_NOFOLLOW) == 0)
                 return fail(err, STORE_E_EXISTS, -EEXIST, "%s %s is installed already", m->name,
                             m->version);
@@ -373,83 +474,15 @@ int store_install_origin(int statefd, const Release *rel, const StoreOrigin *ori
                 return fail(err, STORE_E_IO, negative_errno(), "cannot stat %s/%s: %m", m->name,
                             m->version);
 
-        r = random_suffix(suffix);
+        r = write_version_dir(nfd, rel, origin ? origin_text : NULL, err);
         if (r < 0)
-                return fail(err, STORE_E_IO, r, "getrandom: %s", strerror(-r));
-        snprintf(tmpdir, sizeof(tmpdir), ".tmp-%s-%s", m->version, suffix);
-        if (mkdirat(nfd, tmpdir, 0755) < 0)
-                return fail(err, STORE_E_IO, negative_errno(), "mkdir %s: %m", tmpdir);
-        tfd = open_dir(nfd, tmpdir);
-        if (tfd < 0) {
-                r = tfd;
-                goto fail_io;
-        }
-
-        r = write_file_atomic(tfd, file_names[F_MANIFEST], rel->manifest_data, rel->manifest_len,
-                              -1, 0444, digests[F_MANIFEST]);
-        if (r < 0)
-                goto fail_io;
-        r = write_file_atomic(tfd, file_names[F_BINARY], NULL, 0, rel->binary_fd, 0444,
-                              digests[F_BINARY]);
-        if (r < 0)
-                goto fail_io;
-        r = write_file_atomic(tfd, file_names[F_MANIFEST_BUNDLE], rel->manifest_bundle,
-                              rel->manifest_bundle_len, -1, 0444, digests[F_MANIFEST_BUNDLE]);
-        if (r < 0)
-                goto fail_io;
-        r = write_file_atomic(tfd, file_names[F_BINARY_BUNDLE], rel->binary_bundle,
-                              rel->binary_bundle_len, -1, 0444, digests[F_BINARY_BUNDLE]);
-        if (r < 0)
-                goto fail_io;
-
-        /* What was written must be what was verified. */
-        if (memcmp(digests[F_MANIFEST], rel->manifest_sha256, 32) != 0 ||
-            memcmp(digests[F_BINARY], rel->binary_sha256, 32) != 0) {
-                (void)remove_flat_dir(nfd, tmpdir);
-                return fail(err, STORE_E_DIGEST_MISMATCH, -EKEYREJECTED,
-                            "%s %s: the bytes written are not the release's verified bytes",
-                            m->name, m->version);
-        }
-
-        if (origin) {
-                r = write_file_atomic(tfd, STORE_ORIGIN_FILE, origin_text, strlen(origin_text), -1,
-                                      0444, origin_sha256);
-                if (r < 0)
-                        goto fail_io;
-        }
-        format_digests((const uint8_t(*)[32])digests, origin ? origin_sha256 : NULL, text,
-                       sizeof(text));
-        {
-                uint8_t unused[32];
-
-                r = write_file_atomic(tfd, STORE_DIGESTS_FILE, text, strlen(text), -1, 0444,
-                                      unused);
-                if (r < 0)
-                        goto fail_io;
-        }
-        r = fsync_dir(tfd);
-        if (r < 0)
-                goto fail_io;
-
-        if (renameat2(nfd, tmpdir, nfd, m->version, RENAME_NOREPLACE) < 0) {
-                r = negative_errno();
-                (void)remove_flat_dir(nfd, tmpdir);
-                if (r == -EEXIST)
-                        return fail(err, STORE_E_EXISTS, r, "%s %s is installed already", m->name,
-                                    m->version);
-                return fail(err, STORE_E_IO, r, "rename into place: %s", strerror(-r));
-        }
+                return r;
         r = fsync_dir(nfd);
         if (r < 0)
                 return fail(err, STORE_E_IO, r, "fsync: %s", strerror(-r));
         if (err)
                 *err = (StoreError){};
         return 0;
-
-fail_io:
-        (void)remove_flat_dir(nfd, tmpdir);
-        return fail(err, STORE_E_IO, r, "cannot write %s %s: %s", m->name, m->version,
-                    strerror(-r));
 }
 
 typedef struct Mapping {
@@ -477,27 +510,11 @@ int store_load(int statefd, const char *name, const char *version, Release **ret
         return store_load_origin(statefd, name, version, ret, NULL, err);
 }
 
-int store_load_origin(int statefd, const char *name, const char *version, Release **ret,
-                      StoreOrigin *ret_origin, StoreError *err) {
-        _cleanup_(release_freep) Release *rel = NULL;
-        _cleanup_free_ char *origin_text = NULL;
-        uint8_t origin_recorded[32], origin_actual[32];
-        size_t origin_len = 0;
-        bool has_origin = false;
-        StoreOrigin origin = {};
-        _cleanup_(mappingp) Mapping map = {};
-        _cleanup_close_ int pfd = -1, nfd = -1, vfd = -1, bfd = -1;
-        _cleanup_free_ char *digests_text = NULL;
-        uint8_t recorded[_F_MAX][32], actual[_F_MAX][32];
-        size_t digests_len = 0;
-        ManifestDiag diag = {};
-        struct stat st;
-        int r;
-
-        if (statefd < 0 || !ret)
-                return fail(err, STORE_E_NAME, -EINVAL, "invalid arguments");
-        if (!manifest_name_valid(name) || !manifest_version_valid(version))
-                return fail(err, STORE_E_NAME, -EINVAL, "bad plugin name or version");
+/* Opens plugins/<name>/<version>/ below statefd. Its fd, or a negative errno with err filled
+ * (STORE_E_NOT_FOUND when a directory of the path is missing). */
+static int open_version_dir(int statefd, const char *name, const char *version, StoreError *err) {
+        _cleanup_close_ int pfd = -1, nfd = -1;
+        int vfd = -1, r;
 
         pfd = open_dir(statefd, STORE_PLUGINS_DIR);
         if (pfd >= 0)
@@ -512,18 +529,13 @@ int store_load_origin(int statefd, const char *name, const char *version, Releas
                 return fail(err, STORE_E_IO, r, "cannot open %s %s: %s", name, version,
                             strerror(-r));
         }
+        return vfd;
+}
 
-        rel = calloc(1, sizeof(*rel));
-        if (!rel)
-                return fail(err, STORE_E_NOMEM, -ENOMEM, "out of memory");
-        rel->binary_fd = -1;
-
-        r = release_read_file(vfd, STORE_DIGESTS_FILE, DIGESTS_MAX, &digests_text, &digests_len);
-        if (r < 0)
-                return file_fail(err, STORE_DIGESTS_FILE, r);
-        if (parse_digests(digests_text, digests_len, recorded, &has_origin, origin_recorded) < 0)
-                return fail(err, STORE_E_DIGESTS, -EINVAL, "%s %s: malformed %s", name, version,
-                            STORE_DIGESTS_FILE);
+/* Reads the manifest and both bundles of the version directory vfd into rel. 0, or a negative
+ * errno with err filled (file_fail()). */
+static int read_release_files(int vfd, Release *rel, StoreError *err) {
+        int r;
 
         r = release_read_file(vfd, RELEASE_MANIFEST_FILE, RELEASE_MANIFEST_MAX, &rel->manifest_data,
                               &rel->manifest_len);
@@ -537,6 +549,16 @@ int store_load_origin(int statefd, const char *name, const char *version, Releas
                               &rel->binary_bundle, &rel->binary_bundle_len);
         if (r < 0)
                 return file_fail(err, RELEASE_BINARY_BUNDLE_FILE, r);
+        return 0;
+}
+
+/* Snapshots the binary of the version directory vfd into a sealed memfd (rel->binary_fd and
+ * rel->binary_size) and maps it read-only into *map (nothing mapped for an empty binary). 0, or a
+ * negative errno with err filled (file_fail()). */
+static int load_binary(int vfd, Release *rel, Mapping *map, StoreError *err) {
+        _cleanup_close_ int bfd = -1;
+        struct stat st;
+        int r;
 
         bfd = openat(vfd, RELEASE_BINARY_FILE,
                      O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -556,17 +578,26 @@ int store_load_origin(int statefd, const char *name, const char *version, Releas
                 return file_fail(err, RELEASE_BINARY_FILE, negative_errno());
         rel->binary_size = (uint64_t)st.st_size;
         if (rel->binary_size > 0) {
-                map.len = (size_t)rel->binary_size;
-                map.p = mmap(NULL, map.len, PROT_READ, MAP_PRIVATE, rel->binary_fd, 0);
-                if (map.p == MAP_FAILED) {
-                        map.p = NULL;
+                map->len = (size_t)rel->binary_size;
+                map->p = mmap(NULL, map->len, PROT_READ, MAP_PRIVATE, rel->binary_fd, 0);
+                if (map->p == MAP_FAILED) {
+                        map->p = NULL;
                         return file_fail(err, RELEASE_BINARY_FILE, negative_errno());
                 }
         }
+        return 0;
+}
+
+/* Checks the four files of rel (the binary as mapped in map) against the digests recorded at
+ * install, and keeps the manifest's and the binary's in rel. 0, or -EKEYREJECTED with err
+ * filled, naming the first file that differs. */
+static int check_digests(Release *rel, const Mapping *map, const uint8_t recorded[_F_MAX][32],
+                         const char *name, const char *version, StoreError *err) {
+        uint8_t actual[_F_MAX][32];
 
         /* The digests are checked on the bytes kept (the memfd), not on a second read. */
         sha256((const uint8_t *)rel->manifest_data, rel->manifest_len, actual[F_MANIFEST]);
-        sha256(map.p ? map.p : (const uint8_t *)"", map.len, actual[F_BINARY]);
+        sha256(map->p ? map->p : (const uint8_t *)"", map->len, actual[F_BINARY]);
         sha256((const uint8_t *)rel->manifest_bundle, rel->manifest_bundle_len,
                actual[F_MANIFEST_BUNDLE]);
         sha256((const uint8_t *)rel->binary_bundle, rel->binary_bundle_len,
@@ -578,22 +609,79 @@ int store_load_origin(int statefd, const char *name, const char *version, Releas
                                     version, file_names[i]);
         memcpy(rel->manifest_sha256, actual[F_MANIFEST], 32);
         memcpy(rel->binary_sha256, actual[F_BINARY], 32);
+        return 0;
+}
 
+/* Reads the origin file of the version directory vfd, checks it against the digest recorded at
+ * install and parses it into *ret. 0, or a negative errno with err filled. */
+static int load_origin(int vfd, const uint8_t recorded[32], const char *name, const char *version,
+                       StoreOrigin *ret, StoreError *err) {
+        _cleanup_free_ char *text = NULL;
+        uint8_t actual[32];
+        size_t len = 0;
+        int r;
+
+        r = release_read_file(vfd, STORE_ORIGIN_FILE, STORE_ORIGIN_MAX, &text, &len);
+        if (r < 0)
+                return file_fail(err, STORE_ORIGIN_FILE, r);
+        sha256((const uint8_t *)text, len, actual);
+        if (memcmp(recorded, actual, 32) != 0)
+                return fail(err, STORE_E_DIGEST_MISMATCH, -EKEYREJECTED,
+                            "%s %s: %s differs from the digest recorded at install", name, version,
+                            STORE_ORIGIN_FILE);
+        if (parse_origin(text, len, ret) < 0)
+                return fail(err, STORE_E_ORIGIN, -EINVAL, "%s %s: malformed %s", name, version,
+                            STORE_ORIGIN_FILE);
+        return 0;
+}
+
+int store_load_origin(int statefd, const char *name, const char *version, Release **ret,
+                      StoreOrigin *ret_origin, StoreError *err) {
+        _cleanup_(release_freep) Release *rel = NULL;
+        _cleanup_(mappingp) Mapping map = {};
+        _cleanup_close_ int vfd = -1;
+        _cleanup_free_ char *digests_text = NULL;
+        uint8_t recorded[_F_MAX][32], origin_recorded[32];
+        size_t digests_len = 0;
+        bool has_origin = false;
+        StoreOrigin origin = {};
+        ManifestDiag diag = {};
+        int r;
+
+        if (statefd < 0 || !ret)
+                return fail(err, STORE_E_NAME, -EINVAL, "invalid arguments");
+        if (!manifest_name_valid(name) || !manifest_version_valid(version))
+                return fail(err, STORE_E_NAME, -EINVAL, "bad plugin name or version");
+        vfd = open_version_dir(statefd, name, version, err);
+        if (vfd < 0)
+                return vfd;
+
+        rel = calloc(1, sizeof(*rel));
+        if (!rel)
+                return fail(err, STORE_E_NOMEM, -ENOMEM, "out of memory");
+        rel->binary_fd = -1;
+
+        r = release_read_file(vfd, STORE_DIGESTS_FILE, DIGESTS_MAX, &digests_text, &digests_len);
+        if (r < 0)
+                return file_fail(err, STORE_DIGESTS_FILE, r);
+        if (parse_digests(digests_text, digests_len, recorded, &has_origin, origin_recorded) < 0)
+                return fail(err, STORE_E_DIGESTS, -EINVAL, "%s %s: malformed %s", name, version,
+                            STORE_DIGESTS_FILE);
+        r = read_release_files(vfd, rel, err);
+        if (r < 0)
+                return r;
+        r = load_binary(vfd, rel, &map, err);
+        if (r < 0)
+                return r;
+        r = check_digests(rel, &map, (const uint8_t(*)[32])recorded, name, version, err);
+        if (r < 0)
+                return r;
         /* The origin, when one was recorded: checked like the other files. Without one (a
          * release stored by store_install()), the release counts as unsigned. */
         if (has_origin) {
-                r = release_read_file(vfd, STORE_ORIGIN_FILE, STORE_ORIGIN_MAX, &origin_text,
-                                      &origin_len);
+                r = load_origin(vfd, origin_recorded, name, version, &origin, err);
                 if (r < 0)
-                        return file_fail(err, STORE_ORIGIN_FILE, r);
-                sha256((const uint8_t *)origin_text, origin_len, origin_actual);
-                if (memcmp(origin_recorded, origin_actual, 32) != 0)
-                        return fail(err, STORE_E_DIGEST_MISMATCH, -EKEYREJECTED,
-                                    "%s %s: %s differs from the digest recorded at install", name,
-                                    version, STORE_ORIGIN_FILE);
-                if (parse_origin(origin_text, origin_len, &origin) < 0)
-                        return fail(err, STORE_E_ORIGIN, -EINVAL, "%s %s: malformed %s", name,
-                                    version, STORE_ORIGIN_FILE);
+                        return r;
         }
 
         r = manifest_parse(rel->manifest_data, rel->manifest_len, &rel->manifest, &diag);
