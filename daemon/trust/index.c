@@ -133,23 +133,19 @@ static const char *string_of(json_t *o, const char *key, const char *what, Relea
         return json_string_value(v);
 }
 
-int index_parse(const char *json, size_t len, MarketplaceIndex **ret, ReleaseError *err) {
-        static const char *const top_keys[] = {"name", "version", "expires", "releases"};
-        static const char *const rel_keys[] = {"name", "version", "manifest_sha256",
-                                               "binary_sha256"};
-        _cleanup_(index_freep) MarketplaceIndex *idx = NULL;
-        _cleanup_(json_decrefp) json_t *root = NULL;
-        json_error_t jerr;
-        json_t *releases, *jversion;
-        const char *s, *expires_text;
-        int64_t expires;
-        size_t n;
-        int r;
+/* Fills err with RELEASE_E_NOMEM. Returns -ENOMEM. */
+static int index_oom(ReleaseError *err) {
+        release_error_set(err, RELEASE_E_NOMEM, "out of memory");
+        return -ENOMEM;
+}
 
-        if (!json || !ret) {
-                release_error_set(err, RELEASE_E_INDEX, "invalid arguments");
-                return -EINVAL;
-        }
+/* The len bytes at json as index.json's document: at most INDEX_BYTES_MAX bytes, no NUL, strict
+ * JSON without duplicate keys, an object. 0 and the object in *ret, or a negative errno with err
+ * filled. */
+static int index_load_json(const char *json, size_t len, json_t **ret, ReleaseError *err) {
+        json_error_t jerr;
+        json_t *root;
+
         if (len > INDEX_BYTES_MAX) {
                 release_error_set(err, RELEASE_E_TOO_LARGE, "index.json is over 1 MiB");
                 return -EFBIG;
@@ -168,9 +164,27 @@ int index_parse(const char *json, size_t len, MarketplaceIndex **ret, ReleaseErr
                 return -EINVAL;
         }
         if (!json_is_object(root)) {
+                json_decref(root);
                 release_error_set(err, RELEASE_E_INDEX, "index.json is not an object");
                 return -EINVAL;
         }
+        *ret = root;
+        return 0;
+}
+
+/*
+ * The top level of index.json (root): exactly its four keys, a marketplace name of 1 to 128
+ * bytes, an integer version from 1 to INDEX_VERSION_MAX, an expiry as YYYY-MM-DDTHH:MM:SSZ and an
+ * array of at most INDEX_RELEASES_MAX releases, checked in that order. 0 with the name (borrowed
+ * from root), version, expiry and array in the ret_ arguments, or -EINVAL with err filled.
+ */
+static int index_parse_top(json_t *root, const char **ret_name, uint64_t *ret_version,
+                           int64_t *ret_expires, json_t **ret_releases, ReleaseError *err) {
+        static const char *const top_keys[] = {"name", "version", "expires", "releases"};
+        json_t *releases, *jversion;
+        const char *s, *expires_text;
+        int r;
+
         r = check_keys(root, top_keys, ELEMENTSOF(top_keys), "index.json", err);
         if (r < 0)
                 return r;
@@ -193,7 +207,7 @@ int index_parse(const char *json, size_t len, MarketplaceIndex **ret, ReleaseErr
         expires_text = string_of(root, "expires", "index.json", err);
         if (!expires_text)
                 return -EINVAL;
-        if (index_parse_time(expires_text, &expires) < 0) {
+        if (index_parse_time(expires_text, ret_expires) < 0) {
                 release_error_set(err, RELEASE_E_INDEX,
                                   "index.json: \"expires\" is not a time as "
                                   "YYYY-MM-DDTHH:MM:SSZ (UTC)");
@@ -204,81 +218,117 @@ int index_parse(const char *json, size_t len, MarketplaceIndex **ret, ReleaseErr
                 release_error_set(err, RELEASE_E_INDEX, "index.json: \"releases\" is not an array");
                 return -EINVAL;
         }
-        n = json_array_size(releases);
-        if (n > INDEX_RELEASES_MAX) {
+        if (json_array_size(releases) > INDEX_RELEASES_MAX) {
                 release_error_set(err, RELEASE_E_INDEX, "index.json: more than %d releases",
                                   INDEX_RELEASES_MAX);
                 return -EINVAL;
         }
+        *ret_name = s;
+        *ret_version = (uint64_t)json_integer_value(jversion);
+        *ret_releases = releases;
+        return 0;
+}
+
+/*
+ * releases[i] (e) of index.json into idx->releases[i], which idx has room for: exactly its four
+ * keys, all strings, a valid plugin name and version, both digests 64 lowercase hex digits, and
+ * no earlier entry of the same name and version, checked in that order. 0 and idx->n_releases
+ * i + 1; or -EINVAL, or -ENOMEM (idx->n_releases then covers the half-filled entry), with err
+ * filled.
+ */
+static int index_parse_release(json_t *e, size_t i, MarketplaceIndex *idx, ReleaseError *err) {
+        static const char *const rel_keys[] = {"name", "version", "manifest_sha256",
+                                               "binary_sha256"};
+        IndexRelease *ir = &idx->releases[i];
+        const char *name, *version, *md, *bd;
+        char what[48];
+        int r;
+
+        snprintf(what, sizeof(what), "index.json: releases[%zu]", i);
+        if (!json_is_object(e)) {
+                release_error_set(err, RELEASE_E_INDEX, "%s is not an object", what);
+                return -EINVAL;
+        }
+        r = check_keys(e, rel_keys, ELEMENTSOF(rel_keys), what, err);
+        if (r < 0)
+                return r;
+        name = string_of(e, "name", what, err);
+        version = name ? string_of(e, "version", what, err) : NULL;
+        md = version ? string_of(e, "manifest_sha256", what, err) : NULL;
+        bd = md ? string_of(e, "binary_sha256", what, err) : NULL;
+        if (!bd)
+                return -EINVAL;
+        if (!manifest_name_valid(name)) {
+                release_error_set(err, RELEASE_E_INDEX, "%s: bad plugin name", what);
+                return -EINVAL;
+        }
+        if (!manifest_version_valid(version)) {
+                release_error_set(err, RELEASE_E_INDEX, "%s: bad version", what);
+                return -EINVAL;
+        }
+        if (parse_digest(md, ir->manifest_sha256) < 0 || parse_digest(bd, ir->binary_sha256) < 0) {
+                release_error_set(err, RELEASE_E_INDEX,
+                                  "%s: a digest is not 64 lowercase hex digits", what);
+                return -EINVAL;
+        }
+        if (index_find(idx, name, version)) {
+                release_error_set(err, RELEASE_E_INDEX, "%s: %s %s listed twice", what, name,
+                                  version);
+                return -EINVAL;
+        }
+        ir->name = strdup(name);
+        ir->version = strdup(version);
+        idx->n_releases = i + 1;
+        if (!ir->name || !ir->version)
+                return index_oom(err);
+        return 0;
+}
+
+int index_parse(const char *json, size_t len, MarketplaceIndex **ret, ReleaseError *err) {
+        _cleanup_(index_freep) MarketplaceIndex *idx = NULL;
+        _cleanup_(json_decrefp) json_t *root = NULL;
+        json_t *releases;
+        const char *name;
+        uint64_t version;
+        int64_t expires;
+        size_t n;
+        int r;
+
+        if (!json || !ret) {
+                release_error_set(err, RELEASE_E_INDEX, "invalid arguments");
+                return -EINVAL;
+        }
+        r = index_load_json(json, len, &root, err);
+        if (r < 0)
+                return r;
+        r = index_parse_top(root, &name, &version, &expires, &releases, err);
+        if (r < 0)
+                return r;
+        n = json_array_size(releases);
 
         idx = calloc(1, sizeof(*idx));
         if (!idx)
-                goto oom;
-        idx->name = strdup(s);
+                return index_oom(err);
+        idx->name = strdup(name);
         if (!idx->name)
-                goto oom;
-        idx->version = (uint64_t)json_integer_value(jversion);
+                return index_oom(err);
+        idx->version = version;
         idx->expires = expires;
         if (n > 0) {
                 idx->releases = calloc(n, sizeof(IndexRelease));
                 if (!idx->releases)
-                        goto oom;
+                        return index_oom(err);
         }
-
         for (size_t i = 0; i < n; i++) {
-                json_t *e = json_array_get(releases, i);
-                IndexRelease *ir = &idx->releases[i];
-                char what[48];
-                const char *name, *version, *md, *bd;
-
-                snprintf(what, sizeof(what), "index.json: releases[%zu]", i);
-                if (!json_is_object(e)) {
-                        release_error_set(err, RELEASE_E_INDEX, "%s is not an object", what);
-                        return -EINVAL;
-                }
-                r = check_keys(e, rel_keys, ELEMENTSOF(rel_keys), what, err);
+                r = index_parse_release(json_array_get(releases, i), i, idx, err);
                 if (r < 0)
                         return r;
-                name = string_of(e, "name", what, err);
-                version = name ? string_of(e, "version", what, err) : NULL;
-                md = version ? string_of(e, "manifest_sha256", what, err) : NULL;
-                bd = md ? string_of(e, "binary_sha256", what, err) : NULL;
-                if (!bd)
-                        return -EINVAL;
-                if (!manifest_name_valid(name)) {
-                        release_error_set(err, RELEASE_E_INDEX, "%s: bad plugin name", what);
-                        return -EINVAL;
-                }
-                if (!manifest_version_valid(version)) {
-                        release_error_set(err, RELEASE_E_INDEX, "%s: bad version", what);
-                        return -EINVAL;
-                }
-                if (parse_digest(md, ir->manifest_sha256) < 0 ||
-                    parse_digest(bd, ir->binary_sha256) < 0) {
-                        release_error_set(err, RELEASE_E_INDEX,
-                                          "%s: a digest is not 64 lowercase hex digits", what);
-                        return -EINVAL;
-                }
-                if (index_find(idx, name, version)) {
-                        release_error_set(err, RELEASE_E_INDEX, "%s: %s %s listed twice", what,
-                                          name, version);
-                        return -EINVAL;
-                }
-                ir->name = strdup(name);
-                ir->version = strdup(version);
-                idx->n_releases = i + 1;
-                if (!ir->name || !ir->version)
-                        goto oom;
         }
 
         if (err)
                 *err = (ReleaseError){};
         *ret = TAKE_PTR(idx);
         return 0;
-
-oom:
-        release_error_set(err, RELEASE_E_NOMEM, "out of memory");
-        return -ENOMEM;
 }
 
 const IndexRelease *index_find(const MarketplaceIndex *idx, const char *name, const char *version) {
