@@ -205,6 +205,154 @@ static int check_identity(X509 *leaf, const SigstorePolicy *policy, SigstoreResu
         return 0;
 }
 
+/* The key that signed b: policy's managed key (then b must carry no certificate; *managed holds
+ * the parsed key for the caller to free) or b's leaf certificate's. 0 with *s filled, or
+ * -EKEYREJECTED with the reason in ret. */
+static int find_signer(const SigstoreBundle *b, const SigstorePolicy *policy, SigstoreSigner *s,
+                       EVP_PKEY **managed, SigstoreResult *ret) {
+        if (policy->key_pem) {
+                if (b->leaf)
+                        return REJECT("bundle carries a certificate but a managed key was given");
+                _cleanup_(BIO_freep) BIO *bio = BIO_new_mem_buf(policy->key_pem, -1);
+                *managed = bio ? PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL) : NULL;
+                if (!*managed)
+                        return REJECT("cannot parse the public key");
+                s->key = *managed;
+        } else {
+                if (!b->leaf)
+                        return REJECT("bundle has no certificate");
+                s->cert = b->leaf;
+                s->key = X509_get0_pubkey(b->leaf);
+                if (!s->key)
+                        return REJECT("certificate has an unusable public key");
+        }
+        return 0;
+}
+
+/* The artifact's SHA-256 in digest: of its bytes (which must agree with its digest when both are
+ * given), or the digest given alone. 0, or -EINVAL with the reason in ret. */
+static int artifact_digest(const SigstoreArtifact *artifact, uint8_t digest[32],
+                           SigstoreResult *ret) {
+        if (artifact->data) {
+                sha256(artifact->data, artifact->size, digest);
+                if (artifact->have_digest && memcmp(digest, artifact->sha256, 32) != 0) {
+                        sigstore_fail(REASON, "artifact bytes and digest disagree");
+                        return -EINVAL;
+                }
+        } else if (artifact->have_digest)
+                memcpy(digest, artifact->sha256, 32);
+        else {
+                sigstore_fail(REASON, "no artifact given");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* The signature of b by s over the artifact (its bytes, or digest, its SHA-256): a DSSE envelope
+ * whose in-toto statement names the artifact, or a message signature. 0 and in expected the
+ * digest the log must have recorded; -EKEYREJECTED with the reason in ret; -ENOMEM. */
+static int verify_artifact_signature(const SigstoreBundle *b, const SigstoreSigner *s,
+                                     const SigstoreArtifact *artifact, const uint8_t digest[32],
+                                     uint8_t expected[32], SigstoreResult *ret) {
+        int r;
+
+        if (b->is_dsse) {
+                _cleanup_free_ uint8_t *pae = NULL;
+                size_t pae_len;
+                if (dsse_pae(b, &pae, &pae_len) < 0)
+                        return -ENOMEM;
+                if (sigstore_verify_sig(s->key, pae, pae_len, b->signature.data, b->signature.len) <
+                    0)
+                        return REJECT("DSSE signature does not verify");
+                r = check_statement(b, digest, ret);
+                if (r < 0)
+                        return r;
+                sha256(pae, pae_len, expected);
+                return 0;
+        }
+        if (b->have_digest && memcmp(b->digest, digest, 32) != 0)
+                return REJECT("message digest in the bundle does not match the artifact");
+        if (EVP_PKEY_is_a(s->key, "ED25519")) {
+                if (!artifact->data)
+                        return REJECT("an Ed25519 signature needs the artifact, not its digest");
+                r = sigstore_verify_sig(s->key, artifact->data, artifact->size, b->signature.data,
+                                        b->signature.len);
+        } else
+                r = sigstore_verify_sig_prehashed(s->key, digest, b->signature.data,
+                                                  b->signature.len);
+        if (r < 0)
+                return REJECT("signature over the artifact does not verify");
+        memcpy(expected, digest, 32);
+        return 0;
+}
+
+/*
+ * The verified times of b (signed by s, expected the digest its log entries must hold): each
+ * transparency log entry's (verify_tlog_entry()), then each RFC 3161 timestamp's, into times
+ * (room for n_tlog + n_timestamps) and their number into *n_times. An entry without an integrated
+ * time needs a timestamp, at least one time is needed, and the log key of an entry vouched for by
+ * timestamps alone must be valid at each of them. 0, or a negative errno with the reason in ret.
+ */
+static int verify_times(const SigstoreTrustRoot *root, const SigstoreBundle *b,
+                        const SigstoreSigner *s, const uint8_t expected[32], int64_t *times,
+                        size_t *n_times, SigstoreResult *ret) {
+        size_t n = 0, n_tsa_times = 0, first_tsa;
+        bool needs_timestamp = false;
+        int r;
+
+        for (size_t i = 0; i < b->n_tlog; i++) {
+                r = verify_tlog_entry(root, b, &b->tlog[i], s, expected, times, &n,
+                                      &needs_timestamp, ret);
+                if (r < 0)
+                        return r;
+        }
+        first_tsa = n;
+        for (size_t i = 0; i < b->n_timestamps; i++) {
+                r = sigstore_tsa_verify(root, b->timestamps[i].data, b->timestamps[i].len,
+                                        b->signature.data, b->signature.len, &times[n], REASON);
+                if (r < 0)
+                        return r;
+                n++;
+                n_tsa_times++;
+        }
+        if (needs_timestamp && n_tsa_times == 0)
+                return REJECT("tlog entry without integrated time needs an RFC 3161 timestamp");
+        if (n == 0)
+                return REJECT("no verified time");
+        /* entries vouched for only by a timestamp: their log key must be valid at that time */
+        for (size_t i = 0; i < b->n_tlog; i++) {
+                const SigstoreLogKey *log = find_tlog(root, b->tlog[i].log_id);
+                if (b->tlog[i].set.len > 0)
+                        continue;
+                for (size_t j = first_tsa; j < n; j++)
+                        if (!sigstore_in_validity(&log->valid, times[j]))
+                                return REJECT("tlog key not valid at the timestamp");
+        }
+        *n_times = n;
+        return 0;
+}
+
+/* The signing certificate cert: its chain valid at each of the n_times verified times, its SCTs,
+ * then the identity policy (check_identity(), which fills ret's san, issuer and ref). 0, or a
+ * negative errno with the reason in ret. */
+static int verify_certificate(const SigstoreTrustRoot *root, X509 *cert, const int64_t *times,
+                              size_t n_times, const SigstorePolicy *policy, SigstoreResult *ret) {
+        _cleanup_(X509_freep) X509 *issuer = NULL;
+        int r;
+
+        for (size_t i = 0; i < n_times; i++) {
+                X509_free(issuer);
+                issuer = NULL;
+                if (sigstore_cert_chain_verify(root, cert, times[i], &issuer) < 0)
+                        return REJECT("certificate chain not valid at the verified time %" PRId64,
+                                      times[i]);
+        }
+        r = sigstore_cert_sct_verify(root, cert, issuer, REASON);
+        if (r < 0)
+                return r;
+        return check_identity(cert, policy, ret);
+}
+
 /* See sigstore.h. Order of checks: bundle shape, signer, artifact signature and content, tlog
  * entries (body, SET, proof, checkpoint), RFC 3161 timestamps, certificate at every verified time
  * (chain, SCTs), identity policy. */
@@ -219,121 +367,29 @@ int sigstore_verify(const SigstoreTrustRoot *root, const char *bundle_json, size
         if (r < 0)
                 return r;
 
-        /* the signer */
         _cleanup_(EVP_PKEY_freep) EVP_PKEY *managed = NULL;
         SigstoreSigner s = {};
-        if (policy->key_pem) {
-                if (b.leaf)
-                        return REJECT("bundle carries a certificate but a managed key was given");
-                _cleanup_(BIO_freep) BIO *bio = BIO_new_mem_buf(policy->key_pem, -1);
-                managed = bio ? PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL) : NULL;
-                if (!managed)
-                        return REJECT("cannot parse the public key");
-                s.key = managed;
-        } else {
-                if (!b.leaf)
-                        return REJECT("bundle has no certificate");
-                s.cert = b.leaf;
-                s.key = X509_get0_pubkey(b.leaf);
-                if (!s.key)
-                        return REJECT("certificate has an unusable public key");
-        }
-
-        /* the artifact's digest */
-        uint8_t digest[32];
-        if (artifact->data) {
-                sha256(artifact->data, artifact->size, digest);
-                if (artifact->have_digest && memcmp(digest, artifact->sha256, 32) != 0) {
-                        sigstore_fail(REASON, "artifact bytes and digest disagree");
-                        return -EINVAL;
-                }
-        } else if (artifact->have_digest)
-                memcpy(digest, artifact->sha256, 32);
-        else {
-                sigstore_fail(REASON, "no artifact given");
-                return -EINVAL;
-        }
-
-        /* the signature over the artifact, and what the log must have recorded */
-        uint8_t expected[32];
-        if (b.is_dsse) {
-                _cleanup_free_ uint8_t *pae = NULL;
-                size_t pae_len;
-                if (dsse_pae(&b, &pae, &pae_len) < 0)
-                        return -ENOMEM;
-                if (sigstore_verify_sig(s.key, pae, pae_len, b.signature.data, b.signature.len) < 0)
-                        return REJECT("DSSE signature does not verify");
-                r = check_statement(&b, digest, ret);
-                if (r < 0)
-                        return r;
-                sha256(pae, pae_len, expected);
-        } else {
-                if (b.have_digest && memcmp(b.digest, digest, 32) != 0)
-                        return REJECT("message digest in the bundle does not match the artifact");
-                if (EVP_PKEY_is_a(s.key, "ED25519")) {
-                        if (!artifact->data)
-                                return REJECT(
-                                        "an Ed25519 signature needs the artifact, not its digest");
-                        r = sigstore_verify_sig(s.key, artifact->data, artifact->size,
-                                                b.signature.data, b.signature.len);
-                } else
-                        r = sigstore_verify_sig_prehashed(s.key, digest, b.signature.data,
-                                                          b.signature.len);
-                if (r < 0)
-                        return REJECT("signature over the artifact does not verify");
-                memcpy(expected, digest, 32);
-        }
+        r = find_signer(&b, policy, &s, &managed, ret);
+        if (r < 0)
+                return r;
+        uint8_t digest[32], expected[32];
+        r = artifact_digest(artifact, digest, ret);
+        if (r < 0)
+                return r;
+        r = verify_artifact_signature(&b, &s, artifact, digest, expected, ret);
+        if (r < 0)
+                return r;
 
         /* transparency log entries and timestamps: the verified times */
         _cleanup_free_ int64_t *times = calloc(b.n_tlog + b.n_timestamps + 1, sizeof(int64_t));
         if (!times)
                 return -ENOMEM;
-        size_t n_times = 0, n_tsa_times = 0;
-        bool needs_timestamp = false;
-        for (size_t i = 0; i < b.n_tlog; i++) {
-                r = verify_tlog_entry(root, &b, &b.tlog[i], &s, expected, times, &n_times,
-                                      &needs_timestamp, ret);
-                if (r < 0)
-                        return r;
-        }
-        size_t first_tsa = n_times;
-        for (size_t i = 0; i < b.n_timestamps; i++) {
-                r = sigstore_tsa_verify(root, b.timestamps[i].data, b.timestamps[i].len,
-                                        b.signature.data, b.signature.len, &times[n_times], REASON);
-                if (r < 0)
-                        return r;
-                n_times++;
-                n_tsa_times++;
-        }
-        if (needs_timestamp && n_tsa_times == 0)
-                return REJECT("tlog entry without integrated time needs an RFC 3161 timestamp");
-        if (n_times == 0)
-                return REJECT("no verified time");
-        /* entries vouched for only by a timestamp: their log key must be valid at that time */
-        for (size_t i = 0; i < b.n_tlog; i++) {
-                const SigstoreLogKey *log = find_tlog(root, b.tlog[i].log_id);
-                if (b.tlog[i].set.len > 0)
-                        continue;
-                for (size_t j = first_tsa; j < n_times; j++)
-                        if (!sigstore_in_validity(&log->valid, times[j]))
-                                return REJECT("tlog key not valid at the timestamp");
-        }
-
-        /* the certificate at every verified time */
+        size_t n_times = 0;
+        r = verify_times(root, &b, &s, expected, times, &n_times, ret);
+        if (r < 0)
+                return r;
         if (s.cert) {
-                _cleanup_(X509_freep) X509 *issuer = NULL;
-                for (size_t i = 0; i < n_times; i++) {
-                        X509_free(issuer);
-                        issuer = NULL;
-                        if (sigstore_cert_chain_verify(root, s.cert, times[i], &issuer) < 0)
-                                return REJECT(
-                                        "certificate chain not valid at the verified time %" PRId64,
-                                        times[i]);
-                }
-                r = sigstore_cert_sct_verify(root, s.cert, issuer, REASON);
-                if (r < 0)
-                        return r;
-                r = check_identity(s.cert, policy, ret);
+                r = verify_certificate(root, s.cert, times, n_times, policy, ret);
                 if (r < 0)
                         return r;
         }
