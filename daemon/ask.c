@@ -6,22 +6,24 @@
 
 #include "answers.h"
 #include "ask.h"
-#include "commit.h"
 #include "audit.h"
 #include "budget.h"
 #include "catalog.h"
+#include "clock.h"
+#include "commit.h"
 #include "escape.h"
 #include "handles.h"
 #include "inputs.h"
 #include "log-ids.h"
 #include "log.h"
 #include "macro.h"
-#include "manager.h"
+#include "engine.h"
 #include "policy.h"
 #include "release.h"
 #include "run-request.h"
 #include "spawner-link.h"
 #include "schedule.h"
+#include "step-cause.h"
 
 /* One step on its way through the pool. It holds what the outcome needs after the run, never a
  * value: those live only in the request's fd 6 JSON, freed with the request. */
@@ -97,6 +99,11 @@ static void set_outcome(Manager *m, Ticket *t, size_t step, int result, const ch
         (void)tickets_set_outcome(m->tickets, t, step, result, error);
 }
 
+/* Ends step as plugin_error without a run: lockd could not do its part (why: STEP_NOT_RUN_*). */
+static void not_run(Manager *m, Ticket *t, size_t step, StepCause why) {
+        set_outcome(m, t, step, -1, "plugin_error", step_cause_name(why));
+}
+
 static AskQueue *ask_queue(Manager *m) {
         if (!m->ask)
                 m->ask = calloc(1, sizeof(*m->ask));
@@ -142,7 +149,7 @@ static void set_outcome_at(Manager *m, Ticket *t, size_t step, int result, const
         HeldOutcome *h;
         int r;
 
-        if (release_usec <= now_monotonic_usec() || m->stopping) {
+        if (release_usec <= clock_monotonic_usec() || m->stopping) {
                 set_outcome(m, t, step, result, error, cause);
                 return;
         }
@@ -150,7 +157,7 @@ static void set_outcome_at(Manager *m, Ticket *t, size_t step, int result, const
         h = q ? calloc(1, sizeof(*h)) : NULL;
         if (!h) {
                 /* Withheld, never released early: the agent sees plugin_error. */
-                set_outcome(m, t, step, -1, "plugin_error", "not_run:memory");
+                not_run(m, t, step, STEP_NOT_RUN_MEMORY);
                 return;
         }
         *h = (HeldOutcome){.manager = m, .step = step, .result = result, .error = error};
@@ -160,7 +167,7 @@ static void set_outcome_at(Manager *m, Ticket *t, size_t step, int result, const
                               h);
         if (r < 0) {
                 free(h);
-                set_outcome(m, t, step, -1, "plugin_error", "not_run:timer");
+                not_run(m, t, step, STEP_NOT_RUN_TIMER);
                 return;
         }
         h->next = q->held;
@@ -279,9 +286,15 @@ static void end_unanswered(Manager *m, StepRun *s, const char *cause, uint64_t r
                 set_outcome_at(m, t, s->step, -1, "plugin_error", cause, release_usec);
 }
 
-/* Ends a step that did not run (or whose run tells nothing about the file). */
-static void fail_unrun(Manager *m, StepRun *s, const char *cause) {
-        end_unanswered(m, s, cause, 0);
+/* Ends a step that did not run (why: STEP_NOT_RUN_*). */
+static void fail_unrun(Manager *m, StepRun *s, StepCause why) {
+        end_unanswered(m, s, step_cause_name(why), 0);
+}
+
+/* Ends a step whose run tells nothing about the file: lockd could not enter the sandbox (its
+ * cause: run_cause_format()'s). */
+static void fail_spawn(Manager *m, StepRun *s) {
+        end_unanswered(m, s, s->cause, 0);
 }
 
 static void step_done(RunRequest *req, void *userdata);
@@ -306,7 +319,8 @@ static void drain(Manager *m) {
                         break;
                 (void)queue_pop(m->ask);
                 if (r < 0) {
-                        fail_unrun(m, s, r == -ESHUTDOWN ? "not_run:stopping" : "not_run:pool");
+                        fail_unrun(m, s,
+                                   r == -ESHUTDOWN ? STEP_NOT_RUN_STOPPING : STEP_NOT_RUN_POOL);
                         step_run_free(s); /* frees the request the pool did not take */
                         continue;
                 }
@@ -314,14 +328,14 @@ static void drain(Manager *m) {
         }
         /* Last: the commit may call back into the ask flow at once. */
         if (budget_dirty(m->budget))
-                commit_run(m);
+                commit_run(m->commit);
 }
 
 void ask_flush(Manager *m) {
         StepRun *s;
 
         while ((s = queue_pop(m->ask))) {
-                fail_unrun(m, s, "not_run:stopping");
+                fail_unrun(m, s, STEP_NOT_RUN_STOPPING);
                 step_run_free(s);
         }
 }
@@ -378,35 +392,36 @@ static void commit_outcome(Manager *m, StepRun *s) {
                 log_error_errno(r, NULL, "ticket %s step %zu: the answer could not be cached: %m",
                                 s->ticket, s->step);
         else
-                commit_want(m);
+                commit_want(m->commit);
 }
 
 /*
- * Withholds s's answer (why: "audit" or "budget", the record that could not be made durable): the
+ * Withholds s's answer (why: STEP_WITHHELD_*, the record that could not be made durable): the
  * agent sees plugin_error at the step's release time, and the outcome is not cached. A cached
  * outcome is served without a run, so it must stand on a durable run record and a durable
  * charge; this one has not both. The slot goes back, as for a run that says nothing about the
  * file: nobody received its answer.
  */
-static void withhold(Manager *m, StepRun *s, const char *why) {
-        end_unanswered(m, s, why, s->release_usec);
+static void withhold(Manager *m, StepRun *s, StepCause why) {
+        end_unanswered(m, s, step_cause_name(why), s->release_usec);
 }
 
 /* Lets s's answer go now that its run record and its reservation are durable, or withholds it
- * (withheld: "audit" or "budget", what could not be made durable). Frees s. */
-static void answer_release(Manager *m, StepRun *s, const char *withheld) {
+ * (withheld: STEP_WITHHELD_*, what could not be made durable; STEP_CAUSE_NONE: nothing). Frees
+ * s. */
+static void answer_release(Manager *m, StepRun *s, StepCause withheld) {
         Ticket *t = tickets_get_mutable(m->tickets, s->ticket);
 
         if (s->spawn_failed) {
                 /* lockd could not enter the sandbox: that says nothing about the file, so the
                  * slot goes back; the run is recorded all the same. */
-                fail_unrun(m, s, s->cause);
-        } else if (withheld) {
+                fail_spawn(m, s);
+        } else if (withheld != STEP_CAUSE_NONE) {
                 log_error_errno(-EIO, NULL,
                                 "ticket %s step %zu: the %s could not be made durable, the "
                                 "answer is withheld",
                                 s->ticket, s->step,
-                                strcmp(withheld, "audit") == 0 ? "run record" : "budget");
+                                withheld == STEP_WITHHELD_AUDIT ? "run record" : "budget");
                 withhold(m, s, withheld);
         } else {
                 if (t && s->outcome == RUN_PLUGIN_ERROR)
@@ -433,14 +448,14 @@ static void answers_release_ready(Manager *m, bool audit_failed) {
 
         while (p && *p) {
                 StepRun *s = *p;
-                const char *withheld = NULL;
+                StepCause withheld = STEP_CAUSE_NONE;
                 bool ready = s->audit_seq <= seq && s->budget_gen <= gen;
 
                 if (audit_failed)
-                        withheld = "audit";
+                        withheld = STEP_WITHHELD_AUDIT;
                 else if (s->budget_gen > gen && s->budget_gen <= q->budget_failed_gen)
-                        withheld = "budget";
-                if (!ready && !withheld) {
+                        withheld = STEP_WITHHELD_BUDGET;
+                if (!ready && withheld == STEP_CAUSE_NONE) {
                         prev = s;
                         p = &s->next;
                         continue;
@@ -453,14 +468,30 @@ static void answers_release_ready(Manager *m, bool audit_failed) {
         }
 }
 
-void ask_records_durable(Manager *m, int r) {
-        answers_release_ready(m, r < 0);
+/* CommitObserver.records_durable: the audit log is durable up to its durable seq (r >= 0), or
+ * it broke (r < 0), and every answer waiting is withheld. */
+static void records_durable(int r, void *userdata) {
+        answers_release_ready(userdata, r < 0);
 }
 
-void ask_budget_durable(Manager *m, uint64_t gen, int r) {
+/* CommitObserver.budget_durable: the budget changes up to gen are on disk (r >= 0), or they
+ * could not be written (r < 0), and an answer whose reservation only that batch held is
+ * withheld. */
+static void budget_durable(uint64_t gen, int r, void *userdata) {
+        Manager *m = userdata;
+
         if (r < 0 && m->ask && gen > m->ask->budget_failed_gen)
                 m->ask->budget_failed_gen = gen;
         answers_release_ready(m, false);
+}
+
+void ask_attach(Manager *m) {
+        static const CommitObserver observer = {
+                .records_durable = records_durable,
+                .budget_durable = budget_durable,
+        };
+
+        commit_observe(m->commit, &observer, m);
 }
 
 static void step_done(RunRequest *req, void *userdata) {
@@ -472,11 +503,11 @@ static void step_done(RunRequest *req, void *userdata) {
         int r;
 
         /* How long the run took from its admission: what the release schedule rounds. */
-        s->ran_usec = now_monotonic_usec() - s->admitted_usec;
+        s->ran_usec = clock_monotonic_usec() - s->admitted_usec;
         if (s->ran_usec == 0)
                 s->ran_usec = 1;
         s->release_usec = release_time(m, s->admitted_usec, s->timeout_usec, s->ran_usec);
-        snprintf(s->cause, sizeof(s->cause), "answer");
+        snprintf(s->cause, sizeof(s->cause), "%s", step_cause_name(STEP_CAUSE_ANSWER));
 
         if (req->error == -ECONNABORTED) {
                 /*
@@ -491,7 +522,8 @@ static void step_done(RunRequest *req, void *userdata) {
                 goto finish;
         }
         if (req->error < 0) {
-                fail_unrun(m, s, req->error == -ECANCELED ? "not_run:stopping" : "not_run:pool");
+                fail_unrun(m, s,
+                           req->error == -ECANCELED ? STEP_NOT_RUN_STOPPING : STEP_NOT_RUN_POOL);
                 goto finish;
         }
         s->outcome = res->outcome;
@@ -528,9 +560,9 @@ static void step_done(RunRequest *req, void *userdata) {
                                 "answer is withheld: %m",
                                 s->ticket, s->step);
                 if (s->spawn_failed)
-                        fail_unrun(m, s, s->cause);
+                        fail_spawn(m, s);
                 else
-                        withhold(m, s, "audit");
+                        withhold(m, s, STEP_WITHHELD_AUDIT);
                 goto finish;
         }
         s->audit_seq = audit_get_seq(m->audit);
@@ -541,11 +573,11 @@ static void step_done(RunRequest *req, void *userdata) {
                 q->recording = s;
         q->recording_tail = s;
         s = NULL;
-        commit_run(m);
+        commit_run(m->commit);
 finish:
         run_request_free(req);
         step_run_free(s);
-        manager_run_finished(m);
+        runs_ended(&m->runs);
         drain(m);
 }
 
@@ -580,12 +612,12 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
         /* The handle as it is now: a revocation or expiry since the submit is the human's no. */
         h = handles_get_for_agent(m->handles, st->handle_id, t->agent);
         if (!h) {
-                set_outcome(m, t, i, -1, "denied", "handle_gone");
+                set_outcome(m, t, i, -1, "denied", step_cause_name(STEP_CAUSE_HANDLE_GONE));
                 return;
         }
         req = run_request_new();
         if (!req) {
-                set_outcome(m, t, i, -1, "plugin_error", "not_run:memory");
+                not_run(m, t, i, STEP_NOT_RUN_MEMORY);
                 return;
         }
         if (mf->n_inputs > 0) {
@@ -594,11 +626,12 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
                  * its input only, never shown. */
                 r = inputs_canonical_json(mf, vals, &req->inputs_json, &bad);
                 if (r == -EINVAL || r == -ENOENT) {
-                        set_outcome(m, t, i, -1, "input_invalid", "input_invalid");
+                        set_outcome(m, t, i, -1, "input_invalid",
+                                    step_cause_name(STEP_CAUSE_INPUT_INVALID));
                         return;
                 }
                 if (r < 0) {
-                        set_outcome(m, t, i, -1, "plugin_error", "not_run:memory");
+                        not_run(m, t, i, STEP_NOT_RUN_MEMORY);
                         return;
                 }
                 req->inputs_len = strlen(req->inputs_json);
@@ -606,7 +639,7 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
 
         s = calloc(1, sizeof(*s));
         if (!s) {
-                set_outcome(m, t, i, -1, "plugin_error", "not_run:memory");
+                not_run(m, t, i, STEP_NOT_RUN_MEMORY);
                 return;
         }
         *s = (StepRun){.manager = m, .step = i, .agent = t->agent, .agent_pid = t->agent_pid};
@@ -618,12 +651,12 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
                 r = budget_key_add(&s->key, st->bindings[b].input, st->bindings[b].placeholder);
         if (r < 0) {
                 free(s);
-                set_outcome(m, t, i, -1, "plugin_error", "not_run:key");
+                not_run(m, t, i, STEP_NOT_RUN_KEY);
                 return;
         }
 
         s->timeout_usec = mf->timeout_s * 1000000;
-        s->admitted_usec = now_monotonic_usec();
+        s->admitted_usec = clock_monotonic_usec();
 
         /*
          * The same question again costs nothing and runs nothing, and is released after the same
@@ -637,7 +670,7 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
                                s->answer_id);
                 if (r < 0) {
                         free(s);
-                        set_outcome(m, t, i, -1, "plugin_error", "not_run:key");
+                        not_run(m, t, i, STEP_NOT_RUN_KEY);
                         return;
                 }
                 r = answers_lookup(m->answers, s->answer_id, &e);
@@ -649,10 +682,11 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
                 free(s);
                 t->runs[i].cached = true;
                 if (e.outcome == BUDGET_OUTCOME_PLUGIN_ERROR)
-                        set_outcome_at(m, t, i, -1, "plugin_error", "cached", release);
+                        set_outcome_at(m, t, i, -1, "plugin_error",
+                                       step_cause_name(STEP_CAUSE_CACHED), release);
                 else
-                        set_outcome_at(m, t, i, e.outcome == BUDGET_OUTCOME_ONE, NULL, "cached",
-                                       release);
+                        set_outcome_at(m, t, i, e.outcome == BUDGET_OUTCOME_ONE, NULL,
+                                       step_cause_name(STEP_CAUSE_CACHED), release);
                 return;
         }
         /* The slot is taken now and written by the next budget batch, beside the run: no answer
@@ -663,9 +697,10 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
         if (r < 0) {
                 free(s);
                 if (r == -EDQUOT || r == -ENOSPC)
-                        set_outcome(m, t, i, -1, "budget_exhausted", "budget_exhausted");
+                        set_outcome(m, t, i, -1, "budget_exhausted",
+                                    step_cause_name(STEP_CAUSE_BUDGET_EXHAUSTED));
                 else
-                        set_outcome(m, t, i, -1, "plugin_error", "not_run:budget");
+                        not_run(m, t, i, STEP_NOT_RUN_BUDGET);
                 return;
         }
 
@@ -673,7 +708,7 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
         if (req->input_fd < 0) {
                 budget_release(m->budget, s->digest, &s->key);
                 free(s);
-                set_outcome(m, t, i, -1, "plugin_error", "not_run:handle");
+                not_run(m, t, i, STEP_NOT_RUN_HANDLE);
                 return;
         }
         s->plugin = catalog_plugin_ref(plugin);
@@ -681,11 +716,11 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
         req->fairness_key = t->agent;
         /* ARCHITECTURE.md: lockd-run-<seq>.scope, which the audit's run record names. The name
          * says nothing of the ticket: an agent that lists units cannot tell its runs apart. */
-        manager_run_name(m, req);
+        runs_name(&m->runs, req);
         req->done = step_done;
         s->req = TAKE_PTR(req);
         if (queue_push(m, s) < 0) {
-                fail_unrun(m, s, "not_run:memory");
+                fail_unrun(m, s, STEP_NOT_RUN_MEMORY);
                 step_run_free(s);
         }
 }

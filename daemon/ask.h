@@ -32,15 +32,12 @@ size_t ask_backlog(const Manager *m);
 void ask_flush(Manager *m);
 
 /*
- * The group commit's news (commit.h); both let go the answers whose run record and reservation
- * are now durable. ask_budget_durable(): the budget changes up to gen are on disk (r >= 0), or
- * they could not be written (r < 0), and an answer whose reservation only that batch held is
- * withheld (plugin_error, cause "budget"). ask_records_durable(): the audit log is durable up to
- * its durable seq (r >= 0), or it broke (r < 0), and every answer waiting is withheld
- * (plugin_error, cause "audit"). A withheld answer is not cached and its slot goes back.
+ * Follows the group commit (commit.h, m->commit made): an answer leaves only once its run record
+ * and its reservation are durable. When the audit log breaks every answer waiting is withheld
+ * (plugin_error, cause "audit"); when a budget batch fails, an answer whose reservation only that
+ * batch held is (cause "budget"). A withheld answer is not cached and its slot goes back.
  */
-void ask_budget_durable(Manager *m, uint64_t gen, int r);
-void ask_records_durable(Manager *m, int r);
+void ask_attach(Manager *m);
 
 /* Frees the backlog structure (after ask_flush()). NULL-safe. */
 AskQueue *ask_queue_free(AskQueue *q);

@@ -1,36 +1,65 @@
-/* The group commit (commit.c). */
+/* The group commit (commit.c): audit records and budget changes made durable off the loop, and
+ * what waits for them told on the loop. It knows none of its callers: they wait on it. */
 #pragma once
 
-#include "manager.h"
-#include "varlink.h"
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "audit.h"
+#include "budget.h"
 
 typedef struct Commit Commit;
 
 /*
- * The group commit's two writer threads (disk-writer.h): one makes the audit log durable, one
- * writes the budget files, so that the event loop never waits for a disk on the question path.
- * Records and budget changes made while a job is out go together into the next one. Made once the
- * audit log and the budget store are open; 0 or a negative errno.
+ * A waiter's news: the audit log is durable up to the record it waited for (r >= 0), or the log
+ * broke (r < 0), or the commit ends with nothing more to make durable (r == -ECANCELED, at exit:
+ * commit_cancel(), commit_free()). Called once, on the loop.
  */
-int commit_new(Manager *m, Commit **ret);
-/* Waits for the jobs out (their waiters are not told), ends the threads; NULL-safe, NULL. */
+typedef void (*CommitWaitFn)(int r, void *userdata);
+
+/*
+ * What an observer is told after every job, waiters first: records_durable when the audit log's
+ * job ended (r >= 0: durable up to audit_get_durable_seq(); r < 0: the log broke), and
+ * budget_durable when the budget's ended (r >= 0: the changes up to gen are on disk; r < 0: they
+ * could not be written).
+ */
+typedef struct CommitObserver {
+        void (*records_durable)(int r, void *userdata);
+        void (*budget_durable)(uint64_t gen, int r, void *userdata);
+} CommitObserver;
+
+/*
+ * Two writer threads (disk-writer.h): one makes the audit log durable, one writes the budget
+ * files, so that the event loop never waits for a disk on the question path. Records and budget
+ * changes made while a job is out go together into the next one. Made once the audit log and the
+ * budget store are open (either may be NULL: nothing to write there); 0 or a negative errno.
+ */
+int commit_new(sd_event *e, Audit *audit, BudgetStore *budget, Commit **ret);
+/* Waits for the jobs out (their waiters are not told), drops the waiters (commit_cancel()), ends
+ * the threads; NULL-safe, NULL. */
 Commit *commit_free(Commit *c);
+
+/* The one observer (the question flow, ask.c); NULL: none. */
+void commit_observe(Commit *c, const CommitObserver *o, void *userdata);
+
+/*
+ * Calls fn once the audit record seq (audit_get_seq() after its append) is durable, in the order
+ * of the calls, and asks for a commit: at idle time, or at once when many wait. fn may run before
+ * this returns. 0 or -ENOMEM (fn is not called).
+ */
+int commit_wait(Commit *c, uint64_t seq, CommitWaitFn fn, void *userdata);
+/* Tells every waiter -ECANCELED at once: at exit, when their answers can no longer be given. */
+void commit_cancel(Commit *c);
 
 /*
  * Starts the audit and budget jobs that can start now: a writer that is free takes everything
- * written so far. When a job ends, on the loop, what waited for it goes on: Submits are answered
- * (commit_queue_submit()), runs whose reservations are on disk start and answers whose run
- * records are leave (ask.h), and the next job starts if more waits.
+ * written so far. When a job ends, on the loop, its waiters and its observer are told, and the
+ * next job starts if more waits. NULL-safe.
  */
-void commit_run(Manager *m);
+void commit_run(Commit *c);
 /* commit_run() once the loop has nothing more urgent: the Submits of one read, and of every
- * connection ready now, share one fsync(). */
-void commit_want(Manager *m);
-/* Everything written made durable, and what waited for it done, before this returns: a stop,
- * which does not go back to the loop for it, and which blocks the loop. */
-void commit_sync(Manager *m);
-/* Queues call's answer (Submit of ticket, whose audit record was just written) behind the
- * commit. 0 or -ENOMEM. */
-int commit_queue_submit(Manager *m, VarlinkCall *call, const char *ticket);
-/* Drops the Submits still waiting, unanswered: at exit. */
-void commit_forget_submits(Manager *m);
+ * connection ready now, share one fsync(). NULL-safe. */
+void commit_want(Commit *c);
+/* Everything written made durable, and what waited for it told, before this returns: a stop,
+ * which does not go back to the loop for it, and which blocks the loop. NULL-safe. */
+void commit_sync(Commit *c);

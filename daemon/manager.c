@@ -25,17 +25,13 @@
 #include "caps-kept.h"
 #include "config.h"
 #include "catalog.h"
-#include "console-handles.h"
-#include "console-plugins.h"
 #include "answers.h"
 #include "ask.h"
 #include "confinement-reason.h"
 #include "fd-util.h"
 #include "handle-store.h"
-#include "audit.h"
 #include "console-tickets.h"
 #include "console.h"
-#include "fd-util.h"
 #include "handles.h"
 #include "identity.h"
 #include "log-ids.h"
@@ -63,13 +59,7 @@
 #define STATUS_INTERVAL_USEC   (200ULL * 1000)
 #define TRIM_DELAY_USEC        (1000ULL * 1000)
 
-bool manager_allow_unsigned(const Manager *m) {
-        return m->policy->allow_unsigned;
-}
-
-uint64_t now_monotonic_usec(void) {
-        return clock_now_usec(CLOCK_MONOTONIC);
-}
+static void manager_trim_soon(Manager *m);
 
 int manager_load_policy(const char *path, Policy **ret, char *why, size_t why_len) {
         return policy_file_load(path, ret, why, why_len);
@@ -116,7 +106,7 @@ static void on_disconnect(VarlinkConn *c, void *userdata) {
         peer_check_forget(c);
         /* What the connection's answers held goes back after a burst of them. */
         manager_trim_soon(m);
-        if (!cause || !ratelimit_pass(&m->drops, uc->uid, now_monotonic_usec(), &suppressed))
+        if (!cause || !ratelimit_pass(&m->drops, uc->uid, clock_monotonic_usec(), &suppressed))
                 return;
         log_struct(LOG_NOTICE, LOCKD_MESSAGE_PEER_DROPPED,
                    LOG_FIELDS(LOG_FIELD_U64("PEER_UID", uc->uid),
@@ -145,7 +135,7 @@ static int on_accept(VarlinkConn *c, void *userdata) {
                 unsigned suppressed = 0;
 
                 /* Logged (a burst per uid and minute, then counted), dropped, told nothing. */
-                if (!ratelimit_pass(&m->refusals, uc->uid, now_monotonic_usec(), &suppressed))
+                if (!ratelimit_pass(&m->refusals, uc->uid, clock_monotonic_usec(), &suppressed))
                         return -EPERM;
                 log_struct(
                         LOG_NOTICE, LOCKD_MESSAGE_PEER_REFUSED,
@@ -284,7 +274,7 @@ static void notify_status_full(Manager *m, bool ready) {
  * spawner and a datagram to the manager: per run, both processes and systemd would wake for it.
  */
 static void notify_status(Manager *m) {
-        uint64_t now = now_monotonic_usec();
+        uint64_t now = clock_monotonic_usec();
 
         if (spawner_link_n_active(m->spawner) > 0 && now - m->status_usec < STATUS_INTERVAL_USEC)
                 return;
@@ -297,8 +287,10 @@ static void maybe_finish_stop(Manager *m) {
                 sd_event_exit(m->event, 0);
 }
 
-void manager_run_finished(Manager *m) {
-        m->runs_total++;
+/* RunsEndedFn: a run's result was consumed. */
+static void on_run_ended(void *userdata) {
+        Manager *m = userdata;
+
         notify_status(m);
         maybe_finish_stop(m);
 }
@@ -324,7 +316,7 @@ void manager_stop(Manager *m) {
         /* Submits waiting for their records' commit are answered by the commit (the server is gone,
          * so nobody hears it, but their auto tickets' steps reach the backlog), then steps not yet
          * running end (their slots go back), so none starts now. */
-        commit_sync(m);
+        commit_sync(m->commit);
         ask_flush(m);
         spawner_link_kill_all(m->spawner);
         /* The typed values go with the stop, not with the process's end. */
@@ -426,16 +418,6 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
-const char *scope_bus_spec(const Policy *p) {
-        return p->scope.bus == POLICY_BUS_SYSTEM ? "system"
-               : p->scope.bus == POLICY_BUS_USER ? "user"
-                                                 : p->scope.bus_address;
-}
-
-void manager_run_name(Manager *m, RunRequest *req) {
-        req->id = ++m->run_seq; /* the unit comes with the spawner's STARTED */
-}
-
 int manager_new(const char *policy_path, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         char why[512] = "";
@@ -446,10 +428,10 @@ int manager_new(const char *policy_path, Manager **ret) {
                 return -ENOMEM;
         m->state_fd = m->spawner_fd = -1;
         m->listen_fds[0] = m->listen_fds[1] = -1;
-        m->start_usec = now_monotonic_usec();
+        m->start_usec = clock_monotonic_usec();
         m->refusals = RATELIMIT_INIT(60 * 1000000ULL, 5);
         m->drops = RATELIMIT_INIT(60 * 1000000ULL, 5);
-        m->run_seq = clock_now_usec(CLOCK_BOOTTIME) / 1000;
+        runs_init(&m->runs, on_run_ended, m);
         if (policy_path) {
                 m->policy_path = strdup(policy_path);
                 if (!m->policy_path)
@@ -506,7 +488,7 @@ static int on_trim(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-void manager_trim_soon(Manager *m) {
+static void manager_trim_soon(Manager *m) {
         if (!m->event || m->stopping)
                 return;
         /* The first burst makes the timer, armed once; a failure only means no trim. */
@@ -588,9 +570,10 @@ int manager_start(Manager *m) {
                                        r == -EBUSY ? "held by another process" : strerror(-r));
         audit_set_segments(m->audit, p->audit.segment_bytes, p->audit.retain_segments);
         end_restart_tickets(m);
-        r = handles_new(m->event, console_handle_expired, m, &m->handles);
+        /* The handles, the tickets and the input sessions, which the console follows. */
+        r = console_attach(m);
         if (r < 0)
-                return log_error_errno(r, NULL, "handles: %s", strerror(-r));
+                return r;
         /* Grants outlive lockd: read back what was granted before, then store every new one. */
         r = handle_store_open(m->state_fd, m->policy->limits.handle_store_bytes, &m->handle_store);
         if (r < 0)
@@ -620,23 +603,13 @@ int manager_start(Manager *m) {
         }
         /* The group commit's writer threads (ARCHITECTURE.md): the loop never waits for the
          * disk on the question path. */
-        r = commit_new(m, &m->commit);
+        r = commit_new(m->event, m->audit, m->budget, &m->commit);
         if (r < 0)
                 return log_error_errno(r, NULL, "the commit's writer threads: %s", strerror(-r));
+        ask_attach(m);
         r = answers_new(&m->answers);
         if (r < 0)
                 return log_error_errno(r, NULL, "answer cache: %s", strerror(-r));
-        r = tickets_new(m->event, TICKETS_MAX, console_ticket_changed, console_ticket_release_plan,
-                        m, &m->tickets);
-        if (r >= 0)
-                r = tickets_set_kept_per_agent(m->tickets, TICKETS_KEPT_PER_AGENT);
-        if (r < 0)
-                return log_error_errno(r, NULL, "tickets: %s", strerror(-r));
-        r = sessions_new(m->event, m->policy->limits.session_idle_timeout_sec * 1000000ULL,
-                         m->policy->limits.session_absolute_timeout_sec * 1000000ULL,
-                         console_session_ended, m, &m->sessions);
-        if (r < 0)
-                return log_error_errno(r, NULL, "input sessions: %s", strerror(-r));
         /* Each handle holds a memfd: HANDLES_MAX of them beside the connections and the runs
          * need more than the 1024 fds a service gets by default. Children close all but theirs. */
         struct rlimit nofile;
@@ -706,11 +679,13 @@ Manager *manager_free(Manager *m) {
         m->stopping = true;
         m->trim = sd_event_source_disable_unref(m->trim);
         m->varlink = varlink_server_free(m->varlink);
+        /* Submits still waiting for their records go unanswered, as do the calls following
+         * tickets. */
+        commit_cancel(m->commit);
         console_tickets_done(m);
         /* The writer threads end first: nothing they write may outlive what it belongs to.
          * What is still unwritten goes by the closes below (audit_close(), budget_close()). */
-        if (m->commit)
-                commit_sync(m);
+        commit_sync(m->commit);
         m->commit = commit_free(m->commit);
         /* Runs first (their results go to tickets, budgets and the audit log; they use the
          * scopes and the catalog's sandboxes), then what they used. */

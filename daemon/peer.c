@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "confinement-reason.h"
 #include "fd-util.h"
 #include "log-ids.h"
@@ -74,7 +75,7 @@ static void agent_checked(Peer *a, bool ok, const char *unit, ConfinementReason 
         }
         /* A refusal per uid and minute is told in full, the rest counted: a peer must not be
          * able to fill the journal by connecting in a loop. */
-        if (ratelimit_pass(&m->refusals, uc->uid, now_monotonic_usec(), &suppressed))
+        if (ratelimit_pass(&m->refusals, uc->uid, clock_monotonic_usec(), &suppressed))
                 log_struct(LOG_WARNING, LOCKD_MESSAGE_AGENT_UNCONFINED,
                            LOG_FIELDS(LOG_FIELD_U64("PEER_UID", uc->uid),
                                       LOG_FIELD_U64("PEER_PID", uc->pid),

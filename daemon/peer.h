@@ -3,7 +3,7 @@
  * asked of the manager through the spawner, since the engine cannot see other users' processes. */
 #pragma once
 
-#include "manager.h"
+#include "engine.h"
 #include "sessions.h"
 #include "varlink.h"
 

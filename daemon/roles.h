@@ -14,6 +14,10 @@ typedef enum RoleKind {
         ROLE_CONSOLE = 1u << 1,
 } RoleKind;
 
+/* The same bits as the Varlink role masks of the two interfaces (api/console.c). */
+#define ROLE_MASK_AGENT   (1u << 0)
+#define ROLE_MASK_CONSOLE (1u << 1)
+
 #define ROLES_CACHE_MAX 1024 /* uids whose group lists are remembered */
 
 typedef struct RoleSet {

@@ -8,7 +8,7 @@
 #include "console-reply.h"
 #include "handles.h"
 #include "macro.h"
-#include "manager.h"
+#include "engine.h"
 
 /*
  * The agent sees its own handles only, and of each only what it needs to ask about it: the id,

@@ -16,13 +16,69 @@
 #include "log-ids.h"
 #include "log.h"
 #include "macro.h"
-#include "manager.h"
+#include "engine.h"
 #include "plan.h"
 #include "policy.h"
 #include "restart.h"
 
 /* Longer than any id, so a malformed one is an UnknownTicket like any other. */
 #define TICKET_PARAM_MAX 128
+
+/* A Submit whose ticket waits for its audit record to be durable (commit_wait()). */
+typedef struct SubmitWait {
+        Manager *manager;
+        VarlinkCall *call;
+        char ticket[TICKET_ID_LEN + 1];
+} SubmitWait;
+
+/* The Submit's answer once its record is durable: the ticket announced (and an auto ticket's
+ * steps let go), or removed and refused when the log broke. */
+static void submit_answer(Manager *m, SubmitWait *w, int r) {
+        Ticket *t = tickets_get_mutable(m->tickets, w->ticket);
+
+        if (r < 0 || !t) {
+                if (t)
+                        (void)tickets_remove(m->tickets, w->ticket);
+                (void)reply_audit_unavailable(w->call, AGENT_ERROR("Unavailable"),
+                                              r < 0 ? r : -EIO);
+                return;
+        }
+        tickets_announce(m->tickets, t);
+        /* It may be done already (every answer cached): the id stays valid for Wait. */
+        (void)reply_more(
+                w->call,
+                json_pack("{s:s, s:s}", "ticket", t->id, "state", ticket_state_name(t->state)),
+                false);
+}
+
+/* CommitWaitFn: answers, or at exit (-ECANCELED) drops the Submit unanswered. */
+static void submit_durable(int r, void *userdata) {
+        SubmitWait *w = userdata;
+
+        if (r != -ECANCELED)
+                submit_answer(w->manager, w, r);
+        varlink_call_unref(w->call);
+        free(w);
+}
+
+/* Queues call's answer (Submit of ticket, whose audit record was just written) behind the
+ * commit; it may come before this returns. 0 or -ENOMEM. */
+static int submit_queue(Manager *m, VarlinkCall *call, const char *ticket) {
+        SubmitWait *w = calloc(1, sizeof(*w));
+        int r;
+
+        if (!w)
+                return -ENOMEM;
+        w->manager = m;
+        w->call = varlink_call_ref(call);
+        memcpy(w->ticket, ticket, sizeof(w->ticket));
+        r = commit_wait(m->commit, audit_get_seq(m->audit), submit_durable, w);
+        if (r < 0) {
+                varlink_call_unref(w->call);
+                free(w);
+        }
+        return r;
+}
 
 /* PlanCallbacks.handle_lookup: the same lookup and comparison for an absent handle and for
  * another agent's (handles_get_for_agent() does both in one order for every id). */
@@ -173,9 +229,9 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
                 (void)tickets_start(m->tickets, mt);
                 ask_start(m, mt, NULL);
         }
-        /* The answer and the announcement wait for the commit (submit_flush(), which may run
+        /* The answer and the announcement wait for the commit (submit_durable(), which may run
          * from here: nothing of the ticket may be touched after this call). */
-        r = commit_queue_submit(m, call, t->id);
+        r = submit_queue(m, call, t->id);
         if (r < 0) {
                 /* The record is written but nobody waits for it: it stays, like that of a
                  * ticket whose agent left; the ticket goes. */

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "manager.h"
+#include "engine.h"
 #include "varlink.h"
 
 /*

@@ -16,7 +16,7 @@
 #include "log-ids.h"
 #include "log.h"
 #include "macro.h"
-#include "manager.h"
+#include "engine.h"
 #include "policy.h"
 #include "roles.h"
 

@@ -17,7 +17,7 @@
 #include "log.h"
 #include "codec.h"
 #include "macro.h"
-#include "manager.h"
+#include "engine.h"
 #include "marketplaces.h"
 #include "spawner-link.h"
 

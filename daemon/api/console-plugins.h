@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #include "catalog.h"
-#include "manager.h"
+#include "engine.h"
 #include "varlink.h"
 
 /* Whether the policy in force lets unsigned plugins be installed (allow_unsigned: true).

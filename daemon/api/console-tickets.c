@@ -19,7 +19,7 @@
 #include "log-ids.h"
 #include "log.h"
 #include "macro.h"
-#include "manager.h"
+#include "engine.h"
 #include "policy.h"
 #include "release.h"
 #include "seal.h"
@@ -81,7 +81,6 @@ int console_ticket_watch_add(Manager *m, VarlinkCall *call, const char *ticket) 
 }
 
 void console_tickets_done(Manager *m) {
-        commit_forget_submits(m);
         while (m->ticket_watches)
                 watch_free(m->ticket_watches);
 }
@@ -244,7 +243,7 @@ void console_ticket_changed(const Ticket *t, void *userdata) {
                 _cleanup_(json_decrefp) json_t *f = console_ticket_audit_fields(t);
 
                 if (f && audit_append_nosync(m->audit, AUDIT_DONE, f) >= 0)
-                        commit_want(m);
+                        commit_want(m->commit);
         }
 
         /* Replies are queued, never torn down here: a cancel callback cannot run under us. */

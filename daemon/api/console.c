@@ -12,6 +12,7 @@
 #include "console-files.h"
 #include "console-reply.h"
 #include "catalog.h"
+#include "clock.h"
 #include "config.h"
 #include "console-budget.h"
 #include "agent-handles.h"
@@ -23,17 +24,28 @@
 #include "console.h"
 #include "escape.h"
 #include "fd-util.h"
+#include "handles.h"
 #include "inputs.h"
 #include "interface-agent.h"
 #include "interface-console.h"
 #include "log-ids.h"
 #include "log.h"
 #include "macro.h"
-#include "manager.h"
+#include "engine.h"
 #include "marketplaces.h"
 #include "policy.h"
+#include "roles.h"
+#include "sessions.h"
 #include "run-request.h"
 #include "spawner-link.h"
+#include "tickets.h"
+
+/* The policy's scope.bus as the spawner takes it: "system", "user" or the address. */
+static const char *scope_bus_spec(const Policy *p) {
+        return p->scope.bus == POLICY_BUS_SYSTEM ? "system"
+               : p->scope.bus == POLICY_BUS_USER ? "user"
+                                                 : p->scope.bus_address;
+}
 
 static int method_status(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
@@ -47,11 +59,11 @@ static int method_status(VarlinkCall *call, json_t *params, void *userdata) {
         reply = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:i, s:O, s:b, s:s?}",
                           "version", LOCKD_VERSION, "security_level",
                           (int)m->policy->security_level, "uptime_usec",
-                          (json_int_t)(now_monotonic_usec() - m->start_usec), "plugins",
+                          (json_int_t)(clock_monotonic_usec() - m->start_usec), "plugins",
                           (json_int_t)catalog_n(m->catalog), "marketplaces",
                           (json_int_t)marketplaces_n(m->marketplaces), "runs_active",
                           (json_int_t)spawner_link_n_active(m->spawner), "runs_total",
-                          (json_int_t)m->runs_total, "connections",
+                          (json_int_t)m->runs.total, "connections",
                           (json_int_t)(m->varlink ? varlink_server_n_connections(m->varlink) : 0),
                           "scope_backend", spawner_link_scopes(m->spawner) ? "systemd" : "none",
                           "landlock_abi", m->landlock_abi, "capabilities", caps,
@@ -136,7 +148,7 @@ finish:
         catalog_plugin_unref(t->plugin);
         free(t);
         run_request_free(req);
-        manager_run_finished(m);
+        runs_ended(&m->runs);
 }
 
 /*
@@ -227,7 +239,7 @@ static int method_test_plugin_files(VarlinkCall *call, json_t *params, void *use
                 return req->input_fd;
         req->image = &plugin->image;
         req->fairness_key = varlink_conn_peer(varlink_call_conn(call))->uid;
-        manager_run_name(m, req);
+        runs_name(&m->runs, req);
         req->done = test_run_done;
 
         t = calloc(1, sizeof(*t));
@@ -300,6 +312,26 @@ static int methods_append(VarlinkMethod *dst, size_t cap, const VarlinkMethod *s
                 dst[n++] = *src;
         }
         dst[n] = (VarlinkMethod){};
+        return 0;
+}
+
+int console_attach(Manager *m) {
+        int r;
+
+        r = handles_new(m->event, console_handle_expired, m, &m->handles);
+        if (r < 0)
+                return log_error_errno(r, NULL, "handles: %s", strerror(-r));
+        r = tickets_new(m->event, TICKETS_MAX, console_ticket_changed, console_ticket_release_plan,
+                        m, &m->tickets);
+        if (r >= 0)
+                r = tickets_set_kept_per_agent(m->tickets, TICKETS_KEPT_PER_AGENT);
+        if (r < 0)
+                return log_error_errno(r, NULL, "tickets: %s", strerror(-r));
+        r = sessions_new(m->event, m->policy->limits.session_idle_timeout_sec * 1000000ULL,
+                         m->policy->limits.session_absolute_timeout_sec * 1000000ULL,
+                         console_session_ended, m, &m->sessions);
+        if (r < 0)
+                return log_error_errno(r, NULL, "input sessions: %s", strerror(-r));
         return 0;
 }
 
