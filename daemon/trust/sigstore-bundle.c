@@ -59,23 +59,9 @@ static int parse_media_type(const char *mt, int *minor) {
         return -EBADMSG;
 }
 
-/* Parses one tlogEntries[] element. */
-static int parse_tlog_entry(json_t *e, int minor, SigstoreTlogEntry *t, char *reason,
-                            size_t reason_size) {
-        if (!json_is_object(e))
-                return FAIL("tlog entry is not an object");
-        if (sigstore_json_uint64(json_object_get(e, "logIndex"), &t->log_index) < 0)
-                return FAIL("tlog entry: bad logIndex");
-        SigstoreBytes id = {};
-        json_t *logid = json_object_get(e, "logId");
-        if (!json_is_object(logid) || b64_field(logid, "keyId", &id) < 0 || id.len != 32) {
-                free(id.data);
-                return FAIL("tlog entry: bad logId");
-        }
-        memcpy(t->log_id, id.data, 32);
-        free(id.data);
-
-        json_t *kv = json_object_get(e, "kindVersion");
+/* A tlog entry's kindVersion (kv) into t->kind: one of the five kinds the body checks know. 0, or
+ * -EBADMSG with the reason. */
+static int parse_tlog_kind(json_t *kv, SigstoreTlogEntry *t, char *reason, size_t reason_size) {
         const char *kind = str_field(kv, "kind"), *ver = str_field(kv, "version");
         if (!kind || !ver)
                 return FAIL("tlog entry: bad kindVersion");
@@ -91,6 +77,82 @@ static int parse_tlog_entry(json_t *e, int minor, SigstoreTlogEntry *t, char *re
                 t->kind = SIGSTORE_INTOTO_002;
         else
                 return FAIL("tlog entry: unsupported kind %.32s %.16s", kind, ver);
+        return 0;
+}
+
+/* A tlog entry's inclusionProof (proof, present) into t: log index and tree size, a 32-byte root
+ * hash, at most MAX_PROOF_HASHES 32-byte hashes, and the checkpoint's envelope when given; then
+ * t->have_proof. 0, -EBADMSG with the reason, or -ENOMEM. */
+static int parse_inclusion_proof(json_t *proof, SigstoreTlogEntry *t, char *reason,
+                                 size_t reason_size) {
+        SigstoreBytes root = {};
+        if (!json_is_object(proof) ||
+            sigstore_json_uint64(json_object_get(proof, "logIndex"), &t->proof_index) < 0 ||
+            sigstore_json_uint64(json_object_get(proof, "treeSize"), &t->proof_size) < 0)
+                return FAIL("inclusion proof: bad index or tree size");
+        if (b64_field(proof, "rootHash", &root) < 0 || root.len != 32) {
+                free(root.data);
+                return FAIL("inclusion proof: bad rootHash");
+        }
+        memcpy(t->proof_root, root.data, 32);
+        free(root.data);
+        json_t *hashes = json_object_get(proof, "hashes");
+        if (hashes && !json_is_array(hashes))
+                return FAIL("inclusion proof: hashes is not an array");
+        size_t n = json_array_size(hashes);
+        if (n > MAX_PROOF_HASHES)
+                return FAIL("inclusion proof: too many hashes");
+        t->proof_hashes = calloc(n ? n : 1, 32);
+        if (!t->proof_hashes)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                json_t *h = json_array_get(hashes, i);
+                SigstoreBytes b = {};
+                if (!json_is_string(h) ||
+                    sigstore_b64_decode(json_string_value(h), json_string_length(h), &b) < 0 ||
+                    b.len != 32) {
+                        free(b.data);
+                        return FAIL("inclusion proof: bad hash");
+                }
+                memcpy(t->proof_hashes[i], b.data, 32);
+                free(b.data);
+        }
+        t->n_proof_hashes = n;
+        json_t *cp = json_object_get(proof, "checkpoint");
+        if (cp) {
+                const char *env = str_field(cp, "envelope");
+                if (!env)
+                        return FAIL("inclusion proof: bad checkpoint");
+                t->checkpoint = strdup(env);
+                if (!t->checkpoint)
+                        return -ENOMEM;
+        }
+        t->have_proof = true;
+        return 0;
+}
+
+/* Parses one tlogEntries[] element of a bundle of version 0.minor into t, in the order of its
+ * fields below. 0, -EBADMSG with the reason, or -ENOMEM. */
+static int parse_tlog_entry(json_t *e, int minor, SigstoreTlogEntry *t, char *reason,
+                            size_t reason_size) {
+        int r;
+
+        if (!json_is_object(e))
+                return FAIL("tlog entry is not an object");
+        if (sigstore_json_uint64(json_object_get(e, "logIndex"), &t->log_index) < 0)
+                return FAIL("tlog entry: bad logIndex");
+        SigstoreBytes id = {};
+        json_t *logid = json_object_get(e, "logId");
+        if (!json_is_object(logid) || b64_field(logid, "keyId", &id) < 0 || id.len != 32) {
+                free(id.data);
+                return FAIL("tlog entry: bad logId");
+        }
+        memcpy(t->log_id, id.data, 32);
+        free(id.data);
+
+        r = parse_tlog_kind(json_object_get(e, "kindVersion"), t, reason, reason_size);
+        if (r < 0)
+                return r;
 
         json_t *it = json_object_get(e, "integratedTime");
         if (it) {
@@ -116,50 +178,9 @@ static int parse_tlog_entry(json_t *e, int minor, SigstoreTlogEntry *t, char *re
 
         json_t *proof = json_object_get(e, "inclusionProof");
         if (proof) {
-                SigstoreBytes root = {};
-                if (!json_is_object(proof) ||
-                    sigstore_json_uint64(json_object_get(proof, "logIndex"), &t->proof_index) < 0 ||
-                    sigstore_json_uint64(json_object_get(proof, "treeSize"), &t->proof_size) < 0)
-                        return FAIL("inclusion proof: bad index or tree size");
-                if (b64_field(proof, "rootHash", &root) < 0 || root.len != 32) {
-                        free(root.data);
-                        return FAIL("inclusion proof: bad rootHash");
-                }
-                memcpy(t->proof_root, root.data, 32);
-                free(root.data);
-                json_t *hashes = json_object_get(proof, "hashes");
-                if (hashes && !json_is_array(hashes))
-                        return FAIL("inclusion proof: hashes is not an array");
-                size_t n = json_array_size(hashes);
-                if (n > MAX_PROOF_HASHES)
-                        return FAIL("inclusion proof: too many hashes");
-                t->proof_hashes = calloc(n ? n : 1, 32);
-                if (!t->proof_hashes)
-                        return -ENOMEM;
-                for (size_t i = 0; i < n; i++) {
-                        json_t *h = json_array_get(hashes, i);
-                        SigstoreBytes b = {};
-                        if (!json_is_string(h) ||
-                            sigstore_b64_decode(json_string_value(h), json_string_length(h), &b) <
-                                    0 ||
-                            b.len != 32) {
-                                free(b.data);
-                                return FAIL("inclusion proof: bad hash");
-                        }
-                        memcpy(t->proof_hashes[i], b.data, 32);
-                        free(b.data);
-                }
-                t->n_proof_hashes = n;
-                json_t *cp = json_object_get(proof, "checkpoint");
-                if (cp) {
-                        const char *env = str_field(cp, "envelope");
-                        if (!env)
-                                return FAIL("inclusion proof: bad checkpoint");
-                        t->checkpoint = strdup(env);
-                        if (!t->checkpoint)
-                                return -ENOMEM;
-                }
-                t->have_proof = true;
+                r = parse_inclusion_proof(proof, t, reason, reason_size);
+                if (r < 0)
+                        return r;
         }
 
         if (minor == 1 && t->set.len == 0)
