@@ -602,6 +602,105 @@ static ManifestError toml_to_manifest_error(TomlErrorCode c) {
         }
 }
 
+/* The top-level "name" (e): a string that name_is_valid() accepts, copied into m->name. 0, or a
+ * negative errno with diag filled. */
+static int parse_name_key(ManifestDiag *diag, const TomlEntry *e, Manifest *m) {
+        const TomlValue *v = e->value;
+        int r;
+
+        r = expect_type(diag, e, TOML_STRING);
+        if (r < 0)
+                return r;
+        if (!name_is_valid(v->string.data, v->string.len))
+                return fail_value(diag, E_MANIFEST_NAME, v,
+                                  "'name' must be at most 64 bytes of two or more dot-separated "
+                                  "segments of [a-z0-9-], like \"pdf.has-blank-page\"");
+        return take_string(v, &m->name);
+}
+
+/* The top-level "version" (e): a string MAJOR.MINOR.PATCH, its parts and the string into m. 0,
+ * or a negative errno with diag filled. */
+static int parse_version_key(ManifestDiag *diag, const TomlEntry *e, Manifest *m) {
+        const TomlValue *v = e->value;
+        unsigned parts[3];
+        int r;
+
+        r = expect_type(diag, e, TOML_STRING);
+        if (r < 0)
+                return r;
+        r = parse_version(v->string.data, v->string.len, parts);
+        if (r < 0)
+                return fail_value(diag, E_MANIFEST_VERSION, v,
+                                  "'version' must be MAJOR.MINOR.PATCH (SemVer, no leading zeros, "
+                                  "no pre-release or build)");
+        m->version_major = parts[0];
+        m->version_minor = parts[1];
+        m->version_patch = parts[2];
+        return take_string(v, &m->version);
+}
+
+/* The top-level "protocol" (e): the integer 1 or 2, into m. 0, or a negative errno with diag
+ * filled. */
+static int parse_protocol_key(ManifestDiag *diag, const TomlEntry *e, Manifest *m) {
+        int r;
+
+        r = expect_type(diag, e, TOML_INTEGER);
+        if (r < 0)
+                return r;
+        if (e->value->integer != 1 && e->value->integer != 2)
+                return fail_value(diag, E_MANIFEST_PROTOCOL, e->value, "'protocol' must be 1 or 2");
+        m->protocol = (unsigned)e->value->integer;
+        return 0;
+}
+
+/* The protocol-2 keys "inputs" and "detail" (e), refused on protocol 1; *inputs is set to the
+ * "inputs" entry. 0, or a negative errno with diag filled. */
+static int parse_protocol_2_key(ManifestDiag *diag, const TomlEntry *e, Manifest *m,
+                                bool protocol_1, const TomlEntry **inputs) {
+        int r;
+
+        if (protocol_1)
+                return fail_key(diag, E_MANIFEST_PROTOCOL_KEY, e, "'%s' needs protocol = 2",
+                                e->key);
+        if (strcmp(e->key, "inputs") == 0) {
+                *inputs = e;
+                return parse_inputs(diag, e, m);
+        }
+        r = expect_type(diag, e, TOML_BOOLEAN);
+        if (r < 0)
+                return r;
+        m->detail = e->value->boolean;
+        return 0;
+}
+
+/* One top-level key (e) into m, with protocol_1 whether the document says protocol = 1;
+ * *question and *inputs are set to those entries. 0, or a negative errno with diag filled (an
+ * unknown key included). */
+static int parse_top_key(ManifestDiag *diag, const TomlEntry *e, Manifest *m, bool protocol_1,
+                         const TomlEntry **question, const TomlEntry **inputs) {
+        if (strcmp(e->key, "name") == 0)
+                return parse_name_key(diag, e, m);
+        if (strcmp(e->key, "version") == 0)
+                return parse_version_key(diag, e, m);
+        if (strcmp(e->key, "protocol") == 0)
+                return parse_protocol_key(diag, e, m);
+        if (strcmp(e->key, "question") == 0) {
+                *question = e;
+                return parse_text(diag, e, &m->question);
+        }
+        if (strcmp(e->key, "one") == 0)
+                return parse_text(diag, e, &m->one);
+        if (strcmp(e->key, "zero") == 0)
+                return parse_text(diag, e, &m->zero);
+        if (strcmp(e->key, "accepts") == 0)
+                return parse_accepts(diag, e, m);
+        if (strcmp(e->key, "limits") == 0)
+                return parse_limits(diag, e, m);
+        if (strcmp(e->key, "inputs") == 0 || strcmp(e->key, "detail") == 0)
+                return parse_protocol_2_key(diag, e, m, protocol_1, inputs);
+        return fail_key(diag, E_MANIFEST_UNKNOWN_KEY, e, "unknown key '%s'", e->key);
+}
+
 /*
  * The checks run in a fixed order, and the first failure is reported: the size, the TOML subset
  * (encoding first), then every top-level key in document order (unknown key, protocol-2 key on
@@ -641,69 +740,7 @@ int manifest_parse(const char *buf, size_t len, Manifest **ret, ManifestDiag *di
                 protocol && protocol->value->type == TOML_INTEGER && protocol->value->integer == 1;
 
         for (size_t i = 0; i < root->table.n; i++) {
-                const TomlEntry *e = &root->table.entries[i];
-                const TomlValue *v = e->value;
-
-                if (strcmp(e->key, "name") == 0) {
-                        r = expect_type(diag, e, TOML_STRING);
-                        if (r < 0)
-                                return r;
-                        if (!name_is_valid(v->string.data, v->string.len))
-                                return fail_value(diag, E_MANIFEST_NAME, v,
-                                                  "'name' must be at most 64 bytes of two or more "
-                                                  "dot-separated segments of [a-z0-9-], like "
-                                                  "\"pdf.has-blank-page\"");
-                        r = take_string(v, &m->name);
-                } else if (strcmp(e->key, "version") == 0) {
-                        unsigned parts[3];
-
-                        r = expect_type(diag, e, TOML_STRING);
-                        if (r < 0)
-                                return r;
-                        r = parse_version(v->string.data, v->string.len, parts);
-                        if (r < 0)
-                                return fail_value(diag, E_MANIFEST_VERSION, v,
-                                                  "'version' must be MAJOR.MINOR.PATCH (SemVer, no "
-                                                  "leading zeros, no pre-release or build)");
-                        m->version_major = parts[0];
-                        m->version_minor = parts[1];
-                        m->version_patch = parts[2];
-                        r = take_string(v, &m->version);
-                } else if (strcmp(e->key, "protocol") == 0) {
-                        r = expect_type(diag, e, TOML_INTEGER);
-                        if (r < 0)
-                                return r;
-                        if (v->integer != 1 && v->integer != 2)
-                                return fail_value(diag, E_MANIFEST_PROTOCOL, v,
-                                                  "'protocol' must be 1 or 2");
-                        m->protocol = (unsigned)v->integer;
-                } else if (strcmp(e->key, "question") == 0) {
-                        question = e;
-                        r = parse_text(diag, e, &m->question);
-                } else if (strcmp(e->key, "one") == 0)
-                        r = parse_text(diag, e, &m->one);
-                else if (strcmp(e->key, "zero") == 0)
-                        r = parse_text(diag, e, &m->zero);
-                else if (strcmp(e->key, "accepts") == 0)
-                        r = parse_accepts(diag, e, m);
-                else if (strcmp(e->key, "limits") == 0)
-                        r = parse_limits(diag, e, m);
-                else if (strcmp(e->key, "inputs") == 0 || strcmp(e->key, "detail") == 0) {
-                        if (protocol_1)
-                                return fail_key(diag, E_MANIFEST_PROTOCOL_KEY, e,
-                                                "'%s' needs protocol = 2", e->key);
-                        if (strcmp(e->key, "inputs") == 0) {
-                                inputs = e;
-                                r = parse_inputs(diag, e, m);
-                        } else {
-                                r = expect_type(diag, e, TOML_BOOLEAN);
-                                if (r < 0)
-                                        return r;
-                                m->detail = v->boolean;
-                        }
-                } else
-                        return fail_key(diag, E_MANIFEST_UNKNOWN_KEY, e, "unknown key '%s'",
-                                        e->key);
+                r = parse_top_key(diag, &root->table.entries[i], m, protocol_1, &question, &inputs);
                 if (r < 0)
                         return r;
         }
