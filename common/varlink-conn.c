@@ -700,44 +700,19 @@ static void conn_refuse_fds(VarlinkConn *c, bool oneway, const char *iface, cons
 }
 
 /*
- * Handles one complete message (len bytes, the NUL excluded) with the fds that came with it
- * (taken). The checks run in a fixed order and the first failure answers: message shape (then
- * the connection is closed), interface, role, method, fds, flags, parameters. Nothing of the
- * parameters is looked at before the role was checked.
+ * The method name names, checked in order: interface, role, method, fds. NULL when one failed:
+ * the peer was answered and fds closed. An interface this connection may not use answers exactly
+ * like one that does not exist: a role error would need a declaration in an interface the peer
+ * cannot fetch, and would tell it what else is served here.
  */
-static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, VarlinkInFds *fds) {
-        _cleanup_(json_decrefp) json_t *m = NULL;
+static const VarlinkMethod *conn_resolve(VarlinkConn *c, const char *name, bool oneway,
+                                         VarlinkInFds *fds, const VarlinkInterface **ret_iface) {
         _cleanup_free_ char *ifname = NULL;
+        bool has_fds = fds->n > 0 || fds->refused;
+        const char *dot = strrchr(name, '.');
         const VarlinkInterface *iface;
         const VarlinkMethod *method;
-        const char *name, *dot, *bad = NULL;
-        bool more, oneway, upgrade, has_fds = fds->n > 0 || fds->refused;
-        json_t *params;
-        VarlinkCall *call;
-        int r;
 
-        if (varlink_message_parse_call(buf, len, &m, &bad) < 0) {
-                close_fds(fds->fds, &fds->n);
-                /* Not a call: answer once (never a oneway message), then hang up, since nothing
-                 * after it can be trusted to be framed the way the peer meant. */
-                conn_refuse(c, varlink_message_is_oneway(buf, len), VARLINK_ERROR_INVALID_PARAMETER,
-                            "parameter", bad);
-                c->closing = true;
-                if (!c->close_cause)
-                        c->close_cause = "a malformed message";
-                conn_flush(c);
-                return;
-        }
-        name = json_string_value(json_object_get(m, "method"));
-        oneway = json_is_true(json_object_get(m, "oneway"));
-        more = json_is_true(json_object_get(m, "more")) && !oneway;
-        upgrade = json_is_true(json_object_get(m, "upgrade"));
-        params = json_object_get(m, "parameters");
-        dot = strrchr(name, '.');
-
-        /* An interface this connection may not use answers exactly like one that does not
-         * exist: a role error would need a declaration in an interface the peer cannot fetch,
-         * and would tell it what else is served here. */
         iface = varlink_interface_name_valid(name, (size_t)(dot - name))
                         ? varlink_server_find_interface(c->server, name, (size_t)(dot - name))
                         : NULL;
@@ -750,12 +725,12 @@ static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, VarlinkIn
                         ifname = strndup(name, (size_t)(dot - name));
                         if (!ifname) {
                                 conn_kill(c);
-                                return;
+                                return NULL;
                         }
                         conn_refuse(c, oneway, VARLINK_ERROR_INTERFACE_NOT_FOUND, "interface",
                                     ifname);
                 }
-                return;
+                return NULL;
         }
         method = interface_find_method(iface, dot + 1);
         if (!method) {
@@ -765,14 +740,95 @@ static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, VarlinkIn
                                     "method");
                 else
                         conn_refuse(c, oneway, VARLINK_ERROR_METHOD_NOT_FOUND, "method", name);
-                return;
+                return NULL;
         }
         if (has_fds && (fds->refused || !c->listener->accept_fds ||
                         !(method->flags & VARLINK_METHOD_ACCEPTS_FDS))) {
                 close_fds(fds->fds, &fds->n);
                 conn_refuse_fds(c, oneway, iface->name, name);
+                return NULL;
+        }
+        *ret_iface = iface;
+        return method;
+}
+
+/* The call of message *m (taken) with the fds (taken), open on c and, unless oneway, pending in
+ * answer order. NULL: no memory, the connection is killed. */
+static VarlinkCall *conn_call_new(VarlinkConn *c, const char *name, json_t **m, bool more,
+                                  bool oneway, VarlinkInFds *fds) {
+        VarlinkCall *call = calloc(1, sizeof(*call));
+
+        if (call)
+                call->method = strdup(name);
+        if (!call || !call->method) {
+                free(call);
+                close_fds(fds->fds, &fds->n);
+                conn_kill(c);
+                return NULL;
+        }
+        call->n_ref = 1;
+        call->message = TAKE_PTR(*m);
+        call->more = more;
+        call->oneway = oneway;
+        memcpy(call->fds, fds->fds, sizeof(int) * fds->n);
+        call->n_fds = fds->n;
+        fds->n = 0;
+        call->conn = c;
+        call->next = c->calls;
+        if (c->calls)
+                c->calls->prev = call;
+        c->calls = call;
+        if (!oneway) {
+                call->pending = true;
+                call->n_ref++;
+                c->n_pending++;
+                order_append(c, call);
+        }
+        return call;
+}
+
+/* A message that is not a call: answered once (never a oneway message), then the connection hung
+ * up, since nothing after it can be trusted to be framed the way the peer meant. */
+static void conn_refuse_message(VarlinkConn *c, const char *buf, size_t len, const char *bad,
+                                VarlinkInFds *fds) {
+        close_fds(fds->fds, &fds->n);
+        conn_refuse(c, varlink_message_is_oneway(buf, len), VARLINK_ERROR_INVALID_PARAMETER,
+                    "parameter", bad);
+        c->closing = true;
+        if (!c->close_cause)
+                c->close_cause = "a malformed message";
+        conn_flush(c);
+}
+
+/*
+ * Handles one complete message (len bytes, the NUL excluded) with the fds that came with it
+ * (taken). The checks run in a fixed order and the first failure answers: message shape (then
+ * the connection is closed), interface, role, method, fds, flags, parameters. Nothing of the
+ * parameters is looked at before the role was checked.
+ */
+static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, VarlinkInFds *fds) {
+        _cleanup_(json_decrefp) json_t *m = NULL;
+        const VarlinkInterface *iface = NULL;
+        const VarlinkMethod *method;
+        const char *name, *bad = NULL;
+        bool more, oneway, upgrade;
+        json_t *params;
+        VarlinkCall *call;
+        int r;
+
+        if (varlink_message_parse_call(buf, len, &m, &bad) < 0) {
+                conn_refuse_message(c, buf, len, bad, fds);
                 return;
         }
+        name = json_string_value(json_object_get(m, "method"));
+        oneway = json_is_true(json_object_get(m, "oneway"));
+        more = json_is_true(json_object_get(m, "more")) && !oneway;
+        upgrade = json_is_true(json_object_get(m, "upgrade"));
+        params = json_object_get(m, "parameters");
+
+        method = conn_resolve(c, name, oneway, fds, &iface);
+        if (!method)
+                return;
         /* No method here hands its connection over to another protocol. */
         if (upgrade) {
                 close_fds(fds->fds, &fds->n);
@@ -795,38 +851,9 @@ static void conn_dispatch(VarlinkConn *c, const char *buf, size_t len, VarlinkIn
                 conn_refuse(c, oneway, VARLINK_ERROR_INVALID_PARAMETER, "parameter", bad);
                 return;
         }
-
-        call = calloc(1, sizeof(*call));
-        if (!call) {
-                close_fds(fds->fds, &fds->n);
-                conn_kill(c);
+        call = conn_call_new(c, name, &m, more, oneway, fds);
+        if (!call)
                 return;
-        }
-        call->method = strdup(name);
-        if (!call->method) {
-                free(call);
-                close_fds(fds->fds, &fds->n);
-                conn_kill(c);
-                return;
-        }
-        call->n_ref = 1;
-        call->message = TAKE_PTR(m);
-        call->more = more;
-        call->oneway = oneway;
-        memcpy(call->fds, fds->fds, sizeof(int) * fds->n);
-        call->n_fds = fds->n;
-        fds->n = 0;
-        call->conn = c;
-        call->next = c->calls;
-        if (c->calls)
-                c->calls->prev = call;
-        c->calls = call;
-        if (!oneway) {
-                call->pending = true;
-                call->n_ref++;
-                c->n_pending++;
-                order_append(c, call);
-        }
 
         r = method->fn(call, params,
                        iface == &varlink_service_interface ? c->server : c->listener->userdata);

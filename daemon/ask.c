@@ -596,29 +596,26 @@ static void step_values(const Plan *p, const PlanStep *st, const Manifest *mf,
         }
 }
 
-/* Starts one step; see ask_start(). */
-static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *values) {
-        const PlanStep *st = &t->plan->steps[i];
+/* The manifest of the plugin a plan step runs (approved: held by the plan). */
+static const Manifest *step_manifest(const PlanStep *st) {
         const CatalogPlugin *plugin = st->plugin;
-        const Manifest *mf = plugin->release->manifest;
+
+        return plugin->release->manifest;
+}
+
+/* The run request of step i with its inputs' fd 6 JSON; NULL when the step ended here (its
+ * outcome set: a value that does not fit, or no memory). */
+static RunRequest *step_request(Manager *m, Ticket *t, size_t i, const SecBuf *const *values) {
+        const PlanStep *st = &t->plan->steps[i];
+        const Manifest *mf = step_manifest(st);
         const char *vals[MANIFEST_INPUTS_MAX] = {};
-        _cleanup_(run_request_freep) RunRequest *req = NULL;
-        const Handle *h;
-        StepRun *s;
-        BudgetEntry e;
+        _cleanup_(run_request_freep) RunRequest *req = run_request_new();
         size_t bad = 0;
         int r;
 
-        /* The handle as it is now: a revocation or expiry since the submit is the human's no. */
-        h = handles_get_for_agent(m->handles, st->handle_id, t->agent);
-        if (!h) {
-                set_outcome(m, t, i, -1, "denied", step_cause_name(STEP_CAUSE_HANDLE_GONE));
-                return;
-        }
-        req = run_request_new();
         if (!req) {
                 not_run(m, t, i, STEP_NOT_RUN_MEMORY);
-                return;
+                return NULL;
         }
         if (mf->n_inputs > 0) {
                 step_values(t->plan, st, mf, values, vals);
@@ -628,19 +625,27 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
                 if (r == -EINVAL || r == -ENOENT) {
                         set_outcome(m, t, i, -1, "input_invalid",
                                     step_cause_name(STEP_CAUSE_INPUT_INVALID));
-                        return;
+                        return NULL;
                 }
                 if (r < 0) {
                         not_run(m, t, i, STEP_NOT_RUN_MEMORY);
-                        return;
+                        return NULL;
                 }
                 req->inputs_len = strlen(req->inputs_json);
         }
+        return TAKE_PTR(req);
+}
 
-        s = calloc(1, sizeof(*s));
+/* Step i's way through the pool, keyed for its budget; NULL when the step ended here. */
+static StepRun *step_run_new(Manager *m, Ticket *t, size_t i, const Handle *h) {
+        const PlanStep *st = &t->plan->steps[i];
+        const Manifest *mf = step_manifest(st);
+        StepRun *s = calloc(1, sizeof(*s));
+        int r;
+
         if (!s) {
                 not_run(m, t, i, STEP_NOT_RUN_MEMORY);
-                return;
+                return NULL;
         }
         *s = (StepRun){.manager = m, .step = i, .agent = t->agent, .agent_pid = t->agent_pid};
         memcpy(s->ticket, t->id, sizeof(s->ticket));
@@ -652,41 +657,70 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
         if (r < 0) {
                 free(s);
                 not_run(m, t, i, STEP_NOT_RUN_KEY);
-                return;
+                return NULL;
         }
-
         s->timeout_usec = mf->timeout_s * 1000000;
         s->admitted_usec = clock_monotonic_usec();
+        return s;
+}
 
-        /*
-         * The same question again costs nothing and runs nothing, and is released after the same
-         * delay as the run that answered it. A question bound to typed values is the same
-         * question only with the same values: its answers are looked up by the keyed hash of
-         * them, so a value the human typed since is a fresh run, never an earlier value's answer.
-         */
-        if (st->n_bindings > 0) {
+/*
+ * The same question again costs nothing and runs nothing, and is released after the same delay
+ * as the run that answered it. A question bound to typed values is the same question only with
+ * the same values: its answers are looked up by the keyed hash of them, so a value the human
+ * typed since is a fresh run, never an earlier value's answer. True when the step ended here
+ * (a cached answer, or no key).
+ */
+static bool step_cached(Manager *m, Ticket *t, StepRun *s, const RunRequest *req) {
+        size_t i = s->step;
+        BudgetEntry e;
+        int r;
+
+        if (t->plan->steps[i].n_bindings > 0) {
                 s->by_value = true;
                 r = answers_id(m->answers, s->digest, &s->key, req->inputs_json, req->inputs_len,
                                s->answer_id);
                 if (r < 0) {
-                        free(s);
                         not_run(m, t, i, STEP_NOT_RUN_KEY);
-                        return;
+                        return true;
                 }
                 r = answers_lookup(m->answers, s->answer_id, &e);
         } else
                 r = budget_lookup(m->budget, s->digest, &s->key, &e);
-        if (r > 0) {
-                uint64_t release = release_time(m, s->admitted_usec, s->timeout_usec, e.ran_usec);
+        if (r <= 0)
+                return false;
+        uint64_t release = release_time(m, s->admitted_usec, s->timeout_usec, e.ran_usec);
 
+        t->runs[i].cached = true;
+        if (e.outcome == BUDGET_OUTCOME_PLUGIN_ERROR)
+                set_outcome_at(m, t, i, -1, "plugin_error", step_cause_name(STEP_CAUSE_CACHED),
+                               release);
+        else
+                set_outcome_at(m, t, i, e.outcome == BUDGET_OUTCOME_ONE, NULL,
+                               step_cause_name(STEP_CAUSE_CACHED), release);
+        return true;
+}
+
+/* Starts one step; see ask_start(). */
+static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *values) {
+        const CatalogPlugin *plugin = t->plan->steps[i].plugin;
+        _cleanup_(run_request_freep) RunRequest *req = NULL;
+        const Handle *h;
+        StepRun *s;
+        int r;
+
+        /* The handle as it is now: a revocation or expiry since the submit is the human's no. */
+        h = handles_get_for_agent(m->handles, t->plan->steps[i].handle_id, t->agent);
+        if (!h) {
+                set_outcome(m, t, i, -1, "denied", step_cause_name(STEP_CAUSE_HANDLE_GONE));
+                return;
+        }
+        req = step_request(m, t, i, values);
+        s = req ? step_run_new(m, t, i, h) : NULL;
+        if (!s)
+                return;
+        if (step_cached(m, t, s, req)) {
                 free(s);
-                t->runs[i].cached = true;
-                if (e.outcome == BUDGET_OUTCOME_PLUGIN_ERROR)
-                        set_outcome_at(m, t, i, -1, "plugin_error",
-                                       step_cause_name(STEP_CAUSE_CACHED), release);
-                else
-                        set_outcome_at(m, t, i, e.outcome == BUDGET_OUTCOME_ONE, NULL,
-                                       step_cause_name(STEP_CAUSE_CACHED), release);
                 return;
         }
         /* The slot is taken now and written by the next budget batch, beside the run: no answer

@@ -517,9 +517,9 @@ static void heap_setup(void) {
         (void)mallopt(M_ARENA_MAX, 2);
 }
 
-int manager_start(Manager *m) {
-        const Policy *p = m->policy;
-        VarlinkLimits lim;
+/* The process as the engine runs: no root, the spawner's channel, the heap, the roles, the loop
+ * and its signals. */
+static int setup_process(Manager *m) {
         char why[512] = "";
         sigset_t ss;
         int r;
@@ -540,7 +540,7 @@ int manager_start(Manager *m) {
         m->spawner_fd = r;
         heap_setup();
 
-        r = roles_resolve(p, &m->roles, why, sizeof(why));
+        r = roles_resolve(m->policy, &m->roles, why, sizeof(why));
         if (r < 0)
                 return log_error_errno(r, NULL, "roles: %s", why);
         r = sd_event_default(&m->event);
@@ -555,6 +555,35 @@ int manager_start(Manager *m) {
             sd_event_add_signal(m->event, NULL, SIGINT, on_sigterm, m) < 0 ||
             sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m) < 0)
                 return log_error_errno(-EIO, NULL, "cannot watch signals");
+        return 0;
+}
+
+/* Grants outlive lockd: read back what was granted before, then store every new one. */
+static int setup_handle_store(Manager *m) {
+        unsigned dropped = 0;
+        int r;
+
+        r = handle_store_open(m->state_fd, m->policy->limits.handle_store_bytes, &m->handle_store);
+        if (r < 0)
+                return log_error_errno(r, NULL, "handle store: %s", strerror(-r));
+        r = handle_store_load(m->handle_store, m->handles, m->policy->limits.max_handle_bytes,
+                              &dropped);
+        if (r < 0)
+                return log_error_errno(r, NULL, "handle store: %s", strerror(-r));
+        if (r > 0 || dropped > 0)
+                log_struct(dropped > 0 ? LOG_WARNING : LOG_INFO, NULL, NULL,
+                           "handles: %d restored from the state directory, %u dropped "
+                           "(their snapshot or metadata was damaged)",
+                           r, dropped);
+        handles_set_store(m->handles, m->handle_store);
+        return 0;
+}
+
+/* The state directory and what lives in it, the audit log first, and the group commit over it. */
+static int setup_state(Manager *m) {
+        const Policy *p = m->policy;
+        BudgetError berr = {};
+        int r;
 
         m->state_fd = open_private_dir(p->state_directory, 0700);
         if (m->state_fd < 0)
@@ -572,35 +601,15 @@ int manager_start(Manager *m) {
         end_restart_tickets(m);
         /* The handles, the tickets and the input sessions, which the console follows. */
         r = console_attach(m);
+        if (r >= 0)
+                r = setup_handle_store(m);
         if (r < 0)
                 return r;
-        /* Grants outlive lockd: read back what was granted before, then store every new one. */
-        r = handle_store_open(m->state_fd, m->policy->limits.handle_store_bytes, &m->handle_store);
+        /* A budget that does not load is never reset silently: lockd does not start. */
+        r = budget_open(m->state_fd, &m->budget, &berr);
         if (r < 0)
-                return log_error_errno(r, NULL, "handle store: %s", strerror(-r));
-        {
-                unsigned dropped = 0;
-
-                r = handle_store_load(m->handle_store, m->handles,
-                                      m->policy->limits.max_handle_bytes, &dropped);
-                if (r < 0)
-                        return log_error_errno(r, NULL, "handle store: %s", strerror(-r));
-                if (r > 0 || dropped > 0)
-                        log_struct(dropped > 0 ? LOG_WARNING : LOG_INFO, NULL, NULL,
-                                   "handles: %d restored from the state directory, %u dropped "
-                                   "(their snapshot or metadata was damaged)",
-                                   r, dropped);
-        }
-        handles_set_store(m->handles, m->handle_store);
-        {
-                BudgetError berr = {};
-
-                /* A budget that does not load is never reset silently: lockd does not start. */
-                r = budget_open(m->state_fd, &m->budget, &berr);
-                if (r < 0)
-                        return log_error_errno(r, NULL, "budgets: %s",
-                                               berr.message[0] ? berr.message : strerror(-r));
-        }
+                return log_error_errno(r, NULL, "budgets: %s",
+                                       berr.message[0] ? berr.message : strerror(-r));
         /* The group commit's writer threads (ARCHITECTURE.md): the loop never waits for the
          * disk on the question path. */
         r = commit_new(m->event, m->audit, m->budget, &m->commit);
@@ -610,28 +619,31 @@ int manager_start(Manager *m) {
         r = answers_new(&m->answers);
         if (r < 0)
                 return log_error_errno(r, NULL, "answer cache: %s", strerror(-r));
-        /* Each handle holds a memfd: HANDLES_MAX of them beside the connections and the runs
-         * need more than the 1024 fds a service gets by default. Children close all but theirs. */
+        return 0;
+}
+
+/* Each handle holds a memfd: HANDLES_MAX of them beside the connections and the runs need more
+ * than the 1024 fds a service gets by default. Children close all but theirs. */
+static void raise_nofile(void) {
         struct rlimit nofile;
+
         if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < NOFILE_WANTED) {
                 nofile.rlim_cur = nofile.rlim_max < NOFILE_WANTED ? nofile.rlim_max : NOFILE_WANTED;
                 (void)setrlimit(RLIMIT_NOFILE, &nofile);
         }
+}
 
-        r = setup_marketplaces(m);
-        if (r < 0)
-                return r;
-        r = catalog_load(m->state_fd, log_skipped_plugin, m, &m->catalog);
-        if (r < 0)
-                return log_error_errno(r, NULL, "plugin store: %s", strerror(-r));
+/* The spawner: it says HELLO back, with what the runs get (ARCHITECTURE.md); a scope waits ready
+ * for each installed plugin's limits. */
+static int setup_spawner(Manager *m) {
+        const Policy *p = m->policy;
+        int r;
 
-        /* The spawner: it says HELLO back, with what the runs get (ARCHITECTURE.md). */
         r = spawner_link_new(m->event, TAKE_FD(m->spawner_fd),
                              SPAWNER_RUNS_MAX(p->limits.concurrent_runs), &m->spawner);
         if (r < 0)
                 return log_error_errno(r, NULL, "the spawner did not answer: %s", strerror(-r));
         m->landlock_abi = spawner_link_landlock_abi(m->spawner);
-        /* A scope waits ready for each installed plugin's limits (ARCHITECTURE.md). */
         for (size_t i = 0; i < catalog_n(m->catalog); i++)
                 spawner_link_warm(m->spawner, &catalog_get(m->catalog, i)->image.spec.limits);
         if (!spawner_link_scopes(m->spawner))
@@ -643,8 +655,15 @@ int manager_start(Manager *m) {
                            "agents.require_confinement is false: an agent that can read other "
                            "uids' /proc entries and the runs' cgroup files is served, and can "
                            "learn more than the bit");
+        return 0;
+}
 
-        varlink_limits_from_policy(p, &lim);
+/* The Varlink server, its two interfaces and its two sockets. */
+static int setup_varlink(Manager *m) {
+        VarlinkLimits lim;
+        int r;
+
+        varlink_limits_from_policy(m->policy, &lim);
         r = varlink_server_new(m->event, &lim, "lockd", "lockd", LOCKD_VERSION, LOCKD_URL,
                                &m->varlink);
         if (r < 0)
@@ -652,7 +671,29 @@ int manager_start(Manager *m) {
         r = console_register(m);
         if (r < 0)
                 return log_error_errno(r, NULL, "varlink interfaces: %s", strerror(-r));
-        r = setup_sockets(m);
+        return setup_sockets(m);
+}
+
+int manager_start(Manager *m) {
+        const Policy *p = m->policy;
+        int r;
+
+        r = setup_process(m);
+        if (r >= 0)
+                r = setup_state(m);
+        if (r < 0)
+                return r;
+        raise_nofile();
+
+        r = setup_marketplaces(m);
+        if (r < 0)
+                return r;
+        r = catalog_load(m->state_fd, log_skipped_plugin, m, &m->catalog);
+        if (r < 0)
+                return log_error_errno(r, NULL, "plugin store: %s", strerror(-r));
+        r = setup_spawner(m);
+        if (r >= 0)
+                r = setup_varlink(m);
         if (r < 0)
                 return r;
 

@@ -125,6 +125,38 @@ static int reply_not_an_agent(VarlinkCall *call, const char *agent) {
         return reply_error(call, CONSOLE_ERROR("NotAnAgent"), json_pack("{s:s}", "agent", agent));
 }
 
+/* The answer to a grant handles_grant() refused (r < 0): each cause told as the interface names
+ * it; -ENOMEM is returned as it is. */
+static int reply_grant_refused(VarlinkCall *call, int r) {
+        if (r == -EFBIG)
+                return reply_invalid_request(call,
+                                             "the file is larger than limits.max_handle_bytes");
+        if (r == -EMFILE || r == -EUSERS)
+                return reply_error(call, CONSOLE_ERROR("TooManyHandles"),
+                                   json_pack("{s:I}", "limit",
+                                             (json_int_t)(r == -EMFILE ? HANDLES_MAX
+                                                                       : HANDLES_PER_AGENT_MAX)));
+        if (r == -EINVAL)
+                return reply_invalid_request(call,
+                                             "file_fd is not a regular file open for reading");
+        if (r == -ENOBUFS)
+                return reply_error(call, CONSOLE_ERROR("Unavailable"),
+                                   json_pack("{s:s}", "reason",
+                                             "the handle store is full "
+                                             "(limits.handle_store_bytes): revoke handles first"));
+        if (r == -ENOMEM)
+                return r;
+        /* The file, or the store: a full disk (ENOSPC, EDQUOT) is named as such. */
+        log_error_errno(r, NULL, "grant refused: %m");
+        return reply_error(call, CONSOLE_ERROR("Unavailable"),
+                           json_pack("{s:s}", "reason",
+                                     r == -ENOSPC || r == -EDQUOT
+                                             ? "the state directory is full: the handle cannot be "
+                                               "stored"
+                                             : "the file could not be read, or the handle not "
+                                               "stored in the state directory"));
+}
+
 static int method_grant_files(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         const char *agent = json_string_value(json_object_get(params, "agent"));
@@ -180,36 +212,8 @@ static int method_grant_files(VarlinkCall *call, json_t *params, void *userdata)
                                         .budget = budget,
                                         .auto_run = json_is_true(json_object_get(params, "auto"))},
                           &h);
-        if (r == -EFBIG)
-                return reply_invalid_request(call,
-                                             "the file is larger than limits.max_handle_bytes");
-        if (r == -EMFILE || r == -EUSERS)
-                return reply_error(call, CONSOLE_ERROR("TooManyHandles"),
-                                   json_pack("{s:I}", "limit",
-                                             (json_int_t)(r == -EMFILE ? HANDLES_MAX
-                                                                       : HANDLES_PER_AGENT_MAX)));
-        if (r == -EINVAL)
-                return reply_invalid_request(call,
-                                             "file_fd is not a regular file open for reading");
-        if (r == -ENOBUFS)
-                return reply_error(call, CONSOLE_ERROR("Unavailable"),
-                                   json_pack("{s:s}", "reason",
-                                             "the handle store is full "
-                                             "(limits.handle_store_bytes): revoke handles first"));
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                /* The file, or the store: a full disk (ENOSPC, EDQUOT) is named as such. */
-                log_error_errno(r, NULL, "grant refused: %m");
-                return reply_error(call, CONSOLE_ERROR("Unavailable"),
-                                   json_pack("{s:s}", "reason",
-                                             r == -ENOSPC || r == -EDQUOT
-                                                     ? "the state directory is full: the handle "
-                                                       "cannot be stored"
-                                                     : "the file could not be read, or the "
-                                                       "handle not stored in the state "
-                                                       "directory"));
-        }
+        if (r < 0)
+                return reply_grant_refused(call, r);
 
         /* No record, no grant: an agent never holds a handle the audit log does not show. */
         fields = handle_audit_fields(h, peer_uid(call));

@@ -302,16 +302,17 @@ static int index_admit(VarlinkCall *call, Manager *m, const MarketplaceEntry *mk
         return 0;
 }
 
-static int method_install_plugin_files(VarlinkCall *call, json_t *params, void *userdata) {
-        Manager *m = userdata;
-        _cleanup_(install_fds_done) InstallFds f = {-1, -1, -1, -1, -1, -1};
-        _cleanup_(json_decrefp) json_t *reply = NULL, *plugin = NULL;
+/* A reply given instead of the method's work: the method returns r < 0 ? r : 0. */
+static int answered(int r) {
+        return r < 0 ? r : 1;
+}
+
+/* The install's fds, taken into f once the parameters' shape holds; *ret_index: an index came.
+ * 0, or answered (1 or a negative errno) as index_admit(). */
+static int install_take_fds(VarlinkCall *call, json_t *params, InstallFds *f, bool *ret_index) {
         const char *marketplace = param_string(params, "marketplace");
-        const char *accept_name = param_string(params, "accept_name");
-        const MarketplaceEntry *mk = NULL;
-        CatalogInstallResult res = {};
-        char reason[160];
         bool bundles, some_bundle, index, some_index;
+        char reason[160];
         int r;
 
         /* The shape first: signed (marketplace and both bundles) or unsigned (none of them), and
@@ -325,12 +326,13 @@ static int method_install_plugin_files(VarlinkCall *call, json_t *params, void *
         some_index = json_is_integer(json_object_get(params, "index_fd")) ||
                      json_is_integer(json_object_get(params, "index_bundle_fd"));
         if (some_bundle != bundles || (marketplace != NULL) != bundles)
-                return reply_invalid_request(
-                        call, "marketplace, manifest_bundle_fd and binary_bundle_fd go together");
+                return answered(reply_invalid_request(
+                        call, "marketplace, manifest_bundle_fd and binary_bundle_fd go together"));
         if (some_index != index)
-                return reply_invalid_request(call, "index_fd and index_bundle_fd go together");
+                return answered(
+                        reply_invalid_request(call, "index_fd and index_bundle_fd go together"));
         if (index && !marketplace)
-                return reply_invalid_request(call, "an index needs a marketplace");
+                return answered(reply_invalid_request(call, "an index needs a marketplace"));
 
         static const struct {
                 const char *key;
@@ -345,10 +347,73 @@ static int method_install_plugin_files(VarlinkCall *call, json_t *params, void *
         };
         for (size_t i = 0; i < ELEMENTSOF(fd_params); i++) {
                 r = take_file_fd(call, params, fd_params[i].key,
-                                 (int *)((char *)&f + fd_params[i].offset), reason, sizeof(reason));
+                                 (int *)((char *)f + fd_params[i].offset), reason, sizeof(reason));
                 if (r < 0)
-                        return reply_invalid_request(call, reason);
+                        return answered(reply_invalid_request(call, reason));
         }
+
+        *ret_index = index;
+        return 0;
+}
+
+/* An install done: logged, recorded, and answered with the plugin (and what it replaced). Frees
+ * res. */
+static int install_succeeded(VarlinkCall *call, Manager *m, const char *marketplace,
+                             CatalogInstallResult *res) {
+        _cleanup_(json_decrefp) json_t *reply = NULL, *plugin = NULL;
+
+        spawner_link_warm(m->spawner, &res->plugin->image.spec.limits);
+        log_struct(
+                LOG_NOTICE, LOCKD_MESSAGE_PLUGIN_INSTALLED,
+                LOG_FIELDS(LOG_FIELD("PLUGIN", res->plugin->release->manifest->name),
+                           LOG_FIELD("PLUGIN_VERSION", res->plugin->release->manifest->version),
+                           LOG_FIELD("MARKETPLACE", marketplace),
+                           LOG_FIELD("REPLACED_VERSION", res->replaced[0] ? res->replaced : NULL),
+                           LOG_FIELD_U64("PEER_UID", peer_uid(call))),
+                "plugin %s %s installed (%s)%s%s", res->plugin->release->manifest->name,
+                res->plugin->release->manifest->version, marketplace ? marketplace : "unsigned",
+                res->replaced[0] ? ", replacing " : "", res->replaced);
+
+        {
+                char msha[65], bsha[65];
+
+                hex32(res->plugin->release->manifest_sha256, msha);
+                hex32(res->plugin->release->binary_sha256, bsha);
+                audit_change(m, AUDIT_INSTALL,
+                             json_pack("{s:s, s:s, s:s?, s:s, s:s, s:b, s:s?, s:I}", "plugin",
+                                       res->plugin->release->manifest->name, "version",
+                                       res->plugin->release->manifest->version, "marketplace",
+                                       marketplace, "manifest_sha256", msha, "binary_sha256", bsha,
+                                       "signed", res->plugin->signed_, "replaced",
+                                       res->replaced[0] ? res->replaced : NULL, "peer_uid",
+                                       (json_int_t)peer_uid(call)));
+        }
+        plugin = plugin_to_json(res->plugin, true);
+        if (!plugin) {
+                catalog_install_result_done(res);
+                return -ENOMEM;
+        }
+        reply = json_pack("{s:O}", "plugin", plugin);
+        if (reply && res->replaced[0] &&
+            json_object_set_new(reply, "replaced", json_string(res->replaced)) < 0)
+                reply = (json_decref(reply), NULL);
+        catalog_install_result_done(res);
+        return reply_ok(call, TAKE_PTR(reply));
+}
+
+static int method_install_plugin_files(VarlinkCall *call, json_t *params, void *userdata) {
+        Manager *m = userdata;
+        _cleanup_(install_fds_done) InstallFds f = {-1, -1, -1, -1, -1, -1};
+        const char *marketplace = param_string(params, "marketplace");
+        const char *accept_name = param_string(params, "accept_name");
+        const MarketplaceEntry *mk = NULL;
+        CatalogInstallResult res = {};
+        bool index;
+        int r;
+
+        r = install_take_fds(call, params, &f, &index);
+        if (r != 0)
+                return r < 0 ? r : 0;
 
         if (marketplace) {
                 mk = marketplaces_find(m->marketplaces, marketplace);
@@ -388,42 +453,7 @@ static int method_install_plugin_files(VarlinkCall *call, json_t *params, void *
                 return r;
         }
 
-        spawner_link_warm(m->spawner, &res.plugin->image.spec.limits);
-        log_struct(LOG_NOTICE, LOCKD_MESSAGE_PLUGIN_INSTALLED,
-                   LOG_FIELDS(LOG_FIELD("PLUGIN", res.plugin->release->manifest->name),
-                              LOG_FIELD("PLUGIN_VERSION", res.plugin->release->manifest->version),
-                              LOG_FIELD("MARKETPLACE", marketplace),
-                              LOG_FIELD("REPLACED_VERSION", res.replaced[0] ? res.replaced : NULL),
-                              LOG_FIELD_U64("PEER_UID", peer_uid(call))),
-                   "plugin %s %s installed (%s)%s%s", res.plugin->release->manifest->name,
-                   res.plugin->release->manifest->version, marketplace ? marketplace : "unsigned",
-                   res.replaced[0] ? ", replacing " : "", res.replaced);
-
-        {
-                char msha[65], bsha[65];
-
-                hex32(res.plugin->release->manifest_sha256, msha);
-                hex32(res.plugin->release->binary_sha256, bsha);
-                audit_change(m, AUDIT_INSTALL,
-                             json_pack("{s:s, s:s, s:s?, s:s, s:s, s:b, s:s?, s:I}", "plugin",
-                                       res.plugin->release->manifest->name, "version",
-                                       res.plugin->release->manifest->version, "marketplace",
-                                       marketplace, "manifest_sha256", msha, "binary_sha256", bsha,
-                                       "signed", res.plugin->signed_, "replaced",
-                                       res.replaced[0] ? res.replaced : NULL, "peer_uid",
-                                       (json_int_t)peer_uid(call)));
-        }
-        plugin = plugin_to_json(res.plugin, true);
-        if (!plugin) {
-                catalog_install_result_done(&res);
-                return -ENOMEM;
-        }
-        reply = json_pack("{s:O}", "plugin", plugin);
-        if (reply && res.replaced[0] &&
-            json_object_set_new(reply, "replaced", json_string(res.replaced)) < 0)
-                reply = (json_decref(reply), NULL);
-        catalog_install_result_done(&res);
-        return reply_ok(call, TAKE_PTR(reply));
+        return install_succeeded(call, m, marketplace, &res);
 }
 
 /* The files are copied off the loop first (console-files.h): a hung file never stops lockd. */

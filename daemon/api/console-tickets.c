@@ -471,6 +471,58 @@ static void values_free(SecBuf **v, size_t n) {
  * join the session. No value is ever put in a reply, a log line or an audit record; an error
  * names a placeholder at most.
  */
+/* The values an Approve gives: an object of sealed strings, each named after a placeholder of t.
+ * 0, or answered (the method returns r < 0 ? r : 0). */
+static int approve_check_values(VarlinkCall *call, const Ticket *t, json_t *given) {
+        const char *key;
+        json_t *v;
+        int r;
+
+        if (given && !json_is_object(given)) {
+                r = reply_error(call, CONSOLE_ERROR("InvalidRequest"),
+                                json_pack("{s:s}", "reason", "values must be an object"));
+                return r < 0 ? r : 1;
+        }
+        json_object_foreach(given, key, v) {
+                if (!json_is_string(v) || json_string_length(v) > SEAL_TEXT_MAX)
+                        r = reply_error(
+                                call, CONSOLE_ERROR("InvalidRequest"),
+                                json_pack("{s:s}", "reason", "each value must be a sealed string"));
+                else if (placeholder_index(t->plan, key) < 0)
+                        r = reply_error(call, CONSOLE_ERROR("InvalidRequest"),
+                                        json_pack("{s:s}", "reason",
+                                                  "values names a placeholder the ticket does "
+                                                  "not have"));
+                else
+                        continue;
+                return r < 0 ? r : 1;
+        }
+        return 0;
+}
+
+/* The values the human typed for this approval (typed[k]) that fit their inputs are kept in the
+ * console's input session sid for the next tickets; a session that starts is recorded. */
+static void approve_keep_typed(Manager *m, const Ticket *t, const SessionId *sid,
+                               SecBuf *const *vals, const bool *typed) {
+        for (size_t k = 0; k < t->plan->n_placeholders; k++) {
+                SecBuf *copy = NULL;
+
+                if (!typed[k] || !vals[k] || !value_fits(t, k, vals[k]))
+                        continue;
+                if (value_copy(vals[k]->data, vals[k]->len, &copy) < 0)
+                        continue; /* the session only misses a value: the human types it again */
+                if (sessions_put(m->sessions, sid, t->plan->placeholders[k], copy) > 0) {
+                        _cleanup_(json_decrefp) json_t *f = json_pack(
+                                "{s:I, s:s}", "uid", (json_int_t)sid->uid, "session", sid->name);
+                        if (!f || audit_append(m->audit, AUDIT_SESSION_START, f) < 0)
+                                log_error_errno(-EIO, LOCKD_MESSAGE_AUDIT_SESSION_START,
+                                                "input session of uid %u started; its audit record "
+                                                "could not be written",
+                                                (unsigned)sid->uid);
+                }
+        }
+}
+
 static int method_approve(VarlinkCall *call, json_t *params, void *userdata) {
         Manager *m = userdata;
         const char *id = json_string_value(json_object_get(params, "ticket"));
@@ -479,7 +531,6 @@ static int method_approve(VarlinkCall *call, json_t *params, void *userdata) {
         SecBuf *vals[PLAN_PLACEHOLDERS_MAX] = {};
         bool typed[PLAN_PLACEHOLDERS_MAX] = {};
         size_t n_typed = 0, n_replayed = 0, n = 0;
-        const char *key;
         SessionId sid;
         Ticket *t;
         int r;
@@ -496,20 +547,9 @@ static int method_approve(VarlinkCall *call, json_t *params, void *userdata) {
         if (!m->sessions)
                 return reply_error(call, CONSOLE_ERROR("Unavailable"),
                                    json_pack("{s:s}", "reason", "lockd is stopping"));
-        if (given && !json_is_object(given))
-                return reply_error(call, CONSOLE_ERROR("InvalidRequest"),
-                                   json_pack("{s:s}", "reason", "values must be an object"));
-        json_object_foreach(given, key, v) {
-                if (!json_is_string(v) || json_string_length(v) > SEAL_TEXT_MAX)
-                        return reply_error(
-                                call, CONSOLE_ERROR("InvalidRequest"),
-                                json_pack("{s:s}", "reason", "each value must be a sealed string"));
-                if (placeholder_index(t->plan, key) < 0)
-                        return reply_error(call, CONSOLE_ERROR("InvalidRequest"),
-                                           json_pack("{s:s}", "reason",
-                                                     "values names a placeholder the ticket does "
-                                                     "not have"));
-        }
+        r = approve_check_values(call, t, given);
+        if (r != 0)
+                return r < 0 ? r : 0;
         peer_session(call, &sid);
 
         n = t->plan->n_placeholders;
@@ -557,23 +597,7 @@ static int method_approve(VarlinkCall *call, json_t *params, void *userdata) {
                 values_free(vals, n);
                 return reply_audit_unavailable(call, CONSOLE_ERROR("Unavailable"), r);
         }
-        for (size_t k = 0; k < n; k++) {
-                SecBuf *copy = NULL;
-
-                if (!typed[k] || !vals[k] || !value_fits(t, k, vals[k]))
-                        continue;
-                if (value_copy(vals[k]->data, vals[k]->len, &copy) < 0)
-                        continue; /* the session only misses a value: the human types it again */
-                if (sessions_put(m->sessions, &sid, t->plan->placeholders[k], copy) > 0) {
-                        _cleanup_(json_decrefp) json_t *f = json_pack(
-                                "{s:I, s:s}", "uid", (json_int_t)sid.uid, "session", sid.name);
-                        if (!f || audit_append(m->audit, AUDIT_SESSION_START, f) < 0)
-                                log_error_errno(-EIO, LOCKD_MESSAGE_AUDIT_SESSION_START,
-                                                "input session of uid %u started; its audit record "
-                                                "could not be written",
-                                                (unsigned)sid.uid);
-                }
-        }
+        approve_keep_typed(m, t, &sid, vals, typed);
         (void)tickets_start(m->tickets, t);
         ask_start(m, t, (const SecBuf *const *)vals);
         values_free(vals, n);
