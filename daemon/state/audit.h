@@ -56,7 +56,7 @@ static inline void audit_closep(Audit **a) {
  * reopen (which recovers from what is on disk) writes again. A caller that must not act without
  * a record (a run's outcome) fails closed on any error.
  *
- * Not thread-safe: lockd calls it (and everything else here) from its event loop thread only,
+ * Not thread-safe: the engine calls it (and everything else here) from its event loop thread only,
  * runs that finish on worker threads included.
  */
 int audit_append(Audit *a, AuditEvent type, json_t *fields);

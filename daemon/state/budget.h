@@ -43,8 +43,8 @@
  * let an agent ask more than it may. The human's way out is `lockctl budget reset` (budget_reset())
  * or removing the file by hand.
  *
- * Threads: a BudgetStore is used from lockd's event loop thread only; it has no locks (a batch,
- * once taken, is the one thing another thread may write). Lookups never touch the disk (an
+ * Threads: a BudgetStore is used from the engine's event loop thread only; it has no locks (a
+ * batch, once taken, is the one thing another thread may write). Lookups never touch the disk (an
  * in-memory hash table keyed by digest, filled at open).
  */
 

@@ -375,7 +375,7 @@ static int index_snapshot(int fd, uint64_t max, const char *file, ReleaseError *
 }
 
 /*
- * A signed release: snapshotted, read by lockd, its signatures (and with index_fds the index)
+ * A signed release: snapshotted, read by the engine, its signatures (and with index_fds the index)
  * verified by the helper on the very same sealed memfds. 0 and the Release in *ret, or a
  * negative errno with err filled.
  */
@@ -391,7 +391,7 @@ static int verify_signed(const MarketplaceEntry *m, const ReleaseFds *fds, const
         r = release_snapshot_fds(fds, true, &sealed, err);
         if (r < 0)
                 return r;
-        /* lockd's own reading, no signature involved: the manifest strictly, the ELF, digests. */
+        /* The engine's own reading, no signature: the manifest strictly, the ELF, the digests. */
         r = release_load_fds(&sealed, true, &rel, err);
         if (r < 0)
                 return r;
@@ -410,7 +410,7 @@ static int verify_signed(const MarketplaceEntry *m, const ReleaseFds *fds, const
                                     rel->manifest_sha256, rel->binary_sha256, &v, err);
         if (r < 0)
                 return r;
-        /* The tag once more, against the manifest lockd parsed itself. */
+        /* The tag once more, against the manifest the engine parsed itself. */
         if (release_check_ref(rel->manifest, v.source_ref) < 0) {
                 release_error_set(err, RELEASE_E_VERIFIER,
                                   "the verification helper failed: it reported a ref that is not "

@@ -45,10 +45,12 @@ SandboxSpec catalog_sandbox_spec(const Manifest *m);
 
 /*
  * Loads the catalog from the store below statefd: for each plugin name, the newest stored
- * version that loads (store_load_origin(): digests, strict manifest) and whose sandbox builds
- * becomes the active one; every version that does not is skipped, reported through skip (may be
- * NULL), and never run. Older versions that load are left in the store, unused. 0 and a new
- * catalog in *ret, or a negative errno (listing the store failed, -ENOMEM) and *ret untouched.
+ * version that loads (store_load_origin(): digests, strict manifest) and whose image passes the
+ * check the spawner makes again before a run (plugin_image_spec_check(),
+ * plugin_image_binary_check()) becomes the active one; every version that does not is skipped,
+ * reported through skip (may be NULL), and never run. Older versions that load are left in the
+ * store, unused. 0 and a new catalog in *ret, or a negative errno (listing the store failed,
+ * -ENOMEM) and *ret untouched.
  */
 int catalog_load(int statefd, CatalogSkipFn skip, void *userdata, Catalog **ret);
 Catalog *catalog_free(Catalog *c); /* drops the catalog's references; runs keep theirs */
@@ -94,25 +96,29 @@ void catalog_install_result_done(CatalogInstallResult *res);
 /*
  * Verifies and installs a release. With m: every file (and with index_fds, both >= 0, NULL or both
  * -1 for none, the marketplace's signed index.json and its bundle) is first snapshotted into a
- * sealed memfd (release_snapshot_fds()), so the peer cannot change a byte afterwards; lockd reads
- * the manifest strictly, checks the ELF and takes both digests itself (release_load_fds()), and
- * the verification helper checks the signatures, the identity, the tag and the index on the same
- * memfds (verifier_verify_release(), as release_verify_fds(), index_verify() and
- * index_check_release() would): lockd never parses a bundle, a certificate or the trusted root.
- * lockd then requires the helper's ref to be the tag of the manifest it parsed itself. Without m
- * the release is unsigned (release_load_unsigned_fds(), index_fds must be none): whether unsigned
- * releases are allowed is the caller's decision. A name not installed is simply installed.
- * Otherwise update_check() runs against the active version, and a release that must be confirmed (a
- * new major version that changes question, one or zero, or one that comes from another marketplace
- * or changes between signed and unsigned: the human then trusts someone else for the same name) is
- * installed only when accept_name is exactly its name (update_confirm()). The new version is stored
- * (with its origin), its sandbox built, it becomes active, and the version it replaces is removed
- * from the store; runs holding the old plugin keep it until they drop their reference. Returns 0
- * (CATALOG_INSTALLED) or a negative errno with res->status saying which failure: verification
- * errnos of release_verify_fds() (-EPROTO with RELEASE_E_VERIFIER: the helper failed, so the
- * release is refused); -EPERM for CATALOG_NEEDS_TYPED_NAME and CATALOG_UPDATE_REFUSED; store
- * errnos; sandbox errnos; -EINVAL for bad arguments. Call catalog_install_result_done(res)
- * afterwards in every case.
+ * sealed memfd (release_snapshot_fds()), so the peer cannot change a byte afterwards; the engine
+ * reads the manifest strictly, checks the ELF and takes both digests itself (release_load_fds()),
+ * and the verification helper checks the signatures, the identity, the tag and the index on the
+ * same memfds (verifier_verify_release(), as release_verify_fds(), index_verify() and
+ * index_check_release() would): the engine never parses a bundle, a certificate or the trusted
+ * root. It then requires the helper's ref to be the tag of the manifest it parsed itself. Without
+ * m the release is unsigned (release_load_unsigned_fds(), index_fds must be none): whether
+ * unsigned releases are allowed is the caller's decision. A name that never had a version is
+ * simply installed. Otherwise update_check() runs against the highest version the name ever had
+ * (the active one, or the plugin history's after a remove; reinstalling that very version with the
+ * same meaning is no update), and a release that must be confirmed (a new major version that
+ * changes question, one or zero, or one that comes from another marketplace or changes between
+ * signed and unsigned: the human then trusts someone else for the same name) is installed only
+ * when accept_name is exactly its name (update_confirm()). The image is then checked as the
+ * spawner will check it (plugin_image_spec_check(), plugin_image_binary_check()), the manifest
+ * recorded in the plugin history, the new version stored (with its origin), it becomes active,
+ * and the version it replaces is removed from the store; runs holding the old plugin keep it until
+ * they drop their reference. Returns 0 (CATALOG_INSTALLED) or a negative errno with res->status
+ * saying which failure: verification errnos of release_verify_fds() (-EPROTO with
+ * RELEASE_E_VERIFIER: the helper failed, so the release is refused); -EPERM for
+ * CATALOG_NEEDS_TYPED_NAME and CATALOG_UPDATE_REFUSED; store and history errnos; the image check's
+ * errnos (CATALOG_SANDBOX_FAILED); -EINVAL for bad arguments. Call
+ * catalog_install_result_done(res) afterwards in every case.
  */
 int catalog_install(Catalog *c, int statefd, const MarketplaceEntry *m, const ReleaseFds *fds,
                     const int index_fds[2], const char *accept_name, CatalogInstallResult *res);

@@ -1,5 +1,5 @@
-/* Handles: granted files as sealed memfd snapshots with their SHA-256, kept in lockd's memory and
- * removed when revoked or expired. */
+/* Handles: granted files as sealed memfd snapshots with their SHA-256, kept in the engine's memory
+ * and removed when revoked or expired. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

@@ -30,9 +30,9 @@ typedef enum MarketplaceSource {
 } MarketplaceSource;
 
 /*
- * A trusted marketplace as lockd holds it. lockd never parses a trusted root (verifier.h): it
- * keeps the raw bytes in a sealed memfd, checked by the verification helper when the marketplace
- * was loaded or added, and hands that memfd to the helper for each install.
+ * A trusted marketplace as the engine holds it. The engine never parses a trusted root
+ * (verifier.h): it keeps the raw bytes in a sealed memfd, checked by the verification helper when
+ * the marketplace was loaded or added, and hands that memfd to the helper for each install.
  */
 typedef struct MarketplaceEntry {
         Marketplace marketplace; /* name, issuer, identity_pattern; root is always NULL */

@@ -1,5 +1,5 @@
 /* Tickets: agents' validated plans waiting for the console, with their state, expiry and per-step
- * outcomes. In memory only, on lockd's loop. */
+ * outcomes. In memory only, on the engine's loop. */
 #pragma once
 
 #include <stdbool.h>

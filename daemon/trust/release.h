@@ -75,7 +75,8 @@ typedef struct ReleaseFds {
  * for reading (fstat(), the access mode; an O_PATH or write-only fd, a FIFO, a socket, a
  * directory are refused as RELEASE_E_MISSING_FILE) within its cap (manifest 64 KiB, binary 256
  * MiB, bundles 1 MiB each); everything else is as release_verify(). lockd never opens a path a
- * peer sent: this is how the daemon verifies what lockctl opened with the human's rights. Returns
+ * peer sent: the engine snapshots what lockctl opened with the human's rights into sealed memfds,
+ * and lockd-verify verifies those with this (verifier.h). Returns
  * 0 and a new Release in *ret, or a negative errno with err filled (if non-NULL) and *ret
  * untouched: -ENOENT an fd is -1, -EBADFD not a regular file, -EBADF not readable, -EFBIG, and
  * the errors of release_verify().
@@ -110,7 +111,8 @@ void release_fds_close(ReleaseFds *fds);
  * with_bundles both bundles), takes the binary (a sealed memfd is used as it is, anything else is
  * snapshotted first), parses the manifest strictly, requires a static ELF binary and computes both
  * digests. The checks of the signatures are the caller's: release_verify_fds() makes them in
- * process, lockd has the verification helper make them (verifier.h) on the same sealed memfds.
+ * process (lockd-verify, lockctl), the engine has the verification helper make them (verifier.h)
+ * on the same sealed memfds.
  * Returns 0 and a new Release in *ret (san and source_ref NULL; without with_bundles the bundles
  * empty), or a negative errno with err filled and *ret untouched.
  */
