@@ -550,7 +550,7 @@ static void step_done(RunRequest *req, void *userdata) {
         /*
          * The run's record is written now and made durable by the group commit, off the loop;
          * the answer leaves only after that and after the batch holding the reservation, which
-         * went to the disk beside the run (drain(), ask_records_durable()). Without either the
+         * went to the disk beside the run (drain(), records_durable()). Without either the
          * answer is withheld.
          */
         r = audit_run(m, s, req, s->cause);

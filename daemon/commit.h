@@ -57,7 +57,7 @@ void commit_cancel(Commit *c);
  * next job starts if more waits. NULL-safe.
  */
 void commit_run(Commit *c);
-/* commit_run() once the loop has nothing more urgent: the Submits of one read, and of every
+/* commit_run() once the loop has nothing more urgent: the waiters of one read, and of every
  * connection ready now, share one fsync(). NULL-safe. */
 void commit_want(Commit *c);
 /* Everything written made durable, and what waited for it told, before this returns: a stop,

@@ -64,5 +64,6 @@ typedef struct Manager {
         bool stopping;
 } Manager;
 
-/* The policy's allow_unsigned: whether a plugin without a signature may be installed. */
+/* Whether the policy in force lets unsigned plugins be installed (allow_unsigned: true). In
+ * engine.c alone, so that a test of the plugin methods can put a switch of its own in its place. */
 bool manager_allow_unsigned(const Manager *m);

@@ -1,6 +1,6 @@
-/* The daemon's life: policy, state, catalog, scopes, sockets and runs brought up in order, the
- * event loop with its signals (SIGHUP reloads, SIGTERM stops with nothing left behind), and the
- * teardown. */
+/* The engine's life (manager.h): the policy, the state directory and what lives in it, the
+ * catalog, the link to the spawner and the sockets brought up in order; the event loop with its
+ * signals (SIGHUP reloads, SIGTERM stops with nothing left behind); the teardown. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>

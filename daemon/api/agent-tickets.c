@@ -223,8 +223,8 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
         }
         /* An auto ticket's runs start now, so the manager creates their scopes while the record
          * is made durable; no outcome leaves before it is: the ticket is announced (and its Wait
-         * possible) only after the commit, and every run's own record, which comes before its
-         * answer, is a synced append that covers this one. */
+         * possible) only after the commit, and every run's answer waits for its own record, written
+         * after this one, to be durable too (ask.h). */
         if (auto_run) {
                 (void)tickets_start(m->tickets, mt);
                 ask_start(m, mt, NULL);

@@ -10,10 +10,6 @@
 #include "engine.h"
 #include "varlink.h"
 
-/* Whether the policy in force lets unsigned plugins be installed (allow_unsigned: true).
- * Implemented by the manager. */
-bool manager_allow_unsigned(const Manager *m);
-
 /* The console's plugin and marketplace methods, terminated by an entry with name NULL, with
  * their parameter tables and flags (fds where a method takes them). */
 extern const VarlinkMethod console_plugin_methods[];
