@@ -340,7 +340,9 @@ class Daemon:
             os.unlink(notify)
         ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         ns.bind(notify)
-        ns.settimeout(timeout)
+        # Short waits, so that a lockd that exits without READY=1 is seen at once (a refused
+        # start is an exit, not the whole timeout waited out).
+        ns.settimeout(0.05)
         env = dict(os.environ, NOTIFY_SOCKET=notify, **(env_extra or {}))
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([*wrapper, LOCKD, "--config", self.policy, *argv_extra],
@@ -353,7 +355,9 @@ class Daemon:
                 try:
                     msg = ns.recv(4096).decode()
                 except socket.timeout:
-                    break
+                    if self.proc.poll() is not None:
+                        break
+                    continue
                 self.notifications.append(msg)
                 if "READY=1" in msg.split("\n"):
                     return self
