@@ -225,7 +225,8 @@ __attribute__((no_sanitize("address", "undefined"))) static void child_reset(Chi
 
 /* Dies with the thread that made it (PR_SET_PDEATHSIG), and checks that thread did not die
  * before: the death signal is set at the start and again after the uid change, which clears it. */
-__attribute__((no_sanitize("address", "undefined"))) static void child_die_with_parent(ChildArgs *a) {
+__attribute__((no_sanitize("address", "undefined"))) static void
+child_die_with_parent(ChildArgs *a) {
         long r;
 
         r = SYS2(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL);
@@ -977,7 +978,8 @@ int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {
                 };
                 return 0;
         }
-        begin = clock_monotonic_usec() - begin; /* the hook's part of the setup: the wait for the scope */
+        /* The hook's part of the setup: the wait for the scope. */
+        begin = clock_monotonic_usec() - begin;
         r = run_child_start(c, sb, p, ret);
         if (r >= 0) {
                 ret->setup_usec += begin;
