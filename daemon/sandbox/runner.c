@@ -205,9 +205,6 @@ __attribute__((no_sanitize("address", "undefined"))) static void child_reset(Chi
                         (void)SYS4(__NR_rt_sigaction, sig, &sa, NULL, 8);
         }
 
-        /* A name that tells a waiting child from its spawner in ps and in its scope. */
-        (void)SYS2(__NR_prctl, PR_SET_NAME, "lockd-standby");
-
         /* The control socket goes to its fixed number; every other fd the clone copied, closed. */
         if (a->ctl_fd != CHILD_STATUS_FD &&
             SYS3(__NR_dup3, a->ctl_fd, CHILD_STATUS_FD, O_CLOEXEC) < 0)
@@ -217,6 +214,10 @@ __attribute__((no_sanitize("address", "undefined"))) static void child_reset(Chi
         r = SYS3(__NR_close_range, CHILD_STATUS_FD + 1, ~0U, 0);
         if (r < 0)
                 child_fail(CHILD_STATUS_FD, SPAWN_STAGE_CLOSE_FDS, r);
+
+        /* A name that tells a waiting child from its spawner in ps and in its scope; given once
+         * the spawner's fds are closed, so that a child of that name holds none of them. */
+        (void)SYS2(__NR_prctl, PR_SET_NAME, "lockd-standby");
         uint64_t empty = 0;
         r = SYS4(__NR_rt_sigprocmask, SIG_SETMASK, &empty, NULL, 8);
         if (r < 0)

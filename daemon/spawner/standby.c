@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "fd-util.h"
+#include "log.h"
 #include "macro.h"
 #include "standby.h"
 
@@ -217,6 +218,7 @@ static void on_scope_done(int error, void *userdata) {
         Entry *e = userdata;
         Standby *s = e->standby;
         pid_t pid = run_child_pid(e->child);
+        char unit[sizeof(e->unit)];
         int r = error;
 
         if (!s) {
@@ -242,6 +244,8 @@ static void on_scope_done(int error, void *userdata) {
                 /* Best effort: without a memory cgroup an OOM reads as signal:SIGKILL. */
                 (void)oom_watch_new(pid, &e->oom);
 
+        /* Its name for the line below: once on the ready list the entry is a worker's to take. */
+        memcpy(unit, e->unit, sizeof(unit));
         pthread_mutex_lock(&s->lock);
         e->class->pending--;
         if (r >= 0) {
@@ -258,6 +262,10 @@ static void on_scope_done(int error, void *userdata) {
         /* A worker may wait for this child (standby_take()): ready, or none to wait for. */
         pthread_cond_broadcast(&s->changed);
         pthread_mutex_unlock(&s->lock);
+        /* After the unlock: a run asked for after this line takes the child without a wait
+         * (test-spawner waits for it: the manager shows the scope before this side knows). */
+        if (r >= 0)
+                log_debug(NULL, "a child made ahead waits in %s", unit);
         if (e) {
                 if (error >= 0)
                         (void)scope_kill(s->scope, e->unit);

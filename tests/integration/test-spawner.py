@@ -23,8 +23,9 @@ import time
 import tty
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lockdtest import (LOCKD, Daemon, Failed, Tap, check, comm, install_unsigned,  # noqa: E402
-                       plugin_processes, policy_text, require_environment, run_units, standby_units, tempdir, units,
+from lockdtest import (EPHEMERAL_FIRST, EPHEMERAL_LAST, LOCKD, Daemon, Failed, Tap,  # noqa: E402
+                       check, comm, install_unsigned, ours, plugin_processes, policy_text,
+                       require_environment, run_units, standby_units, tempdir, units,
                        systemctl, unit_pids, unit_properties, wait_for, write_file)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -121,7 +122,7 @@ def test_good_standin(top):
     x = seen.get("exited", {})
     check(x.get("error") == 0 and x.get("flags", 0) & 2 and x.get("exit_status") == 0,
           f"EXITED: {x}")
-    check(810000 <= x.get("uid", 0) <= 810999, f"the run's uid: {x}")
+    check(EPHEMERAL_FIRST <= x.get("uid", 0) <= EPHEMERAL_LAST, f"the run's uid: {x}")
     check(re.fullmatch(r"lockd-run-[0-9]+\.scope", seen.get("started", "")), f"STARTED: {seen}")
     check(x.get("flags", 0) & 1, f"EXITED says the run was not in its scope: {x}")
     check(seen.get("hello", [0, 0, 0])[2] > 0, f"HELLO's answer: {seen}")
@@ -295,6 +296,15 @@ def run_json(d, name, path):
     return json.loads(r.stdout)
 
 
+def ready_ahead(d):
+    """The scopes made ahead (standby_units()) that the spawner has on its ready list: lockd at
+    debug level logs each once a run would take it. The manager lists a scope, its child in it,
+    before the spawner has the answer to its start; a run asked for then waits for that child (its
+    scope_wait_usec not 0), and under load that wait is long enough to be seen."""
+    said = set(re.findall(r"a child made ahead waits in (\S+)", d.read_log()))
+    return [u for u in standby_units() if u in said]
+
+
 def test_standby(top):
     """scopes made ahead: once a plugin is installed a child waits in a scope of its own for its
     limit class (root, lockd-standby, only its control socket open, the spawner's child,
@@ -303,13 +313,16 @@ def test_standby(top):
     makes its scope on demand); nothing of it outlives lockd"""
     os.makedirs(os.path.join(top, "standby"), exist_ok=True)
     d = Daemon(os.path.join(top, "standby"), extra_policy="allow_unsigned: true\n")
-    d.start()
+    # At debug level the spawner says when a child is on its ready list (ready_ahead()).
+    d.start(env_extra={"LOCKD_LOG_LEVEL": "debug"})
     try:
         check(not standby_units(), f"children made ahead with no plugin: {standby_units()}")
         name = install_unsigned(d, d.dir, "good-one")
         path = write_file(os.path.join(d.dir, "f.txt"))
-        ready = wait_for(standby_units, timeout=15, what="a scope made ahead for the plugin")
-        check(len(ready) == 1, f"one child ahead for one class: {ready}")
+        ready = wait_for(lambda: ready_ahead(d), timeout=60,
+                         what="a scope made ahead for the plugin")
+        check(len(ready) == 1 and standby_units() == ready,
+              f"one child ahead for one class: {ready}, {standby_units()}")
         pids = unit_pids(ready[0])
         check(len(pids) == 1, f"{ready[0]} holds {pids}")
         st = status_fields(pids[0])
@@ -327,10 +340,12 @@ def test_standby(top):
               first.get("scope_wait_usec") == 0 and first.get("setup_usec", -1) >= 0,
               f"the first run, in the scope made ahead: {first}")
 
-        # A waiting child whose scope is killed is discarded, never handed a run.
-        ready = wait_for(standby_units, timeout=15, what="the next scope made ahead")
+        # A waiting child whose scope is killed is discarded, never handed a run. It is killed
+        # once the spawner has it ready: killed while its scope is being made, it would be
+        # dropped then, and a child made in its place could serve the run below.
+        ready = wait_for(lambda: ready_ahead(d), timeout=60, what="the next scope made ahead")
         systemctl("kill", "--signal=SIGKILL", ready[0])
-        wait_for(lambda: ready[0] not in standby_units(), timeout=15, what="the killed child")
+        wait_for(lambda: ready[0] not in standby_units(), timeout=30, what="the killed child")
         second = run_json(d, name, path)
         check(second.get("result") == 1 and second.get("unit") != ready[0] and
               second.get("scope_wait_usec", 0) > 0,
@@ -342,7 +357,7 @@ def test_standby(top):
     def waiting():
         # A killed child that whoever adopted it has not reaped yet (a zombie) runs nothing.
         return [p for p in os.listdir("/proc") if p.isdigit() and comm(p) == "lockd-standby" and
-                state_of(p) not in ("Z", "")]
+                state_of(p) not in ("Z", "") and ours(p)]
     wait_for(lambda: not waiting(), timeout=10, what="no waiting child after lockd")
 
 
