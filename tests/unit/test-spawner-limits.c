@@ -2,6 +2,7 @@
  * The spawner's fd limit (ARCHITECTURE.md, two processes): spawner_nofile_need() grows with every
  * run the engine may queue, covers runs_max runs of a burst at the default limits, and at the
  * largest limits.concurrent_runs is exactly the hard limit lockd.service sets (LimitNOFILE=).
+ * And its tables: one proto row per message type, one spawner row per request type.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -54,11 +55,38 @@ START_TEST(test_unit_matches) {
 }
 END_TEST
 
+/* Every message type of the contract has exactly one consistent row, and every request one
+ * handler row in the spawner; a type outside the enum has none. */
+START_TEST(test_tables_complete) {
+        static const uint16_t types[] = {
+                SPAWNER_HELLO,       SPAWNER_RUN,          SPAWNER_KILL,
+                SPAWNER_STOP,        SPAWNER_CONFINE,      SPAWNER_NOTIFY,
+                SPAWNER_WARM,        SPAWNER_REPLY_HELLO,  SPAWNER_REPLY_EXITED,
+                SPAWNER_REPLY_CONFINED, SPAWNER_REPLY_STARTED,
+        };
+        uint16_t bad = 0;
+
+        ck_assert_msg(spawner_table_valid(&bad), "the proto row of type %u", bad);
+        ck_assert_msg(spawner_handlers_valid(&bad), "the spawner row of type %u", bad);
+        ck_assert_uint_eq(spawner_n_messages, sizeof(types) / sizeof(types[0]));
+        for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+                const SpawnerMessageRow *row = spawner_message_row(types[i]);
+
+                ck_assert_ptr_nonnull(row);
+                ck_assert_uint_eq(row->type, types[i]);
+        }
+        ck_assert_ptr_null(spawner_message_row(0));
+        ck_assert_ptr_null(spawner_message_row(8));
+        ck_assert_ptr_null(spawner_message_row(0x85));
+}
+END_TEST
+
 static Suite *limits_suite(void) {
         Suite *s = suite_create("spawner-limits");
 
         suite_add_case(s, NULL, test_need_covers_runs);
         suite_add_case(s, NULL, test_unit_matches);
+        suite_add_case(s, NULL, test_tables_complete);
         return s;
 }
 
