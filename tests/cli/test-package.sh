@@ -3,9 +3,11 @@
 # tree with Debian's default flags, lintian (pedantic) without an error or a warning, and the
 # packages holding what they must. TAP on stdout. Missing tools are failures (scripts/deps --test
 # installs them).
-# usage: test-package.sh SOURCE_DIR
+# usage: test-package.sh SOURCE_DIR [SHARED_DIR]   (SHARED_DIR: the packages built once for
+# this suite and the installed one, tests/tools/build-deb.sh)
 set -u
 src=$1
+shared=${2:-}
 n=0
 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -17,7 +19,7 @@ for tool in dpkg-buildpackage dh lintian; do
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-if "$(dirname "$0")/../tools/build-deb.sh" "$src" "$work"; then
+if "$(dirname "$0")/../tools/build-deb.sh" "$src" "$work" "$shared"; then
         ok "dpkg-buildpackage -us -uc -b builds lockd and lockd-dev"
 else
         not_ok "dpkg-buildpackage failed"

@@ -9,11 +9,13 @@
 # a logind session that keys an input session and wipes it at logout, systemd-analyze security,
 # and apt's purge that leaves nothing. Everything started is gone
 # afterwards. TAP on stdout; a missing prerequisite is a failure.
-# usage: test-installed.sh SOURCE_DIR PLUGINS_BUILD_DIR PLUGINS_SRC_DIR
+# usage: test-installed.sh SOURCE_DIR PLUGINS_BUILD_DIR PLUGINS_SRC_DIR [SHARED_DIR]
+# (SHARED_DIR: the packages built once for this suite and the package one, tests/tools/build-deb.sh)
 set -u
 src=$1
 plugins=$2
 plugins_src=$3
+shared=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 n=0
 failed=0
@@ -89,8 +91,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 cp /proc/self/cgroup "$work/self.cgroup"
 
-# The package, built from a clean copy of this tree.
-if ! "$here/../tools/build-deb.sh" "$src" "$work/deb"; then
+# The package, built from a clean copy of this tree (or the package suite's build of the same).
+if ! "$here/../tools/build-deb.sh" "$src" "$work/deb" "$shared"; then
         tail -n 30 "$work/deb/log" | sed 's/^/# /'
         bail "the package does not build"
 fi
