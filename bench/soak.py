@@ -30,8 +30,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-from lockdtest import (BUS, ISSUER, LOCKCTL, PATTERN, Daemon, Signer, Varlink,  # noqa: E402
-                       require_environment, tempdir)
+from lockdtest import (BUS, EPHEMERAL_FIRST, EPHEMERAL_LAST, ISSUER, LOCKCTL, PATTERN,  # noqa: E402
+                       Daemon, Signer, Varlink, require_environment, tempdir)
 
 AGENTS = list(range(63001, 63009))
 SHARE = 4096 // 8  # TICKETS_KEPT_PER_AGENT
@@ -57,7 +57,7 @@ sockets:
   console: {{path: {d}/run/console.sock, mode: "0600"}}
 state_directory: {d}/state
 runtime_directory: {d}/run
-ephemeral_uids: {{first: 820000, last: 820999}}
+ephemeral_uids: {{first: {EPHEMERAL_FIRST}, last: {EPHEMERAL_LAST}}}
 limits:
   concurrent_runs: 4
   connections_per_uid: 256

@@ -30,8 +30,10 @@ STRANGER_UID = 61002
 CONSOLE_UID = 61003
 AGENT2_UID = 61004  # a second agent: handles of one are invisible to the other
 # The test daemons' ephemeral uids: a range of their own, so plugins of other runs are not ours.
-EPHEMERAL_FIRST = 810000
-EPHEMERAL_LAST = 810999
+# Each suite has its own (LOCKD_TEST_EPHEMERAL_FIRST, tests/integration/meson.build): suites run
+# side by side, and two plugins of one uid would share RLIMIT_NPROC and could signal each other.
+EPHEMERAL_FIRST = int(os.environ.get("LOCKD_TEST_EPHEMERAL_FIRST") or 810000)
+EPHEMERAL_LAST = EPHEMERAL_FIRST + 999
 ISSUER = "https://token.actions.githubusercontent.com"
 WORKFLOW = "https://github.com/acme/lockfile-plugins/.github/workflows/release.yml@"
 PATTERN = r"^https://github\.com/acme/lockfile-plugins/\.github/workflows/release\.yml@refs/tags/.*"
@@ -431,8 +433,45 @@ def wait_for(pred, timeout=10, what="condition"):
     raise Failed(f"timed out waiting for {what}")
 
 
+def _own_cgroup():
+    """The cgroup with-systemd made for this test (lockd-test-<pid>-<n>): (the hierarchy's key in
+    /proc/self/cgroup, its path), or None (the host's manager: no cgroup of our own)."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, key, path = line.rstrip("\n").split(":", 2)
+                parts = path.split("/")
+                for i, part in enumerate(parts):
+                    if part.startswith("lockd-test-"):
+                        return key, "/".join(parts[:i + 1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+OWN_CGROUP = _own_cgroup()
+
+
+def ours(pid):
+    """Whether pid runs in this test's cgroup: everything it started does, the plugins in its
+    manager's scopes included, and nothing of another suite running beside it."""
+    if OWN_CGROUP is None:
+        return True
+    key, prefix = OWN_CGROUP
+    try:
+        with open(f"/proc/{pid}/cgroup") as f:
+            for line in f:
+                _, k, path = line.rstrip("\n").split(":", 2)
+                if k == key:
+                    return path == prefix or path.startswith(prefix + "/")
+    except (OSError, ValueError):
+        pass
+    return False
+
+
 def plugin_processes(first=EPHEMERAL_FIRST, last=EPHEMERAL_LAST):
-    """Pids running (not zombies) as an ephemeral uid: a plugin that outlived its run."""
+    """Pids of this test running (not zombies) as an ephemeral uid: a plugin that outlived its
+    run."""
     pids = []
     for p in os.listdir("/proc"):
         if not p.isdigit():
@@ -450,7 +489,7 @@ def plugin_processes(first=EPHEMERAL_FIRST, last=EPHEMERAL_LAST):
                 state = f.read().rsplit(")", 1)[1].split()[0]
         except (FileNotFoundError, IndexError):
             continue
-        if state != "Z":
+        if state != "Z" and ours(p):
             pids.append(int(p))
     return pids
 
