@@ -162,7 +162,10 @@ def add_user(name, uid):
 
 
 def remove_user(name):
-    subprocess.run(["userdel", name], capture_output=True)
+    """Removes user name if it exists. -f: a process of the user may still be ending (the agent
+    of the test before, whose unit the manager is still stopping), and userdel refuses such a
+    user without it, which left the next add_user() to fail with "already in use"."""
+    subprocess.run(["userdel", "-f", name], capture_output=True)
 
 
 # ---------------------------------------------------------------------------------------------
