@@ -41,10 +41,9 @@ typedef struct StepRun {
         uint8_t answer_id[ANSWERS_ID_SIZE]; /* answers_id() of the values, when by_value */
         uint64_t admitted_usec;             /* CLOCK_MONOTONIC, when the run was admitted */
         uint64_t timeout_usec;              /* the plugin's timeout_s */
-        uint64_t budget_gen; /* the budget generation its answer needs on disk (the reservation) */
-        RunRequest *req;     /* while in the backlog; the pool owns it after submit */
-        /* After the run, while its audit record (audit_seq) and its reservation (budget_gen) are
-         * made durable: the outcome. */
+        RunRequest *req; /* while in the backlog; the pool owns it after submit */
+        /* After the run, while its audit record (audit_seq) is made durable, and with it the
+         * reservation's record before it in the log: the outcome. */
         uint64_t audit_seq;
         RunOutcome outcome;
         bool spawn_failed; /* lockd could not enter the sandbox: the slot goes back */
@@ -80,7 +79,6 @@ struct AskQueue {
         size_t n;
         HeldOutcome *held;
         StepRun *recording, *recording_tail; /* ran, waiting for their records to be durable */
-        uint64_t budget_failed_gen;          /* the last budget generation whose batch failed */
 };
 
 static StepRun *step_run_free(StepRun *s) {
@@ -304,10 +302,11 @@ static void drain(Manager *m) {
         StepRun *s;
 
         /*
-         * A run may start before its reservation is on disk: its answer may not leave before
-         * (answers_release_ready()), so a crash in between loses a run no agent heard of, never
-         * a charge for an answer given. The batch that writes the reservations starts here, and
-         * runs beside the plugin instead of before it.
+         * A run may start before its reservation's record is durable: its answer may not leave
+         * before (answers_release_ready(): the run record comes after it in the log), so a crash
+         * in between loses a run no agent heard of, never a charge for an answer given. The
+         * commit that makes the reservations durable starts here, and runs beside the plugin
+         * instead of before it.
          */
         while (!m->stopping && (s = queue_peek(m->ask))) {
                 int r;
@@ -327,7 +326,7 @@ static void drain(Manager *m) {
                 s->req = NULL; /* the pool's now */
         }
         /* Last: the commit may call back into the ask flow at once. */
-        if (budget_dirty(m->budget))
+        if (audit_get_seq(m->audit) > audit_get_durable_seq(m->audit))
                 commit_run(m->commit);
 }
 
@@ -373,9 +372,9 @@ static void commit_outcome(Manager *m, StepRun *s) {
                                                     : BUDGET_OUTCOME_PLUGIN_ERROR;
         int r;
 
-        /* The slot is charged on disk since the reservation, so a crash before the batch costs a
-         * rerun (free), never a charge. A question bound to values commits "answered" only: its
-         * answer is kept in memory, under the keyed hash of the values. */
+        /* The slot is charged in the log since the reservation, so a crash before this record is
+         * durable costs a rerun (free), never a charge. A question bound to values commits
+         * "answered" only: its answer is kept in memory, under the keyed hash of the values. */
         if (s->by_value) {
                 r = budget_commit_deferred(m->budget, s->digest, &s->key, BUDGET_OUTCOME_ANSWERED,
                                            s->ran_usec);
@@ -392,7 +391,7 @@ static void commit_outcome(Manager *m, StepRun *s) {
                 log_error_errno(r, NULL, "ticket %s step %zu: the answer could not be cached: %m",
                                 s->ticket, s->step);
         else
-                commit_want(m->commit);
+                commit_later(m->commit); /* rides the next commit: nothing waits for it */
 }
 
 /*
@@ -436,25 +435,20 @@ static void answer_release(Manager *m, StepRun *s, StepCause withheld) {
 }
 
 /*
- * Lets go every answer whose run record and reservation are both durable, and withholds those
- * that cannot be: the audit log broke (audit_failed), or the batch holding the reservation failed
- * and none written since holds it.
+ * Lets go every answer whose run record is durable, and with it the reservation's record, which
+ * the log holds before it (the budgets' write-ahead log); withholds them all when the audit log
+ * broke (audit_failed).
  */
 static void answers_release_ready(Manager *m, bool audit_failed) {
         AskQueue *q = m->ask;
         uint64_t seq = audit_get_durable_seq(m->audit);
-        uint64_t gen = budget_durable_generation(m->budget);
         StepRun **p = q ? &q->recording : NULL, *prev = NULL;
 
         while (p && *p) {
                 StepRun *s = *p;
-                StepCause withheld = STEP_CAUSE_NONE;
-                bool ready = s->audit_seq <= seq && s->budget_gen <= gen;
+                StepCause withheld = audit_failed ? STEP_WITHHELD_AUDIT : STEP_CAUSE_NONE;
+                bool ready = s->audit_seq <= seq;
 
-                if (audit_failed)
-                        withheld = STEP_WITHHELD_AUDIT;
-                else if (s->budget_gen > gen && s->budget_gen <= q->budget_failed_gen)
-                        withheld = STEP_WITHHELD_BUDGET;
                 if (!ready && withheld == STEP_CAUSE_NONE) {
                         prev = s;
                         p = &s->next;
@@ -474,21 +468,10 @@ static void records_durable(int r, void *userdata) {
         answers_release_ready(userdata, r < 0);
 }
 
-/* CommitObserver.budget_durable: the budget changes up to gen are on disk (r >= 0), or they
- * could not be written (r < 0), and an answer whose reservation only that batch held is
- * withheld. */
-static void budget_durable(uint64_t gen, int r, void *userdata) {
-        Manager *m = userdata;
-
-        if (r < 0 && m->ask && gen > m->ask->budget_failed_gen)
-                m->ask->budget_failed_gen = gen;
-        answers_release_ready(m, false);
-}
-
 void ask_attach(Manager *m) {
+        /* No answer waits for a budget checkpoint: the reservation is durable with its record. */
         static const CommitObserver observer = {
                 .records_durable = records_durable,
-                .budget_durable = budget_durable,
         };
 
         commit_observe(m->commit, &observer, m);
@@ -549,9 +532,9 @@ static void step_done(RunRequest *req, void *userdata) {
 
         /*
          * The run's record is written now and made durable by the group commit, off the loop;
-         * the answer leaves only after that and after the batch holding the reservation, which
-         * went to the disk beside the run (drain(), records_durable()). Without either the
-         * answer is withheld.
+         * the answer leaves only after that, and so after the reservation's record, which went
+         * to the disk beside the run (drain(), records_durable()). Without it the answer is
+         * withheld.
          */
         r = audit_run(m, s, req, s->cause);
         if (r < 0) {
@@ -723,11 +706,10 @@ static void start_step(Manager *m, Ticket *t, size_t i, const SecBuf *const *val
                 free(s);
                 return;
         }
-        /* The slot is taken now and written by the next budget batch, beside the run: no answer
-         * leaves (answers_release_ready()) before the slot is on disk, so no crash gives an
-         * agent an answer for free. */
+        /* The slot is taken now, its record written to the audit log and made durable by the
+         * commit beside the run: no answer leaves (answers_release_ready()) before the record
+         * is, so no crash gives an agent an answer for free. */
         r = budget_reserve_deferred(m->budget, s->digest, &s->key, h->budget);
-        s->budget_gen = budget_generation(m->budget);
         if (r < 0) {
                 free(s);
                 if (r == -EDQUOT || r == -ENOSPC)

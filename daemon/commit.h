@@ -20,8 +20,9 @@ typedef void (*CommitWaitFn)(int r, void *userdata);
 /*
  * What an observer is told after every job, waiters first: records_durable when the audit log's
  * job ended (r >= 0: durable up to audit_get_durable_seq(); r < 0: the log broke), and
- * budget_durable when the budget's ended (r >= 0: the changes up to gen are on disk; r < 0: they
- * could not be written).
+ * budget_durable when a budget checkpoint ended (r >= 0: the files hold the changes up to gen;
+ * r < 0: they could not be written, and the log still holds every change). No answer waits for
+ * a checkpoint: a budget change is durable with its audit record.
  */
 typedef struct CommitObserver {
         void (*records_durable)(int r, void *userdata);
@@ -60,6 +61,13 @@ void commit_run(Commit *c);
 /* commit_run() once the loop has nothing more urgent: the waiters of one read, and of every
  * connection ready now, share one fsync(). NULL-safe. */
 void commit_want(Commit *c);
+/* A record nothing waits for (a ticket's "done", a cached outcome's budget record) rides the
+ * next commit, and waits at most a bounded time (commit.c) for one: no fsync of its own when
+ * questions keep coming. NULL-safe. */
+void commit_later(Commit *c);
+/* A budget checkpoint now (budget_checkpoint(), after the batch out): at start, once the replay
+ * is done. 0 or a negative errno. */
+int commit_checkpoint(Commit *c);
 /* Everything written made durable, and what waited for it told, before this returns: a stop,
  * which does not go back to the loop for it, and which blocks the loop. NULL-safe. */
 void commit_sync(Commit *c);

@@ -194,16 +194,10 @@ static int apply_listener_limits(Manager *m) {
  * log, never ended there) end now as expired, each with its record, and their agents' Wait says
  * so (console-tickets.c). Nothing here refuses the start: a log that cannot be read is told.
  */
-static void end_restart_tickets(Manager *m) {
-        _cleanup_free_ char *path = NULL, *buf = NULL;
-        size_t len = 0;
+static void end_restart_tickets(Manager *m, const char *buf, size_t len) {
         int r;
 
-        if (asprintf(&path, "%s/%s/%s", m->policy->state_directory, AUDIT_DIR, AUDIT_FILE) < 0)
-                return;
-        r = read_full_file(path, 512 * MiB, &buf, &len);
-        if (r >= 0)
-                r = restart_tickets_scan(buf, len, &m->restart_tickets);
+        r = restart_tickets_scan(buf, len, &m->restart_tickets);
         if (r < 0) {
                 log_error_errno(r, NULL, "cannot tell which tickets were open before the restart: %m");
                 return;
@@ -582,7 +576,9 @@ static int setup_handle_store(Manager *m) {
 /* The state directory and what lives in it, the audit log first, and the group commit over it. */
 static int setup_state(Manager *m) {
         const Policy *p = m->policy;
+        _cleanup_free_ char *path = NULL, *log_buf = NULL;
         BudgetError berr = {};
+        size_t log_len = 0, replayed = 0;
         int r;
 
         m->state_fd = open_private_dir(p->state_directory, 0700);
@@ -598,23 +594,43 @@ static int setup_state(Manager *m) {
                                        AUDIT_DIR, AUDIT_FILE,
                                        r == -EBUSY ? "held by another process" : strerror(-r));
         audit_set_segments(m->audit, p->audit.segment_bytes, p->audit.retain_segments);
-        end_restart_tickets(m);
+        /* The log's current file: the budget changes after the last checkpoint, and the tickets
+         * still open. Every budget change since the checkpoint is in it (a segment switch
+         * checkpoints first), so a log that cannot be read is no start. */
+        if (asprintf(&path, "%s/%s/%s", p->state_directory, AUDIT_DIR, AUDIT_FILE) < 0)
+                return log_error_errno(-ENOMEM, NULL, "audit log: out of memory");
+        r = read_full_file(path, 512 * MiB, &log_buf, &log_len);
+        if (r < 0)
+                return log_error_errno(r, NULL, "audit log %s: cannot be read: %m", path);
+        /* A budget that does not load is never reset silently: lockd does not start. The budgets
+         * are the checkpoint's files and every change the log holds after it (budget.h). */
+        r = budget_open(m->state_fd, &m->budget, &berr);
+        if (r >= 0)
+                r = budget_replay(m->budget, log_buf, log_len, &replayed, &berr);
+        if (r < 0)
+                return log_error_errno(r, NULL, "budgets: %s",
+                                       berr.message[0] ? berr.message : strerror(-r));
+        /* The group commit's writer threads (ARCHITECTURE.md): the loop never waits for the
+         * disk on the question path. From here the log is the budgets' write-ahead log. */
+        r = commit_new(m->event, m->audit, m->budget, &m->commit);
+        if (r < 0)
+                return log_error_errno(r, NULL, "the commit's writer threads: %s", strerror(-r));
+        /* A checkpoint at the log's position now, before any new record: what was replayed is
+         * in the files, and a crash that cut the log's tail leaves no position past its end. */
+        r = commit_checkpoint(m->commit);
+        if (r < 0)
+                return log_error_errno(r, NULL, "budgets: the checkpoint at start failed: %m");
+        if (replayed > 0)
+                log_struct(LOG_NOTICE, NULL, NULL,
+                           "budgets: %zu change(s) replayed from the audit log", replayed);
+        end_restart_tickets(m, log_buf, log_len);
+        log_buf = mfree(log_buf);
         /* The handles, the tickets and the input sessions, which the console follows. */
         r = console_attach(m);
         if (r >= 0)
                 r = setup_handle_store(m);
         if (r < 0)
                 return r;
-        /* A budget that does not load is never reset silently: lockd does not start. */
-        r = budget_open(m->state_fd, &m->budget, &berr);
-        if (r < 0)
-                return log_error_errno(r, NULL, "budgets: %s",
-                                       berr.message[0] ? berr.message : strerror(-r));
-        /* The group commit's writer threads (ARCHITECTURE.md): the loop never waits for the
-         * disk on the question path. */
-        r = commit_new(m->event, m->audit, m->budget, &m->commit);
-        if (r < 0)
-                return log_error_errno(r, NULL, "the commit's writer threads: %s", strerror(-r));
         ask_attach(m);
         r = answers_new(&m->answers);
         if (r < 0)
@@ -737,7 +753,6 @@ Manager *manager_free(Manager *m) {
         m->sessions = sessions_free(m->sessions);
         /* Tickets hold plugin references: they go before the catalog. */
         m->tickets = tickets_free(m->tickets);
-        m->budget = budget_close(m->budget);
         m->answers = answers_free(m->answers);
         m->catalog = catalog_free(m->catalog);
         m->marketplaces = marketplaces_free(m->marketplaces);
@@ -745,6 +760,10 @@ Manager *manager_free(Manager *m) {
         m->handles = handles_free(m->handles);
         m->handle_store = handle_store_free(m->handle_store);
         restart_tickets_done(&m->restart_tickets);
+        /* The budgets last but the log: what is recorded up to here may change them, and their
+         * checkpoint covers it. Then no segment switch may want one. */
+        audit_set_rotate_hook(m->audit, NULL, NULL);
+        m->budget = budget_close(m->budget);
         m->audit = audit_close(m->audit);
         roles_free(m->roles);
         policy_free(m->policy);

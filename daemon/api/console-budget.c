@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "commit.h"
 #include "console-reply.h"
 #include "answers.h"
 #include "audit.h"
@@ -329,6 +330,15 @@ static int method_reset_budget(VarlinkCall *call, json_t *params, void *userdata
         }
         /* The answers bound to values go with the slots that charged them. */
         (void)answers_reset(m->answers, t.digest);
+        /* The reset stands in the log (its record, then a reservation per slot a run keeps), and
+         * a replay honours it; the checkpoint now only shows it on disk at once (the file goes),
+         * and is the human's rare call, off every answer's path. */
+        r = commit_checkpoint(m->commit);
+        if (r < 0)
+                log_error_errno(r, NULL,
+                                "budget reset of %s: the checkpoint failed (the audit log holds "
+                                "the reset): %m",
+                                t.sha256);
 
         log_struct(LOG_NOTICE, LOCKD_MESSAGE_BUDGET_RESET,
                    LOG_FIELDS(LOG_FIELD("HANDLE_SHA256", t.sha256), LOG_FIELD("HANDLE", t.handle),

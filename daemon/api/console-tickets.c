@@ -237,13 +237,13 @@ void console_ticket_changed(const Ticket *t, void *userdata) {
 
         if (t->state == TICKET_EXPIRED)
                 console_ticket_audit_end(m, AUDIT_EXPIRE, LOCKD_MESSAGE_AUDIT_EXPIRE, t, NULL);
-        /* Done: said in the log (without a sync of its own: the next commit makes it durable),
-         * so that a restart does not end it again as expired. */
+        /* Done: said in the log (without a sync of its own: it rides the next commit, at most
+         * commit_later()'s bound later), so that a restart does not end it again as expired. */
         if (t->state == TICKET_DONE && m->audit) {
                 _cleanup_(json_decrefp) json_t *f = console_ticket_audit_fields(t);
 
                 if (f && audit_append_nosync(m->audit, AUDIT_DONE, f) >= 0)
-                        commit_want(m->commit);
+                        commit_later(m->commit);
         }
 
         /* Replies are queued, never torn down here: a cancel callback cannot run under us. */

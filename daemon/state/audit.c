@@ -67,6 +67,8 @@ static const EventInfo events[_AUDIT_EVENT_MAX] = {
         [AUDIT_SEGMENT_REMOVED] = {"segment_removed", LOCKD_MESSAGE_AUDIT_SEGMENT_REMOVED,
                                    LOG_NOTICE, "an old audit log segment was removed"},
         [AUDIT_DONE] = {"done", LOCKD_MESSAGE_AUDIT_DONE, LOG_INFO, "a ticket is done"},
+        [AUDIT_BUDGET] = {"budget", LOCKD_MESSAGE_AUDIT_BUDGET, LOG_INFO,
+                          "a budget slot was reserved, answered or given back"},
 };
 
 /* A record written but not yet made durable: its journal copy waits for audit_sync(). */
@@ -95,6 +97,8 @@ struct Audit {
         int broken_error; /* the errno that broke it (ENOSPC, EIO...): told to every caller */
         AuditSyncFn sync;
         void *sync_userdata;
+        int (*before_rotate)(void *userdata); /* audit_set_rotate_hook() */
+        void *before_rotate_userdata;
         PendingCopy pending[AUDIT_PENDING_MAX];
         size_t n_pending;       /* records written since the last sync */
         uint64_t durable_seq;   /* the last record known to be on disk */
@@ -377,6 +381,13 @@ static int rotate(Audit *a) {
         r = audit_sync(a);
         if (r < 0)
                 return r;
+        /* Whoever replays this file's records at start (the budgets) checkpoints first: a replay
+         * then never needs what goes into the segment, which retention may remove. */
+        if (a->before_rotate) {
+                r = a->before_rotate(a->before_rotate_userdata);
+                if (r < 0)
+                        return r;
+        }
         snprintf(seg, sizeof(seg), "audit-%020" PRIu64 ".jsonl", a->seq);
         (void)unlinkat(a->dfd, AUDIT_NEW_FILE, 0);
         if (linkat(a->dfd, AUDIT_FILE, a->dfd, seg, 0) < 0)
@@ -423,6 +434,13 @@ uint64_t audit_get_seq(const Audit *a) {
 
 const char *audit_get_head(const Audit *a) {
         return a ? a->head : NULL;
+}
+
+void audit_set_rotate_hook(Audit *a, int (*fn)(void *userdata), void *userdata) {
+        if (!a)
+                return;
+        a->before_rotate = fn;
+        a->before_rotate_userdata = userdata;
 }
 
 void audit_set_sync_function(Audit *a, AuditSyncFn fn, void *userdata) {

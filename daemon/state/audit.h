@@ -141,3 +141,11 @@ void audit_set_sync_function(Audit *a, AuditSyncFn fn, void *userdata);
  * segments the oldest go, each after a "segment_removed" record naming it.
  */
 void audit_set_segments(Audit *a, uint64_t segment_bytes, unsigned retain);
+
+/*
+ * fn is called before each segment switch, once every record so far is durable (the seq and
+ * head it sees are the old file's last): the budgets checkpoint there, so that the records a
+ * start replays are all in the current file. A negative errno from fn fails the switch, and so
+ * the append that wanted it. NULL: none.
+ */
+void audit_set_rotate_hook(Audit *a, int (*fn)(void *userdata), void *userdata);

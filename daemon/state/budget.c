@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit-chain.h"
 #include "budget.h"
 #include "clock.h"
 #include "escape.h"
@@ -68,6 +70,14 @@ struct BudgetStore {
         void (*barrier)(void *userdata); /* before a write of the caller's own (budget_persist()) */
         char *format_buf;                /* BUDGET_FILE_MAX, for format_file() */
         void *barrier_userdata;
+        const BudgetLog *log; /* budget_set_log(): the write-ahead log */
+        void *log_userdata;
+        bool has_checkpoint; /* BUDGET_CHECKPOINT read at open, or written since */
+        uint64_t checkpoint_seq;
+        char checkpoint_head[BUDGET_HEAD_HEX + 1];
+        uint8_t (*gone)[BUDGET_DIGEST_SIZE]; /* budgets emptied: their files go at the next batch */
+        size_t n_gone, gone_size;
+        uint64_t taken_gen; /* budget_generation() when the last batch was taken */
 };
 
 /* A flush taken off the loop: the files' texts, written by budget_batch_write() (budget.h). */
@@ -83,6 +93,11 @@ struct BudgetBatch {
         int dfd; /* the store's: it outlives every batch (budget_close() comes after the writer) */
         uint64_t gen;
         bool sync_dir;
+        bool checkpoint; /* BUDGET_CHECKPOINT is written last, naming seq and head */
+        uint64_t seq;
+        char head[BUDGET_HEAD_HEX + 1];
+        uint8_t (*gone)[BUDGET_DIGEST_SIZE]; /* files to remove first */
+        size_t n_gone;
         size_t n;
         BatchFile files[];
 };
@@ -682,8 +697,13 @@ static bool budget_file_name(const char *name, uint8_t d[BUDGET_DIGEST_SIZE]) {
 
 /* Whether name is a temporary file store_write_file() leaves when interrupted: ".#<file>.<hex>". */
 static bool temp_file_name(const char *name) {
+        static const char marker[] = ".#" BUDGET_CHECKPOINT ".";
         uint8_t d[BUDGET_DIGEST_SIZE];
         char file[FILE_NAME_LEN + 1];
+
+        if (strncmp(name, marker, sizeof(marker) - 1) == 0 &&
+            strlen(name) == sizeof(marker) - 1 + 16)
+                return true;
 
         if (strncmp(name, ".#", 2) != 0 || strlen(name) != 2 + FILE_NAME_LEN + 1 + 16 ||
             name[2 + FILE_NAME_LEN] != '.')
@@ -745,6 +765,62 @@ static int load_one(BudgetStore *s, const char *name, BudgetError *err) {
         return 0;
 }
 
+/*
+ * Parses BUDGET_CHECKPOINT strictly: {"format":1,"head":"<64 lowercase hex>","seq":N}, N >= 0.
+ * -EBADMSG for anything else.
+ */
+static int checkpoint_parse(const char *text, size_t len, uint64_t *ret_seq,
+                            char ret_head[BUDGET_HEAD_HEX + 1]) {
+        static const char *const keys[] = {"format", "head", "seq"};
+        _cleanup_(json_decrefp) json_t *root = NULL;
+        json_t *format, *seq;
+        const char *head;
+        json_error_t jerr;
+
+        root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!root || !object_has_exactly(root, keys, ELEMENTSOF(keys)))
+                return -EBADMSG;
+        format = json_object_get(root, "format");
+        seq = json_object_get(root, "seq");
+        head = json_string_value(json_object_get(root, "head"));
+        if (!json_is_integer(format) || json_integer_value(format) != BUDGET_FORMAT ||
+            !json_is_integer(seq) || json_integer_value(seq) < 0 || !head ||
+            strlen(head) != BUDGET_HEAD_HEX || !hex_lower_valid(head, BUDGET_HEAD_HEX))
+                return -EBADMSG;
+        *ret_seq = (uint64_t)json_integer_value(seq);
+        memcpy(ret_head, head, BUDGET_HEAD_HEX + 1);
+        return 0;
+}
+
+/* Loads BUDGET_CHECKPOINT: a file that does not parse fails the start, as a budget's does. */
+static int load_checkpoint(BudgetStore *s, BudgetError *err) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *text = NULL;
+        struct stat st;
+        size_t len;
+        int r;
+
+        fd = openat(s->dfd, BUDGET_CHECKPOINT,
+                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return fail(err, negative_errno(), BUDGET_DIR "/" BUDGET_CHECKPOINT ": %m");
+        if (fstat(fd, &st) < 0)
+                return fail(err, negative_errno(), BUDGET_DIR "/" BUDGET_CHECKPOINT ": %m");
+        if (!S_ISREG(st.st_mode))
+                return fail(err, -EINVAL, BUDGET_DIR "/" BUDGET_CHECKPOINT ": not a regular file");
+        r = read_full_fd(fd, 4096, &text, &len);
+        if (r >= 0)
+                r = checkpoint_parse(text, len, &s->checkpoint_seq, s->checkpoint_head);
+        if (r < 0)
+                return fail(err, r,
+                            BUDGET_DIR "/" BUDGET_CHECKPOINT ": corrupt checkpoint (refusing "
+                                       "to start rather than guess which budget changes it "
+                                       "covers; removing it takes the budget files as they "
+                                       "are)");
+        s->has_checkpoint = true;
+        return 0;
+}
+
 static int load_all(BudgetStore *s, BudgetError *err) {
         DIR *dir = fd_opendir_dup(s->dfd);
         struct dirent *de;
@@ -763,7 +839,10 @@ static int load_all(BudgetStore *s, BudgetError *err) {
                         }
                         continue;
                 }
-                r = load_one(s, de->d_name, err);
+                if (strcmp(de->d_name, BUDGET_CHECKPOINT) == 0)
+                        r = load_checkpoint(s, err);
+                else
+                        r = load_one(s, de->d_name, err);
                 if (r < 0)
                         break;
         }
@@ -815,6 +894,7 @@ BudgetStore *budget_close(BudgetStore *s) {
                 budget_free(s->table[i]);
         free(s->table);
         free(s->dirty);
+        free(s->gone);
         free(s->format_buf);
         safe_close(s->dfd);
         free(s);
@@ -875,6 +955,17 @@ int budget_charged(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
         if (r < 0)
                 return r;
         return b && budget_find(b, bytes, len, hash) ? 1 : 0;
+}
+
+/* Appends change type of key on digest to the write-ahead log, when there is one. */
+static int log_change(BudgetStore *s, BudgetChangeType type, const uint8_t *digest,
+                      const BudgetKey *key, BudgetOutcome outcome, uint64_t ran_usec) {
+        BudgetChange c = {.type = type, .key = *key, .outcome = outcome, .ran_usec = ran_usec};
+
+        if (!s->log)
+                return 0;
+        memcpy(c.digest, digest, BUDGET_DIGEST_SIZE);
+        return s->log->append(&c, s->log_userdata);
 }
 
 /* budget_reserve() and budget_reserve_deferred(): persisted now, or marked for budget_flush(). */
@@ -948,13 +1039,19 @@ static int reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
                 .holds = 1,
                 .time_usec = clock_realtime_usec(),
         };
+        /* With a log every change is deferred: its record is what makes it durable. */
+        if (s->log)
+                now = false;
         if (!now && dirty_room(s, b) < 0) {
                 b->answers[b->n] = (Answer){};
                 budget_free(nb);
                 return -ENOMEM;
         }
-        /* Charged on disk before the run may start: a crash mid-run leaves the slot taken. */
-        r = now ? budget_persist(s, digest, b->answers, b->n + 1, true) : 0;
+        /* Charged on disk before the run may start: a crash mid-run leaves the slot taken. With
+         * a log, the record is written now and the caller makes it durable before the slot's
+         * answer leaves. */
+        r = now ? budget_persist(s, digest, b->answers, b->n + 1, true)
+                : log_change(s, BUDGET_CHANGE_RESERVE, digest, key, 0, 0);
         if (r < 0) {
                 b->answers[b->n] = (Answer){};
                 budget_free(nb);
@@ -984,16 +1081,40 @@ static BudgetBatch *batch_free(BudgetBatch *b) {
                 return NULL;
         for (size_t i = 0; i < b->n; i++)
                 free(b->files[i].text);
+        free(b->gone);
         free(b);
         return NULL;
 }
 
-int budget_batch_take(BudgetStore *s, BudgetBatch **ret) {
+/* Room for one more emptied budget in s->gone: before memory changes, so nothing fails after. */
+static int gone_room(BudgetStore *s) {
+        size_t size;
+        uint8_t(*g)[BUDGET_DIGEST_SIZE];
+
+        if (s->n_gone < s->gone_size)
+                return 0;
+        size = s->gone_size ? s->gone_size * 2 : 16;
+        g = reallocarray(s->gone, size, sizeof(*g));
+        if (!g)
+                return -ENOMEM;
+        s->gone = g;
+        s->gone_size = size;
+        return 0;
+}
+
+/* A budget emptied under a log: its file goes at the next batch (room made by gone_room()). */
+static void gone_add(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE]) {
+        memcpy(s->gone[s->n_gone++], d, BUDGET_DIGEST_SIZE);
+        s->gen++;
+}
+
+/* budget_batch_take(), with the checkpoint written even when nothing changed (force). */
+static int batch_take(BudgetStore *s, bool force, BudgetBatch **ret) {
         BudgetBatch *b;
 
         if (!s || !ret)
                 return -EINVAL;
-        if (s->n_dirty == 0) {
+        if (s->n_dirty == 0 && s->n_gone == 0 && !(force && s->log)) {
                 /* Nothing waits and no batch is out (the caller's rule): all of it is on disk. */
                 s->durable_gen = s->gen;
                 *ret = NULL;
@@ -1003,6 +1124,23 @@ int budget_batch_take(BudgetStore *s, BudgetBatch **ret) {
         if (!b)
                 return -ENOMEM;
         *b = (BudgetBatch){.dfd = s->dfd, .gen = s->gen};
+        if (s->n_gone > 0) {
+                b->gone = malloc(s->n_gone * sizeof(*b->gone));
+                if (!b->gone) {
+                        batch_free(b);
+                        return -ENOMEM;
+                }
+                memcpy(b->gone, s->gone, s->n_gone * sizeof(*b->gone));
+                b->n_gone = s->n_gone;
+                b->sync_dir = true;
+        }
+        /* The position is the log's now: every change made so far has its record up to it, and
+         * memory, which the files are formatted from, holds them all. */
+        if (s->log) {
+                b->checkpoint = true;
+                b->sync_dir = true;
+                s->log->position(&b->seq, b->head, s->log_userdata);
+        }
         for (size_t i = 0; i < s->n_dirty; i++) {
                 Budget *d = s->dirty[i];
                 BatchFile *f = &b->files[b->n];
@@ -1033,13 +1171,28 @@ int budget_batch_take(BudgetStore *s, BudgetBatch **ret) {
         for (size_t i = 0; i < s->n_dirty; i++)
                 s->dirty[i]->dirty = s->dirty[i]->dirty_slot = false;
         s->n_dirty = 0;
+        s->n_gone = 0;
+        s->taken_gen = s->gen;
         *ret = b;
         return 0;
 }
 
-int budget_batch_write(BudgetBatch *b) {
-        int r;
+int budget_batch_take(BudgetStore *s, BudgetBatch **ret) {
+        return batch_take(s, false, ret);
+}
 
+int budget_batch_write(BudgetBatch *b) {
+        char text[128];
+        int r, n;
+
+        /* Emptied budgets first: a budget emptied and taken again since is among the files. */
+        for (size_t i = 0; i < b->n_gone; i++) {
+                char name[FILE_NAME_LEN + 1];
+
+                file_name(b->gone[i], name);
+                if (unlinkat(b->dfd, name, 0) < 0 && errno != ENOENT)
+                        return negative_errno();
+        }
         /* Each file written and fsync()ed (store_write_file()), then one fsync() of the directory
          * for them all when one holds a new slot: a commit's rename alone may be lost to a power
          * cut, leaving the reservation, which charges the slot already (budget_persist()). */
@@ -1050,7 +1203,19 @@ int budget_batch_write(BudgetBatch *b) {
         }
         if (b->sync_dir && fsync(b->dfd) < 0)
                 return negative_errno();
-        return 0;
+        if (!b->checkpoint)
+                return 0;
+        /* The position last, once every file it covers is in place: a crash before leaves the
+         * old position, and replaying from there onto newer files gives the same budgets
+         * (budget.h, the replay is idempotent). */
+        n = snprintf(text, sizeof(text), "{\"format\":%d,\"head\":\"%s\",\"seq\":%llu}\n",
+                     BUDGET_FORMAT, b->head, (unsigned long long)b->seq);
+        if (n < 0 || (size_t)n >= sizeof(text))
+                return -EINVAL;
+        r = store_write_file(b->dfd, BUDGET_CHECKPOINT, text, (size_t)n);
+        if (r < 0)
+                return r;
+        return fsync(b->dfd) < 0 ? negative_errno() : 0;
 }
 
 uint64_t budget_batch_generation(const BudgetBatch *b) {
@@ -1063,6 +1228,11 @@ BudgetBatch *budget_batch_done(BudgetStore *s, BudgetBatch *b, int r) {
         if (r >= 0) {
                 if (b->gen > s->durable_gen)
                         s->durable_gen = b->gen;
+                if (b->checkpoint) {
+                        s->has_checkpoint = true;
+                        s->checkpoint_seq = b->seq;
+                        memcpy(s->checkpoint_head, b->head, sizeof(s->checkpoint_head));
+                }
                 return batch_free(b);
         }
         /* Not on disk: the budgets go into the next batch again (memory is the newer state);
@@ -1073,10 +1243,15 @@ BudgetBatch *budget_batch_done(BudgetStore *s, BudgetBatch *b, int r) {
                 if (d && dirty_room(s, d) >= 0)
                         dirty_add(s, d, b->files[i].slot);
         }
+        for (size_t i = 0; i < b->n_gone; i++)
+                if (!table_find(s, b->gone[i], NULL) && gone_room(s) >= 0)
+                        memcpy(s->gone[s->n_gone++], b->gone[i], BUDGET_DIGEST_SIZE);
+        /* They wait for the next checkpoint, which a new change or the caller's timer starts: a
+         * disk that keeps failing is not written to on every change (the log holds them). */
         return batch_free(b);
 }
 
-int budget_flush(BudgetStore *s) {
+static int flush(BudgetStore *s, bool force) {
         BudgetBatch *b = NULL;
         int r;
 
@@ -1084,12 +1259,40 @@ int budget_flush(BudgetStore *s) {
                 return -EINVAL;
         if (s->barrier)
                 s->barrier(s->barrier_userdata);
-        r = budget_batch_take(s, &b);
+        r = batch_take(s, force, &b);
         if (r < 0 || !b)
                 return r;
         r = budget_batch_write(b);
         budget_batch_done(s, b, r);
         return r;
+}
+
+int budget_flush(BudgetStore *s) {
+        return flush(s, false);
+}
+
+int budget_checkpoint(BudgetStore *s) {
+        return flush(s, true);
+}
+
+int budget_checkpoint_position(const BudgetStore *s, uint64_t *ret_seq) {
+        if (!s || !ret_seq)
+                return -EINVAL;
+        if (!s->has_checkpoint)
+                return -ENOENT;
+        *ret_seq = s->checkpoint_seq;
+        return 0;
+}
+
+uint64_t budget_changes_pending(const BudgetStore *s) {
+        return s && s->gen > s->taken_gen ? s->gen - s->taken_gen : 0;
+}
+
+void budget_set_log(BudgetStore *s, const BudgetLog *log, void *userdata) {
+        if (!s)
+                return;
+        s->log = log;
+        s->log_userdata = userdata;
 }
 
 uint64_t budget_generation(const BudgetStore *s) {
@@ -1108,7 +1311,7 @@ void budget_set_barrier(BudgetStore *s, void (*fn)(void *userdata), void *userda
 }
 
 bool budget_dirty(const BudgetStore *s) {
-        return s && s->n_dirty > 0;
+        return s && (s->n_dirty > 0 || s->n_gone > 0);
 }
 
 int budget_commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key,
@@ -1135,12 +1338,18 @@ static int commit(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], cons
         a = b ? budget_find(b, bytes, len, hash) : NULL;
         if (!a)
                 return -ENOENT;
+        if (s->log)
+                now = false;
         if (!now && a->outcome == BUDGET_OUTCOME_RESERVED && dirty_room(s, b) < 0)
                 return -ENOMEM;
         if (a->holds > 0)
                 a->holds--;
         if (a->outcome != BUDGET_OUTCOME_RESERVED)
                 return a->outcome == outcome ? 0 : -EEXIST;
+        /* Not logged: the slot stays reserved, which charges it; the cache loses this outcome. */
+        r = now ? 0 : log_change(s, BUDGET_CHANGE_COMMIT, digest, key, outcome, ran_usec);
+        if (r < 0)
+                return r;
 
         old_time = a->time_usec;
         old_ran = a->ran_usec;
@@ -1176,6 +1385,29 @@ int budget_commit_deferred(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SI
         return commit(s, digest, key, outcome, ran_usec, false);
 }
 
+/*
+ * After a release or a reset changed b in memory: without a log it is on disk already; with one,
+ * its file is rewritten, or removed when b is empty (and b goes), at the next batch. Room in the
+ * dirty or gone list was made before.
+ */
+static void emptied_or_changed(BudgetStore *s, Budget *b) {
+        if (!s->log)
+                dirty_remove(s, b);
+        else if (b->n > 0)
+                change_deferred(s, b, false);
+        else {
+                dirty_remove(s, b);
+                gone_add(s, b->digest);
+        }
+        if (b->n == 0) {
+                size_t i;
+
+                (void)table_find(s, b->digest, &i);
+                table_remove_at(s, i);
+                budget_free(b);
+        }
+}
+
 int budget_release(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key) {
         Answer next[BUDGET_LIMIT_MAX];
         char bytes[KEY_BYTES_MAX];
@@ -1202,21 +1434,19 @@ int budget_release(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
                 if (i != idx)
                         next[n++] = b->answers[i];
         /* On failure the slot stays charged, a reservation no run holds: fail closed. */
-        r = budget_persist(s, digest, next, n, true);
+        if (s->log) {
+                r = n == 0 ? gone_room(s) : dirty_room(s, b);
+                if (r >= 0)
+                        r = log_change(s, BUDGET_CHANGE_RELEASE, digest, key, 0, 0);
+        } else
+                r = budget_persist(s, digest, next, n, true);
         if (r < 0)
                 return r;
 
-        dirty_remove(s, b);
         answer_done(a);
         memcpy(b->answers, next, n * sizeof(Answer));
         b->n = n;
-        if (n == 0) {
-                size_t i;
-
-                (void)table_find(s, digest, &i);
-                table_remove_at(s, i);
-                budget_free(b);
-        }
+        emptied_or_changed(s, b);
         return 0;
 }
 
@@ -1265,21 +1495,28 @@ int budget_reset(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE]) {
                 if (!changed)
                         return 0;
         }
-        r = budget_persist(s, digest, next, n, true);
+        if (s->log) {
+                /* The console's "budget_reset" record drops every slot on replay; a slot a run in
+                 * flight keeps is taken again right after it, so that a replay keeps it too (its
+                 * answer, if it leaves, stands on it). */
+                r = n == 0 ? gone_room(s) : dirty_room(s, b);
+                for (i = 0; r >= 0 && i < n; i++) {
+                        BudgetKey k;
+
+                        key_decode(next[i].key, next[i].key_len, &k);
+                        r = log_change(s, BUDGET_CHANGE_RESERVE, digest, &k, 0, 0);
+                }
+        } else
+                r = budget_persist(s, digest, next, n, true);
         if (r < 0)
                 return r;
-        dirty_remove(s, b);
 
         for (i = 0; i < b->n; i++)
                 if (b->answers[i].holds == 0)
                         answer_done(&b->answers[i]);
         memcpy(b->answers, next, n * sizeof(Answer));
         b->n = n;
-        if (n == 0) {
-                (void)table_find(s, digest, &i);
-                table_remove_at(s, i);
-                budget_free(b);
-        }
+        emptied_or_changed(s, b);
         return (int)freed;
 }
 
@@ -1350,5 +1587,347 @@ int budget_show(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], Budget
         }
         *ret = list;
         *ret_n = b->n;
+        return 0;
+}
+
+static const char *const change_names[_BUDGET_CHANGE_MAX] = {
+        [BUDGET_CHANGE_RESERVE] = "reserve",
+        [BUDGET_CHANGE_COMMIT] = "commit",
+        [BUDGET_CHANGE_RELEASE] = "release",
+};
+
+/* "in=ph,in2=ph2" of k's pairs into out (room for BUDGET_PAIRS_MAX * 2 * (BUDGET_NAME_MAX + 1)). */
+static void bindings_format(const BudgetKey *k, char *out) {
+        size_t len = 0;
+
+        out[0] = 0;
+        for (size_t i = 0; i < k->n_pairs; i++)
+                len += (size_t)sprintf(out + len, "%s%s=%s", i > 0 ? "," : "", k->pairs[i].input,
+                                       k->pairs[i].placeholder);
+}
+
+#define BINDINGS_MAX (BUDGET_PAIRS_MAX * 2 * (BUDGET_NAME_MAX + 1) + 1)
+
+int budget_change_fields(const BudgetChange *c, json_t **ret) {
+        char hex[HEX_SIZE + 1], bindings[BINDINGS_MAX];
+        json_t *o;
+
+        if (!c || !ret || (unsigned)c->type >= _BUDGET_CHANGE_MAX || !budget_key_valid(&c->key) ||
+            (c->type == BUDGET_CHANGE_COMMIT && !outcome_is_final(c->outcome)))
+                return -EINVAL;
+        hex_encode(c->digest, BUDGET_DIGEST_SIZE, hex);
+        bindings_format(&c->key, bindings);
+        /* Names, versions and a digest only ([a-z0-9._=,-]): never a value a human typed. */
+        o = json_pack("{s:s, s:s, s:s, s:s, s:s}", "handle_sha256", hex, "change",
+                      change_names[c->type], "plugin", c->key.plugin, "version", c->key.version,
+                      "bindings", bindings);
+        if (o && c->type == BUDGET_CHANGE_COMMIT &&
+            (json_object_set_new(o, "outcome", json_string(budget_outcome_name(c->outcome))) < 0 ||
+             json_object_set_new(o, "ran_usec",
+                                 c->ran_usec > 0 && c->ran_usec <= INT64_MAX
+                                         ? json_integer((json_int_t)c->ran_usec)
+                                         : json_null()) < 0)) {
+                json_decref(o);
+                o = NULL;
+        }
+        if (!o)
+                return -ENOMEM;
+        *ret = o;
+        return 0;
+}
+
+/* A key back from a record's plugin, version and bindings. -EBADMSG when it is not one lockd
+ * writes (budget_change_fields()). */
+static int key_parse(const char *plugin, const char *version, const char *bindings, BudgetKey *k) {
+        char buf[BINDINGS_MAX];
+        char *save = NULL, *tok;
+
+        if (!plugin || !version || !bindings || strlen(bindings) >= sizeof(buf) ||
+            budget_key_init(k, plugin, version) < 0)
+                return -EBADMSG;
+        strcpy(buf, bindings);
+        for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                char *eq = strchr(tok, '=');
+
+                if (!eq)
+                        return -EBADMSG;
+                *eq = 0;
+                if (budget_key_add(k, tok, eq + 1) < 0)
+                        return -EBADMSG;
+        }
+        return 0;
+}
+
+/* The budget of d for a replay, made when absent (no limit: the change was checked when made). */
+static int replay_budget(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE], Budget **ret) {
+        Budget *b = table_find(s, d, NULL);
+        int r;
+
+        if (!b) {
+                r = table_reserve(s);
+                if (r < 0)
+                        return r;
+                b = calloc(1, sizeof(Budget));
+                if (!b)
+                        return -ENOMEM;
+                memcpy(b->digest, d, BUDGET_DIGEST_SIZE);
+                table_put(s, b);
+        }
+        *ret = b;
+        return 0;
+}
+
+/* Takes a slot of key in b with outcome o (for a replayed reservation or commit). */
+static int replay_add(BudgetStore *s, Budget *b, const char *bytes, size_t len, uint64_t hash,
+                      BudgetOutcome o, uint64_t time_usec, uint64_t ran_usec) {
+        char *copy;
+
+        if (b->n >= BUDGET_LIMIT_MAX)
+                return -EBADMSG; /* more slots than any budget holds: not a log lockd wrote */
+        if (b->n == b->size) {
+                size_t size = b->size == 0 ? 2 : MIN_SIZE(b->size * 2, (size_t)BUDGET_LIMIT_MAX);
+                Answer *grown = reallocarray(b->answers, size, sizeof(Answer));
+
+                if (!grown)
+                        return -ENOMEM;
+                b->answers = grown;
+                b->size = size;
+        }
+        copy = malloc(len);
+        if (!copy)
+                return -ENOMEM;
+        memcpy(copy, bytes, len);
+        b->answers[b->n++] = (Answer){.key = copy,
+                                      .key_len = len,
+                                      .key_hash = hash,
+                                      .outcome = o,
+                                      .time_usec = time_usec,
+                                      .ran_usec = ran_usec};
+        return 0;
+}
+
+/* Marks b for the checkpoint after a replayed change, or drops it (its file goes) when empty. */
+static int replay_changed(BudgetStore *s, Budget *b) {
+        int r = b->n == 0 ? gone_room(s) : dirty_room(s, b);
+
+        if (r < 0)
+                return r;
+        if (b->n > 0) {
+                change_deferred(s, b, true);
+                return 0;
+        }
+        dirty_remove(s, b);
+        gone_add(s, b->digest);
+        {
+                size_t i;
+
+                (void)table_find(s, b->digest, &i);
+                table_remove_at(s, i);
+                budget_free(b);
+        }
+        return 0;
+}
+
+/*
+ * One replayed record: a "budget" change or a "budget_reset" (rec, its time). Per key: a
+ * reservation takes an absent slot; an outcome sets a reserved (or absent) slot and leaves a final
+ * one; a release drops a reserved slot; a reset drops every slot. Each is idempotent, and so is a
+ * run of them (ARCHITECTURE.md, budgets). 1 when memory changed, 0 when not, -EBADMSG.
+ */
+static int replay_one(BudgetStore *s, json_t *rec, bool reset) {
+        const char *hex = json_string_value(json_object_get(rec, "handle_sha256"));
+        json_t *time_v = json_object_get(rec, "time");
+        uint8_t d[BUDGET_DIGEST_SIZE];
+        char bytes[KEY_BYTES_MAX];
+        const char *change;
+        BudgetOutcome o = BUDGET_OUTCOME_RESERVED;
+        uint64_t hash, ran = 0;
+        BudgetKey k;
+        Budget *b;
+        Answer *a;
+        size_t len;
+        int r, type = -1;
+
+        if (!hex || strlen(hex) != HEX_SIZE || !hex_lower_valid(hex, HEX_SIZE) ||
+            hex_decode(hex, HEX_SIZE, d, sizeof(d)) < 0 || !json_is_integer(time_v))
+                return -EBADMSG;
+        if (reset) {
+                b = table_find(s, d, NULL);
+                if (!b)
+                        return 0;
+                for (size_t i = 0; i < b->n; i++)
+                        answer_done(&b->answers[i]);
+                b->n = 0;
+                r = replay_changed(s, b);
+                return r < 0 ? r : 1;
+        }
+        change = json_string_value(json_object_get(rec, "change"));
+        for (int t = 0; change && t < _BUDGET_CHANGE_MAX; t++)
+                if (strcmp(change, change_names[t]) == 0)
+                        type = t;
+        if (type < 0 || key_parse(json_string_value(json_object_get(rec, "plugin")),
+                                  json_string_value(json_object_get(rec, "version")),
+                                  json_string_value(json_object_get(rec, "bindings")), &k) < 0)
+                return -EBADMSG;
+        if (type == BUDGET_CHANGE_COMMIT) {
+                const char *on = json_string_value(json_object_get(rec, "outcome"));
+                json_t *ran_v = json_object_get(rec, "ran_usec");
+
+                if (!on || parse_outcome(on, &o) < 0 || !outcome_is_final(o) ||
+                    (o == BUDGET_OUTCOME_ANSWERED) != (k.n_pairs > 0) ||
+                    !(json_is_null(ran_v) ||
+                      (json_is_integer(ran_v) && json_integer_value(ran_v) > 0)))
+                        return -EBADMSG;
+                ran = json_is_integer(ran_v) ? (uint64_t)json_integer_value(ran_v) : 0;
+        }
+        len = key_encode(&k, bytes);
+        hash = key_hash(bytes, len);
+        b = table_find(s, d, NULL);
+        a = b ? budget_find(b, bytes, len, hash) : NULL;
+        switch (type) {
+        case BUDGET_CHANGE_RESERVE:
+        case BUDGET_CHANGE_COMMIT:
+                if (a && (a->outcome != BUDGET_OUTCOME_RESERVED || type == BUDGET_CHANGE_RESERVE))
+                        return 0;
+                if (a) {
+                        a->outcome = o;
+                        a->time_usec = (uint64_t)json_integer_value(time_v);
+                        a->ran_usec = ran;
+                } else {
+                        r = replay_budget(s, d, &b);
+                        if (r >= 0)
+                                r = replay_add(s, b, bytes, len, hash, o,
+                                               (uint64_t)json_integer_value(time_v), ran);
+                        if (r < 0) {
+                                if (b->n == 0)
+                                        (void)replay_changed(s, b);
+                                return r;
+                        }
+                }
+                break;
+        default: /* BUDGET_CHANGE_RELEASE */
+                if (!a || a->outcome != BUDGET_OUTCOME_RESERVED)
+                        return 0;
+                answer_done(a);
+                memmove(a, a + 1, (size_t)(b->answers + b->n - (a + 1)) * sizeof(Answer));
+                b->n--;
+                break;
+        }
+        r = replay_changed(s, b);
+        return r < 0 ? r : 1;
+}
+
+/* The value of "key":<digits> in a canonical record line (no string holds a bare quote), or -1. */
+static int64_t line_number(const char *line, size_t len, const char *key) {
+        char pat[16];
+        const char *p;
+        int64_t v = 0;
+        size_t n = (size_t)snprintf(pat, sizeof(pat), "\"%s\":", key);
+
+        p = memmem(line, len, pat, n);
+        if (!p)
+                return -1;
+        p += n;
+        if (p >= line + len || *p < '0' || *p > '9')
+                return -1;
+        for (; p < line + len && *p >= '0' && *p <= '9'; p++) {
+                if (v > (INT64_MAX - 9) / 10)
+                        return -1;
+                v = v * 10 + (*p - '0');
+        }
+        return v;
+}
+
+int budget_replay(BudgetStore *s, const char *buf, size_t len, size_t *ret_n, BudgetError *err) {
+        static const char budget_ev[] = "\"event\":\"budget\"",
+                          reset_ev[] = "\"event\":\"budget_reset\"",
+                          recovered_ev[] = "\"event\":\"recovered\"";
+        uint64_t p_seq;
+        size_t applied = 0, off = 0;
+        bool first = true;
+        int r;
+
+        if (err)
+                *err = (BudgetError){};
+        if (!s || (!buf && len > 0))
+                return fail(err, -EINVAL, "invalid arguments");
+        if (ret_n)
+                *ret_n = 0;
+        /* No checkpoint: the files are the budgets (a store from before the log was their WAL,
+         * whose log holds no budget changes, or one whose checkpoint the operator removed). */
+        if (!s->has_checkpoint)
+                return 0;
+        p_seq = s->checkpoint_seq;
+        while (off < len) {
+                const char *line = buf + off, *nl = memchr(line, '\n', len - off);
+                size_t n = nl ? (size_t)(nl - line) : len - off;
+                int64_t seq = line_number(line, n, "seq");
+                bool is_budget, is_reset;
+
+                off += n + (nl ? 1 : 0);
+                if (!nl)
+                        break; /* a torn tail: audit_open() cuts it */
+                if (seq <= 0)
+                        return fail(err, -EBADMSG, "audit log: a record without its seq");
+                if (first) {
+                        first = false;
+                        /* Records after the checkpoint in an older segment: the segment switch
+                         * checkpoints first, so this is not a log this checkpoint followed. */
+                        if ((uint64_t)seq > p_seq + 1)
+                                return fail(err, -EBADMSG,
+                                            "audit log: its current file starts at record %" PRId64
+                                            ", after the budget checkpoint's %" PRIu64
+                                            " (budget changes in between are not in it)",
+                                            seq, p_seq);
+                        if ((uint64_t)seq == p_seq + 1 && p_seq > 0) {
+                                /* A rotation's first record links to the checkpoint's. */
+                                char want[HEX_SIZE + 16];
+
+                                snprintf(want, sizeof(want), "\"prev\":\"%s\"", s->checkpoint_head);
+                                if (!memmem(line, n, want, strlen(want)))
+                                        return fail(err, -EBADMSG,
+                                                    "audit log: record %" PRId64 " does not follow "
+                                                    "the budget checkpoint's record %" PRIu64,
+                                                    seq, p_seq);
+                        }
+                }
+                if ((uint64_t)seq <= p_seq) {
+                        if ((uint64_t)seq == p_seq) {
+                                char h[AUDIT_HASH_HEX + 1];
+
+                                /* A crash may tear the checkpoint's record, which was not
+                                 * durable yet: the start's "recovered" record takes its seq. */
+                                audit_hash_hex(line, n, h);
+                                if (strcmp(h, s->checkpoint_head) != 0 &&
+                                    !memmem(line, n, recovered_ev, sizeof(recovered_ev) - 1))
+                                        return fail(err, -EBADMSG,
+                                                    "audit log: record %" PRIu64 " is not the one "
+                                                    "the budget checkpoint follows (another log?)",
+                                                    p_seq);
+                        }
+                        /* At or before the checkpoint: in it already. A file that ends before
+                         * its seq holds nothing newer (a crash cut records it had seen). */
+                        continue;
+                }
+                is_budget = memmem(line, n, budget_ev, sizeof(budget_ev) - 1) != NULL;
+                is_reset = memmem(line, n, reset_ev, sizeof(reset_ev) - 1) != NULL;
+                if (!is_budget && !is_reset)
+                        continue;
+                {
+                        _cleanup_(json_decrefp) json_t *rec = json_loadb(line, n, 0, NULL);
+
+                        r = rec ? replay_one(s, rec, is_reset) : -EBADMSG;
+                }
+                if (r == -ENOMEM)
+                        return fail(err, r, "audit log replay: out of memory");
+                if (r < 0)
+                        return fail(err, r,
+                                    "audit log: record %" PRId64 " is not a budget change lockd "
+                                    "writes (refusing to start rather than guess a budget)",
+                                    seq);
+                applied += (size_t)r;
+        }
+        if (ret_n)
+                *ret_n = applied;
         return 0;
 }

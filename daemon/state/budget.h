@@ -2,6 +2,7 @@
  * it and their outcomes, persisted under budgets/ in lockd's state directory. */
 #pragma once
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,15 +34,29 @@
  * such as spawn:scope, a run cut short by lockd's stop), and steps that never ran (denied,
  * cancelled, expired, input_invalid).
  *
- * Fail closed. Every change that charges is on disk (fsync()ed, then the directory) before the
- * call returns 0, or, for budget_reserve_deferred(), before the answer of the slot leaves lockd
- * (the caller waits for the batch that holds it): a reservation is persisted as "reserved" while
+ * Fail closed. Every change that charges is on disk (without a log: its file fsync()ed, then the
+ * directory; with one: its record) before the call returns 0, or, for budget_reserve_deferred(),
+ * before the answer of the slot leaves lockd (the caller waits for the batch or the commit that
+ * holds it): a reservation is persisted as "reserved" while
  * the plugin runs, so a lockd killed mid-run comes back with the slot still taken (a later run of
  * that key costs nothing and fills it), and a lockd killed before the batch is written loses
  * only a slot whose answer nobody received. A budget file that does not parse strictly makes
  * budget_open() fail, naming the file: a budget is never reset silently, since a lost budget would
  * let an agent ask more than it may. The human's way out is `lockctl budget reset` (budget_reset())
  * or removing the file by hand.
+ *
+ * The write-ahead log (ARCHITECTURE.md, budgets). With a log set (budget_set_log()), a change is
+ * made by appending its record to the audit log and then changing memory, and nothing else: the
+ * files under budgets/ become checkpoints, written by budget_flush() and the batches (each with
+ * BUDGET_CHECKPOINT, the log position they cover), off every answer's path. The caller makes the
+ * record durable before it acts on the change (a reservation before the answer of its slot
+ * leaves); a record lost to a crash before that loses a change nobody acted on. At start,
+ * budget_open() loads the checkpoint and budget_replay() applies every budget change the log holds
+ * after its position. The replay is idempotent per key (a reservation takes an absent slot, an
+ * outcome sets a reserved or absent one and never changes a final one, a release gives back only
+ * a reserved one, a reset drops them all), so a checkpoint whose files are newer than its
+ * position replays to the same state. Without a log (tests, tools) the calls that do not say
+ * "deferred" write their file before they return, as below.
  *
  * Threads: a BudgetStore is used from the engine's event loop thread only; it has no locks (a
  * batch, once taken, is the one thing another thread may write). Lookups never touch the disk (an
@@ -183,10 +198,12 @@ int budget_reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
 /*
  * budget_reserve() without the disk: the slot is taken in memory at once (the same checks and
  * returns but for I/O errors) and written by the next flush or batch, which makes every such
- * reservation durable with one directory fsync(). The caller must not let any answer of a
- * deferred slot out before that write succeeded (budget_durable_generation()): a crash before it
- * loses a slot whose answer nobody received, never one an agent learned. lockd writes the batch
- * while the plugin runs, so the miss path does not wait for these writes.
+ * reservation durable with one directory fsync(); with a log, its record is written now (an error
+ * from it refuses the slot) and made durable by the caller's next commit. The caller must not let
+ * any answer of a deferred slot out before that write succeeded (budget_durable_generation(), or
+ * the record's seq durable in the log): a crash before it loses a slot whose answer nobody
+ * received, never one an agent learned. lockd makes the record durable while the plugin runs, so
+ * the miss path does not wait for it.
  */
 int budget_reserve_deferred(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE],
                             const BudgetKey *key, unsigned limit);
@@ -258,6 +275,73 @@ int budget_commit_deferred(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SI
  * arguments; an I/O errno when the change could not be persisted (the slot stays charged).
  */
 int budget_release(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], const BudgetKey *key);
+
+/*
+ * The write-ahead log. A change is one of these, appended by log->append() before memory changes
+ * (a negative errno refuses the change, memory untouched); log->position() says the seq and the
+ * hash (hex) of the log's last record, which a checkpoint covers. The reset of a content is the
+ * console's own "budget_reset" record (written before budget_reset()); budget_reset() appends a
+ * reservation for each slot a run in flight keeps.
+ */
+typedef enum BudgetChangeType {
+        BUDGET_CHANGE_RESERVE, /* a slot taken before a run */
+        BUDGET_CHANGE_COMMIT,  /* a reserved slot's outcome */
+        BUDGET_CHANGE_RELEASE, /* a reserved slot given back: its run told nothing */
+        _BUDGET_CHANGE_MAX,
+} BudgetChangeType;
+
+typedef struct BudgetChange {
+        BudgetChangeType type;
+        uint8_t digest[BUDGET_DIGEST_SIZE];
+        BudgetKey key;
+        BudgetOutcome outcome; /* COMMIT only */
+        uint64_t ran_usec;     /* COMMIT only; 0: unknown */
+} BudgetChange;
+
+#define BUDGET_HEAD_HEX   64
+#define BUDGET_CHECKPOINT "checkpoint" /* in BUDGET_DIR: {"format":1,"head":"<hex>","seq":N} */
+
+typedef struct BudgetLog {
+        int (*append)(const BudgetChange *c, void *userdata);
+        void (*position)(uint64_t *ret_seq, char ret_head[BUDGET_HEAD_HEX + 1], void *userdata);
+} BudgetLog;
+
+/* Sets the log (borrowed; NULL: none). From then on a batch writes BUDGET_CHECKPOINT too. */
+void budget_set_log(BudgetStore *s, const BudgetLog *log, void *userdata);
+
+/*
+ * The fields of c's audit record (event "budget"): handle_sha256 (the content), change
+ * ("reserve", "commit", "release"), plugin, version, bindings (the key's pairs as
+ * "input=placeholder" joined by ",", "" for none: names only, never a value), and for a commit
+ * outcome (budget_outcome_name()) and ran_usec (null when unknown). A new object in *ret; 0,
+ * -EINVAL or -ENOMEM.
+ */
+int budget_change_fields(const BudgetChange *c, json_t **ret);
+
+/*
+ * Applies the budget changes of the audit log's current file (buf, len bytes) that come after the
+ * checkpoint budget_open() loaded: "budget" records and the console's "budget_reset" ones. Without
+ * a checkpoint (a state directory from before the log was the budgets' WAL, or one whose
+ * checkpoint the operator removed) nothing is replayed: the files are the budgets. A file that
+ * ends before the checkpoint's seq holds nothing newer (a crash cut records the checkpoint had
+ * seen). Refuses (-EBADMSG, err->message saying why, memory possibly half replayed: the caller
+ * does not start) when the checkpoint's record is in the file with another hash (another log), when
+ * records after it are in an older segment, or when a budget record does not parse. Applied
+ * changes wait for the next flush, which the caller makes at once. 0 and the number applied in
+ * *ret_n (may be NULL).
+ */
+int budget_replay(BudgetStore *s, const char *buf, size_t len, size_t *ret_n, BudgetError *err);
+
+/* The log position of the checkpoint budget_open() loaded or the last batch wrote: 0 and *seq,
+ * or -ENOENT when there is none. */
+int budget_checkpoint_position(const BudgetStore *s, uint64_t *ret_seq);
+
+/* A checkpoint now, whatever waits (budget_flush() with BUDGET_CHECKPOINT written even when no
+ * budget changed): at start and before a segment switch. 0 or an I/O errno. */
+int budget_checkpoint(BudgetStore *s);
+
+/* The changes made since the last batch was taken (what the next checkpoint writes). */
+uint64_t budget_changes_pending(const BudgetStore *s);
 
 /* The slots digest uses (answered and reserved), 0 for a content never asked about. */
 size_t budget_used(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE]);

@@ -31,6 +31,7 @@ static const char *const event_names[_AUDIT_EVENT_MAX] = {
         [AUDIT_ROTATED] = "rotated",
         [AUDIT_SEGMENT_REMOVED] = "segment_removed",
         [AUDIT_DONE] = "done",
+        [AUDIT_BUDGET] = "budget",
 };
 
 static const char *const reserved_names[] = {"seq", "time", "prev", "event"};

@@ -63,6 +63,7 @@ typedef enum AuditEvent {
         AUDIT_ROTATED,         /* the first record of a file that continues another (a segment) */
         AUDIT_SEGMENT_REMOVED, /* an old segment was removed by the retention setting */
         AUDIT_DONE,            /* every step of a ticket has its outcome */
+        AUDIT_BUDGET,          /* a budget change: the log is the budgets' write-ahead log */
         _AUDIT_EVENT_MAX,
 } AuditEvent;
 

@@ -105,9 +105,10 @@ def test_auto_runs_and_caches(w):
 
 
 def test_budget_unwritable(w):
-    """a budget that cannot be written withholds the answer (plugin_error) though the plugin ran
-    and its record is kept; nothing is cached, and once the disk takes it again the question runs
-    and answers"""
+    """a budgets directory that cannot be written holds back no answer: the reservation and the
+    outcome are durable in the audit log (the budgets' write-ahead log), the checkpoint that
+    fails says so, and a lockd killed before any checkpoint could be written charges the slot
+    again at start from the log"""
     top = os.path.join(w.dir, "unwritable")
     os.makedirs(top, exist_ok=True)
     # A lockd of its own: the failure's log lines stay out of the shared one's.
@@ -118,26 +119,32 @@ def test_budget_unwritable(w):
         sub.dir, sub.signer, sub.d, sub.releases = w.dir, w.signer, d, w.releases
         one = sub.install("good-one")
         h = grant(d, grant_file(w, "unwritable.txt", b"budget disk gone"), "--agent",
-                  str(AGENT_UID), "--auto")["handle"]
+                  str(AGENT_UID), "--auto", "--budget", "2")["handle"]
         budgets = os.path.join(top, "state", "budgets")
         mode = os.stat(budgets).st_mode & 0o7777
         os.chmod(budgets, 0o500)  # the engine (user lockd) cannot create a file there now
         try:
             s = submit(d, [{"plugin": one, "handle": h}])
             r = wait_final(d, s["ticket"])
+            check(outcomes(r) == [(1, None)], f"answered: {r}")
+            changes = [x["change"] for x in audit_records(d) if x["event"] == "budget"]
+            check(changes[:2] == ["reserve", "commit"] or changes[:1] == ["reserve"],
+                  f"the budget records: {changes}")
+            wait_for(lambda: "budget changes could not be written" in d.read_log(), timeout=15,
+                     what="the failed checkpoint's line")
+            check(not [f for f in os.listdir(budgets) if f.endswith(".json")],
+                  "a budget file was written")
+            d.proc.kill()
+            d.proc.wait(10)
         finally:
             os.chmod(budgets, mode)
-        check(outcomes(r) == [(None, "plugin_error")], f"withheld: {r}")
-        runs = [x for x in audit_records(d) if x["event"] == "run" and
-                x.get("ticket") == s["ticket"]]
-        check(len(runs) == 1 and runs[0]["outcome"] == "1", f"the run's record: {runs}")
-        check("the budget could not be made durable" in d.read_log(), "no log line")
+        d.start()
+        check(agent_handles(d)[h]["budget_left"] == 1, "the slot is not charged after the kill")
+        check("replayed from the audit log" in d.read_log(), "no replay")
         s2 = submit(d, [{"plugin": one, "handle": h}])
         r2 = wait_final(d, s2["ticket"])
-        check(outcomes(r2) == [(1, None)], f"after the disk came back: {r2}")
-        runs = [x for x in audit_records(d) if x["event"] == "run" and
-                x.get("ticket") == s2["ticket"]]
-        check(len(runs) == 1, f"the withheld answer was served from the cache: {runs}")
+        check(outcomes(r2) == [(1, None)], f"after the restart: {r2}")
+        check(agent_handles(d)[h]["budget_left"] == 1, "the same question charged twice")
     finally:
         d.stop()
 

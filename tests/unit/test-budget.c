@@ -13,6 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "audit.h"
 #include "budget.h"
 #include "check-run.h"
 #include "tmp-dir.h"
@@ -896,6 +901,299 @@ START_TEST(test_data_invalid) {
 }
 END_TEST
 
+/*
+ * A replay case: budgets/ (the checkpoint's files and BUDGET_CHECKPOINT, or none), audit.jsonl
+ * (the log's current file) and expected: "<hex> <slots used>" per content after the replay, or
+ * "EBADMSG <a word the message holds>" for a refused one.
+ */
+static void replay_case(const char *dir, const char *name) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        _cleanup_free_ char *expected = case_expected(dir), *log = NULL, *path = NULL;
+        _cleanup_free_ BudgetSummary *list = NULL;
+        size_t len, n = 0, lines = 0, applied;
+        BudgetError err;
+        TmpDir t;
+        int r;
+
+        tmpdir_new(&t);
+        copy_case(dir, t.fd);
+        ck_assert_int_ge(asprintf(&path, "%s/audit.jsonl", dir), 0);
+        ck_assert_int_eq(read_full_file(path, 1 << 20, &log, &len), 0);
+        ck_assert_msg(budget_open(t.fd, &s, &err) == 0, "%s: %s", name, err.message);
+        r = budget_replay(s, log, len, &applied, &err);
+        if (strncmp(expected, "EBADMSG ", 8) == 0) {
+                char word[64];
+
+                ck_assert_int_eq(sscanf(expected + 8, "%63s", word), 1);
+                ck_assert_msg(r == -EBADMSG, "%s: %d", name, r);
+                ck_assert_msg(strstr(err.message, word), "%s: \"%s\" does not say %s", name,
+                              err.message, word);
+        } else {
+                ck_assert_msg(r == 0, "%s: %d (%s)", name, r, err.message);
+                for (char *line = expected, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+                        uint8_t digest[BUDGET_DIGEST_SIZE];
+                        char hex[65];
+                        size_t used;
+
+                        *nl = 0;
+                        ck_assert_int_eq(sscanf(line, "%64s %zu", hex, &used), 2);
+                        ck_assert_int_eq(hex_decode(hex, strlen(hex), digest, sizeof(digest)), 0);
+                        ck_assert_msg(budget_used(s, digest) == used, "%s: %s is %zu", name, line,
+                                      budget_used(s, digest));
+                        lines++;
+                }
+                ck_assert_int_eq(budget_list(s, &list, &n), 0);
+                ck_assert_msg(n == lines, "%s: %zu budgets", name, n);
+                /* Idempotent: the same records again change nothing more. */
+                ck_assert_int_eq(budget_replay(s, log, len, NULL, &err), 0);
+                list = mfree(list);
+                ck_assert_int_eq(budget_list(s, &list, &n), 0);
+                ck_assert_msg(n == lines, "%s: %zu budgets after a second replay", name, n);
+        }
+        s = budget_close(s);
+        tmpdir_done(&t);
+}
+
+START_TEST(test_data_replay) {
+        ck_assert_uint_ge(for_each_case("replay", replay_case), 16);
+}
+END_TEST
+
+/* The write-ahead log as the engine keeps it (commit.c): each change a "budget" record. */
+static int wal_append(const BudgetChange *c, void *userdata) {
+        _cleanup_(json_decrefp) json_t *f = NULL;
+        int r = budget_change_fields(c, &f);
+
+        return r < 0 ? r : audit_append_nosync(userdata, AUDIT_BUDGET, f);
+}
+
+static void wal_position(uint64_t *seq, char head[BUDGET_HEAD_HEX + 1], void *userdata) {
+        *seq = audit_get_seq(userdata);
+        memcpy(head, audit_get_head(userdata), BUDGET_HEAD_HEX + 1);
+}
+
+static const BudgetLog wal = {.append = wal_append, .position = wal_position};
+
+/* A start as the engine's: the log, the budgets replayed from its current file, a checkpoint. */
+static void wal_start(int statefd, Audit **ret_a, BudgetStore **ret_s) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int dfd = -1, fd = -1;
+        BudgetError err;
+        size_t len = 0;
+
+        ck_assert_int_eq(audit_open(statefd, ret_a), 0);
+        dfd = openat(statefd, AUDIT_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd = openat(dfd, AUDIT_FILE, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(read_full_fd(fd, 1 << 24, &buf, &len), 0);
+        ck_assert_msg(budget_open(statefd, ret_s, &err) == 0, "%s", err.message);
+        ck_assert_msg(budget_replay(*ret_s, buf, len, NULL, &err) == 0, "%s", err.message);
+        budget_set_log(*ret_s, &wal, *ret_a);
+        ck_assert_int_eq(budget_checkpoint(*ret_s), 0);
+}
+
+/* Runs f in a child that starts as the engine does and is killed (SIGKILL) right after f, with
+ * nothing closed or flushed: the state directory is what a crash at that point leaves. */
+static void crash_after(int statefd, void (*f)(Audit *a, BudgetStore *s, int statefd)) {
+        int status;
+        pid_t pid = fork();
+
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                Audit *a = NULL;
+                BudgetStore *s = NULL;
+
+                wal_start(statefd, &a, &s);
+                f(a, s, statefd);
+                raise(SIGKILL);
+                _exit(1);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the child failed: %d",
+                      status);
+}
+
+static uint8_t wal_d[BUDGET_DIGEST_SIZE], wal_d2[BUDGET_DIGEST_SIZE];
+
+/* The reservation durable, the plugin running: no answer yet. */
+static void crash_reserved(Audit *a, BudgetStore *s, int statefd) {
+        BudgetKey k = key_of("1.0.0", "");
+
+        if (budget_reserve_deferred(s, wal_d, &k, 2) < 0 || audit_sync(a) < 0)
+                _exit(2);
+}
+
+/* The answer left (its run record durable after the reservation's), its outcome's record not
+ * durable yet, no checkpoint since. */
+static void crash_answered(Audit *a, BudgetStore *s, int statefd) {
+        BudgetKey k = key_of("1.0.1", "");
+
+        if (budget_reserve_deferred(s, wal_d, &k, 2) < 0 || audit_sync(a) < 0 ||
+            budget_commit_deferred(s, wal_d, &k, BUDGET_OUTCOME_ONE, 9) < 0)
+                _exit(2);
+}
+
+/* In the middle of a checkpoint: its files written, its position not (the old one put back). */
+static void crash_mid_checkpoint(Audit *a, BudgetStore *s, int statefd) {
+        _cleanup_free_ char *old = NULL;
+        _cleanup_close_ int bfd = openat(statefd, BUDGET_DIR, O_RDONLY | O_DIRECTORY);
+        BudgetKey k2 = key_of("1.0.2", ""), k3 = key_of("1.0.3", "");
+
+        old = read_at(bfd, BUDGET_CHECKPOINT);
+        if (budget_reserve_deferred(s, wal_d2, &k2, 3) < 0 ||
+            budget_commit_deferred(s, wal_d2, &k2, BUDGET_OUTCOME_ZERO, 3) < 0 ||
+            budget_reserve_deferred(s, wal_d2, &k3, 3) < 0 || budget_release(s, wal_d2, &k3) < 0 ||
+            audit_sync(a) < 0 || budget_checkpoint(s) < 0)
+                _exit(2);
+        write_at(bfd, BUDGET_CHECKPOINT, old, strlen(old));
+}
+
+/* A reset recorded as the console does, with a run in flight on the content. */
+static void crash_after_reset(Audit *a, BudgetStore *s, int statefd) {
+        _cleanup_(json_decrefp) json_t *f = NULL;
+        BudgetKey k4 = key_of("1.0.4", "");
+        char hex[65];
+
+        hex_encode(wal_d2, BUDGET_DIGEST_SIZE, hex);
+        f = json_pack("{s:s}", "handle_sha256", hex);
+        if (budget_reserve_deferred(s, wal_d2, &k4, 3) < 0 ||
+            audit_append(a, AUDIT_BUDGET_RESET, f) < 0 || budget_reset(s, wal_d2) != 1 ||
+            audit_sync(a) < 0)
+                _exit(2);
+}
+
+/* SIGKILL at each step of the question's path: the slots that answers used stay charged, and the
+ * budgets after a restart are the ones memory held. */
+START_TEST(test_wal_crash) {
+        BudgetKey k0 = key_of("1.0.0", ""), k1 = key_of("1.0.1", ""), k2 = key_of("1.0.2", ""),
+                  k4 = key_of("1.0.4", "");
+        Audit *a = NULL;
+        BudgetStore *s = NULL;
+        BudgetEntry e;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        digest_of("wal", wal_d);
+        digest_of("wal 2", wal_d2);
+
+        crash_after(t.fd, crash_reserved);
+        wal_start(t.fd, &a, &s);
+        ck_assert_int_eq(budget_charged(s, wal_d, &k0), 1);
+        ck_assert_uint_eq(budget_used(s, wal_d), 1);
+        s = budget_close(s);
+        a = audit_close(a);
+
+        crash_after(t.fd, crash_answered);
+        wal_start(t.fd, &a, &s);
+        ck_assert_int_eq(budget_charged(s, wal_d, &k1), 1);
+        ck_assert_uint_eq(budget_used(s, wal_d), 2);
+        /* A crash keeps the page cache: the outcome's record was written, so it is cached. */
+        ck_assert_int_eq(budget_lookup(s, wal_d, &k1, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ONE);
+        ck_assert_uint_eq(e.ran_usec, 9);
+        s = budget_close(s);
+        a = audit_close(a);
+
+        crash_after(t.fd, crash_mid_checkpoint);
+        wal_start(t.fd, &a, &s);
+        ck_assert_uint_eq(budget_used(s, wal_d2), 1);
+        ck_assert_int_eq(budget_lookup(s, wal_d2, &k2, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ZERO);
+        ck_assert_uint_eq(budget_used(s, wal_d), 2);
+        s = budget_close(s);
+        a = audit_close(a);
+
+        crash_after(t.fd, crash_after_reset);
+        wal_start(t.fd, &a, &s);
+        ck_assert_uint_eq(budget_used(s, wal_d2), 1);
+        ck_assert_int_eq(budget_charged(s, wal_d2, &k4), 1);
+        ck_assert_int_eq(budget_lookup(s, wal_d2, &k2, &e), 0);
+        s = budget_close(s);
+        a = audit_close(a);
+        tmpdir_done(&t);
+}
+END_TEST
+
+static int failing_errno;
+
+static int failing_append(const BudgetChange *c, void *userdata) {
+        return failing_errno ? failing_errno : wal_append(c, userdata);
+}
+
+static const BudgetLog failing_wal = {.append = failing_append, .position = wal_position};
+
+/* A record that cannot be written (ENOSPC, or a short write the file is cut back from: a file
+ * size limit makes the kernel write part of the line) changes nothing: no slot charged for a
+ * reservation, the slot still charged after a failed outcome or release, a reset refused; the
+ * log takes the next record and its chain verifies. */
+START_TEST(test_wal_write_failures) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int dfd = -1, fd = -1;
+        BudgetKey a0 = key_of("1.0.0", ""), a1 = key_of("1.0.1", "");
+        Audit *a = NULL;
+        BudgetStore *s = NULL;
+        AuditVerifyResult res;
+        struct rlimit old, lim;
+        BudgetEntry e;
+        size_t len;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        digest_of("wal failures", wal_d);
+        digest_of("wal failures 2", wal_d2);
+        wal_start(t.fd, &a, &s);
+        budget_set_log(s, &failing_wal, a);
+
+        failing_errno = -ENOSPC;
+        ck_assert_int_eq(budget_reserve_deferred(s, wal_d, &a0, 2), -ENOSPC);
+        ck_assert_uint_eq(budget_used(s, wal_d), 0);
+        failing_errno = 0;
+        ck_assert_int_eq(budget_reserve_deferred(s, wal_d, &a0, 2), 0);
+        failing_errno = -ENOSPC;
+        ck_assert_int_eq(budget_commit_deferred(s, wal_d, &a0, BUDGET_OUTCOME_ONE, 5), -ENOSPC);
+        ck_assert_int_eq(budget_lookup(s, wal_d, &a0, &e), 0);
+        ck_assert_int_eq(budget_charged(s, wal_d, &a0), 1);
+        failing_errno = 0;
+        ck_assert_int_eq(budget_reserve_deferred(s, wal_d, &a1, 2), 0);
+        failing_errno = -ENOSPC;
+        ck_assert_int_eq(budget_release(s, wal_d, &a1), -ENOSPC);
+        ck_assert_uint_eq(budget_used(s, wal_d), 2);
+        ck_assert_int_eq(budget_reserve_deferred(s, wal_d, &a1, 2), 0); /* in flight again */
+        ck_assert_int_eq(budget_reset(s, wal_d), -ENOSPC);
+        ck_assert_uint_eq(budget_used(s, wal_d), 2);
+        failing_errno = 0;
+
+        /* A short write of the real log: the line is cut away, the change refused. */
+        signal(SIGXFSZ, SIG_IGN);
+        ck_assert_int_eq(audit_sync(a), 0);
+        ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+        dfd = openat(t.fd, AUDIT_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd = openat(dfd, AUDIT_FILE, O_RDONLY | O_CLOEXEC);
+        {
+                struct stat st;
+
+                ck_assert_int_eq(fstat(fd, &st), 0);
+                lim = (struct rlimit){.rlim_cur = (rlim_t)st.st_size + 40,
+                                      .rlim_max = old.rlim_max};
+        }
+        ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+        ck_assert_int_lt(budget_reserve_deferred(s, wal_d2, &a0, 2), 0);
+        ck_assert_uint_eq(budget_used(s, wal_d2), 0);
+        ck_assert_int_lt(budget_commit_deferred(s, wal_d, &a1, BUDGET_OUTCOME_ONE, 5), 0);
+        ck_assert_int_eq(budget_lookup(s, wal_d, &a1, &e), 0);
+        ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+        signal(SIGXFSZ, SIG_DFL);
+        ck_assert_int_eq(budget_reserve_deferred(s, wal_d2, &a0, 2), 0);
+        ck_assert_int_eq(audit_sync(a), 0);
+        ck_assert_int_eq(read_full_fd(fd, 1 << 24, &buf, &len), 0);
+        ck_assert_int_eq(audit_verify_buffer(buf, len, &res), 0);
+        ck_assert_int_eq(res.error, AUDIT_VERIFY_OK);
+        s = budget_close(s);
+        a = audit_close(a);
+        tmpdir_done(&t);
+}
+END_TEST
+
 /* Refusals the data directory cannot hold: other file types, sizes, the digest cap. */
 START_TEST(test_refusals) {
         BudgetStore *s = NULL;
@@ -1200,6 +1498,9 @@ static Suite *budget_suite(void) {
         suite_add_case(s, &each, test_reset);
         suite_add_case(s, &each, test_data_valid);
         suite_add_case(s, &each, test_data_invalid);
+        suite_add_case(s, &each, test_data_replay);
+        suite_add_case(s, &each, test_wal_crash);
+        suite_add_case(s, &each, test_wal_write_failures);
         suite_add_case(s, &each, test_refusals);
         suite_add_case(s, &each, test_digests_cap);
         suite_add_case(s, &each, test_write_failures);
