@@ -7,6 +7,7 @@ lockd. No change goes without its audit record, nothing acknowledged is lost, an
 verifies. TAP on stdout. Run through tests/integration/with-systemd. (The manager re-executed
 with runs in flight is in test-daemon.py; the clock's unit test in tests/unit/test-clock-jump.c.)"""
 
+import hashlib
 import json
 import os
 import random
@@ -548,13 +549,161 @@ def test_sigkill_anywhere(top):
     r = d.lockctl("audit", "verify", "--state-dir", os.path.join(top_d, "state"), check_rc=0)
     check(r.stdout.startswith("ok: "), f"verify: {r.stdout}")
 
+def budget_files(state):
+    """The budget files' digests in state/budgets (checkpoints: the log holds every change)."""
+    return {f[:-5] for f in os.listdir(os.path.join(state, "budgets")) if f.endswith(".json")}
+
+
+def audit_budget_changes(state, digest):
+    """The "budget" records of digest in the current audit file, oldest first."""
+    out = []
+    for line in open(os.path.join(state, "audit", "audit.jsonl")):
+        r = json.loads(line)
+        if r["event"] == "budget" and r["handle_sha256"] == digest:
+            out.append(r["change"])
+    return out
+
+
+def test_budget_wal_kills(top):
+    """the audit log is the budgets' write-ahead log: SIGKILL with a run in flight (its
+    reservation durable, no answer yet), SIGKILL right after an answer (no checkpoint written
+    since), and SIGKILL at random points of a flood of questions on many contents (checkpoints
+    in between): after each restart every slot an answer used is charged, the budgets are
+    rebuilt from the checkpoint and the log, and the chain verifies"""
+    top_d = os.path.join(top, "d-wal")
+    state = os.path.join(top_d, "state")
+    os.makedirs(top_d, exist_ok=True)
+    text = policy_text(top_d, "allow_unsigned: true\n").replace(
+        "security_level: 2", "security_level: 3").replace(
+        "limits:\n", "limits:\n  pending_tickets_per_agent: 64\n")
+    d = Daemon(top_d, policy=text)
+    d.start()
+
+    def ask(plugin, h):
+        r = call_as(AGENT_UID, d.agent, "io.lockd.Agent.Submit",
+                    {"steps": [{"plugin": plugin, "handle": h}]})
+        return r["parameters"]["ticket"]
+
+    def final(t, timeout=20):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            r = call_as(AGENT_UID, d.agent, "io.lockd.Agent.Wait", {"ticket": t})
+            p = r.get("parameters", {})
+            if p.get("state") in ("done", "expired", "cancelled", "denied"):
+                return p
+            time.sleep(0.02)
+        raise Failed(f"ticket {t} not final")
+
+    def grant_new(name, content):
+        path = write_file(os.path.join(top_d, name), content)
+        r = d.lockctl("grant", path, "--agent", str(AGENT_UID), "--json", "--auto", "--budget",
+                      "2", check_rc=0)
+        return json.loads(r.stdout)["handle"], hashlib.sha256(content).hexdigest()
+
+    def kill_restart():
+        d.proc.kill()
+        d.proc.wait(10)
+        wait_for(lambda: not plugin_processes(), timeout=10, what="the plugins to die with lockd")
+        d.start()
+
+    try:
+        slow = install_unsigned(d, top_d, "slow-answer")
+        good = install_unsigned(d, top_d, "good-one")
+
+        # 1. Killed while the plugin runs: the reservation is durable (the commit beside the
+        # plugin), no checkpoint holds it, no answer left. The restart charges it from the log.
+        h1, d1 = grant_new("wal-1.txt", b"in flight when killed")
+        ask(slow, h1)
+        wait_for(lambda: audit_budget_changes(state, d1) == ["reserve"], timeout=5,
+                 what="the reservation's record")
+        time.sleep(0.5)
+        check(d1 not in budget_files(state), "a checkpoint was written on the run's path")
+        kill_restart()
+        check(agent_handles(d)[h1]["budget_left"] == 1, "the reserved slot was given back")
+        check(d1 in budget_files(state), "the start's checkpoint did not write the replayed slot")
+        check("replayed from the audit log" in d.read_log(), "no replay said")
+
+        # 2. Killed right after an answer: its reservation and run record are durable, the
+        # outcome's record rides a later commit, no checkpoint has been written.
+        h2, d2 = grant_new("wal-2.txt", b"answered then killed")
+        t = ask(good, h2)
+        p = final(t)
+        check([o["result"] for o in p["outcomes"]] == [1], f"answer: {p}")
+        check(d2 not in budget_files(state), "a checkpoint was written on the answer's path")
+        kill_restart()
+        check(agent_handles(d)[h2]["budget_left"] == 1, "an answered slot was given back")
+        p = final(ask(good, h2))
+        check([o["result"] for o in p["outcomes"]] == [1] and
+              agent_handles(d)[h2]["budget_left"] == 1, f"asked again: {p}")
+
+        # 3. Killed anywhere in a flood of questions on many contents (each answer charges its
+        # content's only slot), across checkpoints: no answered slot comes back. Each round
+        # starts with the human's resets (each a checkpoint), so that every round charges anew.
+        rng = random.Random(int(os.environ.get("LOCKD_TEST_SEED", "31")))
+        handles = {}
+        for i in range(24):
+            content = f"flood {i}".encode()
+            path = write_file(os.path.join(top_d, f"flood-{i}.txt"), content)
+            r = d.lockctl("grant", path, "--agent", str(AGENT_UID), "--json", "--auto",
+                          "--budget", "1", check_rc=0)
+            handles[json.loads(r.stdout)["handle"]] = hashlib.sha256(content).hexdigest()
+        answers, kills, checkpointed = 0, [], 0
+        marker = os.path.join(state, "budgets", "checkpoint")
+        for i in range(8):
+            stop = threading.Event()
+            got = []
+            for h in handles:
+                d.lockctl("budget", "reset", h, "--yes")  # refused for a budget never charged
+            since = os.stat(marker).st_mtime_ns
+
+            def flood():
+                while not stop.is_set():
+                    left = sorted(set(handles) - set(got))
+                    if not left:
+                        time.sleep(0.05)
+                        continue
+                    h = rng.choice(left)
+                    try:
+                        p = final(ask(good, h), timeout=5)
+                        if [o["result"] for o in p["outcomes"]] == [1]:
+                            got.append(h)
+                    except (Failed, OSError, ValueError, KeyError):
+                        pass  # lockd went mid-call: no answer
+
+            th = threading.Thread(target=flood)
+            th.start()
+            # Half the kills before the first checkpoint of the round (5 s after its first change),
+            # half around it: while it is written, or after it.
+            delay = rng.uniform(0.2, 3.0) if i % 2 else rng.uniform(4.8, 6.5)
+            time.sleep(delay)
+            d.proc.kill()
+            d.proc.wait(10)
+            checkpointed += os.stat(marker).st_mtime_ns != since
+            stop.set()
+            th.join(60)
+            kills.append(round(delay, 2))
+            answers += len(got)
+            wait_for(lambda: not plugin_processes(), timeout=10, what="the plugins to die")
+            d.start()
+            held = agent_handles(d)
+            back = {h for h in got if held[h]["budget_left"] != 0}
+            check(not back, f"round {i}: answered slots given back after the kill: {back}")
+        print(f"# {len(kills)} kills at {kills} s, {checkpointed} after a checkpoint in the round; "
+              f"{answers} answers, each charged after every restart", flush=True)
+        check(checkpointed > 0, "no kill came after a checkpoint")
+    finally:
+        d.stop()
+    r = d.lockctl("audit", "verify", "--state-dir", state, check_rc=0)
+    check(r.stdout.startswith("ok: "), f"verify: {r.stdout}")
+
 
 def main():
     require_environment()
     tap = Tap()
     top = tempdir()
     for t in (test_audit_segments, test_full_disk, test_no_journald, test_bus_dropped,
-              test_wall_clock_jump, test_engine_exit_in_library, test_sigkill_anywhere):
+              test_wall_clock_jump, test_engine_exit_in_library, test_sigkill_anywhere,
+              test_budget_wal_kills):
         tap.run(t, top)
     return tap.done()
 
