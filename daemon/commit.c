@@ -29,6 +29,7 @@ struct Commit {
         DiskWriter *budget_writer;
         AuditSyncJob audit_job; /* while audit_writer is busy */
         BudgetBatch *batch;     /* while budget_writer is busy */
+        AuditSyncJob batch_log; /* the log up to the batch's position, synced before it */
         CommitWaiter *waiters, *waiters_tail;
         size_t n_waiters;
         const CommitObserver *observer;
@@ -110,8 +111,22 @@ static void on_audit_written(void *ctx, int r, void *userdata) {
         commit_start(c);
 }
 
+/*
+ * A checkpoint names the log's last record written when its batch was taken, durable or not. The
+ * log is made durable up to there first, on this same thread: otherwise a crash could leave a
+ * checkpoint holding a change whose record the log lost, such as a cached outcome whose run record
+ * never reached the disk, served after the restart with no record of its run.
+ */
 static int budget_work(void *ctx) {
-        return budget_batch_write(ctx);
+        Commit *c = ctx;
+        int r;
+
+        if (c->batch_log.fd >= 0) {
+                r = audit_sync_job_run(&c->batch_log);
+                if (r < 0)
+                        return r;
+        }
+        return budget_batch_write(c->batch);
 }
 
 static void on_budget_written(void *ctx, int r, void *userdata) {
@@ -119,6 +134,9 @@ static void on_budget_written(void *ctx, int r, void *userdata) {
         uint64_t gen = budget_batch_generation(c->batch);
 
         c->batch = budget_batch_done(c->budget, c->batch, r);
+        /* Only closed: the records it covered become durable for the waiters by the audit
+         * writer's own job, which tells them in order. */
+        c->batch_log.fd = safe_close(c->batch_log.fd);
         /* A failed checkpoint is tried again at the next one's time, not in a loop: the log
          * holds every change meanwhile. */
         if (r < 0)
@@ -208,16 +226,22 @@ static void commit_start(Commit *c) {
                 BudgetBatch *b = NULL;
 
                 c->checkpoint_due = false;
-                r = budget_batch_take(c->budget, &b);
-                if (r < 0)
+                /* Before the batch: its position is the log's last record now (budget_work()). 0:
+                 * every record is durable already, nothing to sync. */
+                r = c->audit ? audit_sync_prepare(c->audit, &c->batch_log) : 0;
+                if (r >= 0)
+                        r = budget_batch_take(c->budget, &b);
+                if (r < 0) {
+                        c->batch_log.fd = safe_close(c->batch_log.fd);
                         budget_take_failed(c, r);
-                else if (!b)
+                } else if (!b) {
+                        c->batch_log.fd = safe_close(c->batch_log.fd);
                         budget_done(c, budget_durable_generation(c->budget), 0);
-                else {
+                } else {
                         c->batch = b;
-                        r = disk_writer_start(c->budget_writer, budget_work, b);
+                        r = disk_writer_start(c->budget_writer, budget_work, c);
                         if (r < 0)
-                                on_budget_written(b, r, c);
+                                on_budget_written(c, r, c);
                 }
         }
         checkpoint_arm(c);
@@ -401,7 +425,11 @@ int commit_new(sd_event *e, Audit *audit, BudgetStore *budget, Commit **ret) {
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
-        *c = (Commit){.event = e, .audit = audit, .budget = budget, .audit_job.fd = -EBADF};
+        *c = (Commit){.event = e,
+                      .audit = audit,
+                      .budget = budget,
+                      .audit_job.fd = -EBADF,
+                      .batch_log.fd = -EBADF};
         r = disk_writer_new(e, on_audit_written, c, &c->audit_writer);
         if (r >= 0)
                 r = disk_writer_new(e, on_budget_written, c, &c->budget_writer);
@@ -428,6 +456,8 @@ Commit *commit_free(Commit *c) {
         c->budget_writer = disk_writer_free(c->budget_writer);
         if (c->audit_job.fd >= 0)
                 c->audit_job.fd = safe_close(c->audit_job.fd);
+        if (c->batch_log.fd >= 0)
+                c->batch_log.fd = safe_close(c->batch_log.fd);
         if (c->audit && c->budget)
                 audit_set_rotate_hook(c->audit, checkpoint_plain, c->budget);
         if (c->budget) {

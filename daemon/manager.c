@@ -763,6 +763,8 @@ Manager *manager_free(Manager *m) {
         /* The budgets last but the log: what is recorded up to here may change them, and their
          * checkpoint covers it. Then no segment switch may want one. */
         audit_set_rotate_hook(m->audit, NULL, NULL);
+        /* The log before the checkpoint that names its last record (commit.c, budget_work()). */
+        (void)audit_sync(m->audit);
         m->budget = budget_close(m->budget);
         m->audit = audit_close(m->audit);
         roles_free(m->roles);
