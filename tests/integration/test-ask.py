@@ -583,8 +583,11 @@ def test_release_level2(w):
         print("# level 2 release after Submit, ms: " +
               ", ".join(f"byte {b} {t:.1f}" for b, t in times.items()), flush=True)
         k = round((times[180] - times[0]) / q)
-        check(abs(times[0] - times[50]) <= 10 and q - 5 <= times[0] <= q + 60 and k >= 1 and
-              abs(times[180] - times[0] - k * q) <= 10, f"release times at level 2: {times}")
+        # 40 ms of slack for a loaded machine (the agent's own measure adds the Varlink round
+        # trips and the timer's wakeup): unquantized, byte 50 would come 100 ms after byte 0 and
+        # byte 180 140 ms before its quantum.
+        check(abs(times[0] - times[50]) <= 40 and q - 5 <= times[0] <= q + 60 and k >= 1 and
+              abs(times[180] - times[0] - k * q) <= 40, f"release times at level 2: {times}")
         out = timed_ask(d, [{"plugin": "test.sleep-first-byte", "handle": handles[180]}])
         check(out["submit"]["state"] == "running", f"a cached answer said done at once: {out}")
         print(f"# level 2 cached byte 180, ms: {out['ms']:.1f}", flush=True)

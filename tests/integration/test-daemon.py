@@ -19,8 +19,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lockdtest import (AGENT2_UID, AGENT_UID, CONSOLE_UID, ISSUER, LOCKCTL, PATTERN, PLUGINS_SRC,  # noqa: E402
                        STRANGER_UID, Daemon, Failed, Tap, Varlink, World, agent_handles, call, call_as,
-                       check, grant, grant_file, plugin_processes, policy_text, read_audit,
-                       require_environment, run_units, systemctl, tempdir, unit_properties, units,
+                       check, comm, grant, grant_file, plugin_processes, policy_text, read_audit,
+                       require_environment, run_units, systemctl, tempdir, unit_pids,
+                       unit_properties, units,
                        wait_for)
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "varlink")
@@ -371,8 +372,13 @@ def test_reexec_runs_in_flight(w):
     wait_for(lambda: w.d.read_log().count("connected to the manager at") > before, timeout=15,
              what="lockd to connect again")
     wait_for(lambda: not plugin_processes(), timeout=15, what="no plugin process left")
-    # A scope given up on is stopped once lockd is back: none may stay loaded.
-    wait_for(lambda: not run_units(), timeout=15, what="every run scope gone")
+    # A scope given up on is stopped once lockd is back: none may stay loaded. 30 s: the manager,
+    # just re-executed, stops them one job at a time, on a machine that may run other suites.
+    try:
+        wait_for(lambda: not run_units(), timeout=30, what="every run scope gone")
+    except Failed:
+        left = {u: [(p, comm(p)) for p in unit_pids(u)] for u in run_units()}
+        raise Failed(f"run scopes left after 30 s, with their processes: {left}")
     time.sleep(2)
     check(not run_units(), f"run scopes came back: {run_units()}")
     out = wait_for(lambda: (lambda r: json.loads(r.stdout) if r.returncode == 0 else None)(

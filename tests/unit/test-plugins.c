@@ -212,7 +212,7 @@ static const PluginCase cases[] = {
 
         /* Endings that are not an answer. */
         {.name = "cpu-spin",
-         .spec = {.protocol = 1, .limits = LIMITS(1, 5)},
+         .spec = {.protocol = 1, .limits = LIMITS(1, 30)},
          .outcome = RUN_PLUGIN_ERROR,
          .cause = "signal:SIGXCPU"},
         {.name = "sleep-timeout",
