@@ -3,39 +3,24 @@
 #include <errno.h>
 #include <string.h>
 
+#include "elf-check.h"
 #include "elf-image.h"
-
-/* The header of an x86-64 ELF64 executable, checked as elf-check.c checks it. 0 or -ENOEXEC. */
-static int read_header(const uint8_t *buf, size_t len, Elf64_Ehdr *ret) {
-        Elf64_Ehdr eh;
-
-        if (!buf || len < sizeof(eh))
-                return -ENOEXEC;
-        memcpy(&eh, buf, sizeof(eh));
-        if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-            eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_ident[EI_VERSION] != EV_CURRENT ||
-            eh.e_machine != EM_X86_64 || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
-                return -ENOEXEC;
-        *ret = eh;
-        return 0;
-}
 
 int elf_writable_bytes(const uint8_t *buf, size_t len, uint64_t *ret) {
         Elf64_Ehdr eh;
         uint64_t sum = 0;
         int r;
 
-        r = read_header(buf, len, &eh);
+        r = elf_header_read(buf, len, &eh);
         if (r < 0)
                 return r;
-        if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum >= PN_XNUM)
-                return -ENOEXEC;
-        if (eh.e_phoff > len || (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > len - eh.e_phoff)
-                return -ENOEXEC;
+        r = elf_phdrs_check(&eh, len);
+        if (r < 0)
+                return r;
         for (unsigned i = 0; i < eh.e_phnum; i++) {
                 Elf64_Phdr ph;
 
-                memcpy(&ph, buf + eh.e_phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
+                elf_phdr(buf, &eh, i, &ph);
                 if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_W))
                         continue;
                 if (ph.p_memsz > UINT64_MAX - sum)
@@ -88,7 +73,7 @@ int elf_symbols_foreach(const uint8_t *buf, size_t len, int (*fn)(const char *na
         bool relocations = false;
         int r;
 
-        r = read_header(buf, len, &eh);
+        r = elf_header_read(buf, len, &eh);
         if (r < 0)
                 return r;
         if (eh.e_shnum == 0)
