@@ -8,7 +8,9 @@ first move into a cgroup wait for an RCU grace period); two agents asking at onc
 files by bare fork+exec and by `systemd-run --scope PLUGIN` (the plugin itself, no shell), with
 the same gaps. Medians; each ratio against its target, PASS or MISS. For the uncached questions
 also lockd's fsyncs (engine and spawner: between the plugin's exit and the answer, and in all),
-counted with `perf record` on the syscall tracepoints, and lockd's CPU per question.
+counted with `perf record` on the syscall tracepoints, and lockd's CPU per question; from the
+same recording each question's steps (engine, spawner, the child's entry, the plugin against the
+same binary bare, the durable run record), and the engine's CPU profile of the back-to-back phase.
 
 The agents are bench/ask-agent (C, as the agent uids through setpriv: a client that is not the
 bottleneck); the alternatives are ask-agent's fork+exec+wait, run as root. lockd runs at
@@ -18,9 +20,11 @@ tests/integration/with-systemd (a real manager) with LOCKD, LOCKCTL, LOCKD_SIGN,
 LOCKD_TEST_PLUGINS, LOCKD_TEST_PLUGINS_SRC and LOCKD_ASK_AGENT set, as
 `meson test -C build --benchmark ask` does."""
 
+import bisect
 import hashlib
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -98,15 +102,31 @@ def cpu_seconds(pid):
 class Syncs:
     """Every fsync and fdatasync of the machine, and every process exit, while it records
     (`perf record` on the syscall tracepoints, CLOCK_MONOTONIC timestamps): counted, not assumed.
-    Without perf it counts nothing and says so."""
+    Without perf it counts nothing and says so.
+
+    The same recording holds the events that bound each step of an uncached question (segments()):
+    sendmsg/recvmsg on the engine's and the spawner's SOCK_SEQPACKET channel (the engine's RUN is a
+    sendmsg() on ENGINE_CHANNEL_FD, the spawner's EXITED a send() on its end: sendto), the release
+    of the standby child (the spawner's 1-byte sendmsg() with the fds on the child's control
+    socket, send_release() in daemon/sandbox/runner.c), the plugin's execve and exit (sched), the
+    run record's write() to the audit log (audit.c: one write() per record, on the fds audit_fds)
+    and the engine's replies (varlink-conn.c: send(), so sendto, on the agent's connection)."""
 
     EVENTS = ("syscalls:sys_enter_fsync", "syscalls:sys_enter_fdatasync",
-              "syscalls:sys_enter_sync_file_range", "sched:sched_process_exit")
+              "syscalls:sys_enter_sync_file_range", "sched:sched_process_exit",
+              "sched:sched_process_exec",
+              "syscalls:sys_enter_sendmsg", "syscalls:sys_exit_sendmsg",
+              "syscalls:sys_enter_recvmsg", "syscalls:sys_exit_recvmsg",
+              "syscalls:sys_enter_sendto")
+    SYNCS = ("sys_enter_fsync", "sys_enter_fdatasync", "sys_enter_sync_file_range")
+    ENGINE_CHANNEL_FD = 5  # daemon/proto/engine-fds.h
+    SANDBOX_EXEC = "/proc/self/fd/"  # the sandboxed child's execve path (sandbox.c exec_path)
 
-    def __init__(self, work):
-        self.path = os.path.join(work, "perf.data")
+    def __init__(self, work, audit_fds=(), name="perf.data"):
+        self.path = os.path.join(work, name)
         self.proc = None
         self.events = []
+        self.trace = []
         perf = shutil.which("perf")
         if not perf:
             self.why = "perf is not installed (linux-perf)"
@@ -114,6 +134,10 @@ class Syncs:
         cmd = [perf, "record", "-q", "-a", "--clockid", "mono", "-o", self.path]
         for e in self.EVENTS:
             cmd += ["-e", e]
+        if audit_fds:
+            # Only the audit log's fds: every write() of the machine would be far too many.
+            cmd += ["-e", "syscalls:sys_enter_write",
+                    "--filter", " || ".join(f"fd == {fd}" for fd in sorted(audit_fds))]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(1.0)  # perf opens its events before the first question
         if self.proc.poll() is not None:
@@ -125,20 +149,56 @@ class Syncs:
             return
         self.proc.send_signal(2)
         self.proc.wait(60)
-        out = subprocess.run(["perf", "script", "-i", self.path, "-F", "pid,tid,time,event"],
+        out = subprocess.run(["perf", "script", "-i", self.path, "--ns",
+                              "-F", "pid,tid,time,event,trace"],
                              capture_output=True, text=True).stdout
+        entered = {}  # (tid, syscall): (time, fd) of the enter not yet paired with its exit
         for line in out.splitlines():
-            # "  PID/TID  SECONDS.USEC: EVENT:"
-            parts = line.split()
+            # "  PID/TID  SECONDS.NSEC: EVENT: TRACE"
+            parts = line.split(None, 3)
             if len(parts) < 3:
                 continue
             try:
-                pid = int(parts[0].split("/")[0])
+                pid, tid = (int(x) for x in parts[0].split("/"))
                 t = float(parts[1].rstrip(":")) * 1e3
             except ValueError:
                 continue
-            self.events.append((t, pid, "exit" if "process_exit" in parts[2] else "sync"))
+            event = parts[2].rstrip(":").split(":")[-1]
+            trace = parts[3] if len(parts) > 3 else ""
+            if event == "sched_process_exit":
+                self.events.append((t, pid, "exit"))
+                m = re.search(r"\bpid=(\d+)", trace)
+                self.trace.append((t, "exit", int(m.group(1)) if m else tid, None, None))
+            elif event in self.SYNCS:
+                self.events.append((t, pid, "sync"))
+            elif event == "sched_process_exec":
+                m = re.search(r"filename=(\S*) pid=(\d+)", trace)
+                if m:
+                    self.trace.append((t, "exec", int(m.group(2)), None, m.group(1)))
+            elif event.startswith("sys_enter_"):
+                m = re.search(r"\bfd: (0x[0-9a-f]+)", trace)
+                fd = int(m.group(1), 16) if m else None
+                call = event[len("sys_enter_"):]
+                if call in ("sendto", "write"):
+                    self.trace.append((t, call, pid, fd, None))
+                else:
+                    entered[tid, call] = (t, fd)
+            elif event.startswith("sys_exit_"):
+                call = event[len("sys_exit_"):]
+                start = entered.pop((tid, call), None)
+                if not start:
+                    continue
+                try:
+                    ret = int(trace.split()[0], 16)
+                except (ValueError, IndexError):
+                    continue
+                if ret >= 1 << 63:
+                    ret -= 1 << 64
+                # A send is placed where it begins, a receive where the message is in hand.
+                self.trace.append((start[0] if call == "sendmsg" else t, call, pid, start[1], ret))
         self.events.sort()
+        self.trace.sort(key=lambda e: e[0])
+        self.times = [e[0] for e in self.trace]
 
     def per_question(self, spans, pids):
         """For each question [asked, answered]: the syncs of pids between the plugin's exit (the
@@ -158,6 +218,106 @@ class Syncs:
                                 if e[2] == "sync" and e[1] in pids and plugin_end <= e[0] <= t1))
             total.append(sum(1 for e in inside if e[2] == "sync" and e[1] in pids))
         return critical, total
+
+    def _between(self, t0, t1):
+        return self.trace[bisect.bisect_left(self.times, t0):bisect.bisect_right(self.times, t1)]
+
+    SEGMENTS = ("engine: Submit -> RUN sent", "spawner: RUN -> child released",
+                "child: sandbox entry + execve", "plugin: execve -> exit",
+                "spawner: exit -> EXITED sent", "run record written -> final reply")
+
+    def segments(self, spans, engine, spawner):
+        """Each question's segments in ms, SEGMENTS' order, then the rest of its span (the wakeups
+        between the processes, the engine's Submit reply, EXITED -> run record, the agent): a list
+        of lists, and how many questions were skipped for an event missing. None without perf."""
+        if not self.trace:
+            return None
+        engine_chan = self.ENGINE_CHANNEL_FD
+        # The spawner's end of the channel: its send()s go there alone (send_datagram()).
+        sends = [e[3] for e in self.trace if e[1] == "sendto" and e[2] == spawner]
+        chan = max(set(sends), key=sends.count) if sends else None
+
+        def first(ev, pred):
+            return next((e for e in ev if pred(e)), None)
+
+        def last(ev, pred):
+            return next((e for e in reversed(ev) if pred(e)), None)
+
+        out, skipped = [], 0
+        for t0, t1 in spans:
+            ev = self._between(t0, t1)
+            sub = first(ev, lambda e: e[1] == "recvmsg" and e[2] == engine and
+                        e[3] != engine_chan and e[4] > 0)
+            rel = sub and first(ev, lambda e: e[1] == "sendmsg" and e[2] == spawner and
+                                e[4] == 1 and e[0] > sub[0])
+            run = rel and last(ev, lambda e: e[1] == "sendmsg" and e[2] == engine and
+                               e[3] == engine_chan and sub[0] <= e[0] <= rel[0])
+            got = run and last(ev, lambda e: e[1] == "recvmsg" and e[2] == spawner and
+                               e[3] == chan and e[4] > 0 and run[0] <= e[0] <= rel[0])
+            exe = got and first(ev, lambda e: e[1] == "exec" and e[0] >= rel[0] and
+                                e[4].startswith(self.SANDBOX_EXEC))
+            end = exe and first(ev, lambda e: e[1] == "exit" and e[2] == exe[2] and
+                                e[0] >= exe[0])
+            # The worker thread sends STARTED (after the execve) and then EXITED (after the
+            # reap): EXITED is the second of its sends after the release.
+            told = [e for e in ev if e[1] == "sendto" and e[2] == spawner and e[3] == chan and
+                    rel and e[0] >= rel[0]]
+            told = end and len(told) >= 2 and told[1][0] >= end[0] and told[1]
+            rec = told and first(ev, lambda e: e[1] == "write" and e[2] == engine and
+                                 e[0] >= told[0])
+            reply = rec and last(ev, lambda e: e[1] == "sendto" and e[2] == engine and
+                                 e[3] == sub[3] and e[0] >= rec[0])
+            if not reply:
+                skipped += 1
+                continue
+            seg = [run[0] - sub[0], rel[0] - got[0], exe[0] - rel[0], end[0] - exe[0],
+                   told[0] - end[0], reply[0] - rec[0]]
+            out.append(seg + [(t1 - t0) - sum(seg)])
+        return out, skipped
+
+    def plugin_runs(self, t0, t1, filename):
+        """execve -> exit (ms) of every process that executed filename between t0 and t1."""
+        ev = self._between(t0, t1 + 1000)
+        out = []
+        for e in ev:
+            if e[1] == "exec" and e[4] == filename and e[0] <= t1:
+                end = next((x for x in ev if x[1] == "exit" and x[2] == e[2] and x[0] >= e[0]),
+                           None)
+                if end:
+                    out.append(end[0] - e[0])
+        return out
+
+
+def engine_profile(path):
+    """The top of an engine's `perf record -g` profile by library and function (self samples),
+    and the full report written beside it; lines to print."""
+    r = subprocess.run(["perf", "report", "-i", path, "--stdio", "--no-children", "-g", "none",
+                        "--sort", "dso,sym", "--percent-limit", "0"],
+                       capture_output=True, text=True)
+    with open(path + ".txt", "w") as f:
+        f.write(r.stdout)
+    samples = next((ln.lstrip("# ") for ln in r.stdout.splitlines() if ln.startswith("# Samples")),
+                   "")
+    rows = [ln for ln in r.stdout.splitlines() if ln.strip() and not ln.startswith("#")]
+    by_dso = subprocess.run(["perf", "report", "-i", path, "--stdio", "--no-children", "-g",
+                             "none", "--sort", "dso"], capture_output=True, text=True).stdout
+    dso = [" ".join(ln.split()) for ln in by_dso.splitlines()
+           if ln.strip() and not ln.startswith("#")]
+    return [samples, *rows[:15], "by library: " + ", ".join(dso[:8])]
+
+
+def audit_fds(pid):
+    """pid's fds on the audit log's files (daemon/state/audit.c writes each record with one
+    write() there)."""
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if "/audit/" in link and link.endswith(".jsonl"):
+            out.append(int(fd))
+    return out
 
 
 def children(pid):
@@ -238,13 +398,24 @@ def main():
             questions("warmup", h[:WARMUP], 0)]}))
         # The uncached questions alone, each phase in a run of its own so that lockd's CPU and
         # its fsyncs are counted per phase.
-        syncs = Syncs(work)
+        syncs = Syncs(work, audit_fds(engine) if engine else ())
         cpu = {}
+        profile = None
         for phase, hs, gap in (("b2b", b2b, 0), ("g100", g100, 100), ("g1s", g1s, 1000)):
+            if phase == "b2b" and syncs.proc and engine:
+                # The engine's CPU profile of the back-to-back phase (call graphs kept in the file).
+                profile = subprocess.Popen(
+                    ["perf", "record", "-q", "-g", "-F", "4999", "-p", str(engine), "-o",
+                     os.path.join(work, "engine-profile.data")],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(0.5)
             c0 = cpu_ms()
             one.update(finish(agent(AGENT_UID, d.agent, {"plugin": name, "phases": [
                 questions(phase, hs, gap)]})))
             c1 = cpu_ms()
+            if profile and phase == "b2b":
+                profile.send_signal(2)
+                profile.wait(60)
             cpu[phase] = {k: (c1[k] - c0[k]) * 1e3 / len(hs) for k in c0
                           if c0[k] is not None and c1.get(k) is not None}
         syncs.stop()
@@ -279,11 +450,22 @@ def main():
         scope = [shutil.which("systemd-run"), *([] if BUS == "system" else ["--user"]),
                  "--scope", "-q", "--", plugin]
         alt = {}
+        bare, bare_at = None, {}
         for what, argv in (("exec", [plugin]), ("scope", scope)):
             alternative(0, p[:WARMUP], argv)
-            alt[what, "b2b"] = alternative(0, p[cuts[0]:cuts[1]], argv)
-            alt[what, "g100"] = alternative(100, p[cuts[1]:cuts[2]], argv)
-            alt[what, "g1s"] = alternative(1000, p[cuts[2]:cuts[3]], argv)
+            if what == "exec" and syncs.proc:
+                # The same events recorded around bare fork+exec: the plugin's own execve -> exit
+                # under the same tracing as inside lockd's sandbox.
+                bare = Syncs(work, name="perf-bare.data")
+            for phase, gap, cut in (("b2b", 0, (cuts[0], cuts[1])),
+                                    ("g100", 100, (cuts[1], cuts[2])),
+                                    ("g1s", 1000, (cuts[2], cuts[3]))):
+                t0 = time.clock_gettime(time.CLOCK_MONOTONIC) * 1e3
+                alt[what, phase] = alternative(gap, p[cut[0]:cut[1]], argv)
+                if what == "exec":
+                    bare_at[phase] = (t0, time.clock_gettime(time.CLOCK_MONOTONIC) * 1e3)
+            if bare and what == "exec":
+                bare.stop()
     finally:
         d.stop()
     runs = read_audit(os.path.join(top, "state", "audit", "audit.jsonl"))
@@ -352,6 +534,48 @@ def main():
         c = cpu.get(phase, {})
         print(f"  {label:14} {line}  CPU engine {c.get('engine', float('nan')):5.2f} spawner "
               f"{c.get('spawner', float('nan')):5.2f}")
+    print()
+    print("where an uncached question's time goes, step by step (medians, ms; perf on the syscall")
+    print("and sched tracepoints in the same recording: a send where it begins, a receive where")
+    print("the message is in hand, the execve where the new image runs); the plugin bare is")
+    print("bench/ask-agent exec's fork+exec of the same binary under the same recording")
+    phases = (("back to back", "b2b"), ("100 ms apart", "g100"), ("1 s apart", "g1s"))
+    seg = {ph: syncs.segments(one[ph + "@spans"], engine, spawner) for _, ph in phases}
+    if any(v is None for v in seg.values()):
+        print(f"  not measured: {getattr(syncs, 'why', 'no events')}")
+    else:
+        print(f"  {'segment':44}" + "".join(f"{label:>14}" for label, _ in phases))
+        rows = [*Syncs.SEGMENTS, "the rest (wakeups, EXITED -> record, agent)", "the question"]
+        for i, label in enumerate(rows):
+            vals = []
+            for _, ph in phases:
+                got = seg[ph][0]
+                vals.append(med([s[i] for s in got] if i < len(Syncs.SEGMENTS) + 1 else
+                                [sum(s) for s in got]) if got else float("nan"))
+            print(f"  {label:44}" + "".join(f"{v:14.3f}" for v in vals))
+        plugin_bare = {ph: bare.plugin_runs(*bare_at[ph], plugin) if bare and ph in bare_at else []
+                       for _, ph in phases}
+        print(f"  {'plugin bare: execve -> exit':44}" + "".join(
+            f"{med(plugin_bare[ph]) if plugin_bare[ph] else float('nan'):14.3f}"
+            for _, ph in phases))
+        print(f"  {'plugin inside the sandbox / bare (<= 1.2)':44}" + "".join(
+            f"{med([s[3] for s in seg[ph][0]]) / med(plugin_bare[ph]):14.2f}"
+            if seg[ph][0] and plugin_bare[ph] else f"{'nan':>14}" for _, ph in phases))
+        print(f"  {'questions measured (skipped: an event missing)':44}" + "".join(
+            f"{f'{len(seg[ph][0])} ({seg[ph][1]})':>14}" for _, ph in phases))
+        print(f"  {'bare runs measured':44}" + "".join(
+            f"{len(plugin_bare[ph]):14d}" for _, ph in phases))
+    print()
+    print("the engine's CPU profile over the back-to-back phase (perf record -g -p ENGINE; self")
+    print("samples by library and function, the top 15):")
+    profile_data = os.path.join(work, "engine-profile.data")
+    if profile and os.path.exists(profile_data):
+        lines = engine_profile(profile_data)
+        for ln in lines:
+            print(f"  {ln}")
+        print(f"  (the whole report: {profile_data}.txt)")
+    else:
+        print(f"  not measured: {getattr(syncs, 'why', 'no profile')}")
     print()
     print(f"two agents at once, cache misses back to back: {len(ra['two']) + len(rb['two'])} runs, "
           f"{runs_per_s:.0f} runs/s (the slower agent's busy time; {two_wall:.2f} s with the "
