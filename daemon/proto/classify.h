@@ -59,8 +59,8 @@ typedef struct RunResult {
         SpawnStage spawn_stage;
         int spawn_errno;
         uint64_t stdout_bytes;
-        uint64_t stderr_bytes; /* drained and discarded; only the count is kept */
-        uint64_t cpu_usec;     /* user + system */
+        uint64_t stderr_bytes;    /* drained and discarded; only the count is kept */
+        uint64_t cpu_usec;        /* user + system */
         uint64_t peak_rss_bytes;  /* the plugin's own peak memory; 0: unknown (runner.h) */
         uint64_t wall_usec;       /* from the plugin's execve to its end */
         uint64_t setup_usec;      /* before that: the scope, the release, the sandbox's entry */

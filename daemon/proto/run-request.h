@@ -19,10 +19,10 @@ typedef void (*RunDoneFn)(RunRequest *req, void *userdata);
 
 struct RunRequest {
         /* Set by the caller. */
-        const PluginImage *image; /* the engine's: what it sends; kept alive until done runs */
+        const PluginImage *image;      /* the engine's: what it sends; kept alive until done runs */
         const struct Sandbox *sandbox; /* the spawner's: built from the image; kept alive too */
-        int input_fd;           /* becomes fd 3; owned by the request, closed with it */
-        char *inputs_json;      /* owned; NULL without inputs */
+        int input_fd;                  /* becomes fd 3; owned by the request, closed with it */
+        char *inputs_json;             /* owned; NULL without inputs */
         size_t inputs_len;
         uint64_t fairness_key; /* runs are taken round-robin across keys (an agent's uid) */
         char unit[128];        /* the scope's unit name, set by the pool */

@@ -59,7 +59,7 @@ enum {
         CHILD_FD_DETAIL,
         CHILD_FDS_MAX,
 };
-#define NPROC_HEADROOM   512
+#define NPROC_HEADROOM 512
 
 /* What the child reports through its control socket when it cannot enter the sandbox. */
 typedef struct ChildFailure {

@@ -100,7 +100,6 @@ void run_pool_warm(RunPool *p, const SandboxLimits *limits) {
         standby_warm(p->standby, &c);
 }
 
-
 /* Takes the next run, round-robin across keys. Called with the lock held and n_queued > 0. */
 static RunRequest *dequeue(RunPool *p) {
         KeyQueue *q = p->ring->next; /* ring points at the last served: serve its successor */

@@ -46,18 +46,18 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 #define __NR_pidfd_send_signal 424
 #endif
 
-#define DEFAULT_POLICY_PATH  "/etc/lockd/lockd.yaml"
-#define ENGINE_USER          "lockd"
+#define DEFAULT_POLICY_PATH "/etc/lockd/lockd.yaml"
+#define ENGINE_USER         "lockd"
 /*
  * As systemd's socket units (Backlog= defaults to SOMAXCONN; the kernel caps it at
  * net.core.somaxconn): a burst of agents connecting at once waits in the kernel for the engine's
  * accept instead of a non-blocking connect() failing with EAGAIN. The caps on connections apply
  * after accept(); the backlog holds only connections not yet accepted.
  */
-#define LISTEN_BACKLOG       SOMAXCONN
-#define SCOPE_WAIT_USEC      (10ULL * 1000000)
-#define ENGINE_EXIT_WAIT_MS  5000
-#define CHOWN_DEPTH_MAX      16
+#define LISTEN_BACKLOG      SOMAXCONN
+#define SCOPE_WAIT_USEC     (10ULL * 1000000)
+#define ENGINE_EXIT_WAIT_MS 5000
+#define CHOWN_DEPTH_MAX     16
 
 /* lockd's run: the loop, the engine, and what the end must close. */
 typedef struct Run {

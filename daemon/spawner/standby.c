@@ -56,7 +56,7 @@ struct Standby {
         void (*unit_name)(char *buf, size_t size, void *userdata);
         void *userdata;
 
-        pthread_mutex_t lock; /* classes and their ready lists: workers take from them */
+        pthread_mutex_t lock;   /* classes and their ready lists: workers take from them */
         pthread_cond_t changed; /* a child got ready, a scope failed, or the standby closed */
         Class classes[STANDBY_CLASSES_MAX];
         unsigned n_classes;

@@ -73,7 +73,7 @@ typedef enum CatalogInstallStatus {
                                         or wrong; res->installed names the active version */
         CATALOG_UPDATE_REFUSED,      /* res->verdict is the UPDATE_REFUSED_* reason */
         CATALOG_STORE_FAILED,        /* res->store_error says why */
-        CATALOG_SANDBOX_FAILED, /* res->sandbox_error (a negative errno for plugin_image_strerror) */
+        CATALOG_SANDBOX_FAILED,      /* res->sandbox_error: plugin_image_strerror()'s errno */
 } CatalogInstallStatus;
 
 typedef struct CatalogInstallResult {

@@ -199,8 +199,8 @@ static int helper_spawn(const int fds[_VERIFIER_FD_MAX], Helper *h, ReleaseError
         }
 
         /*
-         * Nobody else reaps the engine's children (every child is waited for by its pidfd, never with
-         * P_ALL or SIGCHLD ignored), so the pid still names our child here.
+         * Nobody else reaps the engine's children (every child is waited for by its pidfd, never
+         * with P_ALL or SIGCHLD ignored), so the pid still names our child here.
          */
         h->pid = pid;
         h->reply_fd = pipefd[0];
@@ -291,7 +291,8 @@ static int reply_check(const VerifierReply *r, VerifierKind kind, ReleaseError *
         if (r->magic != VERIFIER_MAGIC || r->version != VERIFIER_VERSION || r->reserved != 0)
                 return helper_failed(err, "malformed answer (header)");
         /* A helper that could not sandbox itself or read the request says so, and nothing else. */
-        if (r->code == RELEASE_E_VERIFIER && verifier_field_valid(r->message, sizeof(r->message), 0x20))
+        if (r->code == RELEASE_E_VERIFIER &&
+            verifier_field_valid(r->message, sizeof(r->message), 0x20))
                 return helper_failed(err, "%.160s", r->message);
         if (r->kind != kind)
                 return helper_failed(err, "malformed answer (kind)");

@@ -59,9 +59,9 @@ END_TEST
  * handler row in the spawner; a type outside the enum has none. */
 START_TEST(test_tables_complete) {
         static const uint16_t types[] = {
-                SPAWNER_HELLO,       SPAWNER_RUN,          SPAWNER_KILL,
-                SPAWNER_STOP,        SPAWNER_CONFINE,      SPAWNER_NOTIFY,
-                SPAWNER_WARM,        SPAWNER_REPLY_HELLO,  SPAWNER_REPLY_EXITED,
+                SPAWNER_HELLO,          SPAWNER_RUN,           SPAWNER_KILL,
+                SPAWNER_STOP,           SPAWNER_CONFINE,       SPAWNER_NOTIFY,
+                SPAWNER_WARM,           SPAWNER_REPLY_HELLO,   SPAWNER_REPLY_EXITED,
                 SPAWNER_REPLY_CONFINED, SPAWNER_REPLY_STARTED,
         };
         uint16_t bad = 0;
