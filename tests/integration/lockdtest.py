@@ -340,6 +340,15 @@ class Daemon:
     def start(self, argv_extra=(), timeout=20, wrapper=(), env_extra=None):
         """Starts lockd, under wrapper (a command that execs its arguments: same pid) and with
         env_extra added to its environment, and waits for READY=1."""
+        # An engine of this lockd's last start may still be ending (the spawner was killed: the
+        # engine's parent-death signal is on its way): it holds the audit log's lock until it is
+        # gone, and a new engine would find the log held. Under systemd the unit's stop waits for
+        # every process of its cgroup; here the test waits.
+        old_engine = getattr(self, "_engine", None)
+        if old_engine:
+            wait_for(lambda: not _is_engine(old_engine), timeout=15,
+                     what=f"the last engine (pid {old_engine}) to end")
+            self._engine = None
         notify = os.path.join(self.dir, "notify.sock")
         if os.path.exists(notify):
             os.unlink(notify)
@@ -365,6 +374,7 @@ class Daemon:
                     continue
                 self.notifications.append(msg)
                 if "READY=1" in msg.split("\n"):
+                    self._engine = self._find_engine()
                     return self
                 if self.proc.poll() is not None:
                     break
@@ -399,6 +409,13 @@ class Daemon:
 
     def console_call(self, method, params=None, fds=()):
         return call(self.console, method, params, fds)
+
+    def _find_engine(self):
+        """The engine's pid (engine_pid()), or None when this lockd runs none (a stand-in)."""
+        try:
+            return self.engine_pid()
+        except Failed:
+            return None
 
     def engine_pid(self):
         """The engine's pid: the one child of the spawner (self.proc, the root lockd) whose
@@ -560,6 +577,15 @@ def read_audit(path):
 
 # ---------------------------------------------------------------------------------------------
 # Small helpers of test-hostile.py and test-faults.py
+
+
+def _is_engine(pid):
+    """Whether pid is still a lockd-engine (a zombie's exe no longer reads)."""
+    try:
+        return os.path.basename(os.readlink(f"/proc/{pid}/exe").removesuffix(" (deleted)")) == \
+            "lockd-engine"
+    except OSError:
+        return False
 
 
 def status_kib(pid, field):
