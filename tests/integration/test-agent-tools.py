@@ -173,20 +173,23 @@ def test_lockask_wait_cancel(w, fx):
     check("TicketNotPending" in r.stderr, r.stderr)
     r = lockask(w, "cancel", "nosuchticket", rc=2)
     check("UnknownTicket" in r.stderr, r.stderr)
-    # A ticket that waits while the human approves it: ask blocks, then prints the answer.
+    # A ticket that waits while the human approves it: ask says it waits, blocks, then prints
+    # the answer. The human approves once lockask said so: the console may list the ticket as
+    # pending before its Submit is answered (the answer waits for the durable record), and an
+    # approval before that answer leaves nothing to wait for.
     p = subprocess.Popen(as_agent([LOCKASK, "--socket", w.d.agent, "ask", fx.manual, fx.zero]),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        pending = wait_for(lambda: [x["ticket"] for x in w.d.console_call(
-            "io.lockd.Console.ListTickets")["parameters"]["tickets"] if x["state"] == "pending"],
-            what="a pending ticket")
-        w.d.lockctl("approve", pending[0], "--yes", check_rc=0)
+        said = p.stderr.readline()
+        check("waits for the human" in said, f"ask said: {said!r}")
+        t3 = re.search(r"ticket (\S+) waits", said).group(1)
+        w.d.lockctl("approve", t3, "--yes", check_rc=0)
         out, err = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
             p.kill()
-    check(p.returncode == 0 and out == "0\n" and "waits for the human" in err,
-          f"ask while approved: {p.returncode} {out!r} {err!r}")
+    check(p.returncode == 0 and out == "0\n", f"ask while approved: {p.returncode} {out!r} "
+          f"{said!r}{err!r}")
 
 
 def mcp_env(w, fx):
