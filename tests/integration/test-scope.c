@@ -736,6 +736,8 @@ END_TEST
  * touches 115 MiB of heap shows it; a trivial one shows well under a MiB, less than this test
  * process's own resident size, which the maxrss would have carried.
  */
+#define PEAK_TRIES 5
+
 START_TEST(test_peak_is_the_plugins) {
         LoopThread t;
         RunResult res;
@@ -752,19 +754,34 @@ START_TEST(test_peak_is_the_plugins) {
         fclose(f);
         ck_assert_uint_gt(own, 0);
 
+        /*
+         * A peak of 0 is "unknown": the manager removed the run's cgroup before it was read (an
+         * empty scope goes at once; on a busy machine that can come first). Unknown is never
+         * the runner's maxrss, so it is allowed; a known peak must be the plugin's, and each
+         * plugin gets up to five runs to show one.
+         */
         loop_start(&t);
-        run_in_scope(t.manager, "scope-oom", 256 * MiB, true, &h, &res);
-        ck_assert_int_eq(res.outcome, RUN_ZERO);
-        ck_assert_msg(res.peak_rss_bytes >= 115 * MiB && res.peak_rss_bytes < 256 * MiB,
-                      "peak %" PRIu64, res.peak_rss_bytes);
-        oom_watch_free(h.watch);
-
-        run_in_scope(t.manager, "good-one", 64 * MiB, true, &h, &res);
-        ck_assert_int_eq(res.outcome, RUN_ONE);
-        ck_assert_msg(res.peak_rss_bytes > 0 && res.peak_rss_bytes < 1 * MiB &&
-                              res.peak_rss_bytes < own * 1024,
-                      "peak %" PRIu64 ", this process %" PRIu64 " KiB", res.peak_rss_bytes, own);
-        oom_watch_free(h.watch);
+        for (int i = 0, known = 0; !known; i++) {
+                ck_assert_msg(i < PEAK_TRIES, "no known peak in %d runs of scope-oom", i);
+                run_in_scope(t.manager, "scope-oom", 256 * MiB, true, &h, &res);
+                ck_assert_int_eq(res.outcome, RUN_ZERO);
+                known = res.peak_rss_bytes > 0;
+                ck_assert_msg(!known || (res.peak_rss_bytes >= 115 * MiB &&
+                                         res.peak_rss_bytes < 256 * MiB),
+                              "peak %" PRIu64, res.peak_rss_bytes);
+                oom_watch_free(h.watch);
+        }
+        for (int i = 0, known = 0; !known; i++) {
+                ck_assert_msg(i < PEAK_TRIES, "no known peak in %d runs of good-one", i);
+                run_in_scope(t.manager, "good-one", 64 * MiB, true, &h, &res);
+                ck_assert_int_eq(res.outcome, RUN_ONE);
+                known = res.peak_rss_bytes > 0;
+                ck_assert_msg(!known || (res.peak_rss_bytes < 1 * MiB &&
+                                         res.peak_rss_bytes < own * 1024),
+                              "peak %" PRIu64 ", this process %" PRIu64 " KiB",
+                              res.peak_rss_bytes, own);
+                oom_watch_free(h.watch);
+        }
         loop_stop(&t);
 }
 END_TEST
