@@ -20,11 +20,18 @@ int elf_header_read(const uint8_t *buf, size_t len, Elf64_Ehdr *ret) {
         return 0;
 }
 
-int elf_phdrs_check(const Elf64_Ehdr *eh, size_t len) {
-        if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum == 0 || eh->e_phnum >= PN_XNUM)
+int elf_phdrs_read(const uint8_t *buf, size_t len, Elf64_Ehdr *ret) {
+        Elf64_Ehdr eh;
+        int r;
+
+        r = elf_header_read(buf, len, &eh);
+        if (r < 0)
+                return r;
+        if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum >= PN_XNUM)
                 return -ENOEXEC;
-        if (eh->e_phoff > len || (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > len - eh->e_phoff)
+        if (eh.e_phoff > len || (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > len - eh.e_phoff)
                 return -ENOEXEC;
+        *ret = eh;
         return 0;
 }
 
@@ -41,10 +48,7 @@ int elf_check_static(const uint8_t *buf, size_t len) {
         Elf64_Ehdr eh;
         int r;
 
-        r = elf_header_read(buf, len, &eh);
-        if (r < 0)
-                return r;
-        r = elf_phdrs_check(&eh, len);
+        r = elf_phdrs_read(buf, len, &eh);
         if (r < 0)
                 return r;
         for (unsigned i = 0; i < eh.e_phnum; i++) {

@@ -12,8 +12,9 @@ int elf_check_static(const uint8_t *buf, size_t len);
 /* The header of an x86-64 ELF64 executable (or PIE) in buf, into *ret: 0 or -ENOEXEC. */
 int elf_header_read(const uint8_t *buf, size_t len, Elf64_Ehdr *ret);
 
-/* Checks that eh's program header table is sound and lies inside len bytes: 0 or -ENOEXEC. */
-int elf_phdrs_check(const Elf64_Ehdr *eh, size_t len);
+/* The header, as elf_header_read(), of an image whose program header table is sound and lies
+ * inside len bytes: 0 or -ENOEXEC. */
+int elf_phdrs_read(const uint8_t *buf, size_t len, Elf64_Ehdr *ret);
 
-/* Program header i (below eh->e_phnum) of an image whose table elf_phdrs_check() accepted. */
+/* Program header i (below eh->e_phnum) of an image whose table elf_phdrs_read() accepted. */
 void elf_phdr(const uint8_t *buf, const Elf64_Ehdr *eh, unsigned i, Elf64_Phdr *ret);

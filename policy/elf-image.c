@@ -11,10 +11,7 @@ int elf_writable_bytes(const uint8_t *buf, size_t len, uint64_t *ret) {
         uint64_t sum = 0;
         int r;
 
-        r = elf_header_read(buf, len, &eh);
-        if (r < 0)
-                return r;
-        r = elf_phdrs_check(&eh, len);
+        r = elf_phdrs_read(buf, len, &eh);
         if (r < 0)
                 return r;
         for (unsigned i = 0; i < eh.e_phnum; i++) {
