@@ -111,6 +111,14 @@ int memfd_snapshot(int fd, const char *name, uint64_t max, bool executable) {
         return TAKE_FD(mfd);
 }
 
+bool memfd_is_sealed(int fd) {
+        const int needed = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK;
+        int seals = fcntl(fd, F_GET_SEALS);
+
+        /* Only a memfd (or another shmem file that supports seals) answers F_GET_SEALS. */
+        return seals >= 0 && (seals & needed) == needed;
+}
+
 int memfd_from_buffer(const void *buf, size_t len, const char *name) {
         _cleanup_close_ int mfd = -1;
         int r;

@@ -32,6 +32,10 @@ int memfd_snapshot(int fd, const char *name, uint64_t max, bool executable);
 int memfd_new(const char *name, bool executable);
 int memfd_seal(int fd, bool executable);
 
+/* Whether fd is a memfd sealed against every change of its bytes (write, grow, shrink): what it
+ * holds now it holds for good, whoever else has it open. */
+bool memfd_is_sealed(int fd);
+
 /* Like memfd_snapshot() for a buffer. */
 int memfd_from_buffer(const void *buf, size_t len, const char *name);
 

@@ -558,6 +558,13 @@ static int collect(RunIO *io, uint64_t deadline, RunResult *res, RunExit *e, str
         return 0;
 }
 
+/* The fds a run makes itself: /dev/null, and without RunFds the inputs' read-only memfd and the
+ * three pipes (read ends non-blocking, ours; write ends the child's). */
+typedef struct RunOwnFds {
+        int devnull, inputs_mfd, inputs_ro;
+        int out[2], err[2], det[2];
+} RunOwnFds;
+
 struct RunChild {
         pid_t pid;
         int pidfd;
@@ -566,7 +573,22 @@ struct RunChild {
         void *stack;
         ChildArgs *args;
         uint64_t born_usec;
+        /* Between run_child_release() and run_child_finish(): the run's own fds, the release's
+         * time and how its send went (0 or a negative errno). */
+        bool released;
+        RunOwnFds own;
+        uint64_t release_usec;
+        int sent;
 };
+
+static void run_own_fds_close(RunOwnFds *o) {
+        o->devnull = safe_close(o->devnull);
+        o->inputs_mfd = safe_close(o->inputs_mfd);
+        o->inputs_ro = safe_close(o->inputs_ro);
+        close_pair(o->out);
+        close_pair(o->err);
+        close_pair(o->det);
+}
 
 /* The filter's two parts: the same for every plugin and every child, built once per process. */
 static pthread_once_t filters_once = PTHREAD_ONCE_INIT;
@@ -603,7 +625,17 @@ int run_child_new(RunChild **ret) {
         if (!c)
                 return -ENOMEM;
         c->pidfd = c->ctl_fd = -1;
+        c->own = (RunOwnFds){.devnull = -1,
+                             .inputs_mfd = -1,
+                             .inputs_ro = -1,
+                             .out = {-1, -1},
+                             .err = {-1, -1},
+                             .det = {-1, -1}};
         c->stack = MAP_FAILED;
+        /* Opened ahead, off the run's path: the plugin's stdin. */
+        c->own.devnull = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (c->own.devnull < 0)
+                return negative_errno();
         c->args = calloc(1, sizeof(*c->args));
         if (!c->args)
                 return -ENOMEM;
@@ -678,6 +710,7 @@ RunChild *run_child_free(RunChild *c) {
         /* Only now: a child that has not exec'd yet runs on this stack, in our memory. */
         if (c->stack != MAP_FAILED)
                 munmap(c->stack, CHILD_STACK_SIZE);
+        run_own_fds_close(&c->own);
         safe_close(c->pidfd);
         safe_close(c->ctl_fd);
         free(c->args);
@@ -746,26 +779,8 @@ static int run_params_check(const RunChild *c, const Sandbox *sb, const RunParam
         return 0;
 }
 
-/* The fds a run makes itself: /dev/null, and without RunFds the inputs' read-only memfd and the
- * three pipes (read ends non-blocking, ours; write ends the child's). */
-typedef struct RunOwnFds {
-        int devnull, inputs_mfd, inputs_ro;
-        int out[2], err[2], det[2];
-} RunOwnFds;
-
-static void run_own_fds_close(RunOwnFds *o) {
-        o->devnull = safe_close(o->devnull);
-        o->inputs_mfd = safe_close(o->inputs_mfd);
-        o->inputs_ro = safe_close(o->inputs_ro);
-        close_pair(o->out);
-        close_pair(o->err);
-        close_pair(o->det);
-}
-
+/* The run's own fds but /dev/null, which run_child_new() opened ahead. */
 static int run_own_fds_open(const Sandbox *sb, const RunParams *p, RunOwnFds *o) {
-        o->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (o->devnull < 0)
-                return negative_errno();
         if (sb->spec.inputs && !p->fds) {
                 /* fd 6: sealed against any change, and handed over through a read-only open. */
                 o->inputs_mfd = memfd_from_buffer(p->inputs_json, p->inputs_len, "lockd-inputs");
@@ -902,39 +917,43 @@ static int plugin_watch(RunChild *c, const Sandbox *sb, const RunParams *p, cons
         return 0;
 }
 
-int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResult *ret) {
-        RunOwnFds o = {.devnull = -1,
-                       .inputs_mfd = -1,
-                       .inputs_ro = -1,
-                       .out = {-1, -1},
-                       .err = {-1, -1},
-                       .det = {-1, -1}};
-        RunResult res = {};
-        ChildFailure fail;
+int run_child_release(RunChild *c, const Sandbox *sb, const RunParams *p) {
         int fds[CHILD_FDS_MAX];
         size_t n_fds;
-        uint64_t start;
         int r;
 
+        if (c && c->released)
+                return -EALREADY;
         r = run_params_check(c, sb, p);
         if (r < 0)
                 return r;
-        r = run_own_fds_open(sb, p, &o);
+        r = run_own_fds_open(sb, p, &c->own);
         if (r < 0) {
-                run_own_fds_close(&o);
+                run_own_fds_close(&c->own);
                 return r;
         }
-        n_fds = release_prepare(c, sb, p, &o, fds);
+        n_fds = release_prepare(c, sb, p, &c->own, fds);
+        c->release_usec = clock_monotonic_usec();
+        c->sent = send_release(c->ctl_fd, fds, n_fds);
+        c->released = true;
+        /* Our copies of the child's ends go now, so EOF means the child (or exec) closed them. */
+        c->own.out[1] = safe_close(c->own.out[1]);
+        c->own.err[1] = safe_close(c->own.err[1]);
+        c->own.det[1] = safe_close(c->own.det[1]);
+        return 0;
+}
+
+int run_child_finish(RunChild *c, const Sandbox *sb, const RunParams *p, RunResult *ret) {
+        RunResult res = {};
+        ChildFailure fail;
+        int r;
+
+        if (!c || !sb || !p || !ret || !c->released || c->reaped)
+                return -EINVAL;
         res.uid = p->drop_to_uid ? p->uid : getuid();
         res.landlock_abi = sb->landlock_abi;
-        start = clock_monotonic_usec();
-        r = send_release(c->ctl_fd, fds, n_fds);
-        /* Our copies of the child's ends go now, so EOF means the child (or exec) closed them. */
-        o.out[1] = safe_close(o.out[1]);
-        o.err[1] = safe_close(o.err[1]);
-        o.det[1] = safe_close(o.det[1]);
-        fail = release_wait(c, r);
-        res.setup_usec = clock_monotonic_usec() - start;
+        fail = release_wait(c, c->sent);
+        res.setup_usec = clock_monotonic_usec() - c->release_usec;
         if (p->launched)
                 p->launched(p->launched_userdata);
 
@@ -943,12 +962,21 @@ int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResul
                 *ret = res;
                 r = 0;
         } else {
-                r = plugin_watch(c, sb, p, &o, &res);
+                r = plugin_watch(c, sb, p, &c->own, &res);
                 if (r >= 0)
                         *ret = res;
         }
-        run_own_fds_close(&o);
+        run_own_fds_close(&c->own);
         return r;
+}
+
+int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResult *ret) {
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = run_child_release(c, sb, p);
+        return r < 0 ? r : run_child_finish(c, sb, p, ret);
 }
 
 int runner_run(const Sandbox *sb, const RunParams *p, RunResult *ret) {

@@ -54,7 +54,7 @@ typedef struct RunParams {
         /* Optional: the output goes to another process's pipes (inputs_json then unused). */
         const RunFds *fds;
         /*
-         * Optional, run_child_start() only: called once the child is out of lockd's hands (it
+         * Optional, run_child_start() and run_child_finish() only: called once the child is out of lockd's hands (it
          * executed the plugin, or failed to), before the wait for its end. What would compete
          * with the child's way into the sandbox for a CPU (telling the engine, refilling the
          * children made ahead) goes here, not before the release.
@@ -94,6 +94,16 @@ bool run_child_waiting(const RunChild *c);
  * afterwards, whatever the outcome: free it.
  */
 int run_child_start(RunChild *c, const Sandbox *sb, const RunParams *p, RunResult *ret);
+/*
+ * run_child_start() in two halves, which may run on different threads of this process (a RunChild
+ * is not shared: one thread at a time). run_child_release() sends c its release and returns at
+ * once: 0 (a failed send included: the finish reports it as spawn:scope), or a negative errno for
+ * bad params or a run that cannot make its own fds, when nothing was sent and c is spent. p and
+ * the Sandbox must stay valid until run_child_finish(), which waits for the execve and the end
+ * and fills *ret as run_child_start() does.
+ */
+int run_child_release(RunChild *c, const Sandbox *sb, const RunParams *p);
+int run_child_finish(RunChild *c, const Sandbox *sb, const RunParams *p, RunResult *ret);
 /* Kills a child that never ran (or was not reaped) and frees it. */
 RunChild *run_child_free(RunChild *c);
 static inline void run_child_freep(RunChild **c) {

@@ -1,9 +1,11 @@
-/* Loading a plugin for running: the verified bytes in a sealed memfd of our own and the Landlock
- * ruleset (the seccomp filter, the same for every plugin, is the runner's). */
+/* Loading a plugin for running: the verified bytes in a sealed memfd (the caller's when it is sealed
+ * already, else a copy of our own) and the Landlock ruleset (the seccomp filter, the same for every
+ * plugin, is the runner's). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "landlock.h"
 #include "fd-util.h"
@@ -24,6 +26,7 @@ Sandbox *sandbox_free(Sandbox *sb) {
 
 int sandbox_new(int binary_fd, const SandboxSpec *spec, Sandbox **ret) {
         _cleanup_(sandbox_freep) Sandbox *sb = NULL;
+        struct stat st;
         int r;
 
         r = plugin_image_spec_check(spec);
@@ -37,12 +40,21 @@ int sandbox_new(int binary_fd, const SandboxSpec *spec, Sandbox **ret) {
         sb->spec = *spec;
 
         /*
-         * Run the bytes we read now, not whatever the path holds later: the sealed copy cannot be
-         * written, grown, shrunk or unsealed, by us, the plugin or anyone who replaces the file.
+         * Run the bytes we check now, not whatever the path holds later. A memfd sealed against
+         * write, grow and shrink (the engine's: a release's binary, ARCHITECTURE.md) is such bytes
+         * already: nobody, its maker included, can change them any more, so it is run as it is,
+         * through a read-only open of our own, and a run whose sandbox is built anew costs no
+         * copy (when the run's uid, an "other" to its owner, may execute it). Anything else (a file, an unsealed memfd) is copied into a memfd of our own, sealed
+         * so that it cannot be written, grown, shrunk or unsealed by us, the plugin or anyone who
+         * replaces the file.
          */
-        if (lseek(binary_fd, 0, SEEK_SET) < 0 && errno != ESPIPE)
-                return negative_errno();
-        sb->binary_fd = memfd_snapshot(binary_fd, "lockd-plugin", PLUGIN_BINARY_MAX, true);
+        if (memfd_is_sealed(binary_fd) && fstat(binary_fd, &st) == 0 && (st.st_mode & S_IXOTH))
+                sb->binary_fd = fd_reopen_readonly(binary_fd);
+        else {
+                if (lseek(binary_fd, 0, SEEK_SET) < 0 && errno != ESPIPE)
+                        return negative_errno();
+                sb->binary_fd = memfd_snapshot(binary_fd, "lockd-plugin", PLUGIN_BINARY_MAX, true);
+        }
         if (sb->binary_fd < 0)
                 return sb->binary_fd;
 

@@ -19,8 +19,10 @@ typedef struct Sandbox {
 } Sandbox;
 
 /*
- * Loads a plugin for running. Copies the bytes readable from binary_fd (from offset 0) into a
- * sealed memfd, refuses anything but a static x86-64 ELF executable, builds the Landlock ruleset.
+ * Loads a plugin for running. A binary_fd that is a memfd sealed against write, grow and shrink
+ * (memfd_is_sealed()) and executable by others is used as it is, through a read-only open; any
+ * other is copied (from offset 0) into a sealed memfd of our own. Refuses anything but a static
+ * x86-64 ELF executable, builds the Landlock ruleset.
  * Returns 0, or a negative errno: -ENOEXEC not an ELF executable for this machine, -ELIBEXEC
  * dynamically linked (has PT_INTERP), -EFBIG over 256 MiB, -EINVAL a bad spec, -EOPNOTSUPP no
  * Landlock in this kernel.

@@ -41,10 +41,25 @@ typedef struct Worker {
         RunPool *pool;
         pthread_t thread;
         bool started;
-        RunRequest *req; /* in flight, or NULL */
-        int pidfd;       /* a dup of the child's pidfd while it lives, else -1 */
+        pthread_cond_t wake; /* its own: work was queued, or handed to it alone */
+        bool idle;           /* waits on wake and nobody signalled it yet (lock held) */
+        bool reserved;       /* run_pool_submit() is handing it req (lock held) */
+        RunRequest *handed;  /* ... and has: the worker takes it before any queued run */
+        RunRequest *req;     /* in flight, or NULL */
+        int pidfd;           /* a dup of the child's pidfd while it lives, else -1 */
         OomWatch *oom;
         bool launched; /* launched() ran for the run in flight */
+
+        /* The run's params (they outlive a release made on the loop's thread), its uid. */
+        bool has_params, has_uid;
+        uid_t uid;
+        RunFds fds;
+        RunParams rp;
+        /* A child from the standby, released or to be: run_child_finish() is the worker's. */
+        bool released;
+        StandbyChild ready;
+        uint64_t waited;
+        int adopt_r, release_r;
 } Worker;
 
 struct RunPool {
@@ -55,7 +70,6 @@ struct RunPool {
         RunPoolConfig cfg;
 
         pthread_mutex_t lock;
-        pthread_cond_t cond;
         KeyQueue
                 *ring; /* the key served last (its successor is next); only keys with queued runs */
         unsigned n_queued, n_active;
@@ -271,43 +285,97 @@ static int peak_check(void *userdata, uint64_t *ret) {
         return w->oom ? oom_watch_peak(w->oom, ret) : -ENOENT;
 }
 
-/*
- * The run on a child taken from the standby, in its scope (ready, or waited for while the manager
- * finished it): the run hands it its fds. STARTED goes once it is on its way (launched()), the
- * refill once the run ended, so that neither the engine's wakeup nor the refill's clone and the
- * manager's scope work compete with the child and the plugin for a CPU; STARTED still precedes
- * EXITED, sent by this thread after the reap. 0 or a negative errno (run_child_start()'s).
- */
-static int run_on_standby(Worker *w, RunRequest *req, RunParams *rp, StandbyChild *ready,
-                          uint64_t waited) {
+/* The run's params in w, and its uid from the pool: they must outlive the release, which the loop's
+ * thread may make (run_pool_submit()). 0 or a negative errno (no uid left). */
+static int params_init(Worker *w, RunRequest *req) {
         RunPool *p = w->pool;
         int r;
 
-        memcpy(req->unit, ready->unit, sizeof(ready->unit));
-        w->oom = TAKE_PTR(ready->oom);
-        r = adopt(w, run_child_pidfd(ready->child), true);
-        rp->launched = launched;
-        rp->launched_userdata = w;
-        if (r >= 0) {
-                r = run_child_start(ready->child, req->sandbox, rp, &req->result);
-                /* A child whose scope was still being made was waited for: that wait is the
-                 * run's, reported as such (runner_run() does the same). */
-                req->result.setup_usec += waited;
-                req->result.scope_wait_usec = waited;
-                /* Refused before the release (bad params, no pipe): the engine still hears
-                 * STARTED before the scoped EXITED, which it demands. */
-                if (!w->launched)
-                        launched(w);
-        } else {
+        if (p->cfg.drop_to_uid) {
+                pthread_mutex_lock(&p->lock);
+                r = uid_pool_acquire(&p->uids, &w->uid);
+                pthread_mutex_unlock(&p->lock);
+                if (r < 0)
+                        return r;
+                w->has_uid = true;
+        } else
+                w->uid = 0;
+        w->fds = (RunFds){
+                .inputs_fd = req->inputs_fd,
+                .stdout_fd = req->stdout_fd,
+                .stderr_fd = req->stderr_fd,
+                .detail_fd = req->detail_fd,
+                .exit = &req->exit,
+        };
+        req->uid = w->uid;
+        w->rp = (RunParams){
+                .input_fd = req->input_fd,
+                .inputs_json = req->inputs_json,
+                .inputs_len = req->inputs_len,
+                .drop_to_uid = p->cfg.drop_to_uid,
+                .uid = w->uid,
+                .gid = (gid_t)w->uid,
+                .start_hook = start_hook,
+                .start_hook_userdata = w,
+                .oom_check = oom_check,
+                .oom_check_userdata = w,
+                .peak_check = peak_check,
+                .fds = req->external ? &w->fds : NULL,
+        };
+        w->has_params = true;
+        return 0;
+}
+
+/*
+ * The release of the child in w->ready, taken from the standby (ready, or waited for while the
+ * manager finished its scope): the run hands it its fds. STARTED goes once it is on its way
+ * (launched()), the refill once the run ended, so that neither the engine's wakeup nor the
+ * refill's clone and the manager's scope work compete with the child and the plugin for a CPU.
+ * On the loop's thread when run_pool_submit() found a worker idle, else on the worker's.
+ */
+static void standby_release(Worker *w, RunRequest *req, uint64_t waited) {
+        memcpy(req->unit, w->ready.unit, sizeof(w->ready.unit));
+        w->oom = TAKE_PTR(w->ready.oom);
+        w->waited = waited;
+        w->released = true;
+        w->rp.launched = launched;
+        w->rp.launched_userdata = w;
+        w->adopt_r = adopt(w, run_child_pidfd(w->ready.child), true);
+        w->release_r = w->adopt_r < 0 ? 0
+                                      : run_child_release(w->ready.child, req->sandbox, &w->rp);
+}
+
+/*
+ * The rest of a run on a child from the standby, on the worker's thread: the wait for its execve
+ * and its end; STARTED still precedes EXITED, sent by this thread after the reap. 0 or a negative
+ * errno (run_child_release()'s or run_child_finish()'s).
+ */
+static int standby_finish(Worker *w, RunRequest *req) {
+        RunPool *p = w->pool;
+        int r;
+
+        if (w->adopt_r < 0) {
                 standby_wake(p->standby);
                 /* Stopped before its release: nothing of the plugin ran. */
                 req->result = (RunResult){.outcome = RUN_PLUGIN_ERROR,
                                           .cause = RUN_CAUSE_SPAWN,
                                           .spawn_stage = SPAWN_STAGE_SCOPE,
-                                          .spawn_errno = -r};
+                                          .spawn_errno = -w->adopt_r};
                 r = 0;
+        } else {
+                r = w->release_r;
+                if (r >= 0)
+                        r = run_child_finish(w->ready.child, req->sandbox, &w->rp, &req->result);
+                /* A child whose scope was still being made was waited for: that wait is the
+                 * run's, reported as such (runner_run() does the same). */
+                req->result.setup_usec += w->waited;
+                req->result.scope_wait_usec = w->waited;
+                /* Refused before the release (bad params, no pipe): the engine still hears
+                 * STARTED before the scoped EXITED, which it demands. */
+                if (!w->launched)
+                        launched(w);
         }
-        ready->child = run_child_free(ready->child);
+        w->ready.child = run_child_free(w->ready.child);
         if (p->scope && req->scoped && r >= 0 && req->result.cause == RUN_CAUSE_SPAWN)
                 /* Its child died unrun: the unit goes with it. */
                 (void)scope_kill(p->scope, req->unit);
@@ -316,61 +384,32 @@ static int run_on_standby(Worker *w, RunRequest *req, RunParams *rp, StandbyChil
 
 static void run_one(Worker *w, RunRequest *req) {
         RunPool *p = w->pool;
-        uid_t uid = 0;
+        StandbyClass class = class_of(req->sandbox);
+        uint64_t waited = 0;
         int r;
 
-        w->launched = false;
         pthread_mutex_lock(&p->lock);
-        r = req->cancelled ? -ECANCELED : 0;
+        /* A child released already runs: a cancel reached it by its pidfd (adopt()). */
+        r = req->cancelled && !w->released ? -ECANCELED : 0;
         pthread_mutex_unlock(&p->lock);
+        if (r >= 0 && !w->has_params)
+                r = params_init(w, req);
         if (r < 0) {
                 req->error = r;
-                return;
+                goto done;
         }
-        if (p->cfg.drop_to_uid) {
-                pthread_mutex_lock(&p->lock);
-                r = uid_pool_acquire(&p->uids, &uid);
-                pthread_mutex_unlock(&p->lock);
-                if (r < 0) {
-                        req->error = r;
-                        return;
-                }
-        }
-        RunFds fds = {
-                .inputs_fd = req->inputs_fd,
-                .stdout_fd = req->stdout_fd,
-                .stderr_fd = req->stderr_fd,
-                .detail_fd = req->detail_fd,
-                .exit = &req->exit,
-        };
 
-        req->uid = uid;
-        RunParams rp = {
-                .input_fd = req->input_fd,
-                .inputs_json = req->inputs_json,
-                .inputs_len = req->inputs_len,
-                .drop_to_uid = p->cfg.drop_to_uid,
-                .uid = uid,
-                .gid = (gid_t)uid,
-                .start_hook = start_hook,
-                .start_hook_userdata = w,
-                .oom_check = oom_check,
-                .oom_check_userdata = w,
-                .peak_check = peak_check,
-                .fds = req->external ? &fds : NULL,
-        };
-        StandbyClass class = class_of(req->sandbox);
-        StandbyChild ready = {};
-        uint64_t waited = 0;
-
-        if (p->standby &&
-            standby_take(p->standby, &class, p->cfg.scope_timeout_usec, &ready, &waited) >= 0)
-                r = run_on_standby(w, req, &rp, &ready, waited);
-        else {
+        if (w->released)
+                r = standby_finish(w, req);
+        else if (p->standby && standby_take(p->standby, &class, p->cfg.scope_timeout_usec,
+                                            &w->ready, &waited) >= 0) {
+                standby_release(w, req, waited);
+                r = standby_finish(w, req);
+        } else {
                 /* None ready (or no scopes): the child's scope is made now, in start_hook(). */
                 if (p->scope)
                         unit_name(req->unit, sizeof(req->unit), p);
-                r = runner_run(req->sandbox, &rp, &req->result);
+                r = runner_run(req->sandbox, &w->rp, &req->result);
         }
         /* The child has them, or had them: EOF on the reader's side must not wait for us. */
         req->stdout_fd = safe_close(req->stdout_fd);
@@ -382,6 +421,7 @@ static void run_one(Worker *w, RunRequest *req) {
                 /* The plugin is dead already; the unit goes too, whatever it still holds. */
                 (void)scope_kill(p->scope, req->unit);
 
+done:
         pthread_mutex_lock(&p->lock);
         /*
          * Stopped before the plugin ran (start_hook() refused, or the child died of our SIGKILL
@@ -391,9 +431,36 @@ static void run_one(Worker *w, RunRequest *req) {
                 req->error = -ECANCELED;
         w->pidfd = safe_close(w->pidfd);
         w->oom = oom_watch_free(w->oom);
-        if (p->cfg.drop_to_uid)
-                uid_pool_release(&p->uids, uid);
+        if (w->has_uid)
+                uid_pool_release(&p->uids, w->uid);
+        w->has_uid = w->has_params = w->released = false;
         pthread_mutex_unlock(&p->lock);
+}
+
+/* The next run for w, with the lock held: one handed to it, else the next queued one, else NULL
+ * once the pool stops. Waits for either. */
+static RunRequest *next_run(Worker *w) {
+        RunPool *p = w->pool;
+
+        for (;;) {
+                if (w->handed) {
+                        RunRequest *req = TAKE_PTR(w->handed);
+                        w->reserved = false;
+                        return req; /* counted active and set in w->req by its submit */
+                }
+                if (!w->reserved && p->n_queued > 0 && !p->stopping) {
+                        RunRequest *req = dequeue(p);
+                        w->req = req;
+                        w->launched = false;
+                        p->n_active++;
+                        return req;
+                }
+                if (p->stopping && !w->reserved)
+                        return NULL;
+                w->idle = true;
+                pthread_cond_wait(&w->wake, &p->lock);
+                w->idle = false;
+        }
 }
 
 static void *worker_main(void *userdata) {
@@ -404,16 +471,10 @@ static void *worker_main(void *userdata) {
                 RunRequest *req;
 
                 pthread_mutex_lock(&p->lock);
-                while (!p->stopping && p->n_queued == 0)
-                        pthread_cond_wait(&p->cond, &p->lock);
-                if (p->stopping) {
-                        pthread_mutex_unlock(&p->lock);
-                        return NULL;
-                }
-                req = dequeue(p);
-                w->req = req;
-                p->n_active++;
+                req = next_run(w);
                 pthread_mutex_unlock(&p->lock);
+                if (!req)
+                        return NULL;
 
                 run_one(w, req);
                 /* Before the loop hears of it: whoever waits for the result may hear at once. */
@@ -431,6 +492,17 @@ static void *worker_main(void *userdata) {
                 done_append(p, req);
                 pthread_mutex_unlock(&p->lock);
         }
+}
+
+/* An idle worker, signalled: it is no longer idle for anyone else. Lock held; NULL if none. */
+static Worker *idle_worker(RunPool *p) {
+        for (unsigned i = 0; i < p->cfg.workers; i++) {
+                Worker *w = &p->workers[i];
+
+                if (w->idle && !w->reserved && !w->handed)
+                        return w;
+        }
+        return NULL;
 }
 
 /* Hands finished runs to their callbacks, on the loop's thread. */
@@ -481,7 +553,6 @@ int run_pool_new(sd_event *e, const RunPoolConfig *cfg, ScopeManager *scope, Run
         p->event = sd_event_ref(e);
         p->done_fd = -1;
         pthread_mutex_init(&p->lock, NULL);
-        pthread_cond_init(&p->cond, NULL);
 
         if (cfg->drop_to_uid) {
                 r = uid_pool_init(&p->uids, cfg->uid_first, cfg->uid_last);
@@ -524,6 +595,7 @@ int run_pool_new(sd_event *e, const RunPoolConfig *cfg, ScopeManager *scope, Run
         for (unsigned i = 0; i < cfg->workers; i++) {
                 p->workers[i].pool = p;
                 p->workers[i].pidfd = -1;
+                pthread_cond_init(&p->workers[i].wake, NULL);
         }
         for (unsigned i = 0; i < cfg->workers; i++) {
                 Worker *w = &p->workers[i];
@@ -566,7 +638,8 @@ void run_pool_kill_all(RunPool *p) {
                 if (w->req && w->req->scoped)
                         (void)scope_kill(p->scope, w->req->unit);
         }
-        pthread_cond_broadcast(&p->cond);
+        for (unsigned i = 0; i < p->cfg.workers && p->workers; i++)
+                pthread_cond_signal(&p->workers[i].wake);
         pthread_mutex_unlock(&p->lock);
 }
 
@@ -618,6 +691,8 @@ RunPool *run_pool_free(RunPool *p) {
                         pthread_join(p->workers[i].thread, NULL);
         deliver(p);
         p->standby = standby_free(p->standby);
+        for (unsigned i = 0; p->workers && i < p->cfg.workers; i++)
+                pthread_cond_destroy(&p->workers[i].wake);
         free(p->workers);
         sd_event_source_disable_unref(p->done_source);
         safe_close(p->done_fd);
@@ -625,14 +700,31 @@ RunPool *run_pool_free(RunPool *p) {
                 uid_pool_done(&p->uids);
         cgroup_mounts_free(p->cgroups);
         free(p->slice);
-        pthread_cond_destroy(&p->cond);
         pthread_mutex_destroy(&p->lock);
         sd_event_unref(p->event);
         free(p);
         return NULL;
 }
 
+/*
+ * With a worker idle and nothing queued, the run is that worker's at once, and a child of its class
+ * that is ready gets its release here, on the loop's thread, before the worker even wakes: no
+ * thread's wakeup (one that sleeps on an idle CPU costs far more than the release) stands between
+ * the RUN and the child's way into the sandbox. The worker then waits for the execve and the end.
+ */
+static void hand(RunPool *p, Worker *w, RunRequest *req) {
+        StandbyClass class = class_of(req->sandbox);
+
+        if (params_init(w, req) >= 0 && standby_try_take(p->standby, &class, &w->ready) >= 0)
+                standby_release(w, req, 0);
+        pthread_mutex_lock(&p->lock);
+        w->handed = req;
+        pthread_cond_signal(&w->wake);
+        pthread_mutex_unlock(&p->lock);
+}
+
 int run_pool_submit(RunPool *p, RunRequest *req) {
+        Worker *w = NULL;
         int r;
 
         if (!p || !req || !req->sandbox || !req->done || req->input_fd < 0)
@@ -642,11 +734,25 @@ int run_pool_submit(RunPool *p, RunRequest *req) {
                 r = -ESHUTDOWN;
         else if (p->n_queued >= p->cfg.queue_max)
                 r = -EAGAIN;
-        else
+        else if (p->n_queued == 0 && p->standby && (w = idle_worker(p))) {
+                /* Nobody waits before it: handing it over keeps the keys' round-robin. */
+                w->idle = false;
+                w->reserved = true;
+                w->req = req;
+                w->launched = false;
+                p->n_active++;
+                r = 0;
+        } else {
                 r = enqueue(p, req);
-        if (r == 0)
-                pthread_cond_signal(&p->cond);
+                if (r == 0 && (w = idle_worker(p))) {
+                        w->idle = false;
+                        pthread_cond_signal(&w->wake);
+                }
+                w = NULL;
+        }
         pthread_mutex_unlock(&p->lock);
+        if (w)
+                hand(p, w, req);
         return r;
 }
 

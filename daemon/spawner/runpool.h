@@ -42,8 +42,9 @@ static inline void run_pool_freep(RunPool **p) {
                 run_pool_free(*p);
 }
 
-/* Queues req (the pool owns it until done ran; then the callee frees it with run_request_free).
- * 0, -EAGAIN the queue is full, -ESHUTDOWN the pool is stopping. */
+/* Queues req (the pool owns it until done ran; then the callee frees it with run_request_free),
+ * or hands it to an idle worker at once, releasing a child made ahead for it on the caller's
+ * thread. 0, -EAGAIN the queue is full, -ESHUTDOWN the pool is stopping. Loop's thread only. */
 int run_pool_submit(RunPool *p, RunRequest *req);
 
 /*

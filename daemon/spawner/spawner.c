@@ -33,18 +33,16 @@
 #define __NR_pidfd_send_signal 424
 #endif
 
-/* What a memfd must be sealed against before the spawner hands it to a plugin. */
-#define SEALS_NEEDED (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK)
 /* A send that the engine does not take within this long ends the spawner. */
 #define SEND_TIMEOUT_SEC 10
 /* The longest the way out serves the manager's bus for the run scopes' answers (spawner_end()). */
 #define DRAIN_USEC ((uint64_t)5 * 1000000)
 /*
  * What the sandbox cache may hold for the engine (ARCHITECTURE.md, two processes): the bytes of
- * its copies of plugin binaries, together, at most two of the largest binary a plugin may have
+ * the plugin binaries it pins, together, at most two of the largest binary a plugin may have
  * (PLUGIN_BINARY_MAX, 256 MiB); and an entry no run holds is freed this long after its last run
  * ended (it pins the engine's memfd meanwhile). A run that would pass the bound while every
- * entry is in use fails (-ENOSPC) rather than grow the root process.
+ * entry is in use fails (-ENOSPC) rather than hold more.
  */
 #define CACHE_BYTES_MAX   ((uint64_t)512 * 1024 * 1024)
 #define CACHE_LINGER_USEC ((uint64_t)500 * 1000)
@@ -320,9 +318,9 @@ static int cache_make_room(Spawner *s, uint64_t bytes) {
 
 /*
  * The sandbox for this memfd and spec: the cached one, or one built now by sandbox_new(), which
- * copies the bytes into a memfd of the spawner's own, checks the ELF and builds the Landlock
- * ruleset (the seccomp filter is the same for every plugin, built once by the runner). NULL with
- * *ret_error on failure.
+ * checks the ELF and builds the Landlock ruleset (the seccomp filter is the same for every plugin,
+ * built once by the runner); the memfd is sealed (the dispatcher checked), so it runs as it is,
+ * with no copy. NULL with *ret_error on failure.
  */
 static CachedSandbox *cache_get(Spawner *s, int binary_fd, const SandboxSpec *spec,
                                 int *ret_error) {
@@ -496,13 +494,6 @@ static void on_run_done(RunRequest *req, void *userdata) {
         run_request_free(req);
         if (!answered)
                 send_reply(s, &x, sizeof(x));
-}
-
-/* Whether fd is a memfd sealed against every change of its bytes. */
-static bool sealed_memfd(int fd) {
-        int seals = fcntl(fd, F_GET_SEALS);
-
-        return seals >= 0 && (seals & SEALS_NEEDED) == SEALS_NEEDED;
 }
 
 /* Whether fd is the write end of a pipe, open for writing only. */
@@ -875,7 +866,7 @@ bool spawner_handlers_valid(uint16_t *ret_type) {
 static bool fd_is(SpawnerFdKind kind, int fd) {
         switch (kind) {
         case SPAWNER_FD_SEALED_MEMFD:
-                return sealed_memfd(fd);
+                return memfd_is_sealed(fd);
         case SPAWNER_FD_PIPE_WRITE:
                 return pipe_write_end(fd);
         case SPAWNER_FD_PIDFD:

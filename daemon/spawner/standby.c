@@ -116,6 +116,25 @@ static void wake(Standby *s) {
         (void)!write(s->wake_fd, &one, sizeof(one));
 }
 
+/*
+ * Hands a child taken off its ready list to *ret (true), or drops it (false): one that died while
+ * it waited (its scope killed, say), or one past its age (its scope's RuntimeMaxUSec= counts), is
+ * of no use. The refill is the caller's standby_wake(), once the child's run ended: a clone and a
+ * scope request now would compete with it.
+ */
+static bool entry_hand(Standby *s, Entry *e, StandbyChild *ret) {
+        if (run_child_waiting(e->child) &&
+            clock_monotonic_usec() - e->ready_usec < STANDBY_MAX_AGE_USEC) {
+                *ret = (StandbyChild){.child = TAKE_PTR(e->child), .oom = TAKE_PTR(e->oom)};
+                memcpy(ret->unit, e->unit, sizeof(ret->unit));
+                entry_free(e);
+                return true;
+        }
+        (void)scope_kill(s->scope, e->unit);
+        entry_free(e);
+        return false;
+}
+
 int standby_take(Standby *s, const StandbyClass *key, uint64_t wait_usec, StandbyChild *ret,
                  uint64_t *ret_waited_usec) {
         uint64_t begin = clock_monotonic_usec(), deadline = begin + wait_usec;
@@ -164,21 +183,34 @@ int standby_take(Standby *s, const StandbyClass *key, uint64_t wait_usec, Standb
                 pthread_mutex_unlock(&s->lock);
                 if (!e)
                         return -EAGAIN;
-                /* A child that died while it waited (its scope killed, say), or one past its age
-                 * (its scope's RuntimeMaxUSec= counts), is of no use. */
-                if (run_child_waiting(e->child) &&
-                    clock_monotonic_usec() - e->ready_usec < STANDBY_MAX_AGE_USEC) {
-                        *ret = (StandbyChild){.child = TAKE_PTR(e->child), .oom = TAKE_PTR(e->oom)};
-                        memcpy(ret->unit, e->unit, sizeof(ret->unit));
-                        entry_free(e);
+                if (entry_hand(s, e, ret)) {
                         /* A child that was ready cost no wait. */
                         *ret_waited_usec = waited ? clock_monotonic_usec() - begin : 0;
-                        /* The refill is the caller's standby_wake(), once the child's run
-                         * ended: a clone and a scope request now would compete with it. */
                         return 0;
                 }
-                (void)scope_kill(s->scope, e->unit);
-                entry_free(e);
+        }
+}
+
+int standby_try_take(Standby *s, const StandbyClass *key, StandbyChild *ret) {
+        if (!s || !key || !ret)
+                return -EINVAL;
+        for (;;) {
+                Entry *e = NULL;
+                Class *c;
+
+                pthread_mutex_lock(&s->lock);
+                c = class_get(s, key, false);
+                if (c && c->ready) {
+                        e = c->ready;
+                        c->ready = e->next;
+                        c->last_take = clock_monotonic_usec();
+                }
+                pthread_mutex_unlock(&s->lock);
+                /* None ready: the caller's standby_take() later counts the demand, not this. */
+                if (!e)
+                        return -EAGAIN;
+                if (entry_hand(s, e, ret))
+                        return 0;
         }
 }
 

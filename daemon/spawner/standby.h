@@ -57,6 +57,10 @@ int standby_new(sd_event *e, ScopeManager *scope, const CgroupMounts *cgroups, c
 int standby_take(Standby *s, const StandbyClass *c, uint64_t wait_usec, StandbyChild *ret,
                  uint64_t *ret_waited_usec);
 
+/* From any thread: a child of class c that is ready now into *ret (0), or -EAGAIN at once. Unlike
+ * standby_take() it neither waits nor counts a miss as demand. */
+int standby_try_take(Standby *s, const StandbyClass *c, StandbyChild *ret);
+
 /* From any thread: the loop refills what standby_take() took. */
 void standby_wake(Standby *s);
 

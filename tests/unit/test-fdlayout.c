@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -299,6 +302,137 @@ START_TEST(test_exec_failure_reported) {
 }
 END_TEST
 
+/* The inode behind fd. */
+static ino_t inode_of(int fd) {
+        struct stat st;
+
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        return st.st_ino;
+}
+
+/* The fdlayout plugin's bytes in a new memfd: sealed (immutable, executable) when sealed, else
+ * left open to writes. */
+static int plugin_memfd(bool sealed) {
+        int bin = open(getenv("LOCKD_FDLAYOUT_PLUGIN"), O_RDONLY | O_CLOEXEC), mfd;
+        char buf[65536];
+        ssize_t n;
+
+        ck_assert_int_ge(bin, 0);
+        if (sealed)
+                mfd = memfd_snapshot(bin, "plugin", 256 * MiB, true);
+        else {
+                mfd = memfd_create("plugin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+                ck_assert_int_ge(mfd, 0);
+                while ((n = read(bin, buf, sizeof(buf))) > 0)
+                        ck_assert_int_eq(write(mfd, buf, (size_t)n), n);
+        }
+        ck_assert_int_ge(mfd, 0);
+        close(bin);
+        return mfd;
+}
+
+/*
+ * A memfd sealed against every change and executable by others (the engine's release binary) is
+ * run as it is, with no copy: the sandbox's binary is the same inode, and the plugin runs. One
+ * that can still be written, or that others may not execute, is copied, and the copy runs.
+ */
+START_TEST(test_sealed_memfd_not_copied) {
+        SandboxSpec spec = {.protocol = 1,
+                            .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
+        Sandbox *sb = NULL;
+        int sealed = plugin_memfd(true), open_one = plugin_memfd(false), noexec, file;
+
+        ck_assert(memfd_is_sealed(sealed));
+        ck_assert_int_eq(sandbox_new(sealed, &spec, &sb), 0);
+        ck_assert_uint_eq(inode_of(sb->binary_fd), inode_of(sealed));
+        /* Read-only: nothing can be written through the sandbox's own descriptor. */
+        ck_assert_int_eq(fcntl(sb->binary_fd, F_GETFL) & O_ACCMODE, O_RDONLY);
+        ck_assert_int_eq(run_once(sb).outcome, RUN_ONE);
+
+        ck_assert(!memfd_is_sealed(open_one));
+        ck_assert_int_eq(sandbox_new(open_one, &spec, &sb), 0);
+        ck_assert_uint_ne(inode_of(sb->binary_fd), inode_of(open_one));
+        /* Changed after the load: the run still has the bytes loaded. */
+        ck_assert_int_eq(ftruncate(open_one, 0), 0);
+        ck_assert_int_eq(run_once(sb).outcome, RUN_ONE);
+
+        noexec = plugin_memfd(false);
+        ck_assert_int_eq(fchmod(noexec, 0700), 0);
+        ck_assert_int_eq(fcntl(noexec, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK), 0);
+        ck_assert(memfd_is_sealed(noexec));
+        ck_assert_int_eq(sandbox_new(noexec, &spec, &sb), 0);
+        ck_assert_uint_ne(inode_of(sb->binary_fd), inode_of(noexec));
+        ck_assert_int_eq(run_once(sb).outcome, RUN_ONE);
+
+        /* A regular file is no sealed memfd. */
+        file = open(getenv("LOCKD_FDLAYOUT_PLUGIN"), O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(file, 0);
+        ck_assert(!memfd_is_sealed(file));
+        close(file);
+        close(sealed);
+        close(open_one);
+        close(noexec);
+}
+END_TEST
+
+typedef struct Finish {
+        RunChild *c;
+        Sandbox *sb;
+        RunParams *p;
+        RunResult res;
+        int r;
+} Finish;
+
+static void *finish_thread(void *userdata) {
+        Finish *f = userdata;
+
+        f->r = run_child_finish(f->c, f->sb, f->p, &f->res);
+        return NULL;
+}
+
+/* The release sent on one thread, the run waited for on another (as the run pool does when the
+ * loop releases a child for a worker); each half once, and in order. */
+START_TEST(test_release_and_finish_apart) {
+        SandboxSpec spec = {.protocol = 1,
+                            .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
+        RunChild *c = NULL, *fresh = NULL;
+        RunParams p = {};
+        RunResult res;
+        pthread_t t;
+        int snap, in;
+        Finish f;
+
+        f.sb = load_plugin(&spec);
+        in = sealed_input("x", &snap);
+        p.input_fd = in;
+        if (geteuid() == 0) {
+                p.drop_to_uid = true;
+                p.uid = p.gid = 655301;
+        }
+        ck_assert_int_eq(run_child_new(&c), 0);
+        ck_assert_int_eq(run_child_new(&fresh), 0);
+        /* Nothing to finish before a release, and no second release. */
+        ck_assert_int_eq(run_child_finish(fresh, f.sb, &p, &res), -EINVAL);
+        ck_assert_int_eq(run_child_release(c, f.sb, &p), 0);
+        ck_assert_int_eq(run_child_release(c, f.sb, &p), -EALREADY);
+
+        f.c = c;
+        f.p = &p;
+        ck_assert_int_eq(pthread_create(&t, NULL, finish_thread, &f), 0);
+        ck_assert_int_eq(pthread_join(t, NULL), 0);
+        ck_assert_int_eq(f.r, 0);
+        ck_assert_int_eq(f.res.outcome, RUN_ONE);
+        ck_assert_uint_eq(f.res.uid, geteuid() == 0 ? 655301 : getuid());
+        /* Spent: it ran. */
+        ck_assert_int_eq(run_child_finish(c, f.sb, &p, &res), -EINVAL);
+        run_child_free(c);
+        run_child_free(fresh);
+        close(in);
+        close(snap);
+        sandbox_free(f.sb);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("fdlayout");
         const CaseOptions each = {.timeout = 30};
@@ -311,5 +445,7 @@ int main(void) {
         suite_add_case(s, &each, test_start_hook_fails_closed);
         suite_add_case(s, &each, test_child_made_ahead);
         suite_add_case(s, &each, test_exec_failure_reported);
+        suite_add_case(s, &each, test_sealed_memfd_not_copied);
+        suite_add_case(s, &each, test_release_and_finish_apart);
         return check_run(s);
 }
