@@ -343,6 +343,17 @@ static void standby_release(Worker *w, RunRequest *req, uint64_t waited) {
         w->adopt_r = adopt(w, run_child_pidfd(w->ready.child), true);
         w->release_r = w->adopt_r < 0 ? 0
                                       : run_child_release(w->ready.child, req->sandbox, &w->rp);
+        if (w->adopt_r >= 0 && w->release_r >= 0) {
+                /*
+                 * The release holds the output's write ends now (in flight or in the child): ours
+                 * go at once, so that the engine's readers see EOF the moment the plugin ends,
+                 * not after our reap, and no close between the reap and EXITED wakes the engine
+                 * first. Only the exit status is still written through w->fds.
+                 */
+                req->stdout_fd = w->fds.stdout_fd = safe_close(req->stdout_fd);
+                req->stderr_fd = w->fds.stderr_fd = safe_close(req->stderr_fd);
+                req->detail_fd = w->fds.detail_fd = safe_close(req->detail_fd);
+        }
 }
 
 /*
