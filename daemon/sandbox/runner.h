@@ -54,10 +54,10 @@ typedef struct RunParams {
         /* Optional: the output goes to another process's pipes (inputs_json then unused). */
         const RunFds *fds;
         /*
-         * Optional, run_child_start() and run_child_finish() only: called once the child is out of lockd's hands (it
-         * executed the plugin, or failed to), before the wait for its end. What would compete
-         * with the child's way into the sandbox for a CPU (telling the engine, refilling the
-         * children made ahead) goes here, not before the release.
+         * Optional, run_child_start() and run_child_finish() only: called once the child is out of
+         * lockd's hands (it executed the plugin, or failed to), before the wait for its end. What
+         * would compete with the child's way into the sandbox for a CPU (telling the engine,
+         * refilling the children made ahead) goes here, not before the release.
          */
         void (*launched)(void *userdata);
         void *launched_userdata;

@@ -1,6 +1,6 @@
-/* Loading a plugin for running: the verified bytes in a sealed memfd (the caller's when it is sealed
- * already, else a copy of our own) and the Landlock ruleset (the seccomp filter, the same for every
- * plugin, is the runner's). */
+/* Loading a plugin for running: the verified bytes in a sealed memfd (the caller's when it is
+ * sealed already, else a copy of our own) and the Landlock ruleset (the seccomp filter, the same
+ * for every plugin, is the runner's). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +44,9 @@ int sandbox_new(int binary_fd, const SandboxSpec *spec, Sandbox **ret) {
          * write, grow and shrink (the engine's: a release's binary, ARCHITECTURE.md) is such bytes
          * already: nobody, its maker included, can change them any more, so it is run as it is,
          * through a read-only open of our own, and a run whose sandbox is built anew costs no
-         * copy (when the run's uid, an "other" to its owner, may execute it). Anything else (a file, an unsealed memfd) is copied into a memfd of our own, sealed
-         * so that it cannot be written, grown, shrunk or unsealed by us, the plugin or anyone who
-         * replaces the file.
+         * copy (when the run's uid, an "other" to its owner, may execute it). Anything else (a
+         * file, an unsealed memfd) is copied into a memfd of our own, sealed so that it cannot be
+         * written, grown, shrunk or unsealed by us, the plugin or anyone who replaces the file.
          */
         if (memfd_is_sealed(binary_fd) && fstat(binary_fd, &st) == 0 && (st.st_mode & S_IXOTH))
                 sb->binary_fd = fd_reopen_readonly(binary_fd);

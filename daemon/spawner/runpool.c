@@ -341,8 +341,7 @@ static void standby_release(Worker *w, RunRequest *req, uint64_t waited) {
         w->rp.launched = launched;
         w->rp.launched_userdata = w;
         w->adopt_r = adopt(w, run_child_pidfd(w->ready.child), true);
-        w->release_r = w->adopt_r < 0 ? 0
-                                      : run_child_release(w->ready.child, req->sandbox, &w->rp);
+        w->release_r = w->adopt_r < 0 ? 0 : run_child_release(w->ready.child, req->sandbox, &w->rp);
         if (w->adopt_r >= 0 && w->release_r >= 0) {
                 /*
                  * The release holds the output's write ends now (in flight or in the child): ours
