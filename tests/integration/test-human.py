@@ -235,6 +235,20 @@ class Pane:
         except Failed:
             raise Failed(f"no {s!r} on the pane:\n{self.text()}")
 
+    def wait_screen(self, parts, timeout=20):
+        """One capture of the screen that holds every one of parts, returned: a curses program
+        may clear and redraw its dialog, so a second capture can find it blank."""
+        seen = {}
+
+        def whole():
+            seen["screen"] = self.screen()
+            return all(x in seen["screen"] for x in parts)
+        try:
+            wait_for(whole, timeout=timeout, what=repr(parts))
+        except Failed:
+            raise Failed(f"no screen with all of {parts!r}:\n{seen.get('screen', '')}")
+        return seen["screen"]
+
     def type(self, text, enter=True):
         self.tmux("send-keys", "-t", self.name, "-l", text)
         if enter:
@@ -259,12 +273,10 @@ def test_pinentry_curses(w):
     p = Pane(w, "pinentry", [LOCKCTL, "--socket", w.d.console, "approve", t,
                              f"--pinentry={program}"])
     try:
-        p.wait("Does the file contain ${needle}?", screen=True)
-        check('"curses file"' in p.screen() and "Approve" in p.screen(),
-              f"the CONFIRM dialog:\n{p.screen()}")
+        # The CONFIRM dialog: the question, the file's label and the button, on one screen.
+        p.wait_screen(["Does the file contain ${needle}?", '"curses file"', "Approve"])
         p.key("Enter")
-        p.wait("needle (text, at most 64 bytes):", screen=True)
-        check('"${pin_c}"' in p.screen(), f"the GETPIN dialog:\n{p.screen()}")
+        p.wait_screen(["needle (text, at most 64 bytes):", '"${pin_c}"'])
         p.type("Zq7-curses-typed")
         p.wait("EXIT=")
         check("EXIT=0" in p.text() and "Zq7-curses-typed" not in p.text(),
