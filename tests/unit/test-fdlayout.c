@@ -1,6 +1,7 @@
 /* The fd layout, environment and cwd a plugin gets, seen from inside by a real sandboxed plugin. */
 #include <check.h>
 #include <dirent.h>
+#include <elf.h>
 #include <signal.h>
 #include <stdio.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 
 #include "fd-util.h"
 #include "macro.h"
+#include "plugin-image.h"
 #include "runner.h"
 #include "check-run.h"
 
@@ -433,6 +435,72 @@ START_TEST(test_release_and_finish_apart) {
 }
 END_TEST
 
+/* A memfd holding a minimal x86-64 ELF header whose one program header, of type type, lies at
+ * phoff (the file ends right after it, or at end when that is larger). */
+static int elf_with_phdr_at(uint64_t phoff, uint32_t type, size_t end) {
+        size_t size = phoff + sizeof(Elf64_Phdr) > end ? phoff + sizeof(Elf64_Phdr) : end;
+        uint8_t *buf = calloc(1, size);
+        Elf64_Ehdr eh = {.e_type = ET_EXEC,
+                         .e_machine = EM_X86_64,
+                         .e_version = EV_CURRENT,
+                         .e_phoff = phoff,
+                         .e_ehsize = sizeof(Elf64_Ehdr),
+                         .e_phentsize = sizeof(Elf64_Phdr),
+                         .e_phnum = 1};
+        Elf64_Phdr ph = {.p_type = type};
+        int fd;
+
+        ck_assert_ptr_nonnull(buf);
+        memcpy(eh.e_ident, ELFMAG, SELFMAG);
+        eh.e_ident[EI_CLASS] = ELFCLASS64;
+        eh.e_ident[EI_DATA] = ELFDATA2LSB;
+        eh.e_ident[EI_VERSION] = EV_CURRENT;
+        memcpy(buf, &eh, sizeof(eh));
+        memcpy(buf + phoff, &ph, sizeof(ph));
+        fd = memfd_from_buffer(buf, size, "elf");
+        ck_assert_int_ge(fd, 0);
+        free(buf);
+        return fd;
+}
+
+/* The static check reads the first page when the program headers lie there, and the whole
+ * image when they lie further in: the verdict is the same either way. */
+START_TEST(test_elf_check_first_page_and_beyond) {
+        struct {
+                uint64_t phoff;
+                uint32_t type;
+                size_t end;
+                int want;
+        } cases[] = {
+                {64, PT_LOAD, 0, 0},
+                {64, PT_INTERP, 0, -ELIBEXEC},
+                {64, PT_INTERP, 1 << 20, -ELIBEXEC},
+                {4096 - sizeof(Elf64_Phdr), PT_INTERP, 0, -ELIBEXEC},
+                {4096 - 8, PT_INTERP, 0, -ELIBEXEC}, /* straddles the first page's end */
+                {8192, PT_LOAD, 0, 0},
+                {8192, PT_INTERP, 0, -ELIBEXEC},
+                {300000, PT_INTERP, 400000, -ELIBEXEC},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                int fd = elf_with_phdr_at(cases[i].phoff, cases[i].type, cases[i].end);
+
+                ck_assert_msg(plugin_image_binary_check(fd) == cases[i].want, "case %zu", i);
+                close(fd);
+        }
+        /* A table said to lie past the file's end is no ELF executable. */
+        int fd = elf_with_phdr_at(64, PT_LOAD, 0);
+        Elf64_Ehdr eh;
+        ck_assert_int_eq(pread(fd, &eh, sizeof(eh), 0), (ssize_t)sizeof(eh));
+        close(fd);
+        eh.e_phoff = 1 << 20;
+        fd = memfd_from_buffer(&eh, sizeof(eh), "elf");
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(plugin_image_binary_check(fd), -ENOEXEC);
+        close(fd);
+}
+END_TEST
+
 int main(void) {
         Suite *s = suite_create("fdlayout");
         const CaseOptions each = {.timeout = 30};
@@ -447,5 +515,6 @@ int main(void) {
         suite_add_case(s, &each, test_exec_failure_reported);
         suite_add_case(s, &each, test_sealed_memfd_not_copied);
         suite_add_case(s, &each, test_release_and_finish_apart);
+        suite_add_case(s, &each, test_elf_check_first_page_and_beyond);
         return check_run(s);
 }
