@@ -301,13 +301,12 @@ int commit_checkpoint(Commit *c) {
 /* The write-ahead log of the budgets: each change a "budget" record, durable with the next
  * commit; the position a checkpoint covers is the log's last record. */
 static int budget_log_append(const BudgetChange *ch, void *userdata) {
-        _cleanup_(json_decrefp) json_t *f = NULL;
-        int r;
+        AuditField f[BUDGET_CHANGE_FIELDS_MAX];
+        BudgetChangeText text;
+        int n;
 
-        r = budget_change_fields(ch, &f);
-        if (r < 0)
-                return r;
-        return audit_append_nosync(userdata, AUDIT_BUDGET, f);
+        n = budget_change_fields(ch, &text, f);
+        return n < 0 ? n : audit_append_fields_nosync(userdata, AUDIT_BUDGET, f, (size_t)n);
 }
 
 static void budget_log_position(uint64_t *ret_seq, char ret_head[BUDGET_HEAD_HEX + 1],

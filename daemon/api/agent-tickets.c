@@ -157,7 +157,8 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
         };
         const char *labels[PLAN_STEPS_MAX] = {};
         _cleanup_(plan_freep) Plan *plan = NULL;
-        _cleanup_(json_decrefp) json_t *fields = NULL;
+        AuditField fields[CONSOLE_TICKET_FIELDS + 2];
+        size_t n_fields;
         const Ticket *t = NULL;
         Ticket *mt;
         PlanError e = {};
@@ -205,16 +206,13 @@ static int method_submit(VarlinkCall *call, json_t *params, void *userdata) {
         /* No record, no ticket: nothing reaches the console that the audit log does not show.
          * An auto ticket's one record says so ("auto": true): it is lockd's approval too, so
          * the record that lets the ticket run is on disk before it runs. */
-        fields = console_ticket_audit_fields(t);
-        if (fields && (json_object_set_new(fields, "peer_pid", json_integer(cred->pid)) < 0 ||
-                       json_object_set_new(fields, "auto", json_boolean(auto_run)) < 0)) {
-                json_decref(fields);
-                fields = NULL;
-        }
+        n_fields = console_ticket_audit_fields(t, fields);
+        fields[n_fields++] = audit_field_integer("peer_pid", cred->pid);
+        fields[n_fields++] = audit_field_bool("auto", auto_run);
         mt = tickets_get_mutable(m->tickets, t->id);
         mt->agent_pid = cred->pid;
         mt->auto_approved = auto_run;
-        r = fields ? audit_append_nosync(m->audit, AUDIT_SUBMIT, fields) : -ENOMEM;
+        r = audit_append_fields_nosync(m->audit, AUDIT_SUBMIT, fields, n_fields);
         if (r < 0) {
                 log_error_errno(r, LOCKD_MESSAGE_AUDIT_SUBMIT,
                                 "ticket refused: its audit record could not be written: %m");

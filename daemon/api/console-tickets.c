@@ -200,22 +200,24 @@ static json_t *ticket_json(Manager *m, const Ticket *t, const SessionId *sid) {
 }
 
 /* The fields of every ticket record: never a binding, a value or a question's text. */
-json_t *console_ticket_audit_fields(const Ticket *t) {
-        return json_pack("{s:s, s:I, s:I}", "ticket", t->id, "agent_uid", (json_int_t)t->agent,
-                         "steps", (json_int_t)t->plan->n_steps);
+size_t console_ticket_audit_fields(const Ticket *t, AuditField *out) {
+        out[0] = audit_field_string("ticket", t->id);
+        out[1] = audit_field_counter("agent_uid", (uint64_t)t->agent);
+        out[2] = audit_field_counter("steps", t->plan->n_steps);
+        return CONSOLE_TICKET_FIELDS;
 }
 
 /* Records a deny, cancel or expiry. The change stands when the record cannot be written: ending
  * a ticket takes nothing away from the human and is always safe; the failure is logged. */
 int console_ticket_audit_end(Manager *m, AuditEvent ev, const char *message_id, const Ticket *t,
                              const struct ucred *by) {
-        _cleanup_(json_decrefp) json_t *f = console_ticket_audit_fields(t);
-        int r = f ? 0 : -ENOMEM;
+        AuditField f[CONSOLE_TICKET_FIELDS + 1];
+        size_t n = console_ticket_audit_fields(t, f);
+        int r;
 
-        if (r == 0 && by)
-                r = json_object_set_new(f, "peer_uid", json_integer(by->uid)) < 0 ? -ENOMEM : 0;
-        if (r == 0)
-                r = audit_append(m->audit, ev, f);
+        if (by)
+                f[n++] = audit_field_counter("peer_uid", by->uid);
+        r = audit_append_fields(m->audit, ev, f, n);
         /* An expiry happens whatever the disk says (a ticket cannot outlive its timeout); the
          * answered changes (cancel, deny) are refused by their callers instead. */
         if (r < 0 && ev == AUDIT_EXPIRE)
@@ -240,9 +242,10 @@ void console_ticket_changed(const Ticket *t, void *userdata) {
         /* Done: said in the log (without a sync of its own: it rides the next commit, at most
          * commit_later()'s bound later), so that a restart does not end it again as expired. */
         if (t->state == TICKET_DONE && m->audit) {
-                _cleanup_(json_decrefp) json_t *f = console_ticket_audit_fields(t);
+                AuditField f[CONSOLE_TICKET_FIELDS];
+                size_t n = console_ticket_audit_fields(t, f);
 
-                if (f && audit_append_nosync(m->audit, AUDIT_DONE, f) >= 0)
+                if (audit_append_fields_nosync(m->audit, AUDIT_DONE, f, n) >= 0)
                         commit_later(m->commit);
         }
 
@@ -275,17 +278,15 @@ void console_ticket_release_plan(Plan *plan, void *userdata) {
  * session. Never a value or a placeholder's binding. */
 static int approve_record(Manager *m, const Ticket *t, const struct ucred *by, size_t typed,
                           size_t replayed) {
-        _cleanup_(json_decrefp) json_t *f = console_ticket_audit_fields(t);
+        AuditField f[CONSOLE_TICKET_FIELDS + 4];
+        size_t n = console_ticket_audit_fields(t, f);
         int r;
 
-        if (!f)
-                return -ENOMEM;
-        if (json_object_set_new(f, "values_typed", json_integer((json_int_t)typed)) < 0 ||
-            json_object_set_new(f, "values_replayed", json_integer((json_int_t)replayed)) < 0 ||
-            json_object_set_new(f, "peer_uid", json_integer(by->uid)) < 0 ||
-            json_object_set_new(f, "peer_pid", json_integer(by->pid)) < 0)
-                return -ENOMEM;
-        r = audit_append(m->audit, AUDIT_APPROVE, f);
+        f[n++] = audit_field_counter("values_typed", typed);
+        f[n++] = audit_field_counter("values_replayed", replayed);
+        f[n++] = audit_field_counter("peer_uid", by->uid);
+        f[n++] = audit_field_integer("peer_pid", by->pid);
+        r = audit_append_fields(m->audit, AUDIT_APPROVE, f, n);
         if (r < 0)
                 log_error_errno(r, LOCKD_MESSAGE_AUDIT_APPROVE,
                                 "ticket %s not approved: its audit record could not be written: %m",

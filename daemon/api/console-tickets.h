@@ -26,8 +26,10 @@ void console_session_ended(const SessionId *id, SessionEnd why, size_t n_values,
 /* Drops every Wait and WatchTickets call still followed (at lockd's exit, after the server). */
 void console_tickets_done(Manager *m);
 
-/* The fields of every ticket record (ticket, agent uid, steps): never a binding or a value. */
-json_t *console_ticket_audit_fields(const Ticket *t);
+/* The fields of every ticket record (ticket, agent uid, steps) into out, room for
+ * CONSOLE_TICKET_FIELDS (and the caller's own after them): never a binding or a value. How many. */
+#define CONSOLE_TICKET_FIELDS 3
+size_t console_ticket_audit_fields(const Ticket *t, AuditField *out);
 /* Records a deny, cancel or expiry (by: the peer, or NULL); a failure is logged. 0 or -errno. */
 int console_ticket_audit_end(Manager *m, AuditEvent ev, const char *message_id, const Ticket *t,
                              const struct ucred *by);

@@ -74,8 +74,8 @@ static const EventInfo events[_AUDIT_EVENT_MAX] = {
 /* A record written but not yet made durable: its journal copy waits for audit_sync(). */
 typedef struct PendingCopy {
         AuditEvent type;
-        json_t *fields; /* a reference; NULL for none */
-        char *line;     /* the record's canonical line, without its newline */
+        AuditLine line;    /* the record's canonical line (its newline cut) and journal fields */
+        int64_t agent_uid; /* its agent_uid field; -1 for none */
         uint64_t seq;
         uint64_t time; /* the record's "time" */
         char head[AUDIT_HASH_HEX + 1];
@@ -318,8 +318,7 @@ Audit *audit_close(Audit *a) {
         /* Whatever was written is made durable on the way out, as a clean stop should. */
         (void)audit_sync(a);
         for (size_t i = 0; i < a->n_pending; i++) {
-                json_decref(a->pending[i].fields);
-                free(a->pending[i].line);
+                free(a->pending[i].line.buf);
         }
         safe_close(a->fd);
         safe_close(a->dfd);
@@ -450,16 +449,6 @@ void audit_set_sync_function(Audit *a, AuditSyncFn fn, void *userdata) {
         a->sync_userdata = userdata;
 }
 
-/* The canonical JSON text of a value that is not a scalar (null, an array): in *ret, to free. */
-static int value_text(json_t *v, char **ret) {
-        char *t = json_dumps(v, AUDIT_JSON_FLAGS | JSON_ENCODE_ANY);
-
-        if (!t)
-                return -ENOMEM;
-        *ret = t;
-        return 0;
-}
-
 /*
  * The journal copy of a record made durable: LOCKD_AUDIT_RECORD= the record's exact canonical
  * line (what a collector hashes and links, `lockctl audit verify --journal`), LOCKD_AUDIT_SEQ,
@@ -472,59 +461,35 @@ static int value_text(json_t *v, char **ret) {
 static void journal_copy(const PendingCopy *c, bool human) {
         const EventInfo *ev = &events[c->type];
         char keys[AUDIT_FIELDS_MAX][sizeof("LOCKD_") + AUDIT_NAME_MAX];
-        char nums[AUDIT_FIELDS_MAX][32];
-        char *texts[AUDIT_FIELDS_MAX] = {};
         LogField lf[AUDIT_FIELDS_MAX + 8];
         char seq[21], time[21];
-        size_t i = 0, j = 0, n_texts = 0;
-        const char *key;
-        json_t *v;
+        const char *p = c->line.buf + c->line.len + 2;
+        size_t i = 0;
 
         _Static_assert(AUDIT_LINE_MAX <= LOG_WHOLE_VALUE_MAX, "a record fits one journal field");
         _Static_assert(AUDIT_FIELDS_MAX + 8 <= LOG_FIELDS_MAX, "every field fits one entry");
         /* The record first: on a stderr log a line too long for every field keeps this one. */
         lf[i++] = (LogField){
-                .key = "LOCKD_AUDIT_RECORD", .value = c->line, .max = LOG_WHOLE_VALUE_MAX};
+                .key = "LOCKD_AUDIT_RECORD", .value = c->line.buf, .max = LOG_WHOLE_VALUE_MAX};
         lf[i++] = (LogField){.key = "LOCKD_AUDIT_SEQ", .value = log_format_u64(seq, c->seq)};
         lf[i++] = (LogField){.key = "LOCKD_AUDIT_EVENT", .value = ev->name};
         lf[i++] = (LogField){.key = "LOCKD_AUDIT_HASH", .value = c->head};
         lf[i++] = (LogField){.key = "LOCKD_AUDIT_PREV", .value = c->prev};
         lf[i++] = (LogField){.key = "LOCKD_AUDIT_TIME", .value = log_format_u64(time, c->time)};
-        json_object_foreach(c->fields, key, v) {
-                const char *value;
+        /* Each field as name NUL text NUL after the line (audit_line_format()). */
+        for (size_t j = 0; j < c->line.n_text && j < AUDIT_FIELDS_MAX; j++) {
+                const char *name = p, *value = p + strlen(p) + 1;
                 size_t k;
 
-                if (j >= AUDIT_FIELDS_MAX)
-                        break;
-                switch (json_typeof(v)) {
-                case JSON_STRING:
-                        value = json_string_value(v);
-                        break;
-                case JSON_INTEGER:
-                        snprintf(nums[j], sizeof(nums[j]), "%" JSON_INTEGER_FORMAT,
-                                 json_integer_value(v));
-                        value = nums[j];
-                        break;
-                case JSON_TRUE:
-                        value = "true";
-                        break;
-                case JSON_FALSE:
-                        value = "false";
-                        break;
-                default:
-                        if (value_text(v, &texts[n_texts]) < 0)
-                                continue;
-                        value = texts[n_texts++];
-                        break;
-                }
+                p = value + strlen(value) + 1;
                 /* Names were checked: [a-z][a-z0-9_]*, at most AUDIT_NAME_MAX bytes. */
                 memcpy(keys[j], "LOCKD_", 6);
-                for (k = 0; key[k]; k++)
-                        keys[j][6 + k] = (char)(key[k] >= 'a' && key[k] <= 'z' ? key[k] - 'a' + 'A'
-                                                                               : key[k]);
+                for (k = 0; name[k]; k++)
+                        keys[j][6 + k] =
+                                (char)(name[k] >= 'a' && name[k] <= 'z' ? name[k] - 'a' + 'A'
+                                                                        : name[k]);
                 keys[j][6 + k] = 0;
                 lf[i++] = (LogField){.key = keys[j], .value = value};
-                j++;
         }
         lf[i].key = NULL;
         if (human)
@@ -533,31 +498,26 @@ static void journal_copy(const PendingCopy *c, bool human) {
         else
                 log_struct(ev->priority | LOG_EVERY_LEVEL, ev->message_id, lf,
                            "audit record %" PRIu64 " (%s)", c->seq, ev->name);
-        for (size_t t = 0; t < n_texts; t++)
-                free(texts[t]);
 }
 
 /* Whether a record an agent caused (submit, cancel) gets its journal copy's human-readable
  * MESSAGE: false past the agent's burst (the copy itself is always written); the first one let
  * through after some were left out is preceded by a line with their number. */
-static bool agent_copy_pass(Audit *a, AuditEvent type, json_t *fields) {
-        json_t *uid = json_object_get(fields, "agent_uid");
+static bool agent_copy_pass(Audit *a, AuditEvent type, int64_t uid) {
         unsigned suppressed = 0;
         char num[21];
 
-        if ((type != AUDIT_SUBMIT && type != AUDIT_CANCEL) || !json_is_integer(uid))
+        if ((type != AUDIT_SUBMIT && type != AUDIT_CANCEL) || uid < 0)
                 return true;
-        if (!ratelimit_pass(&a->agent_copies, (uint32_t)json_integer_value(uid),
-                            clock_now_usec(CLOCK_MONOTONIC), &suppressed))
+        if (!ratelimit_pass(&a->agent_copies, (uint32_t)uid, clock_now_usec(CLOCK_MONOTONIC),
+                            &suppressed))
                 return false;
         if (suppressed > 0)
                 log_struct(LOG_NOTICE, NULL,
-                           LOG_FIELDS(LOG_FIELD(
-                                   "AGENT_UID",
-                                   log_format_u64(num, (uint64_t)json_integer_value(uid)))),
-                           "journal messages of agent %" JSON_INTEGER_FORMAT
+                           LOG_FIELDS(LOG_FIELD("AGENT_UID", log_format_u64(num, (uint64_t)uid))),
+                           "journal messages of agent %" PRId64
                            "'s submits and cancels: %u shortened (each record's copy is whole)",
-                           json_integer_value(uid), suppressed);
+                           uid, suppressed);
         return true;
 }
 
@@ -568,10 +528,8 @@ static void copy_pending(Audit *a, uint64_t seq) {
         for (; i < a->n_pending && a->pending[i].seq <= seq; i++) {
                 PendingCopy *c = &a->pending[i];
 
-                journal_copy(c, agent_copy_pass(a, c->type, c->fields));
-                json_decref(c->fields);
-                c->fields = NULL;
-                c->line = mfree(c->line);
+                journal_copy(c, agent_copy_pass(a, c->type, c->agent_uid));
+                c->line.buf = mfree(c->line.buf);
         }
         memmove(a->pending, a->pending + i, (a->n_pending - i) * sizeof(PendingCopy));
         a->n_pending -= i;
@@ -648,14 +606,14 @@ uint64_t audit_get_durable_seq(const Audit *a) {
         return a ? a->durable_seq : 0;
 }
 
-int audit_append(Audit *a, AuditEvent type, json_t *fields) {
+int audit_append_fields(Audit *a, AuditEvent type, const AuditField *fields, size_t n) {
         uint64_t seq = a ? a->seq : 0;
         char head[AUDIT_HASH_HEX + 1];
         int r;
 
         if (a)
                 memcpy(head, a->head, sizeof(head));
-        r = audit_append_nosync(a, type, fields);
+        r = audit_append_fields_nosync(a, type, fields, n);
         if (r < 0)
                 return r;
         r = audit_sync(a);
@@ -667,20 +625,39 @@ int audit_append(Audit *a, AuditEvent type, json_t *fields) {
         return r;
 }
 
+int audit_append(Audit *a, AuditEvent type, json_t *fields) {
+        AuditField f[AUDIT_FIELDS_MAX];
+        int n = audit_line_fields_from_json(fields, f);
+
+        return n < 0 ? n : audit_append_fields(a, type, f, (size_t)n);
+}
+
 int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
-        _cleanup_(json_decrefp) json_t *rec = NULL;
-        _cleanup_free_ char *line = NULL;
+        AuditField f[AUDIT_FIELDS_MAX];
+        int n = audit_line_fields_from_json(fields, f);
+
+        return n < 0 ? n : audit_append_fields_nosync(a, type, f, (size_t)n);
+}
+
+/* The agent_uid among fields, or -1. */
+static int64_t agent_uid_of(const AuditField *fields, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (fields[i].kind == AUDIT_VALUE_INTEGER &&
+                    strcmp(fields[i].name, "agent_uid") == 0)
+                        return fields[i].integer;
+        return -1;
+}
+
+int audit_append_fields_nosync(Audit *a, AuditEvent type, const AuditField *fields, size_t n) {
+        _cleanup_free_ char *buf = NULL;
         char head[AUDIT_HASH_HEX + 1];
+        AuditLine line;
         PendingCopy *c;
         uint64_t t;
-        const char *key;
-        json_t *v;
-        size_t n;
-        ssize_t k;
-        char *p;
+        ssize_t k = 0;
         int r;
 
-        if (!a || (unsigned)type >= _AUDIT_EVENT_MAX || (fields && !json_is_object(fields)))
+        if (!a || (unsigned)type >= _AUDIT_EVENT_MAX)
                 return -EINVAL;
         if (a->broken)
                 return a->broken_error;
@@ -700,40 +677,20 @@ int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
                 if (r < 0)
                         return r;
         }
-        if (fields) {
-                if (json_object_size(fields) > AUDIT_FIELDS_MAX)
-                        return -EINVAL;
-                json_object_foreach(fields, key, v) if (!audit_field_name_allowed(key) ||
-                                                        !audit_value_allowed(v)) return -EINVAL;
-        }
 
         t = clock_realtime_usec();
-        rec = json_pack("{s:I, s:I, s:s, s:s}", "seq", (json_int_t)(a->seq + 1), "time",
-                        (json_int_t)t, "prev", a->head, "event", audit_event_to_string(type));
-        if (!rec)
-                return -ENOMEM;
-        if (fields && json_object_update(rec, fields) < 0)
-                return -ENOMEM;
-        line = json_dumps(rec, AUDIT_JSON_FLAGS);
-        if (!line)
-                return -ENOMEM;
-        n = strlen(line);
-        if (n > AUDIT_LINE_MAX)
-                return -E2BIG;
-        p = realloc(line, n + 2);
-        if (!p)
-                return -ENOMEM;
-        line = p;
-        line[n] = '\n';
-        line[n + 1] = 0;
-        audit_hash_hex(line, n, head);
+        r = audit_line_format(a->seq + 1, t, a->head, type, fields, n, &line);
+        if (r < 0)
+                return r;
+        buf = line.buf;
+        audit_hash_hex(buf, line.len, head);
 
         /* The whole line in one write() on an O_APPEND fd: a crash leaves at most one torn tail,
          * which audit_open() recognizes, and a failure is cut off below. */
-        for (size_t done = 0; done < n + 1; done += (size_t)k) {
+        for (size_t done = 0; done < line.len + 1; done += (size_t)k) {
                 /* A short write (a disk that filled up in the middle of the line) is followed
                  * by one more, so that the cause reported is the real one (ENOSPC, EDQUOT). */
-                k = write(a->fd, line + done, n + 1 - done);
+                k = write(a->fd, buf + done, line.len + 1 - done);
                 if (k < 0 && errno == EINTR) {
                         k = 0;
                         continue;
@@ -753,12 +710,13 @@ int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
         memcpy(c->prev, a->head, sizeof(c->prev));
         a->seq++;
         memcpy(a->head, head, sizeof(a->head));
-        a->size += (off_t)(n + 1);
+        a->size += (off_t)(line.len + 1);
         /* The line is kept for the journal copy, without its newline (the record hashed). */
-        line[n] = 0;
+        buf[line.len] = 0;
         c->type = type;
-        c->fields = json_incref(fields);
-        c->line = TAKE_PTR(line);
+        c->agent_uid = agent_uid_of(fields, n);
+        c->line = line;
+        TAKE_PTR(buf);
         c->seq = a->seq;
         c->time = t;
         memcpy(c->head, head, sizeof(head));
@@ -766,82 +724,55 @@ int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields) {
         return 0;
 }
 
-/* Sets key to the string s, or to null when s is NULL; -EINVAL for a string that is not UTF-8. */
-static int set_string(json_t *o, const char *key, const char *s) {
-        json_t *v = s ? json_string(s) : json_null();
-
-        if (!v)
-                return -EINVAL;
-        return json_object_set_new(o, key, v) < 0 ? -ENOMEM : 0;
-}
-
-/* Sets key to the counter i (capped at the largest JSON integer). */
-static int set_integer(json_t *o, const char *key, uint64_t i) {
-        return json_object_set_new(o, key,
-                                   json_integer(i > INT64_MAX ? INT64_MAX : (json_int_t)i)) < 0
-                       ? -ENOMEM
-                       : 0;
-}
-
-/* A run record's fields (audit_append_run()), in *ret. */
-static int run_fields(const AuditRun *run, json_t **ret) {
-        _cleanup_(json_decrefp) json_t *o = NULL;
+/* A run record's fields (audit_append_run()) into f (room for AUDIT_FIELDS_MAX): their number,
+ * or -EINVAL. */
+static int run_fields(const AuditRun *run, AuditField *f) {
         const char *outcome;
-        int r;
+        size_t n = 0;
 
         if (!run)
                 return -EINVAL;
         outcome = run_outcome_name(run->outcome);
         if (!outcome)
                 return -EINVAL;
-        o = json_object();
-        if (!o)
-                return -ENOMEM;
-        if ((r = set_string(o, "plugin", run->plugin)) < 0 ||
-            (r = set_string(o, "version", run->version)) < 0 ||
-            (r = set_string(o, "handle_sha256", run->handle_sha256)) < 0 ||
-            (r = set_integer(o, "peer_uid", (uint64_t)run->peer_uid)) < 0 ||
-            (r = set_integer(o, "peer_pid", (uint64_t)(run->peer_pid < 0 ? 0 : run->peer_pid))) <
-                    0 ||
-            (r = set_string(o, "outcome", outcome)) < 0 ||
-            (r = set_string(o, "cause", run->cause)) < 0 ||
-            (r = set_integer(o, "stderr_bytes", run->stderr_bytes)) < 0 ||
-            (r = set_integer(o, "cpu_usec", run->cpu_usec)) < 0 ||
-            (r = set_integer(o, "wall_usec", run->wall_usec)) < 0 ||
-            (r = set_integer(o, "setup_usec", run->setup_usec)) < 0 ||
-            (r = set_integer(o, "scope_wait_usec", run->scope_wait_usec)) < 0 ||
-            (r = set_string(o, "unit", run->unit)) < 0 ||
-            (r = set_string(o, "ticket", run->ticket)) < 0)
-                return r;
-        r = json_object_set_new(o, "step", run->step >= 0 ? json_integer(run->step) : json_null());
+        f[n++] = audit_field_string("plugin", run->plugin);
+        f[n++] = audit_field_string("version", run->version);
+        f[n++] = audit_field_string("handle_sha256", run->handle_sha256);
+        f[n++] = audit_field_counter("peer_uid", (uint64_t)run->peer_uid);
+        f[n++] = audit_field_counter("peer_pid", (uint64_t)(run->peer_pid < 0 ? 0 : run->peer_pid));
+        f[n++] = audit_field_string("outcome", outcome);
+        f[n++] = audit_field_string("cause", run->cause);
+        f[n++] = audit_field_counter("stderr_bytes", run->stderr_bytes);
+        f[n++] = audit_field_counter("cpu_usec", run->cpu_usec);
+        f[n++] = audit_field_counter("wall_usec", run->wall_usec);
+        f[n++] = audit_field_counter("setup_usec", run->setup_usec);
+        f[n++] = audit_field_counter("scope_wait_usec", run->scope_wait_usec);
+        f[n++] = audit_field_string("unit", run->unit);
+        f[n++] = audit_field_string("ticket", run->ticket);
+        f[n++] = run->step >= 0 ? audit_field_integer("step", run->step) : audit_field_null("step");
         /* null when unknown: never a figure that is not the plugin's own (classify.h). */
-        if (r >= 0)
-                r = json_object_set_new(o, "peak_memory_bytes",
-                                        run->peak_memory_bytes > 0
-                                                ? json_integer((json_int_t)run->peak_memory_bytes)
-                                                : json_null());
-        if (r < 0)
-                return -ENOMEM;
-        *ret = TAKE_PTR(o);
-        return 0;
+        f[n++] = run->peak_memory_bytes > 0
+                         ? audit_field_counter("peak_memory_bytes", run->peak_memory_bytes)
+                         : audit_field_null("peak_memory_bytes");
+        return (int)n;
 }
 
-/* A run record through append (audit_append() or audit_append_nosync()). */
+/* A run record through append (audit_append_fields() or audit_append_fields_nosync()). */
 static int append_run(Audit *a, const AuditRun *run,
-                      int (*append)(Audit *a, AuditEvent type, json_t *fields)) {
-        _cleanup_(json_decrefp) json_t *o = NULL;
-        int r;
+                      int (*append)(Audit *a, AuditEvent type, const AuditField *f, size_t n)) {
+        AuditField f[AUDIT_FIELDS_MAX];
+        int n;
 
         if (!a)
                 return -EINVAL;
-        r = run_fields(run, &o);
-        return r < 0 ? r : append(a, AUDIT_RUN, o);
+        n = run_fields(run, f);
+        return n < 0 ? n : append(a, AUDIT_RUN, f, (size_t)n);
 }
 
 int audit_append_run(Audit *a, const AuditRun *run) {
-        return append_run(a, run, audit_append);
+        return append_run(a, run, audit_append_fields);
 }
 
 int audit_append_run_nosync(Audit *a, const AuditRun *run) {
-        return append_run(a, run, audit_append_nosync);
+        return append_run(a, run, audit_append_fields_nosync);
 }

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "audit-chain.h"
+#include "audit-line.h"
 #include "classify.h"
 
 typedef struct Audit Audit;
@@ -72,6 +73,12 @@ int audit_append(Audit *a, AuditEvent type, json_t *fields);
 #define AUDIT_PENDING_MAX 256
 int audit_append_nosync(Audit *a, AuditEvent type, json_t *fields);
 int audit_sync(Audit *a);
+
+/* audit_append() and audit_append_nosync() with the fields as an array (audit-line.h): no JSON
+ * object is built, and the line is written as audit_line_format() makes it. What an answer writes
+ * (a submit, a budget change, a run, a ticket's end) goes this way. Same rules, same returns. */
+int audit_append_fields(Audit *a, AuditEvent type, const AuditField *fields, size_t n);
+int audit_append_fields_nosync(Audit *a, AuditEvent type, const AuditField *fields, size_t n);
 
 /*
  * The group commit off the event loop, in three steps. audit_sync_prepare() returns 1 and fills

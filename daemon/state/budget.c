@@ -1606,34 +1606,30 @@ static void bindings_format(const BudgetKey *k, char *out) {
                                        k->pairs[i].placeholder);
 }
 
-#define BINDINGS_MAX (BUDGET_PAIRS_MAX * 2 * (BUDGET_NAME_MAX + 1) + 1)
+#define BINDINGS_MAX BUDGET_BINDINGS_TEXT_MAX
 
-int budget_change_fields(const BudgetChange *c, json_t **ret) {
-        char hex[HEX_SIZE + 1], bindings[BINDINGS_MAX];
-        json_t *o;
+int budget_change_fields(const BudgetChange *c, BudgetChangeText *text, AuditField *out) {
+        size_t n = 0;
 
-        if (!c || !ret || (unsigned)c->type >= _BUDGET_CHANGE_MAX || !budget_key_valid(&c->key) ||
+        if (!c || !text || !out || (unsigned)c->type >= _BUDGET_CHANGE_MAX ||
+            !budget_key_valid(&c->key) ||
             (c->type == BUDGET_CHANGE_COMMIT && !outcome_is_final(c->outcome)))
                 return -EINVAL;
-        hex_encode(c->digest, BUDGET_DIGEST_SIZE, hex);
-        bindings_format(&c->key, bindings);
+        hex_encode(c->digest, BUDGET_DIGEST_SIZE, text->hex);
+        bindings_format(&c->key, text->bindings);
         /* Names, versions and a digest only ([a-z0-9._=,-]): never a value a human typed. */
-        o = json_pack("{s:s, s:s, s:s, s:s, s:s}", "handle_sha256", hex, "change",
-                      change_names[c->type], "plugin", c->key.plugin, "version", c->key.version,
-                      "bindings", bindings);
-        if (o && c->type == BUDGET_CHANGE_COMMIT &&
-            (json_object_set_new(o, "outcome", json_string(budget_outcome_name(c->outcome))) < 0 ||
-             json_object_set_new(o, "ran_usec",
-                                 c->ran_usec > 0 && c->ran_usec <= INT64_MAX
-                                         ? json_integer((json_int_t)c->ran_usec)
-                                         : json_null()) < 0)) {
-                json_decref(o);
-                o = NULL;
+        out[n++] = audit_field_string("handle_sha256", text->hex);
+        out[n++] = audit_field_string("change", change_names[c->type]);
+        out[n++] = audit_field_string("plugin", c->key.plugin);
+        out[n++] = audit_field_string("version", c->key.version);
+        out[n++] = audit_field_string("bindings", text->bindings);
+        if (c->type == BUDGET_CHANGE_COMMIT) {
+                out[n++] = audit_field_string("outcome", budget_outcome_name(c->outcome));
+                out[n++] = c->ran_usec > 0 && c->ran_usec <= INT64_MAX
+                                   ? audit_field_integer("ran_usec", (int64_t)c->ran_usec)
+                                   : audit_field_null("ran_usec");
         }
-        if (!o)
-                return -ENOMEM;
-        *ret = o;
-        return 0;
+        return (int)n;
 }
 
 /* A key back from a record's plugin, version and bindings. -EBADMSG when it is not one lockd

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "audit-line.h"
 #include "manifest.h"
 
 /*
@@ -309,14 +310,23 @@ typedef struct BudgetLog {
 /* Sets the log (borrowed; NULL: none). From then on a batch writes BUDGET_CHECKPOINT too. */
 void budget_set_log(BudgetStore *s, const BudgetLog *log, void *userdata);
 
+/* The bindings' text of a record: "in=ph,in2=ph2" of every pair. */
+#define BUDGET_BINDINGS_TEXT_MAX (BUDGET_PAIRS_MAX * 2 * (BUDGET_NAME_MAX + 1) + 1)
+/* The text an audit record of a change points into (budget_change_fields()). */
+typedef struct BudgetChangeText {
+        char hex[BUDGET_DIGEST_SIZE * 2 + 1];
+        char bindings[BUDGET_BINDINGS_TEXT_MAX];
+} BudgetChangeText;
+#define BUDGET_CHANGE_FIELDS_MAX 7
+
 /*
  * The fields of c's audit record (event "budget"): handle_sha256 (the content), change
  * ("reserve", "commit", "release"), plugin, version, bindings (the key's pairs as
  * "input=placeholder" joined by ",", "" for none: names only, never a value), and for a commit
- * outcome (budget_outcome_name()) and ran_usec (null when unknown). A new object in *ret; 0,
- * -EINVAL or -ENOMEM.
+ * outcome (budget_outcome_name()) and ran_usec (null when unknown). Into out (room for
+ * BUDGET_CHANGE_FIELDS_MAX; its strings point into *text and c): their number, or -EINVAL.
  */
-int budget_change_fields(const BudgetChange *c, json_t **ret);
+int budget_change_fields(const BudgetChange *c, BudgetChangeText *text, AuditField *out);
 
 /*
  * Applies the budget changes of the audit log's current file (buf, len bytes) that come after the

@@ -1367,6 +1367,198 @@ START_TEST(test_segments) {
         ck_assert_uint_eq(res.first_seq, prev.first_seq);
         tmpdir_done(&t);
 }
+
+/* A random UTF-8 string of at most max bytes: every class jansson escapes differently. */
+static void random_string(unsigned *seed, char *out, size_t max) {
+        static const char *const pieces[] = {
+                "a",
+                "Z",
+                "0",
+                " ",
+                "/",
+                "\"",
+                "\\",
+                "\b",
+                "\f",
+                "\n",
+                "\r",
+                "\t",
+                "\x01",
+                "\x1f",
+                "\x7f",
+                "~",
+                "\xc3\xa9",
+                "\xc2\x80",
+                "\xdf\xbf",
+                "\xe2\x80\xa8",
+                "\xe2\x80\xae",
+                "\xef\xbf\xbd",
+                "\xef\xbf\xbf",
+                "\xf0\x9f\x98\x80",
+                "\xf4\x8f\xbf\xbf",
+                "\xf0\x90\x80\x80",
+                "plugin-1.2.3",
+        };
+        size_t len = 0, want = (size_t)rand_r(seed) % 40;
+
+        out[0] = 0;
+        for (size_t i = 0; i < want; i++) {
+                const char *p = pieces[(size_t)rand_r(seed) % ELEMENTSOF(pieces)];
+                size_t n = strlen(p);
+
+                if (len + n > max)
+                        break;
+                memcpy(out + len, p, n + 1);
+                len += n;
+        }
+}
+
+/*
+ * The line written without JSON objects is byte for byte what json_dumps() with
+ * AUDIT_JSON_FLAGS makes of the same record (the canonical form the verifier demands), for random
+ * fields of every kind and strings of every escape class; and the journal's text of each field.
+ */
+START_TEST(test_line_matches_jansson) {
+        static const char *const names[] = {"a",      "ab",      "agent_uid", "b0",     "cause",
+                                            "handle", "outcome", "peer_pid",  "plugin", "step",
+                                            "ticket", "unit",    "version",   "z",      "z_9",
+                                            "seq_no", "timer",   "events",    "prevent"};
+        static char strings[AUDIT_FIELDS_MAX][AUDIT_STRING_MAX + 1];
+        unsigned seed = 31;
+
+        for (int iter = 0; iter < 20000; iter++) {
+                AuditField f[AUDIT_FIELDS_MAX];
+                bool used[ELEMENTSOF(names)] = {};
+                size_t n = (size_t)rand_r(&seed) % (ELEMENTSOF(names) + 1);
+                uint64_t seq = (uint64_t)rand_r(&seed) * 7919 + 1, time = (uint64_t)rand_r(&seed)
+                                                                          << 20;
+                AuditEvent ev = (AuditEvent)((unsigned)rand_r(&seed) % _AUDIT_EVENT_MAX);
+                json_t *o = json_pack("{s:I, s:I, s:s, s:s}", "seq", (json_int_t)seq, "time",
+                                      (json_int_t)time, "prev", AUDIT_ZERO_HASH, "event",
+                                      audit_event_to_string(ev));
+                char *want;
+                AuditLine line;
+                const char *p;
+
+                if (n > AUDIT_FIELDS_MAX)
+                        n = AUDIT_FIELDS_MAX;
+                for (size_t i = 0; i < n; i++) {
+                        size_t k;
+
+                        do
+                                k = (size_t)rand_r(&seed) % ELEMENTSOF(names);
+                        while (used[k]);
+                        used[k] = true;
+                        switch (rand_r(&seed) % 5) {
+                        case 0:
+                                random_string(&seed, strings[i], AUDIT_STRING_MAX);
+                                f[i] = audit_field_string(names[k], strings[i]);
+                                json_object_set_new(o, names[k], json_string(strings[i]));
+                                break;
+                        case 1: {
+                                int64_t v = (int64_t)rand_r(&seed) * (rand_r(&seed) % 2 ? -1 : 1)
+                                            << (rand_r(&seed) % 32);
+                                if (rand_r(&seed) % 10 == 0)
+                                        v = rand_r(&seed) % 2 ? INT64_MAX : INT64_MIN;
+                                f[i] = audit_field_integer(names[k], v);
+                                json_object_set_new(o, names[k], json_integer(v));
+                                break;
+                        }
+                        case 2:
+                                f[i] = audit_field_bool(names[k], true);
+                                json_object_set_new(o, names[k], json_true());
+                                break;
+                        case 3:
+                                f[i] = audit_field_bool(names[k], false);
+                                json_object_set_new(o, names[k], json_false());
+                                break;
+                        default:
+                                f[i] = audit_field_null(names[k]);
+                                json_object_set_new(o, names[k], json_null());
+                                break;
+                        }
+                }
+                want = json_dumps(o, AUDIT_JSON_FLAGS);
+                ck_assert_ptr_nonnull(want);
+                ck_assert_int_eq(audit_line_format(seq, time, AUDIT_ZERO_HASH, ev, f, n, &line), 0);
+                ck_assert_msg(line.len == strlen(want) && memcmp(line.buf, want, line.len) == 0,
+                              "iteration %d:\n%.*s\n%s", iter, (int)line.len, line.buf, want);
+                ck_assert_int_eq(line.buf[line.len], '\n');
+                ck_assert_uint_eq(line.n_text, n);
+                /* The journal's text: each field's name, then its value as the copy shows it. */
+                p = line.buf + line.len + 2;
+                for (size_t i = 0; i < n; i++) {
+                        json_t *v = json_object_get(o, f[i].name);
+                        char num[32];
+                        const char *text = json_is_string(v)  ? json_string_value(v)
+                                           : json_is_true(v)  ? "true"
+                                           : json_is_false(v) ? "false"
+                                           : json_is_null(v)  ? "null"
+                                                              : num;
+
+                        snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+                                 json_is_integer(v) ? json_integer_value(v) : 0);
+                        ck_assert_str_eq(p, f[i].name);
+                        p += strlen(p) + 1;
+                        ck_assert_str_eq(p, text);
+                        p += strlen(p) + 1;
+                }
+                free(line.buf);
+                free(want);
+                json_decref(o);
+        }
+}
+END_TEST
+
+/* What the field array refuses, as the JSON path does: and *ret stays untouched. */
+START_TEST(test_line_refusals) {
+        static char big[AUDIT_STRING_MAX + 2], escaped[AUDIT_STRING_MAX + 1];
+        AuditLine line = {.buf = (char *)"untouched"};
+        AuditField f[AUDIT_FIELDS_MAX + 1];
+        char name[AUDIT_FIELDS_MAX][8];
+
+        memset(big, 'x', sizeof(big) - 1);
+        memset(escaped, '\x01', sizeof(escaped) - 1);
+#define REFUSED(want, ...)                                                                         \
+        do {                                                                                       \
+                AuditField g[] = {__VA_ARGS__};                                                    \
+                ck_assert_int_eq(audit_line_format(1, 1, AUDIT_ZERO_HASH, AUDIT_GRANT, g,          \
+                                                   ELEMENTSOF(g), &line),                          \
+                                 want);                                                            \
+                ck_assert_str_eq(line.buf, "untouched");                                           \
+        } while (0)
+        REFUSED(-EINVAL, audit_field_string("handle", "\xc3"));         /* truncated UTF-8 */
+        REFUSED(-EINVAL, audit_field_string("handle", "\xed\xa0\x80")); /* a surrogate */
+        REFUSED(-EINVAL, audit_field_string("handle", "\xc0\xaf"));     /* overlong */
+        REFUSED(-EINVAL, audit_field_string("handle", big));
+        REFUSED(-EINVAL, audit_field_integer("seq", 1));
+        REFUSED(-EINVAL, audit_field_integer("value", 1));
+        REFUSED(-EINVAL, audit_field_integer("audit_x", 1));
+        REFUSED(-EINVAL, audit_field_integer("Handle", 1));
+        REFUSED(-EINVAL, audit_field_integer("handle", 1), audit_field_null("handle"));
+        REFUSED(-EINVAL, ((AuditField){.name = "handle", .kind = _AUDIT_VALUE_KIND_MAX}));
+        REFUSED(-EINVAL, ((AuditField){.name = "handle", .kind = AUDIT_VALUE_STRING}));
+        for (size_t i = 0; i < ELEMENTSOF(f); i++) {
+                snprintf(name[i % AUDIT_FIELDS_MAX], sizeof(name[0]), "f%zu", i % AUDIT_FIELDS_MAX);
+                f[i] = audit_field_string(name[i % AUDIT_FIELDS_MAX], escaped);
+        }
+        /* 24 strings of 1024 controls, 6 bytes each escaped: past the line's bound. */
+        ck_assert_int_eq(
+                audit_line_format(1, 1, AUDIT_ZERO_HASH, AUDIT_GRANT, f, AUDIT_FIELDS_MAX, &line),
+                -E2BIG);
+        ck_assert_int_eq(audit_line_format(1, 1, AUDIT_ZERO_HASH, AUDIT_GRANT, f,
+                                           AUDIT_FIELDS_MAX + 1, &line),
+                         -EINVAL);
+        ck_assert_int_eq(audit_line_format(1, 1, AUDIT_ZERO_HASH, _AUDIT_EVENT_MAX, f, 0, &line),
+                         -EINVAL);
+        ck_assert_int_eq(audit_line_format((uint64_t)INT64_MAX + 1, 1, AUDIT_ZERO_HASH, AUDIT_GRANT,
+                                           f, 0, &line),
+                         -EINVAL);
+        ck_assert_str_eq(line.buf, "untouched");
+#undef REFUSED
+}
+END_TEST
+
 END_TEST
 
 static Suite *audit_suite(void) {
@@ -1389,6 +1581,8 @@ static Suite *audit_suite(void) {
         suite_add_case(s, NULL, test_segments);
         suite_add_case(s, NULL, test_event_names);
         suite_add_case(s, NULL, test_agent_copies_limited);
+        suite_add_case(s, NULL, test_line_matches_jansson);
+        suite_add_case(s, NULL, test_line_refusals);
         return s;
 }
 

@@ -961,10 +961,11 @@ END_TEST
 
 /* The write-ahead log as the engine keeps it (commit.c): each change a "budget" record. */
 static int wal_append(const BudgetChange *c, void *userdata) {
-        _cleanup_(json_decrefp) json_t *f = NULL;
-        int r = budget_change_fields(c, &f);
+        AuditField f[BUDGET_CHANGE_FIELDS_MAX];
+        BudgetChangeText text;
+        int n = budget_change_fields(c, &text, f);
 
-        return r < 0 ? r : audit_append_nosync(userdata, AUDIT_BUDGET, f);
+        return n < 0 ? n : audit_append_fields_nosync(userdata, AUDIT_BUDGET, f, (size_t)n);
 }
 
 static void wal_position(uint64_t *seq, char head[BUDGET_HEAD_HEX + 1], void *userdata) {
