@@ -385,7 +385,6 @@ static int standby_finish(Worker *w, RunRequest *req) {
                 if (!w->launched)
                         launched(w);
         }
-        w->ready.child = run_child_free(w->ready.child);
         if (p->scope && req->scoped && r >= 0 && req->result.cause == RUN_CAUSE_SPAWN)
                 /* Its child died unrun: the unit goes with it. */
                 (void)scope_kill(p->scope, req->unit);
@@ -439,6 +438,20 @@ done:
          */
         if (r >= 0 && (p->stopping || req->cancelled) && req->result.cause == RUN_CAUSE_SPAWN)
                 req->error = -ECANCELED;
+        pthread_mutex_unlock(&p->lock);
+}
+
+/*
+ * What the worker's run held, let go once its EXITED went out (worker_main()): the child (its
+ * stack's munmap() costs a TLB shootdown across the CPUs), the pidfd, the OOM watch's cgroup
+ * files, the uid. None of it changes the result, and a kill that comes meanwhile still finds a
+ * pidfd, of a process that is gone.
+ */
+static void run_cleanup(Worker *w) {
+        RunPool *p = w->pool;
+
+        w->ready.child = run_child_free(w->ready.child);
+        pthread_mutex_lock(&p->lock);
         w->pidfd = safe_close(w->pidfd);
         w->oom = oom_watch_free(w->oom);
         if (w->has_uid)
@@ -487,9 +500,11 @@ static void *worker_main(void *userdata) {
                         return NULL;
 
                 run_one(w, req);
-                /* Before the loop hears of it: whoever waits for the result may hear at once. */
+                /* Before the loop hears of it, and before anything is let go: whoever waits for
+                 * the result may hear at once. */
                 if (req->ended)
                         req->ended(req, req->userdata);
+                run_cleanup(w);
                 /* Its child came from the standby: the loop refills it now, after the answer is
                  * on its way (in sporadic use the manager's work for the next scope would
                  * otherwise run beside the plugin; a burst raises the number kept ready). */
