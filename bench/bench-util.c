@@ -97,6 +97,12 @@ int bench_sealed_input(void) {
 }
 
 int bench_exec(char *const argv[], char *const envp[], int in, int errfd, int *ret_status) {
+        return bench_exec_prepared(argv[0], argv, envp, in, errfd, NULL, NULL, ret_status);
+}
+
+int bench_exec_prepared(const char *path, char *const argv[], char *const envp[], int in,
+                        int errfd, void (*prepare)(void *userdata), void *userdata,
+                        int *ret_status) {
         char out[16];
         size_t len = 0;
         int pipefd[2], status;
@@ -116,7 +122,9 @@ int bench_exec(char *const argv[], char *const envp[], int in, int errfd, int *r
                 if (dup2(pipefd[1], STDOUT_FILENO) < 0 || dup2(errfd, STDERR_FILENO) < 0 ||
                     dup2(in, 3) < 0)
                         _exit(126);
-                execve(argv[0], argv, envp);
+                if (prepare)
+                        prepare(userdata); /* _exit()s when it cannot */
+                execve(path, argv, envp);
                 _exit(127);
         }
         safe_close(pipefd[1]);

@@ -62,6 +62,11 @@ int bench_sealed_input(void);
  * status in *ret_status), a negative errno when it could not be started.
  */
 int bench_exec(char *const argv[], char *const envp[], int in, int errfd, int *ret_status);
+/* bench_exec() of path, with prepare(userdata) called in the child after its fds are laid out
+ * and before the execve (it _exit()s when it fails). */
+int bench_exec_prepared(const char *path, char *const argv[], char *const envp[], int in,
+                        int errfd, void (*prepare)(void *userdata), void *userdata,
+                        int *ret_status);
 
 /* bench_exec() of the BenchExec userdata, saying on stderr why a run failed. */
 int bench_exec_run(void *userdata, int in);

@@ -6,21 +6,29 @@
  * through `bwrap --unshare-all` where bwrap works here, and prints per-run times and the ratios
  * (the target: the sandbox alone <= 1.1x plain, medians, for both). Then repeats plain and
  * sandboxed with ~1 GiB of touched RSS in the parent, to show that fork's cost grows with the
- * parent's memory and the runner's does not.
+ * parent's memory and the runner's does not. Last, the plugin's own run (its execve to its reap)
+ * bare and under each part of the sandbox alone, interleaved round by round: executed from the
+ * sealed memfd, under the seccomp filter (both parts, as lockd stacks them), under Landlock, and
+ * under both: what each part costs the plugin once it runs (ARCHITECTURE.md, the sandbox).
  *
  * Usage: spawn [N [PLUGIN]]   (N defaults to 1000, PLUGIN to the answer-plugin built beside it)
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bench-util.h"
 #include "macro.h"
+#include "seccomp.h"
 
 #ifndef BENCH_PLUGIN_PATH
 #error "BENCH_PLUGIN_PATH must name the answer plugin"
@@ -108,6 +116,140 @@ static long rss_kib(void) {
                         break;
         fclose(f);
         return kib;
+}
+
+/* The parts of the sandbox a run of the plugin gets, each alone (parts_run()). */
+enum {
+        PART_MEMFD = 1 << 0,    /* executed from the sealed memfd, not its path */
+        PART_SECCOMP = 1 << 1,  /* the filter, both parts (AHEAD and LAST), no_new_privs */
+        PART_LANDLOCK = 1 << 2, /* the plugin's Landlock ruleset, no_new_privs */
+};
+
+typedef struct PartsRun {
+        const Sandbox *sb;
+        int binary_fd; /* the sandbox's memfd, lifted above the fds a child lays out */
+        unsigned parts;
+        const SeccompProgram *ahead, *last;
+        double *exec_at; /* shared with the child: bench_now_ms() just before its execve */
+} PartsRun;
+
+/* In the child: the parts, in the runner's order, then the time of the execve. */
+static void parts_prepare(void *userdata) {
+        static struct sock_filter filter[SECCOMP_INSNS_MAX];
+        PartsRun *p = userdata;
+
+        if ((p->parts & PART_MEMFD) && dup3(p->binary_fd, 8, O_CLOEXEC) < 0)
+                _exit(125);
+        if ((p->parts & (PART_SECCOMP | PART_LANDLOCK)) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                _exit(125);
+        if ((p->parts & PART_LANDLOCK) &&
+            syscall(__NR_landlock_restrict_self, p->sb->ruleset_fd, 0) < 0)
+                _exit(125);
+        if (p->parts & PART_SECCOMP)
+                for (const SeccompProgram *const *part = (const SeccompProgram *const[]){p->ahead,
+                                                                                     p->last, NULL};
+                     *part; part++) {
+                        struct sock_fprog prog = {
+                                .len = (unsigned short)seccomp_program_instantiate(
+                                        *part, getpid(), filter),
+                                .filter = filter};
+                        if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                                _exit(125);
+                }
+        *p->exec_at = bench_now_ms();
+}
+
+/* One run with p's parts: the plugin's execve to its reap, in ms; a negative value on failure. */
+static double parts_run(PartsRun *p, char *plugin, int in, int errfd) {
+        static char *const empty_env[] = {NULL};
+        char *argv[] = {plugin, NULL};
+        int status = 0, r;
+        double end;
+
+        r = bench_exec_prepared((p->parts & PART_MEMFD) ? p->sb->exec_path : plugin, argv,
+                                empty_env, in, errfd, parts_prepare, p, &status);
+        end = bench_now_ms();
+        if (r != 0) {
+                fprintf(stderr, "spawn: parts 0x%x: %s (wait status 0x%x)\n", p->parts,
+                        r < 0 ? strerror(-r) : "no answer 1", status);
+                return -1;
+        }
+        return end - *p->exec_at;
+}
+
+static int double_compare(const void *a, const void *b) {
+        double x = *(const double *)a, y = *(const double *)b;
+
+        return (x > y) - (x < y);
+}
+
+/* The plugin's run under each part alone, n rounds interleaved; prints medians and ratios. */
+static int measure_parts(const BenchSetup *b, char *plugin, unsigned long n) {
+        static const struct {
+                unsigned parts;
+                const char *label;
+        } variants[] = {
+                {0, "bare (its path)"},
+                {PART_MEMFD, "from the sealed memfd"},
+                {PART_MEMFD | PART_SECCOMP, "memfd + seccomp filter"},
+                {PART_MEMFD | PART_LANDLOCK, "memfd + Landlock"},
+                {PART_MEMFD | PART_SECCOMP | PART_LANDLOCK, "memfd + seccomp + Landlock"},
+        };
+        SeccompProgram *ahead = NULL, *last = NULL;
+        double *times[ELEMENTSOF(variants)] = {}, med[ELEMENTSOF(variants)];
+        double *shared;
+        int fd, r = 0;
+
+        if (seccomp_program_new_part(SECCOMP_PART_AHEAD, &ahead) < 0 ||
+            seccomp_program_new_part(SECCOMP_PART_LAST, &last) < 0) {
+                seccomp_program_free(ahead);
+                return -ENOMEM;
+        }
+        fd = fcntl(b->sb->binary_fd, F_DUPFD_CLOEXEC, 100);
+        shared = mmap(NULL, sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                      -1, 0);
+        if (fd < 0 || shared == MAP_FAILED)
+                return -errno;
+        for (size_t v = 0; v < ELEMENTSOF(variants); v++) {
+                times[v] = calloc(n, sizeof(double));
+                if (!times[v]) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+        }
+        for (unsigned long i = 0; i < n && r == 0; i++)
+                for (size_t v = 0; v < ELEMENTSOF(variants); v++) {
+                        PartsRun p = {.sb = b->sb,
+                                      .binary_fd = fd,
+                                      .parts = variants[v].parts,
+                                      .ahead = ahead,
+                                      .last = last,
+                                      .exec_at = shared};
+
+                        times[v][i] = parts_run(&p, plugin, b->in, b->devnull);
+                        if (times[v][i] < 0) {
+                                r = -EIO;
+                                break;
+                        }
+                }
+        if (r < 0)
+                goto out;
+        printf("the plugin's own run (its execve to its reap), each part of the sandbox alone, "
+               "%lu rounds interleaved:\n", n);
+        for (size_t v = 0; v < ELEMENTSOF(variants); v++) {
+                qsort(times[v], n, sizeof(double), double_compare);
+                med[v] = times[v][n / 2];
+                printf("  %-*s median %.3f ms, %.2f x bare\n", BENCH_LABEL_WIDTH, variants[v].label,
+                       med[v], med[v] / med[0]);
+        }
+out:
+        for (size_t v = 0; v < ELEMENTSOF(variants); v++)
+                free(times[v]);
+        munmap(shared, sizeof(double));
+        close(fd);
+        seccomp_program_free(ahead);
+        seccomp_program_free(last);
+        return r;
 }
 
 int main(int argc, char *argv[]) {
@@ -203,5 +345,12 @@ int main(int argc, char *argv[]) {
         printf("sandboxed: 1 GiB RSS / small RSS = %.2f\n", big_sandboxed.mean / sandboxed.mean);
         printf("with 1 GiB RSS: sandboxed/plain = %.2f\n", big_sandboxed.mean / big_plain.mean);
         munmap(rss, BENCH_RSS_BYTES);
+        fflush(stdout);
+
+        r = measure_parts(&b, plugin, n);
+        if (r < 0) {
+                fprintf(stderr, "spawn: the parts: %s\n", strerror(-r));
+                return 1;
+        }
         return 0;
 }
