@@ -529,22 +529,17 @@ def main():
     print("where an uncached question's time goes (medians of the run records, ms): lockd before")
     print("the execve (the standby's release, the sandbox's entry), the plugin from its execve,")
     print("and the rest (Varlink, the engine, the spawner link, the durable records); peak memory")
-    print("is the run's memory cgroup peak (KiB; unknown: its cgroup was gone before it was read);")
-    print("the plugin's CPU is its own (user + system): a wall well above it is time spent waiting")
-    print("for a CPU that the manager, the engine or the agent held (bench/spawn measures each part")
-    print("of the sandbox alone)")
+    print("is the run's memory cgroup peak (KiB; unknown: its cgroup was gone before it was read)")
     for label, phase, cut in (("back to back", "b2b", (cuts[0], cuts[1])),
                               ("100 ms apart", "g100", (cuts[1], cuts[2])),
                               ("1 s apart", "g1s", (cuts[2], cuts[3]))):
         rec = records(p[cut[0]:cut[1]])
         setup = med([x["setup_usec"] for x in rec]) / 1e3
         wall = med([x["wall_usec"] for x in rec]) / 1e3
-        plugin_cpu = med([x["cpu_usec"] for x in rec]) / 1e3
         # null when lockd could not tell the plugin's own peak (its cgroup was gone first).
         peak = [x["peak_memory_bytes"] / 1024 for x in rec if x["peak_memory_bytes"] is not None]
         unknown = len(rec) - len(peak)
-        print(f"  {label:14} before execve {setup:5.2f}  plugin {wall:5.2f} (CPU "
-              f"{plugin_cpu:4.2f})  rest "
+        print(f"  {label:14} before execve {setup:5.2f}  plugin {wall:5.2f}  rest "
               f"{med(one[phase]) - setup - wall:5.2f}  peak memory "
               f"{med(peak) if peak else 0:6.0f} (max {max(peak) if peak else 0:.0f}, "
               f"{len(rec)} runs, {unknown} unknown)")
@@ -603,6 +598,7 @@ def main():
         for _, ph in phases:
             if seg[ph][0] and plugin_bare[ph]:
                 sandbox_ratio[ph] = med([s[3] for s in seg[ph][0]]) / med(plugin_bare[ph])
+        # bench/spawn measures each part of the sandbox alone on the plugin's own run.
         print(f"  {'plugin inside the sandbox / bare':44}" + "".join(
             f"{sandbox_ratio.get(ph, float('nan')):14.2f}" for _, ph in phases))
         print(f"  {'questions measured (skipped: an event missing)':44}" + "".join(
