@@ -41,6 +41,12 @@ static void put_u16(Out *o, unsigned cp) {
         put(o, seq, 6);
 }
 
+/* The characters jansson writes with a short escape. */
+static const char *const short_escapes['\\' + 1] = {
+        ['"'] = "\\\"", ['\\'] = "\\\\", ['\b'] = "\\b", ['\f'] = "\\f",
+        ['\n'] = "\\n", ['\r'] = "\\r",  ['\t'] = "\\t",
+};
+
 /*
  * A JSON string as json_dumps() writes it with JSON_ENSURE_ASCII: quote, backslash and the
  * controls with jansson's short escapes where it has one (\b \f \n \r \t) and \u00XX otherwise,
@@ -67,36 +73,14 @@ static void put_json_string(Out *o, const char *s, size_t len) {
                         return;
                 }
                 i += (size_t)k;
-                switch (cp) {
-                case '"':
-                        put(o, "\\\"", 2);
-                        break;
-                case '\\':
-                        put(o, "\\\\", 2);
-                        break;
-                case '\b':
-                        put(o, "\\b", 2);
-                        break;
-                case '\f':
-                        put(o, "\\f", 2);
-                        break;
-                case '\n':
-                        put(o, "\\n", 2);
-                        break;
-                case '\r':
-                        put(o, "\\r", 2);
-                        break;
-                case '\t':
-                        put(o, "\\t", 2);
-                        break;
-                default:
-                        if (cp < 0x10000)
-                                put_u16(o, cp);
-                        else {
-                                cp -= 0x10000;
-                                put_u16(o, 0xD800 | ((cp >> 10) & 0x3FF));
-                                put_u16(o, 0xDC00 | (cp & 0x3FF));
-                        }
+                if (cp < ELEMENTSOF(short_escapes) && short_escapes[cp])
+                        put_str(o, short_escapes[cp]);
+                else if (cp < 0x10000)
+                        put_u16(o, cp);
+                else {
+                        cp -= 0x10000;
+                        put_u16(o, 0xD800 | ((cp >> 10) & 0x3FF));
+                        put_u16(o, 0xDC00 | (cp & 0x3FF));
                 }
         }
         put(o, "\"", 1);
