@@ -1456,8 +1456,12 @@ START_TEST(test_line_matches_jansson) {
                                 json_object_set_new(o, names[k], json_string(strings[i]));
                                 break;
                         case 1: {
-                                int64_t v = (int64_t)rand_r(&seed) * (rand_r(&seed) % 2 ? -1 : 1)
-                                            << (rand_r(&seed) % 32);
+                                /* Shifted as unsigned: a negative value is no left operand. */
+                                int64_t v = (int64_t)((uint64_t)rand_r(&seed)
+                                                      << (rand_r(&seed) % 32));
+
+                                if (rand_r(&seed) % 2)
+                                        v = -v;
                                 if (rand_r(&seed) % 10 == 0)
                                         v = rand_r(&seed) % 2 ? INT64_MAX : INT64_MIN;
                                 f[i] = audit_field_integer(names[k], v);
