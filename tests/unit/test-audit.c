@@ -1457,8 +1457,8 @@ START_TEST(test_line_matches_jansson) {
                                 break;
                         case 1: {
                                 /* Shifted as unsigned: a negative value is no left operand. */
-                                int64_t v = (int64_t)((uint64_t)rand_r(&seed)
-                                                      << (rand_r(&seed) % 32));
+                                int64_t v =
+                                        (int64_t)((uint64_t)rand_r(&seed) << (rand_r(&seed) % 32));
 
                                 if (rand_r(&seed) % 2)
                                         v = -v;
