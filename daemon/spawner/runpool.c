@@ -744,12 +744,13 @@ static void hand(RunPool *p, Worker *w, RunRequest *req) {
                 standby_release(w, req, 0);
         pthread_mutex_lock(&p->lock);
         w->handed = req;
-        pthread_cond_signal(&w->wake);
         pthread_mutex_unlock(&p->lock);
+        /* After the unlock, so that the worker, woken, does not block on the lock first. */
+        pthread_cond_signal(&w->wake);
 }
 
 int run_pool_submit(RunPool *p, RunRequest *req) {
-        Worker *w = NULL;
+        Worker *w = NULL, *wake = NULL;
         int r;
 
         if (!p || !req || !req->sandbox || !req->done || req->input_fd < 0)
@@ -769,13 +770,12 @@ int run_pool_submit(RunPool *p, RunRequest *req) {
                 r = 0;
         } else {
                 r = enqueue(p, req);
-                if (r == 0 && (w = idle_worker(p))) {
-                        w->idle = false;
-                        pthread_cond_signal(&w->wake);
-                }
-                w = NULL;
+                if (r == 0 && (wake = idle_worker(p)))
+                        wake->idle = false;
         }
         pthread_mutex_unlock(&p->lock);
+        if (wake)
+                pthread_cond_signal(&wake->wake);
         if (w)
                 hand(p, w, req);
         return r;
