@@ -342,17 +342,6 @@ static void standby_release(Worker *w, RunRequest *req, uint64_t waited) {
         w->rp.launched_userdata = w;
         w->adopt_r = adopt(w, run_child_pidfd(w->ready.child), true);
         w->release_r = w->adopt_r < 0 ? 0 : run_child_release(w->ready.child, req->sandbox, &w->rp);
-        if (w->adopt_r >= 0 && w->release_r >= 0) {
-                /*
-                 * The release holds the output's write ends now (in flight or in the child): ours
-                 * go at once, so that the engine's readers see EOF the moment the plugin ends,
-                 * not after our reap, and no close between the reap and EXITED wakes the engine
-                 * first. Only the exit status is still written through w->fds.
-                 */
-                req->stdout_fd = w->fds.stdout_fd = safe_close(req->stdout_fd);
-                req->stderr_fd = w->fds.stderr_fd = safe_close(req->stderr_fd);
-                req->detail_fd = w->fds.detail_fd = safe_close(req->detail_fd);
-        }
 }
 
 /*
@@ -420,10 +409,6 @@ static void run_one(Worker *w, RunRequest *req) {
                         unit_name(req->unit, sizeof(req->unit), p);
                 r = runner_run(req->sandbox, &w->rp, &req->result);
         }
-        /* The child has them, or had them: EOF on the reader's side must not wait for us. */
-        req->stdout_fd = safe_close(req->stdout_fd);
-        req->stderr_fd = safe_close(req->stderr_fd);
-        req->detail_fd = safe_close(req->detail_fd);
         if (r < 0)
                 req->error = r;
         else if (req->scoped && req->result.cause == RUN_CAUSE_TIMEOUT)
@@ -447,9 +432,17 @@ done:
  * files, the uid. None of it changes the result, and a kill that comes meanwhile still finds a
  * pidfd, of a process that is gone.
  */
-static void run_cleanup(Worker *w) {
+static void run_cleanup(Worker *w, RunRequest *req) {
         RunPool *p = w->pool;
 
+        /*
+         * The output's write ends, last: the plugin's exit left ours the only ones, so the
+         * engine's readers see EOF now, right behind EXITED (it waits for both), instead of
+         * being woken by each pipe's end while the plugin exits on their CPU.
+         */
+        req->stdout_fd = safe_close(req->stdout_fd);
+        req->stderr_fd = safe_close(req->stderr_fd);
+        req->detail_fd = safe_close(req->detail_fd);
         w->ready.child = run_child_free(w->ready.child);
         pthread_mutex_lock(&p->lock);
         w->pidfd = safe_close(w->pidfd);
@@ -504,7 +497,7 @@ static void *worker_main(void *userdata) {
                  * the result may hear at once. */
                 if (req->ended)
                         req->ended(req, req->userdata);
-                run_cleanup(w);
+                run_cleanup(w, req);
                 /* Its child came from the standby: the loop refills it now, after the answer is
                  * on its way (in sporadic use the manager's work for the next scope would
                  * otherwise run beside the plugin; a burst raises the number kept ready). */
