@@ -427,18 +427,18 @@ done:
 }
 
 /*
- * What the worker's run held, let go once its EXITED went out (worker_main()): the child (its
- * stack's munmap() costs a TLB shootdown across the CPUs), the pidfd, the OOM watch's cgroup
- * files, the uid. None of it changes the result, and a kill that comes meanwhile still finds a
- * pidfd, of a process that is gone.
+ * What the worker's run held, let go once its EXITED went out (worker_main()): the output pipes'
+ * write ends, the child (its stack's munmap() costs a TLB shootdown across the CPUs), the pidfd,
+ * the OOM watch's cgroup files, the uid. None of it changes the result, and a kill that comes
+ * meanwhile still finds a pidfd, of a process that is gone.
  */
 static void run_cleanup(Worker *w, RunRequest *req) {
         RunPool *p = w->pool;
 
         /*
-         * The output's write ends, last: the plugin's exit left ours the only ones, so the
-         * engine's readers see EOF now, right behind EXITED (it waits for both), instead of
-         * being woken by each pipe's end while the plugin exits on their CPU.
+         * The plugin's exit left our write ends the only ones: the engine's readers see EOF now,
+         * right behind EXITED (it waits for both), instead of being woken by each pipe's end
+         * while the plugin exits on their CPU.
          */
         req->stdout_fd = safe_close(req->stdout_fd);
         req->stderr_fd = safe_close(req->stderr_fd);
