@@ -13,7 +13,8 @@
 /* The record's own keys, beside at most AUDIT_FIELDS_MAX of the caller's. */
 #define KEYS_MAX (AUDIT_FIELDS_MAX + 4)
 
-/* Appends to a buffer of AUDIT_LINE_MAX bytes; past it, only the overflow is noted. */
+/* Appends to a buffer of AUDIT_LINE_MAX bytes (on the caller's stack); past it, only the overflow
+ * is noted. */
 typedef struct Out {
         char buf[AUDIT_LINE_MAX + 1];
         size_t len;
@@ -86,25 +87,23 @@ static void put_json_string(Out *o, const char *s, size_t len) {
         put(o, "\"", 1);
 }
 
-/* A key of the line: a caller's field or one of the record's own. */
+/* A key of the line (a caller's field or one of the record's own) and its text: a string as it
+ * is, else the value's JSON spelling, which the journal copy shows too. */
 typedef struct Key {
-        const char *name;
-        AuditValueKind kind;
-        const char *string;
-        int64_t integer;
+        const AuditField *field;
+        const char *text;
 } Key;
 
 static int key_compare(const void *a, const void *b) {
-        return strcmp(((const Key *)a)->name, ((const Key *)b)->name);
+        return strcmp(((const Key *)a)->field->name, ((const Key *)b)->field->name);
 }
 
-/* The journal text of a value: a string as it is, else its JSON spelling. */
-static const char *value_text(const Key *k, char num[static 24]) {
-        switch (k->kind) {
+static const char *value_text(const AuditField *f, char num[static 24]) {
+        switch (f->kind) {
         case AUDIT_VALUE_STRING:
-                return k->string;
+                return f->string;
         case AUDIT_VALUE_INTEGER:
-                snprintf(num, 24, "%" PRId64, k->integer);
+                snprintf(num, 24, "%" PRId64, f->integer);
                 return num;
         case AUDIT_VALUE_TRUE:
                 return "true";
@@ -113,15 +112,6 @@ static const char *value_text(const Key *k, char num[static 24]) {
         default:
                 return "null";
         }
-}
-
-static void put_value(Out *o, const Key *k) {
-        char num[24];
-
-        if (k->kind == AUDIT_VALUE_STRING)
-                put_json_string(o, k->string, strlen(k->string));
-        else
-                put_str(o, value_text(k, num));
 }
 
 /* Checks the caller's fields; 0 or -EINVAL. */
@@ -149,11 +139,13 @@ static int fields_check(const AuditField *fields, size_t n) {
 
 int audit_line_format(uint64_t seq, uint64_t time, const char *prev, AuditEvent event,
                       const AuditField *fields, size_t n, AuditLine *ret) {
-        _cleanup_free_ Out *o = NULL;
-        Key keys[KEYS_MAX];
-        size_t n_keys = 0, text = 0, at;
         const char *ev = audit_event_to_string(event);
-        char num[24];
+        AuditField own[4];
+        Key keys[KEYS_MAX];
+        const char *texts[AUDIT_FIELDS_MAX];
+        char nums[KEYS_MAX][24];
+        size_t n_keys = 0, text = 0, at;
+        Out o = {};
         char *buf;
         int r;
 
@@ -162,61 +154,58 @@ int audit_line_format(uint64_t seq, uint64_t time, const char *prev, AuditEvent 
         r = fields_check(fields, n);
         if (r < 0)
                 return r;
-        keys[n_keys++] = (Key){.name = "seq", .kind = AUDIT_VALUE_INTEGER, .integer = (int64_t)seq};
-        keys[n_keys++] =
-                (Key){.name = "time", .kind = AUDIT_VALUE_INTEGER, .integer = (int64_t)time};
-        keys[n_keys++] = (Key){.name = "prev", .kind = AUDIT_VALUE_STRING, .string = prev};
-        keys[n_keys++] = (Key){.name = "event", .kind = AUDIT_VALUE_STRING, .string = ev};
-        for (size_t i = 0; i < n; i++) {
-                keys[n_keys++] = (Key){.name = fields[i].name,
-                                       .kind = fields[i].kind,
-                                       .string = fields[i].string,
-                                       .integer = fields[i].integer};
-                text += strlen(fields[i].name) + 1 + strlen(value_text(&keys[n_keys - 1], num)) + 1;
+        own[0] = audit_field_integer("seq", (int64_t)seq);
+        own[1] = audit_field_integer("time", (int64_t)time);
+        own[2] = audit_field_string("prev", prev);
+        own[3] = audit_field_string("event", ev);
+        for (size_t i = 0; i < ELEMENTSOF(own) + n; i++) {
+                const AuditField *f = i < ELEMENTSOF(own) ? &own[i] : &fields[i - ELEMENTSOF(own)];
+
+                keys[n_keys] = (Key){.field = f, .text = value_text(f, nums[n_keys])};
+                if (i >= ELEMENTSOF(own)) {
+                        texts[i - ELEMENTSOF(own)] = keys[n_keys].text;
+                        text += strlen(f->name) + 1 + strlen(keys[n_keys].text) + 1;
+                }
+                n_keys++;
         }
         /* The keys in strcmp() order, as JSON_SORT_KEYS sorts them; one object, no name twice. */
         qsort(keys, n_keys, sizeof(Key), key_compare);
         for (size_t i = 1; i < n_keys; i++)
-                if (strcmp(keys[i - 1].name, keys[i].name) == 0)
+                if (strcmp(keys[i - 1].field->name, keys[i].field->name) == 0)
                         return -EINVAL;
 
-        o = malloc(sizeof(*o));
-        if (!o)
-                return -ENOMEM;
-        o->len = 0;
-        o->overflow = false;
-        put(o, "{", 1);
+        put(&o, "{", 1);
         for (size_t i = 0; i < n_keys; i++) {
                 if (i > 0)
-                        put(o, ",", 1);
-                put_json_string(o, keys[i].name, strlen(keys[i].name));
-                put(o, ":", 1);
-                put_value(o, &keys[i]);
+                        put(&o, ",", 1);
+                put_json_string(&o, keys[i].field->name, strlen(keys[i].field->name));
+                put(&o, ":", 1);
+                if (keys[i].field->kind == AUDIT_VALUE_STRING)
+                        put_json_string(&o, keys[i].text, strlen(keys[i].text));
+                else
+                        put_str(&o, keys[i].text);
         }
-        put(o, "}", 1);
-        if (o->overflow)
+        put(&o, "}", 1);
+        if (o.overflow)
                 return -E2BIG;
 
-        buf = malloc(o->len + 2 + text);
+        /* The record's one allocation: the line, its newline, then the journal's fields in the
+         * caller's order. */
+        buf = malloc(o.len + 2 + text);
         if (!buf)
                 return -ENOMEM;
-        memcpy(buf, o->buf, o->len);
-        buf[o->len] = '\n';
-        buf[o->len + 1] = 0;
-        at = o->len + 2;
-        /* The journal's fields in the caller's order. */
+        memcpy(buf, o.buf, o.len);
+        buf[o.len] = '\n';
+        buf[o.len + 1] = 0;
+        at = o.len + 2;
         for (size_t i = 0; i < n; i++) {
-                Key k = {.kind = fields[i].kind,
-                         .string = fields[i].string,
-                         .integer = fields[i].integer};
-                const char *t = value_text(&k, num);
-                size_t nl = strlen(fields[i].name) + 1, tl = strlen(t) + 1;
+                size_t nl = strlen(fields[i].name) + 1, tl = strlen(texts[i]) + 1;
 
                 memcpy(buf + at, fields[i].name, nl);
-                memcpy(buf + at + nl, t, tl);
+                memcpy(buf + at + nl, texts[i], tl);
                 at += nl + tl;
         }
-        *ret = (AuditLine){.buf = buf, .len = o->len, .n_text = n};
+        *ret = (AuditLine){.buf = buf, .len = o.len, .n_text = n};
         return 0;
 }
 
