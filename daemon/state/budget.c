@@ -117,19 +117,31 @@ static void dirty_remove(BudgetStore *s, Budget *b) {
         b->dirty_slot = false;
 }
 
+/* Room in array (*size elements of elem bytes, used of them taken) for one more: doubled when
+ * full, 16 at first. The array, moved or not; NULL when out of memory, with array as it was. */
+static void *room_for_one(void *array, size_t *size, size_t used, size_t elem) {
+        size_t n;
+        void *p;
+
+        if (array && used < *size)
+                return array;
+        n = *size ? *size * 2 : 16;
+        p = reallocarray(array, n, elem);
+        if (p)
+                *size = n;
+        return p;
+}
+
 /* Room in the dirty list for one more budget: before memory changes, so nothing fails after. */
 static int dirty_room(BudgetStore *s, const Budget *b) {
-        size_t size;
         Budget **d;
 
-        if ((b && b->dirty) || s->n_dirty < s->dirty_size)
+        if (b && b->dirty)
                 return 0;
-        size = s->dirty_size ? s->dirty_size * 2 : 16;
-        d = reallocarray(s->dirty, size, sizeof(*d));
+        d = room_for_one(s->dirty, &s->dirty_size, s->n_dirty, sizeof(*s->dirty));
         if (!d)
                 return -ENOMEM;
         s->dirty = d;
-        s->dirty_size = size;
         return 0;
 }
 
@@ -1088,17 +1100,12 @@ static BudgetBatch *batch_free(BudgetBatch *b) {
 
 /* Room for one more emptied budget in s->gone: before memory changes, so nothing fails after. */
 static int gone_room(BudgetStore *s) {
-        size_t size;
-        uint8_t(*g)[BUDGET_DIGEST_SIZE];
+        uint8_t(*g)[BUDGET_DIGEST_SIZE] =
+                room_for_one(s->gone, &s->gone_size, s->n_gone, sizeof(*s->gone));
 
-        if (s->n_gone < s->gone_size)
-                return 0;
-        size = s->gone_size ? s->gone_size * 2 : 16;
-        g = reallocarray(s->gone, size, sizeof(*g));
         if (!g)
                 return -ENOMEM;
         s->gone = g;
-        s->gone_size = size;
         return 0;
 }
 
