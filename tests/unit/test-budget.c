@@ -820,22 +820,12 @@ static size_t for_each_case(const char *kind, void (*f)(const char *dir, const c
         return (size_t)n - 2;
 }
 
-static void valid_case(const char *dir, const char *name) {
-        _cleanup_(budget_closep) BudgetStore *s = NULL;
-        _cleanup_free_ char *expected = case_expected(dir);
+/* expected: "<hex digest> <slots used>" per content, and no other budget (the text is cut up). The
+ * number of budgets. */
+static size_t expect_budgets(BudgetStore *s, char *expected, const char *name) {
         _cleanup_free_ BudgetSummary *list = NULL;
-        _cleanup_close_ int bfd = -1;
         size_t n, lines = 0;
-        BudgetError err;
-        struct dirent *de;
-        DIR *d;
-        TmpDir t;
 
-        tmpdir_new(&t);
-        copy_case(dir, t.fd);
-        ck_assert_msg(budget_open(t.fd, &s, &err) == 0, "%s: %s", name, err.message);
-
-        /* expected: "<hex digest> <slots used>" per content. */
         for (char *line = expected, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
                 uint8_t digest[BUDGET_DIGEST_SIZE];
                 char hex[65];
@@ -844,11 +834,28 @@ static void valid_case(const char *dir, const char *name) {
                 *nl = 0;
                 ck_assert_int_eq(sscanf(line, "%64s %zu", hex, &used), 2);
                 ck_assert_int_eq(hex_decode(hex, strlen(hex), digest, sizeof(digest)), 0);
-                ck_assert_msg(budget_used(s, digest) == used, "%s: %s", name, line);
+                ck_assert_msg(budget_used(s, digest) == used, "%s: %s is %zu", name, line,
+                              budget_used(s, digest));
                 lines++;
         }
         ck_assert_int_eq(budget_list(s, &list, &n), 0);
         ck_assert_msg(n == lines, "%s: %zu budgets", name, n);
+        return lines;
+}
+
+static void valid_case(const char *dir, const char *name) {
+        _cleanup_(budget_closep) BudgetStore *s = NULL;
+        _cleanup_free_ char *expected = case_expected(dir);
+        _cleanup_close_ int bfd = -1;
+        BudgetError err;
+        struct dirent *de;
+        DIR *d;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        copy_case(dir, t.fd);
+        ck_assert_msg(budget_open(t.fd, &s, &err) == 0, "%s: %s", name, err.message);
+        expect_budgets(s, expected, name);
 
         /* What is left in budgets/: budget files only (an interrupted write's file is gone). */
         bfd = openat(t.fd, BUDGET_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -930,23 +937,9 @@ static void replay_case(const char *dir, const char *name) {
                               err.message, word);
         } else {
                 ck_assert_msg(r == 0, "%s: %d (%s)", name, r, err.message);
-                for (char *line = expected, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
-                        uint8_t digest[BUDGET_DIGEST_SIZE];
-                        char hex[65];
-                        size_t used;
-
-                        *nl = 0;
-                        ck_assert_int_eq(sscanf(line, "%64s %zu", hex, &used), 2);
-                        ck_assert_int_eq(hex_decode(hex, strlen(hex), digest, sizeof(digest)), 0);
-                        ck_assert_msg(budget_used(s, digest) == used, "%s: %s is %zu", name, line,
-                                      budget_used(s, digest));
-                        lines++;
-                }
-                ck_assert_int_eq(budget_list(s, &list, &n), 0);
-                ck_assert_msg(n == lines, "%s: %zu budgets", name, n);
+                lines = expect_budgets(s, expected, name);
                 /* Idempotent: the same records again change nothing more. */
                 ck_assert_int_eq(budget_replay(s, log, len, NULL, &err), 0);
-                list = mfree(list);
                 ck_assert_int_eq(budget_list(s, &list, &n), 0);
                 ck_assert_msg(n == lines, "%s: %zu budgets after a second replay", name, n);
         }
