@@ -215,7 +215,6 @@ int bench_measure(BenchRunFunc f, void *userdata, int in, unsigned n, double *ti
 
 int bench_measure_prepared(BenchRunFunc prepare, BenchRunFunc f, void *userdata, int in, unsigned n,
                            double *times, BenchStats *ret) {
-        double sum = 0;
         int r;
 
         for (unsigned i = 0; i < BENCH_WARMUP; i++) {
@@ -240,8 +239,16 @@ int bench_measure_prepared(BenchRunFunc prepare, BenchRunFunc f, void *userdata,
                 times[i] = bench_now_ms() - t0;
                 if (r != 0)
                         return r;
-                sum += times[i];
         }
+        bench_stats(times, n, ret);
+        return 0;
+}
+
+void bench_stats(double *times, unsigned n, BenchStats *ret) {
+        double sum = 0;
+
+        for (unsigned i = 0; i < n; i++)
+                sum += times[i];
         qsort(times, n, sizeof(double), cmp_double);
         *ret = (BenchStats){
                 .mean = sum / n,
@@ -249,7 +256,6 @@ int bench_measure_prepared(BenchRunFunc prepare, BenchRunFunc f, void *userdata,
                 .p99 = times[(size_t)((n - 1) * 0.99)],
                 .min = times[0],
         };
-        return 0;
 }
 
 void bench_print_stats(int width, const char *what, const BenchStats *s) {

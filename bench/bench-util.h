@@ -96,6 +96,9 @@ int bench_measure(BenchRunFunc f, void *userdata, int in, unsigned n, double *ti
 int bench_measure_prepared(BenchRunFunc prepare, BenchRunFunc f, void *userdata, int in, unsigned n,
                            double *times, BenchStats *ret);
 
+/* The statistics of n times (n > 0), which are left sorted. */
+void bench_stats(double *times, unsigned n, BenchStats *ret);
+
 /* Prints one row of statistics with what left-aligned in width columns. */
 void bench_print_stats(int width, const char *what, const BenchStats *s);
 

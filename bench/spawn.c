@@ -166,6 +166,12 @@ static double parts_run(PartsRun *p, char *plugin, int in, int errfd) {
         int status = 0, r;
         double end;
 
+        /* The child's fd 3 shares our offset: every run reads the whole input, as measured
+         * runs do (bench_measure()). */
+        if (lseek(in, 0, SEEK_SET) < 0) {
+                fprintf(stderr, "spawn: rewinding the input: %s\n", strerror(errno));
+                return -1;
+        }
         r = bench_exec_prepared((p->parts & PART_MEMFD) ? p->sb->exec_path : plugin, argv,
                                 empty_env, in, errfd, parts_prepare, p, &status);
         end = bench_now_ms();
@@ -175,12 +181,6 @@ static double parts_run(PartsRun *p, char *plugin, int in, int errfd) {
                 return -1;
         }
         return end - *p->exec_at;
-}
-
-static int double_compare(const void *a, const void *b) {
-        double x = *(const double *)a, y = *(const double *)b;
-
-        return (x > y) - (x < y);
 }
 
 /* The plugin's run under each part alone, n rounds interleaved; prints medians and ratios. */
@@ -196,7 +196,8 @@ static int measure_parts(const BenchSetup *b, char *plugin, unsigned long n) {
                 {PART_MEMFD | PART_SECCOMP | PART_LANDLOCK, "memfd + seccomp + Landlock"},
         };
         SeccompProgram *ahead = NULL, *last = NULL;
-        double *times[ELEMENTSOF(variants)] = {}, med[ELEMENTSOF(variants)];
+        double *times[ELEMENTSOF(variants)] = {};
+        BenchStats st[ELEMENTSOF(variants)];
         double *shared;
         int fd, r = 0;
 
@@ -237,10 +238,9 @@ static int measure_parts(const BenchSetup *b, char *plugin, unsigned long n) {
         printf("the plugin's own run (its execve to its reap), each part of the sandbox alone, "
                "%lu rounds interleaved:\n", n);
         for (size_t v = 0; v < ELEMENTSOF(variants); v++) {
-                qsort(times[v], n, sizeof(double), double_compare);
-                med[v] = times[v][n / 2];
+                bench_stats(times[v], (unsigned)n, &st[v]);
                 printf("  %-*s median %.3f ms, %.2f x bare\n", BENCH_LABEL_WIDTH, variants[v].label,
-                       med[v], med[v] / med[0]);
+                       st[v].median, st[v].median / st[0].median);
         }
 out:
         for (size_t v = 0; v < ELEMENTSOF(variants); v++)
