@@ -43,9 +43,8 @@ typedef struct Worker {
         bool started;
         pthread_cond_t wake; /* its own: work was queued, or handed to it alone */
         bool idle;           /* waits on wake and nobody signalled it yet (lock held) */
-        bool reserved;       /* run_pool_submit() is handing it req (lock held) */
-        RunRequest *handed;  /* ... and has: the worker takes it before any queued run */
-        RunRequest *req;     /* in flight, or NULL */
+        RunRequest *handed;  /* given by run_pool_submit(): taken before any queued run */
+        RunRequest *req;     /* in flight, or being handed to it (set before handed), or NULL */
         int pidfd;           /* a dup of the child's pidfd while it lives, else -1 */
         OomWatch *oom;
         bool launched; /* launched() ran for the run in flight */
@@ -459,19 +458,17 @@ static RunRequest *next_run(Worker *w) {
         RunPool *p = w->pool;
 
         for (;;) {
-                if (w->handed) {
-                        RunRequest *req = TAKE_PTR(w->handed);
-                        w->reserved = false;
-                        return req; /* counted active and set in w->req by its submit */
-                }
-                if (!w->reserved && p->n_queued > 0 && !p->stopping) {
+                if (w->handed)
+                        return TAKE_PTR(w->handed); /* counted active and in w->req already */
+                /* A req of its own already: run_pool_submit() is handing it over. */
+                if (!w->req && p->n_queued > 0 && !p->stopping) {
                         RunRequest *req = dequeue(p);
                         w->req = req;
                         w->launched = false;
                         p->n_active++;
                         return req;
                 }
-                if (p->stopping && !w->reserved)
+                if (p->stopping && !w->req)
                         return NULL;
                 w->idle = true;
                 pthread_cond_wait(&w->wake, &p->lock);
@@ -517,7 +514,8 @@ static Worker *idle_worker(RunPool *p) {
         for (unsigned i = 0; i < p->cfg.workers; i++) {
                 Worker *w = &p->workers[i];
 
-                if (w->idle && !w->reserved && !w->handed)
+                /* A spurious wakeup may leave idle set on one being handed a run: not that one. */
+                if (w->idle && !w->req)
                         return w;
         }
         return NULL;
@@ -756,7 +754,6 @@ int run_pool_submit(RunPool *p, RunRequest *req) {
         else if (p->n_queued == 0 && p->standby && (w = idle_worker(p))) {
                 /* Nobody waits before it: handing it over keeps the keys' round-robin. */
                 w->idle = false;
-                w->reserved = true;
                 w->req = req;
                 w->launched = false;
                 p->n_active++;
