@@ -157,25 +157,30 @@ static int on_checkpoint_time(sd_event_source *s, uint64_t usec, void *userdata)
 }
 
 /* Arms the checkpoint timer while changes wait for one. */
-static void checkpoint_arm(Commit *c) {
-        int enabled = SD_EVENT_OFF;
+/* Arms the one-shot timer *s to fire usec from now, unless it is armed already (made on first
+ * use). 0, or a negative errno when no timer could be made. */
+static int timer_arm(Commit *c, sd_event_source **s, uint64_t usec,
+                     sd_event_time_handler_t handler) {
+        int enabled = SD_EVENT_OFF, r;
 
+        if (*s && sd_event_source_get_enabled(*s, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                return 0;
+        if (!*s) {
+                r = sd_event_add_time_relative(c->event, s, CLOCK_MONOTONIC, usec,
+                                               USEC_PER_SEC / 10, handler, c);
+                if (r < 0)
+                        return r;
+        } else
+                (void)sd_event_source_set_time_relative(*s, usec);
+        (void)sd_event_source_set_enabled(*s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static void checkpoint_arm(Commit *c) {
         if (!c->budget || budget_changes_pending(c->budget) == 0)
                 return;
-        if (c->checkpoint && sd_event_source_get_enabled(c->checkpoint, &enabled) >= 0 &&
-            enabled != SD_EVENT_OFF)
-                return;
-        if (!c->checkpoint) {
-                if (sd_event_add_time_relative(c->event, &c->checkpoint, CLOCK_MONOTONIC,
-                                               CHECKPOINT_USEC, USEC_PER_SEC / 10,
-                                               on_checkpoint_time, c) < 0)
-                        c->checkpoint_due = true; /* no timer: checkpoint at the next commit */
-                else
-                        (void)sd_event_source_set_enabled(c->checkpoint, SD_EVENT_ONESHOT);
-                return;
-        }
-        (void)sd_event_source_set_time_relative(c->checkpoint, CHECKPOINT_USEC);
-        (void)sd_event_source_set_enabled(c->checkpoint, SD_EVENT_ONESHOT);
+        if (timer_arm(c, &c->checkpoint, CHECKPOINT_USEC, on_checkpoint_time) < 0)
+                c->checkpoint_due = true; /* no timer: checkpoint at the next commit */
 }
 
 /* A batch could not even be taken (no memory): what waits for it fails now. */
@@ -253,25 +258,12 @@ static int on_later(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 void commit_later(Commit *c) {
-        int enabled = SD_EVENT_OFF;
-
         if (!c)
                 return;
         checkpoint_arm(c);
-        if (c->later && sd_event_source_get_enabled(c->later, &enabled) >= 0 &&
-            enabled != SD_EVENT_OFF)
-                return;
-        if (!c->later) {
-                if (sd_event_add_time_relative(c->event, &c->later, CLOCK_MONOTONIC,
-                                               COMMIT_LATER_USEC, USEC_PER_SEC / 10, on_later,
-                                               c) < 0) {
-                        /* No timer: a commit of its own rather than a record left waiting. */
-                        commit_want(c);
-                        return;
-                }
-        } else
-                (void)sd_event_source_set_time_relative(c->later, COMMIT_LATER_USEC);
-        (void)sd_event_source_set_enabled(c->later, SD_EVENT_ONESHOT);
+        if (timer_arm(c, &c->later, COMMIT_LATER_USEC, on_later) < 0)
+                /* No timer: a commit of its own rather than a record left waiting. */
+                commit_want(c);
 }
 
 /*
