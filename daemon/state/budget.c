@@ -132,6 +132,23 @@ static void *room_for_one(void *array, size_t *size, size_t used, size_t elem) {
         return p;
 }
 
+/* Room in b for one more answer, grown by doubling up to BUDGET_LIMIT_MAX (the caller checked
+ * b->n < BUDGET_LIMIT_MAX). 0 or -ENOMEM. */
+static int answers_room(Budget *b) {
+        size_t size;
+        Answer *grown;
+
+        if (b->n < b->size)
+                return 0;
+        size = b->size == 0 ? 2 : MIN_SIZE(b->size * 2, (size_t)BUDGET_LIMIT_MAX);
+        grown = reallocarray(b->answers, size, sizeof(Answer));
+        if (!grown)
+                return -ENOMEM;
+        b->answers = grown;
+        b->size = size;
+        return 0;
+}
+
 /* Room in the dirty list for one more budget: before memory changes, so nothing fails after. */
 static int dirty_room(BudgetStore *s, const Budget *b) {
         Budget **d;
@@ -1021,20 +1038,9 @@ static int reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
                 memcpy(nb->digest, digest, BUDGET_DIGEST_SIZE);
                 b = nb;
         }
-        /* Room for one more answer, grown by doubling up to BUDGET_LIMIT_MAX (b->n < limit). */
-        if (b->n == b->size) {
-                size_t size = b->size == 0 ? 2 : b->size * 2;
-                Answer *grown;
-
-                if (size > BUDGET_LIMIT_MAX)
-                        size = BUDGET_LIMIT_MAX;
-                grown = reallocarray(b->answers, size, sizeof(Answer));
-                if (!grown) {
-                        budget_free(nb);
-                        return -ENOMEM;
-                }
-                b->answers = grown;
-                b->size = size;
+        if (answers_room(b) < 0) {
+                budget_free(nb);
+                return -ENOMEM;
         }
 
         copy = malloc(len);
@@ -1392,26 +1398,44 @@ int budget_commit_deferred(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SI
         return commit(s, digest, key, outcome, ran_usec, false);
 }
 
+/* Room for what a change of b to n slots needs at the next batch: in the gone list when it
+ * empties b, else in the dirty list. 0 or -ENOMEM, before memory changes. */
+static int change_room(BudgetStore *s, const Budget *b, size_t n) {
+        return n == 0 ? gone_room(s) : dirty_room(s, b);
+}
+
+/* Takes an emptied b out of the table and frees it. */
+static void budget_drop(BudgetStore *s, Budget *b) {
+        size_t i;
+
+        (void)table_find(s, b->digest, &i);
+        table_remove_at(s, i);
+        budget_free(b);
+}
+
+/* A change of b kept for the next batch (room made by change_room()): its file rewritten, or
+ * removed when b is empty, and then b goes. slot: as change_deferred(). */
+static void changed_deferred(BudgetStore *s, Budget *b, bool slot) {
+        if (b->n > 0) {
+                change_deferred(s, b, slot);
+                return;
+        }
+        dirty_remove(s, b);
+        gone_add(s, b->digest);
+        budget_drop(s, b);
+}
+
 /*
- * After a release or a reset changed b in memory: without a log it is on disk already; with one,
- * its file is rewritten, or removed when b is empty (and b goes), at the next batch. Room in the
- * dirty or gone list was made before.
+ * After a release or a reset changed b in memory: without a log it is on disk already (and an
+ * empty b goes); with one, its file is rewritten or removed at the next batch.
  */
 static void emptied_or_changed(BudgetStore *s, Budget *b) {
-        if (!s->log)
-                dirty_remove(s, b);
-        else if (b->n > 0)
-                change_deferred(s, b, false);
+        if (s->log)
+                changed_deferred(s, b, false);
         else {
                 dirty_remove(s, b);
-                gone_add(s, b->digest);
-        }
-        if (b->n == 0) {
-                size_t i;
-
-                (void)table_find(s, b->digest, &i);
-                table_remove_at(s, i);
-                budget_free(b);
+                if (b->n == 0)
+                        budget_drop(s, b);
         }
 }
 
@@ -1442,7 +1466,7 @@ int budget_release(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
                         next[n++] = b->answers[i];
         /* On failure the slot stays charged, a reservation no run holds: fail closed. */
         if (s->log) {
-                r = n == 0 ? gone_room(s) : dirty_room(s, b);
+                r = change_room(s, b, n);
                 if (r >= 0)
                         r = log_change(s, BUDGET_CHANGE_RELEASE, digest, key, 0, 0);
         } else
@@ -1506,7 +1530,7 @@ int budget_reset(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE]) {
                 /* The console's "budget_reset" record drops every slot on replay; a slot a run in
                  * flight keeps is taken again right after it, so that a replay keeps it too (its
                  * answer, if it leaves, stands on it). */
-                r = n == 0 ? gone_room(s) : dirty_room(s, b);
+                r = change_room(s, b, n);
                 for (i = 0; r >= 0 && i < n; i++) {
                         BudgetKey k;
 
@@ -1687,15 +1711,8 @@ static int replay_add(BudgetStore *s, Budget *b, const char *bytes, size_t len, 
 
         if (b->n >= BUDGET_LIMIT_MAX)
                 return -EBADMSG; /* more slots than any budget holds: not a log lockd wrote */
-        if (b->n == b->size) {
-                size_t size = b->size == 0 ? 2 : MIN_SIZE(b->size * 2, (size_t)BUDGET_LIMIT_MAX);
-                Answer *grown = reallocarray(b->answers, size, sizeof(Answer));
-
-                if (!grown)
-                        return -ENOMEM;
-                b->answers = grown;
-                b->size = size;
-        }
+        if (answers_room(b) < 0)
+                return -ENOMEM;
         copy = malloc(len);
         if (!copy)
                 return -ENOMEM;
@@ -1711,23 +1728,11 @@ static int replay_add(BudgetStore *s, Budget *b, const char *bytes, size_t len, 
 
 /* Marks b for the checkpoint after a replayed change, or drops it (its file goes) when empty. */
 static int replay_changed(BudgetStore *s, Budget *b) {
-        int r = b->n == 0 ? gone_room(s) : dirty_room(s, b);
+        int r = change_room(s, b, b->n);
 
         if (r < 0)
                 return r;
-        if (b->n > 0) {
-                change_deferred(s, b, true);
-                return 0;
-        }
-        dirty_remove(s, b);
-        gone_add(s, b->digest);
-        {
-                size_t i;
-
-                (void)table_find(s, b->digest, &i);
-                table_remove_at(s, i);
-                budget_free(b);
-        }
+        changed_deferred(s, b, true);
         return 0;
 }
 
