@@ -671,11 +671,21 @@ def test_budget_wal_kills(top):
                         pass  # lockd went mid-call: no answer
 
             th = threading.Thread(target=flood)
+            start = time.monotonic()
             th.start()
-            # Half the kills before the first checkpoint of the round (5 s after its first change),
-            # half around it: while it is written, or after it.
-            delay = rng.uniform(0.2, 3.0) if i % 2 else rng.uniform(4.8, 6.5)
-            time.sleep(delay)
+            # Half the kills before the first checkpoint of the round (5 s after its first
+            # change), a quarter around it (perhaps while it is written), and a quarter once it
+            # has been written, waited for rather than guessed: a loaded machine may write it
+            # late, and a round that ends before it tests nothing after a checkpoint.
+            if i % 2:
+                time.sleep(rng.uniform(0.2, 3.0))
+            elif i % 4 == 0:
+                time.sleep(rng.uniform(4.8, 6.5))
+            else:
+                wait_for(lambda: os.stat(marker).st_mtime_ns != since, timeout=30,
+                         what=f"round {i}'s checkpoint")
+                time.sleep(rng.uniform(0.0, 1.0))
+            delay = time.monotonic() - start
             d.proc.kill()
             d.proc.wait(10)
             checkpointed += os.stat(marker).st_mtime_ns != since
