@@ -187,26 +187,16 @@ static void conn_flush(VarlinkConn *c) {
         }
 }
 
-/* Queues one message and writes what can be written. -ENOTCONN when the connection is gone or
- * was dropped because its peer does not read fast enough. */
-static int conn_send(VarlinkConn *c, const json_t *m) {
-        _cleanup_free_ char *buf = NULL;
-        size_t len;
-        int r;
-
-        if (c->dead)
-                return -ENOTCONN;
-        r = varlink_message_format(m, &buf, &len);
-        if (r < 0)
-                return r;
-
+/* Room for n more bytes at the end of the output buffer (what was written already moved out of
+ * the way first). 0, or -ENOMEM. */
+static int out_reserve(VarlinkConn *c, size_t n) {
         if (c->out_start > 0) {
                 memmove(c->out, c->out + c->out_start, c->out_len - c->out_start);
                 c->out_len -= c->out_start;
                 c->out_start = 0;
         }
-        if (c->out_len + len > c->out_cap) {
-                size_t cap = c->out_len + len;
+        if (c->out_len + n > c->out_cap) {
+                size_t cap = c->out_len + n;
                 char *p;
 
                 if (cap < c->out_cap * 2)
@@ -217,9 +207,31 @@ static int conn_send(VarlinkConn *c, const json_t *m) {
                 c->out = p;
                 c->out_cap = cap;
         }
-        memcpy(c->out + c->out_len, buf, len);
-        c->out_len += len;
+        return 0;
+}
 
+/* Appends v, compact, at the end of the output buffer, len bytes (json_dumpb()'s count for it),
+ * after the n bytes of head and before the n bytes of tail. Written in place: no copy of the
+ * text is made on the way. 0, or -ENOMEM; nothing is appended on failure. */
+static int out_append_json(VarlinkConn *c, const char *head, size_t head_n, const json_t *v,
+                           size_t len, const char *tail, size_t tail_n) {
+        int r = out_reserve(c, head_n + len + tail_n);
+
+        if (r < 0)
+                return r;
+        memcpy(c->out + c->out_len, head, head_n);
+        /* The same value dumps to the same length: anything else is a bug, never a short
+         * message on the wire. */
+        if (json_dumpb(v, c->out + c->out_len + head_n, len, JSON_COMPACT) != len)
+                return -EIO;
+        memcpy(c->out + c->out_len + head_n + len, tail, tail_n);
+        c->out_len += head_n + len + tail_n;
+        return 0;
+}
+
+/* Writes what can be written of what was queued, and holds the peer to the output cap.
+ * -ENOTCONN when the connection is gone or was dropped for it. */
+static int conn_sent(VarlinkConn *c) {
         conn_flush(c);
         if (c->dead)
                 return -ENOTCONN;
@@ -230,6 +242,24 @@ static int conn_send(VarlinkConn *c, const json_t *m) {
         }
         conn_update(c, false);
         return 0;
+}
+
+/* Queues one message and writes what can be written. -ENOTCONN when the connection is gone or
+ * was dropped because its peer does not read fast enough. Compact, and jansson escapes any NUL
+ * inside a string, so the message's only NUL is its end (varlink_message_format()). */
+static int conn_send(VarlinkConn *c, const json_t *m) {
+        size_t len;
+        int r;
+
+        if (c->dead)
+                return -ENOTCONN;
+        len = json_dumpb(m, NULL, 0, JSON_COMPACT);
+        if (len == 0)
+                return -ENOMEM; /* what json_dumps() said of a value it could not write */
+        r = out_append_json(c, "", 0, m, len, "", 1);
+        if (r < 0)
+                return r;
+        return conn_sent(c);
 }
 
 /* ---- Answer order ----
@@ -405,21 +435,39 @@ int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
         if (params && !json_is_object(params))
                 return -EINVAL;
 
-        m = json_pack("{s:o}", "parameters", params ? json_incref(params) : json_object());
-        if (!m || (continues && json_object_set_new(m, "continues", json_true()) < 0))
+        /*
+         * The answer is {"parameters":P} or {"parameters":P,"continues":true}, compact, and its
+         * NUL: the same bytes json_dumps() makes of that object. Written around P's own dump,
+         * with no object for the envelope and no copy of the text, when the answer may go out
+         * now (the usual case: the oldest call still answering); an answer that must wait its
+         * turn is kept as an object.
+         */
+        static const char head[] = "{\"parameters\":", tail_more[] = ",\"continues\":true}";
+        size_t p_len = params ? json_dumpb(params, NULL, 0, JSON_COMPACT) : 2, len;
+
+        if (p_len == 0)
                 return -ENOMEM;
+        len = strlen(head) + p_len + (continues ? strlen(tail_more) : 1) + 1;
         /* An answer the output cap could never hold is not sent and then the peer dropped for it
          * (it would learn nothing of why): the call ends with <interface>.ReplyTooLarge, which
          * every interface served here declares. The methods page what can grow, so this is a
          * last wall. */
-        {
-                size_t len = json_dumpb(m, NULL, 0, JSON_COMPACT) + 1;
-
-                if (len > c->limits.out_bytes_per_conn)
-                        return call_reply_too_large(call, len, c->limits.out_bytes_per_conn);
-        }
+        if (len > c->limits.out_bytes_per_conn)
+                return call_reply_too_large(call, len, c->limits.out_bytes_per_conn);
         call->answered = true;
-        r = conn_emit(c, call, m, !continues);
+        if (c->order_head == call && params) {
+                r = out_append_json(c, head, strlen(head), params, p_len,
+                                    continues ? tail_more : "}", continues ? sizeof(tail_more) : 2);
+                if (r >= 0)
+                        r = conn_sent(c);
+                if (!continues)
+                        order_advance(c);
+        } else {
+                m = json_pack("{s:o}", "parameters", params ? json_incref(params) : json_object());
+                if (!m || (continues && json_object_set_new(m, "continues", json_true()) < 0))
+                        return -ENOMEM;
+                r = conn_emit(c, call, m, !continues);
+        }
         if (!continues)
                 call_finish(call);
         return r;

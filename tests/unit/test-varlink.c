@@ -1228,6 +1228,75 @@ START_TEST(test_slow_reader) {
 }
 END_TEST
 
+/* Reads one message and checks that its bytes, NUL included, are what json_dumps() makes of
+ * {"parameters": params} (and "continues": true when continues). Takes params. */
+static void assert_reply_bytes(VarlinkClient *c, json_t *params, bool continues) {
+        _cleanup_(json_decrefp) json_t *want = json_pack("{s:o}", "parameters", params);
+        _cleanup_free_ char *buf = NULL, *text = NULL;
+        size_t len = 0;
+
+        ck_assert_ptr_nonnull(want);
+        if (continues)
+                ck_assert_int_eq(json_object_set_new(want, "continues", json_true()), 0);
+        text = json_dumps(want, JSON_COMPACT);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_int_eq(read_pumping(c, &buf, &len), 0);
+        ck_assert_str_eq(buf, text);
+        ck_assert_uint_eq(len, strlen(text));
+}
+
+/* An answer is written around its parameters' own dump when it may go out at once, and kept as
+ * an object when it waits behind an older call: the same bytes either way, and the same as
+ * jansson's dump of the whole message (escapes, non-ASCII, an empty object, "continues"). */
+START_TEST(test_reply_bytes) {
+        static const char *const calls[] = {
+                "{\"s\":\"plain\"}",
+                "{\"s\":\"h\\u00e9llo \\u2603 \\ud83d\\ude00\"}",
+                "{\"s\":\"q\\\"b\\\\n\\n\\t\\u0001/\",\"i\":-5,\"b\":false}",
+                "{\"s\":\"x\",\"m\":{\"k\":\"v\",\"\":\"\"},\"a\":[1,[2],{}],"
+                "\"o\":{\"deep\":{\"er\":[null,true,0.5]}}}",
+        };
+        VarlinkClient *c;
+
+        reset_counters();
+        server_start(NULL);
+        c = connect_to(sock_plain);
+        for (size_t i = 0; i < ELEMENTSOF(calls); i++) {
+                _cleanup_free_ char *call = NULL;
+                json_t *params = json_loads(calls[i], 0, NULL);
+
+                ck_assert_ptr_nonnull(params);
+                ck_assert_int_ge(asprintf(&call,
+                                          "{\"method\":\"io.lockd.Test.Echo\","
+                                          "\"parameters\":%s}",
+                                          calls[i]),
+                                 0);
+                /* At once. */
+                send_str(c, call);
+                assert_reply_bytes(c, json_incref(params), false);
+                /* Behind an open call, then let go with it. */
+                send_str(c, "{\"method\":\"io.lockd.Test.Async\"}");
+                send_str(c, call);
+                PUMP_UNTIL(held != NULL);
+                pump(20 * 1000);
+                ck_assert_int_eq(reply_new(held, json_pack("{s:s}", "s", "first"), false), 0);
+                held = varlink_call_unref(held);
+                assert_reply_bytes(c, json_pack("{s:s}", "s", "first"), false);
+                assert_reply_bytes(c, params, false);
+        }
+        /* No parameters: an empty object. */
+        send_str(c, "{\"method\":\"io.lockd.Test.FdsIgnore\"}");
+        assert_reply_bytes(c, json_object(), false);
+        /* Answers that continue, then the last one. */
+        send_str(c, "{\"method\":\"io.lockd.Test.Stream\",\"more\":true,\"parameters\":{\"n\":2}}");
+        for (json_int_t i = 0; i < 2; i++)
+                assert_reply_bytes(c, json_pack("{s:I}", "i", i), true);
+        assert_reply_bytes(c, json_pack("{s:I}", "i", (json_int_t)2), false);
+        varlink_client_free(c);
+        server_stop();
+}
+END_TEST
+
 /* One answer the output cap could never hold: the call ends with the interface's ReplyTooLarge,
  * the connection stays and serves the next call, and an ordinary hang-up has no cause. (lockd
  * used to queue it, then drop the peer without a word.) */
@@ -1245,7 +1314,8 @@ START_TEST(test_reply_too_large) {
         ck_assert_str_eq(json_string_value(json_object_get(m, "error")),
                          "io.lockd.Test.ReplyTooLarge");
         p = json_object_get(m, "parameters");
-        ck_assert_int_gt(json_integer_value(json_object_get(p, "bytes")), 100000);
+        /* The whole message's size, its NUL included: {"parameters":{"data":"x..."}}. */
+        ck_assert_int_eq(json_integer_value(json_object_get(p, "bytes")), 100000 + 27);
         ck_assert_int_eq(json_integer_value(json_object_get(p, "limit")), 64 * 1024);
         json_decref(m);
         /* Just under the cap still goes. */
@@ -1809,6 +1879,7 @@ static Suite *varlink_suite(void) {
         suite_add_case(s, &server_case, test_answer_order);
         suite_add_case(s, &server_case, test_slow_reader);
         suite_add_case(s, &server_case, test_reply_too_large);
+        suite_add_case(s, &server_case, test_reply_bytes);
         suite_add_case(s, &server_case, test_cancel_on_disconnect);
         suite_add_case(s, &server_case, test_fds_refused);
         suite_add_case(s, &server_case, test_fds_accepted);
