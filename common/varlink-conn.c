@@ -210,9 +210,10 @@ static int out_reserve(VarlinkConn *c, size_t n) {
         return 0;
 }
 
-/* Appends v, compact, at the end of the output buffer, len bytes (json_dumpb()'s count for it),
- * after the n bytes of head and before the n bytes of tail. Written in place: no copy of the
- * text is made on the way. 0, or -ENOMEM; nothing is appended on failure. */
+/* Appends head_n bytes of head, then v compact (len bytes: json_dumpb()'s count for it), then
+ * tail_n bytes of tail, at the end of the output buffer. v is dumped in place: no copy of its
+ * text is made on the way. 0, -ENOMEM, or -EIO (v dumped to another length); nothing is
+ * appended on failure. */
 static int out_append_json(VarlinkConn *c, const char *head, size_t head_n, const json_t *v,
                            size_t len, const char *tail, size_t tail_n) {
         int r = out_reserve(c, head_n + len + tail_n);
@@ -454,19 +455,21 @@ int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
          * last wall. */
         if (len > c->limits.out_bytes_per_conn)
                 return call_reply_too_large(call, len, c->limits.out_bytes_per_conn);
+        if (c->order_head != call || !params) {
+                m = json_pack("{s:o}", "parameters", params ? json_incref(params) : json_object());
+                if (!m || (continues && json_object_set_new(m, "continues", json_true()) < 0))
+                        return -ENOMEM;
+        }
         call->answered = true;
-        if (c->order_head == call && params) {
+        if (m)
+                r = conn_emit(c, call, m, !continues);
+        else {
                 r = out_append_json(c, head, strlen(head), params, p_len,
                                     continues ? tail_more : "}", continues ? sizeof(tail_more) : 2);
                 if (r >= 0)
                         r = conn_sent(c);
                 if (!continues)
                         order_advance(c);
-        } else {
-                m = json_pack("{s:o}", "parameters", params ? json_incref(params) : json_object());
-                if (!m || (continues && json_object_set_new(m, "continues", json_true()) < 0))
-                        return -ENOMEM;
-                r = conn_emit(c, call, m, !continues);
         }
         if (!continues)
                 call_finish(call);
