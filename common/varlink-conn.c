@@ -232,7 +232,7 @@ static int out_append_json(VarlinkConn *c, const char *head, size_t head_n, cons
 
 /* Writes what can be written of what was queued, and holds the peer to the output cap.
  * -ENOTCONN when the connection is gone or was dropped for it. */
-static int conn_sent(VarlinkConn *c) {
+static int conn_flush_capped(VarlinkConn *c) {
         conn_flush(c);
         if (c->dead)
                 return -ENOTCONN;
@@ -260,7 +260,7 @@ static int conn_send(VarlinkConn *c, const json_t *m) {
         r = out_append_json(c, "", 0, m, len, "", 1);
         if (r < 0)
                 return r;
-        return conn_sent(c);
+        return conn_flush_capped(c);
 }
 
 /* ---- Answer order ----
@@ -338,7 +338,8 @@ static void order_clear(VarlinkConn *c) {
 /*
  * Sends m as an answer of call (NULL: a refusal of a message that never became a call), now when
  * it is the oldest call still answering (or nothing is pending), else when its turn comes. final:
- * the call's last answer.
+ * the call's last answer. varlink_call_reply() writes the oldest call's answers itself, by the
+ * same rule, without making m.
  */
 static int conn_emit(VarlinkConn *c, VarlinkCall *call, json_t *m, bool final) {
         int r;
@@ -423,7 +424,7 @@ static int call_reply_too_large(VarlinkCall *call, size_t len, size_t limit) {
 }
 
 int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
-        _cleanup_(json_decrefp) json_t *m = NULL;
+        _cleanup_(json_decrefp) json_t *m = NULL, *empty = NULL;
         VarlinkConn *c = call->conn;
         int r;
 
@@ -444,19 +445,23 @@ int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
          * turn is kept as an object.
          */
         static const char head[] = "{\"parameters\":", tail_more[] = ",\"continues\":true}";
-        size_t p_len = params ? json_dumpb(params, NULL, 0, JSON_COMPACT) : 2, len;
+        const char *tail = continues ? tail_more : "}"; /* with the message's NUL */
+        size_t tail_n = continues ? sizeof(tail_more) : sizeof("}"), p_len, len;
 
+        if (!params && !(params = empty = json_object()))
+                return -ENOMEM;
+        p_len = json_dumpb(params, NULL, 0, JSON_COMPACT);
         if (p_len == 0)
                 return -ENOMEM;
-        len = strlen(head) + p_len + (continues ? strlen(tail_more) : 1) + 1;
+        len = strlen(head) + p_len + tail_n;
         /* An answer the output cap could never hold is not sent and then the peer dropped for it
          * (it would learn nothing of why): the call ends with <interface>.ReplyTooLarge, which
          * every interface served here declares. The methods page what can grow, so this is a
          * last wall. */
         if (len > c->limits.out_bytes_per_conn)
                 return call_reply_too_large(call, len, c->limits.out_bytes_per_conn);
-        if (c->order_head != call || !params) {
-                m = json_pack("{s:o}", "parameters", params ? json_incref(params) : json_object());
+        if (c->order_head != call) {
+                m = json_pack("{s:O}", "parameters", params);
                 if (!m || (continues && json_object_set_new(m, "continues", json_true()) < 0))
                         return -ENOMEM;
         }
@@ -464,10 +469,9 @@ int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
         if (m)
                 r = conn_emit(c, call, m, !continues);
         else {
-                r = out_append_json(c, head, strlen(head), params, p_len,
-                                    continues ? tail_more : "}", continues ? sizeof(tail_more) : 2);
+                r = out_append_json(c, head, strlen(head), params, p_len, tail, tail_n);
                 if (r >= 0)
-                        r = conn_sent(c);
+                        r = conn_flush_capped(c);
                 if (!continues)
                         order_advance(c);
         }
