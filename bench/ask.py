@@ -6,11 +6,14 @@ back and spaced 100 ms and 1 s apart (sporadic use: after a quiet spell the kern
 first move into a cgroup wait for an RCU grace period); two agents asking at once; cache hits
 (1-step and 16-step tickets, pipelined over one connection); and the same plugin on the same
 files by bare fork+exec and by `systemd-run --scope PLUGIN` (the plugin itself, no shell), with
-the same gaps. Medians; each ratio against its target, PASS or MISS. For the uncached questions
-also lockd's fsyncs (engine and spawner: between the plugin's exit and the answer, and in all),
-counted with `perf record` on the syscall tracepoints, and lockd's CPU per question; from the
-same recording each question's steps (engine, spawner, the child's entry, the plugin against the
-same binary bare, the durable run record), and the engine's CPU profile of the back-to-back phase.
+the same gaps. Medians; each ratio against its target, PASS or MISS. These phases, and lockd's
+CPU per question in them, run with no tracer attached: perf's probes run on the traced
+process's CPU and add to its time (the engine's CPU per question back to back about doubles under
+the recording below). The three phases of uncached questions then run again, for a second agent,
+under `perf record`: lockd's fsyncs (engine and spawner: between the plugin's exit and the answer,
+and in all), counted on the syscall tracepoints; from the same recording each question's steps
+(engine, spawner, the child's entry, the plugin against the same binary bare, run under the same
+recording, the durable run record), and the engine's CPU profile of the back-to-back phase.
 
 The agents are bench/ask-agent (C, as the agent uids through setpriv: a client that is not the
 bottleneck); the alternatives are ask-agent's fork+exec+wait, run as root. lockd runs at
@@ -388,7 +391,7 @@ def main():
         paths, handles = {AGENT_UID: [], AGENT2_UID: []}, {AGENT_UID: [], AGENT2_UID: []}
         v = Varlink(d.console)
         try:
-            for uid, count in ((AGENT_UID, per_agent), (AGENT2_UID, WARMUP + TWO_N)):
+            for uid, count in ((AGENT_UID, per_agent), (AGENT2_UID, per_agent)):
                 for i in range(count):
                     p = os.path.join(work, f"q{uid}-{i:04d}.txt")
                     with open(p, "w") as f:
@@ -404,11 +407,17 @@ def main():
         finally:
             v.close()
 
-        h = handles[AGENT_UID]
+        # Each agent's handles: a warmup, the three phases of uncached questions, and its part of
+        # the two agents' phase. The first agent's phases run with no tracer attached (their
+        # times, lockd's CPU and the ratios); the second agent's run the same phases again under
+        # perf (the fsyncs, the segments and the profile), whose probes cost lockd CPU and time
+        # of their own.
+        h, h2 = handles[AGENT_UID], handles[AGENT2_UID]
         cuts = [WARMUP, WARMUP + n, WARMUP + n + GAP100_N, WARMUP + n + GAP100_N + GAP1S_N,
                 per_agent]
         b2b, g100, g1s, two1 = (h[cuts[0]:cuts[1]], h[cuts[1]:cuts[2]], h[cuts[2]:cuts[3]],
                                 h[cuts[3]:cuts[4]])
+        two2 = h2[cuts[3]:cuts[4]]
         spawner = d.proc.pid
         engine = next((c for c in children(spawner)
                        if open(f"/proc/{c}/comm").read().strip() == "lockd-engine"), None)
@@ -422,12 +431,25 @@ def main():
 
         one = finish(agent(AGENT_UID, d.agent, {"plugin": name, "phases": [
             questions("warmup", h[:WARMUP], 0)]}))
-        # The uncached questions alone, each phase in a run of its own so that lockd's CPU and
-        # its fsyncs are counted per phase.
-        syncs = Syncs(work, audit_fds(engine) if engine else ())
+        # The uncached questions alone, each phase in a run of its own so that lockd's CPU is
+        # counted per phase: first with nothing attached to lockd, ...
         cpu = {}
-        profile = None
         for phase, hs, gap in (("b2b", b2b, 0), ("g100", g100, 100), ("g1s", g1s, 1000)):
+            c0 = cpu_ms()
+            one.update(finish(agent(AGENT_UID, d.agent, {"plugin": name, "phases": [
+                questions(phase, hs, gap)]})))
+            c1 = cpu_ms()
+            cpu[phase] = {k: (c1[k] - c0[k]) * 1e3 / len(hs) for k in c0
+                          if c0[k] is not None and c1.get(k) is not None}
+        # ... then again, the second agent's, under perf: its fsyncs and its segments.
+        traced = finish(agent(AGENT2_UID, d.agent, {"plugin": name, "phases": [
+            questions("warmup", h2[:WARMUP], 0)]}))
+        syncs = Syncs(work, audit_fds(engine) if engine else ())
+        cpu_rec = {}
+        profile = None
+        for phase, cut, gap in (("b2b", cuts[0:2], 0), ("g100", cuts[1:3], 100),
+                                ("g1s", cuts[2:4], 1000)):
+            hs = h2[cut[0]:cut[1]]
             if phase == "b2b" and syncs.proc and engine:
                 # The engine's CPU profile of the back-to-back phase (call graphs kept in the file).
                 profile = subprocess.Popen(
@@ -436,14 +458,14 @@ def main():
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(0.5)
             c0 = cpu_ms()
-            one.update(finish(agent(AGENT_UID, d.agent, {"plugin": name, "phases": [
+            traced.update(finish(agent(AGENT2_UID, d.agent, {"plugin": name, "phases": [
                 questions(phase, hs, gap)]})))
             c1 = cpu_ms()
             if profile and phase == "b2b":
                 profile.send_signal(2)
                 profile.wait(60)
-            cpu[phase] = {k: (c1[k] - c0[k]) * 1e3 / len(hs) for k in c0
-                          if c0[k] is not None and c1.get(k) is not None}
+            cpu_rec[phase] = {k: (c1[k] - c0[k]) * 1e3 / len(hs) for k in c0
+                              if c0[k] is not None and c1.get(k) is not None}
         syncs.stop()
         one.update(finish(agent(AGENT_UID, d.agent, {"plugin": name, "phases": [
             questions("hit", b2b, 0),
@@ -455,9 +477,6 @@ def main():
              "seconds": seconds, "pipeline": PIPELINE},
         ]})))
         # Two agents at once, each asking back to back: runs per second of the two together.
-        h2 = handles[AGENT2_UID]
-        finish(agent(AGENT2_UID, d.agent, {"plugin": name, "phases": [
-            {"name": "warmup", "kind": "questions", "handles": h2[:WARMUP], "gap_ms": 0}]}))
         who = {"systemd (the manager)": os.environ.get("LOCKD_TEST_MANAGER_PID"),
                "lockd (the spawner)": spawner, "lockd-engine": engine}
         cpu0 = {k: cpu_seconds(v) for k, v in who.items() if v}
@@ -465,33 +484,37 @@ def main():
         pa = agent(AGENT_UID, d.agent, {"plugin": name, "phases": [
             {"name": "two", "kind": "questions", "handles": two1, "gap_ms": 0}]})
         pb = agent(AGENT2_UID, d.agent, {"plugin": name, "phases": [
-            {"name": "two", "kind": "questions", "handles": h2[WARMUP:], "gap_ms": 0}]})
+            {"name": "two", "kind": "questions", "handles": two2, "gap_ms": 0}]})
         ra, rb = finish(pa), finish(pb)
         two_wall = time.perf_counter() - t0
         cpu1 = {k: cpu_seconds(v) for k, v in who.items() if v}
         two_busy = max(sum(ra["two"]), sum(rb["two"])) / 1e3
 
-        # The alternatives, from the same manager lockd uses, on the same files, the same gaps.
+        # The alternatives, from the same manager lockd uses, on the same files, the same gaps,
+        # with nothing attached; then bare fork+exec again under perf, on the files of lockd's
+        # recorded phases: the plugin's own execve -> exit under the same tracing as inside
+        # lockd's sandbox.
         p = paths[AGENT_UID]
         scope = [shutil.which("systemd-run"), *([] if BUS == "system" else ["--user"]),
                  "--scope", "-q", "--", plugin]
         alt = {}
         bare, bare_at = None, {}
-        for what, argv in (("exec", [plugin]), ("scope", scope)):
-            alternative(0, p[:WARMUP], argv)
-            if what == "exec" and syncs.proc:
-                # The same events recorded around bare fork+exec: the plugin's own execve -> exit
-                # under the same tracing as inside lockd's sandbox.
+        for what, argv, files in (("exec", [plugin], p), ("scope", scope, p),
+                                  ("exec@perf", [plugin], paths[AGENT2_UID])):
+            if what == "exec@perf":
+                if not syncs.proc:
+                    break
                 bare = Syncs(work, name="perf-bare.data")
+            alternative(0, files[:WARMUP], argv)
             for phase, gap, cut in (("b2b", 0, (cuts[0], cuts[1])),
                                     ("g100", 100, (cuts[1], cuts[2])),
                                     ("g1s", 1000, (cuts[2], cuts[3]))):
                 t0 = time.clock_gettime(time.CLOCK_MONOTONIC) * 1e3
-                alt[what, phase] = alternative(gap, p[cut[0]:cut[1]], argv)
-                if what == "exec":
+                alt[what, phase] = alternative(gap, files[cut[0]:cut[1]], argv)
+                if what == "exec@perf":
                     bare_at[phase] = (t0, time.clock_gettime(time.CLOCK_MONOTONIC) * 1e3)
-            if bare and what == "exec":
-                bare.stop()
+        if bare:
+            bare.stop()
     finally:
         d.stop()
     runs = read_audit(os.path.join(top, "state", "audit", "audit.jsonl"))
@@ -521,7 +544,13 @@ def main():
             ("bare fork+exec, 1 s apart", alt["exec", "g1s"]),
             ("systemd-run --scope PLUGIN, back to back", alt["scope", "b2b"]),
             ("systemd-run --scope PLUGIN, 100 ms apart", alt["scope", "g100"]),
-            ("systemd-run --scope PLUGIN, 1 s apart", alt["scope", "g1s"]))
+            ("systemd-run --scope PLUGIN, 1 s apart", alt["scope", "g1s"]),
+            ("under perf: lockd, cache miss, back to back", traced["b2b"]),
+            ("under perf: lockd, cache miss, 100 ms apart", traced["g100"]),
+            ("under perf: lockd, cache miss, 1 s apart", traced["g1s"]),
+            *((f"under perf: bare fork+exec, {label}", alt["exec@perf", phase])
+              for label, phase in (("back to back", "b2b"), ("100 ms apart", "g100"),
+                                   ("1 s apart", "g1s")) if ("exec@perf", phase) in alt))
     for label, ts in rows:
         print(f"{label:46} {ms(ts)} {len(ts):7d}")
     runs_per_s = (len(ra["two"]) + len(rb["two"])) / two_busy
@@ -544,13 +573,21 @@ def main():
               f"{med(peak) if peak else 0:6.0f} (max {max(peak) if peak else 0:.0f}, "
               f"{len(rec)} runs, {unknown} unknown)")
     print()
-    print("lockd's fsyncs per uncached question (engine and spawner; counted by perf on the")
-    print("syscall tracepoints): between the plugin's exit and the answer, and in all (to the next")
-    print("question); and lockd's CPU per question, ms (the scheduler's count of its threads)")
+    print("lockd's CPU per question, ms (the scheduler's count of its threads), with nothing")
+    print("attached and, in brackets, in the phases recorded by perf (its probes run on lockd's")
+    print("CPU); and from those, lockd's fsyncs per uncached question (engine and spawner;")
+    print("counted by perf on the syscall tracepoints): between the plugin's exit and the answer,")
+    print("and in all (to the next question)")
     sync_med = {}
     for label, phase in (("back to back", "b2b"), ("100 ms apart", "g100"),
                          ("1 s apart", "g1s")):
-        counted = syncs.per_question(one[phase + "@spans"], lockd_pids)
+        c, cr = cpu.get(phase, {}), cpu_rec.get(phase, {})
+        print(f"  {label:14} CPU engine {c.get('engine', float('nan')):5.2f} "
+              f"({cr.get('engine', float('nan')):4.2f}) spawner "
+              f"{c.get('spawner', float('nan')):5.2f} ({cr.get('spawner', float('nan')):4.2f})")
+    for label, phase in (("back to back", "b2b"), ("100 ms apart", "g100"),
+                         ("1 s apart", "g1s")):
+        counted = syncs.per_question(traced[phase + "@spans"], lockd_pids)
         if counted is None:
             line = f"not counted: {getattr(syncs, 'why', 'no events')}"
         else:
@@ -560,17 +597,16 @@ def main():
             line = (f"after the plugin {med(crit) if crit else float('nan'):4.1f} (max "
                     f"{max(crit) if crit else 0}), in all {med(total) if total else float('nan'):4.1f}"
                     f" (max {max(total) if total else 0}; {len(crit)} questions)")
-        c = cpu.get(phase, {})
-        print(f"  {label:14} {line}  CPU engine {c.get('engine', float('nan')):5.2f} spawner "
-              f"{c.get('spawner', float('nan')):5.2f}")
+        print(f"  {label:14} fsyncs {line}")
     print()
     print("where an uncached question's time goes, step by step (medians, ms; perf on the syscall")
     print("and sched tracepoints in the same recording: a send where it begins, a receive where")
     print("the message is in hand, the execve where the new image runs); the plugin bare is")
-    print("bench/ask-agent exec's fork+exec of the same binary under the same recording")
+    print("bench/ask-agent exec's fork+exec of the same binary under the same recording (the")
+    print("recorded phases: the tracing makes each step slower than the untraced questions above)")
     phases = (("back to back", "b2b"), ("100 ms apart", "g100"), ("1 s apart", "g1s"))
     seg_med, sandbox_ratio = {}, {}
-    seg = {ph: syncs.segments(one[ph + "@spans"], engine, spawner) for _, ph in phases}
+    seg = {ph: syncs.segments(traced[ph + "@spans"], engine, spawner) for _, ph in phases}
     if any(v is None for v in seg.values()):
         print(f"  not measured: {getattr(syncs, 'why', 'no events')}")
     else:
