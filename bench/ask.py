@@ -56,6 +56,10 @@ TWO_N = 60  # questions per agent, two agents at once
 # Past the budget checkpoint's period (CHECKPOINT_USEC in daemon/commit.c, 5 s): every budget
 # change made before a wait this long is in a checkpoint by its end.
 CHECKPOINT_WAIT_S = 6.0
+# Sporadic use: questions further apart than a later commit's wait (COMMIT_LATER_USEC, 2 s) and
+# the budget checkpoint's period, so that each pays for its own; counted under perf for the fsyncs.
+SPORADIC_N = 4
+SPORADIC_GAP_MS = 7000
 
 
 def ms(ts):
@@ -374,7 +378,7 @@ def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     seconds = float(os.environ.get("LOCKD_BENCH_SECONDS", "3"))
     # Handles per agent are capped (HANDLES_PER_AGENT_MAX, 256): every miss is a handle.
-    per_agent = WARMUP + n + GAP100_N + GAP1S_N + TWO_N
+    per_agent = WARMUP + n + GAP100_N + GAP1S_N + SPORADIC_N + TWO_N
     if not STEPS_MAX <= n or per_agent > 240:
         print(f"ask: N must be {STEPS_MAX}..{240 - per_agent + n}", file=sys.stderr)
         return 2
@@ -421,10 +425,10 @@ def main():
         # of their own.
         h, h2 = handles[AGENT_UID], handles[AGENT2_UID]
         cuts = [WARMUP, WARMUP + n, WARMUP + n + GAP100_N, WARMUP + n + GAP100_N + GAP1S_N,
-                per_agent]
+                WARMUP + n + GAP100_N + GAP1S_N + SPORADIC_N, per_agent]
         b2b, g100, g1s, two1 = (h[cuts[0]:cuts[1]], h[cuts[1]:cuts[2]], h[cuts[2]:cuts[3]],
-                                h[cuts[3]:cuts[4]])
-        two2 = h2[cuts[3]:cuts[4]]
+                                h[cuts[4]:cuts[5]])
+        two2 = h2[cuts[4]:cuts[5]]
         spawner = d.proc.pid
         engine = next((c for c in children(spawner)
                        if open(f"/proc/{c}/comm").read().strip() == "lockd-engine"), None)
@@ -485,6 +489,14 @@ def main():
             cpu_rec[phase] = per_question(c0, c1, len(hs))
         time.sleep(CHECKPOINT_WAIT_S)
         rec_t1 = time.clock_gettime(time.CLOCK_MONOTONIC) * 1e3
+        # Sporadic use, after the checkpoint of everything before: the fsyncs each question
+        # costs in all, its later commit and its checkpoint included.
+        c0 = cpu_ms()
+        traced.update(finish(agent(AGENT2_UID, d.agent, {"plugin": name, "phases": [
+            questions("sporadic", h2[cuts[3]:cuts[4]], SPORADIC_GAP_MS)]})))
+        time.sleep(SPORADIC_GAP_MS / 1e3)
+        sporadic_t1 = time.clock_gettime(time.CLOCK_MONOTONIC) * 1e3
+        cpu_sporadic = per_question(c0, cpu_ms(), SPORADIC_N)
         syncs.stop()
         one.update(finish(agent(AGENT_UID, d.agent, {"plugin": name, "phases": [
             questions("hit", b2b, 0),
@@ -619,9 +631,17 @@ def main():
         print(f"  {label:14} fsyncs {line}")
     syncs_all = (syncs.syncs_between(rec_t0, rec_t1, lockd_pids) / n_phases if syncs.events
                  else float("nan"))
+    spans = traced["sporadic@spans"]
+    syncs_sporadic = (syncs.syncs_between(spans[0][0], sporadic_t1, lockd_pids) / SPORADIC_N
+                      if syncs.events and spans else float("nan"))
     print(f"  the three phases together, with their budget checkpoint and {CHECKPOINT_WAIT_S:.0f} s"
           f" idle, per question: CPU engine {cpu_all.get('engine', float('nan')):.2f} spawner "
           f"{cpu_all.get('spawner', float('nan')):.2f}; fsyncs {syncs_all:.2f}")
+    gap_s = SPORADIC_GAP_MS / 1e3
+    print(f"  {gap_s:.0f} s apart (sporadic use; {SPORADIC_N} questions under perf, each with the "
+          f"{gap_s:.0f} s after it), per question: {med(traced['sporadic']):.2f} ms; CPU engine "
+          f"{cpu_sporadic.get('engine', float('nan')):.2f} spawner "
+          f"{cpu_sporadic.get('spawner', float('nan')):.2f}; fsyncs {syncs_sporadic:.2f}")
     print()
     print("where an uncached question's time goes, step by step (medians, ms; perf on the syscall")
     print("and sched tracepoints in the same recording: a send where it begins, a receive where")
@@ -699,6 +719,8 @@ def main():
         ("fsyncs per question in all, back to back", sync_med.get("b2b", (nan, nan))[1], "<=",
          SYNCS_IN_ALL),
         ("fsyncs per question, checkpoints included", syncs_all, "<=", SYNCS_IN_ALL),
+        (f"fsyncs per question, {SPORADIC_GAP_MS / 1e3:.0f} s apart", syncs_sporadic, "<=",
+         SYNCS_IN_ALL),
         ("engine CPU per question, back to back, ms", cpu.get("b2b", {}).get("engine", nan),
          "<=", ENGINE_CPU_TARGET_MS),
         ("spawner RUN -> release, 1 s apart, ms",
