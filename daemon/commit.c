@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "commit.h"
 #include "disk-writer.h"
 #include "fd-util.h"
@@ -34,9 +33,8 @@ struct Commit {
         size_t n_waiters;
         const CommitObserver *observer;
         void *observer_data;
-        sd_event_source *idle;       /* commit_want() */
-        sd_event_source *later;      /* commit_later(): the bound on a record's wait */
-        sd_event_source *checkpoint; /* the next budget checkpoint */
+        sd_event_source *idle;  /* commit_want() */
+        sd_event_source *later; /* commit_later(): the bound on a record's wait */
         bool checkpoint_due;
         bool holding; /* a checkpoint before a segment switch: nothing else starts */
         /* The last record someone waits for (commit_wait(), commit_run()): a job ending starts
@@ -48,15 +46,21 @@ struct Commit {
 /* Waiters at once before the commit is started at once rather than at idle time. */
 #define WAITERS_BATCH_MAX 64
 
-/* A record nothing waits for (a ticket's "done", a cached outcome) rides the next commit, and
- * waits at most this long for one. Longer than the gap between an agent's questions that the
- * benchmark asks 1 s apart, so that it rides the next question's commit there. */
+/*
+ * A record nothing waits for (a ticket's "done", a cached outcome) rides the next commit, and
+ * waits at most this long for one: questions less than this apart pay no fsync for it, and a
+ * record's journal copy (sent once it is durable) and its fleet's view are this late at most.
+ */
 #define USEC_PER_SEC      1000000ULL
-#define COMMIT_LATER_USEC (2 * USEC_PER_SEC)
+#define COMMIT_LATER_USEC (30 * USEC_PER_SEC)
 
-/* Budget checkpoints (ARCHITECTURE.md, budgets): at most this often, or at once past this many
- * changes; never on an answer's path. */
-#define CHECKPOINT_USEC    (5 * USEC_PER_SEC)
+/*
+ * Budget checkpoints (ARCHITECTURE.md, budgets): past this many changes, or as many as there are
+ * budgets when there are more (a checkpoint rewrites every budget: so it writes about one
+ * budget's text per change at most), at a segment switch, at start and at the way out; never on
+ * an answer's path and never on a timer, so that a question asked alone costs its two commits
+ * and nothing more. A start replays at most this many changes past the checkpoint.
+ */
 #define CHECKPOINT_CHANGES 1024
 
 /* Tells the waiters whose records are durable (every one when the log broke, r < 0), in order. */
@@ -137,8 +141,8 @@ static void on_budget_written(void *ctx, int r, void *userdata) {
         /* Only closed: the records it covered become durable for the waiters by the audit
          * writer's own job, which tells them in order. */
         c->batch_log.fd = safe_close(c->batch_log.fd);
-        /* A failed checkpoint is tried again at the next one's time, not in a loop: the log
-         * holds every change meanwhile. */
+        /* A failed checkpoint is tried again at the next one, not in a loop: the log holds every
+         * change meanwhile, and the next rewrites every budget (budget_batch_done()). */
         if (r < 0)
                 c->checkpoint_due = false;
         if (c->holding)
@@ -148,15 +152,6 @@ static void on_budget_written(void *ctx, int r, void *userdata) {
                 commit_start(c);
 }
 
-static int on_checkpoint_time(sd_event_source *s, uint64_t usec, void *userdata) {
-        Commit *c = userdata;
-
-        c->checkpoint_due = true;
-        commit_run(c);
-        return 0;
-}
-
-/* Arms the checkpoint timer while changes wait for one. */
 /* Arms the one-shot timer *s to fire usec from now, unless it is armed already (made on first
  * use). 0, or a negative errno when no timer could be made. */
 static int timer_arm(Commit *c, sd_event_source **s, uint64_t usec,
@@ -176,11 +171,15 @@ static int timer_arm(Commit *c, sd_event_source **s, uint64_t usec,
         return 0;
 }
 
-static void checkpoint_arm(Commit *c) {
-        if (!c->budget || budget_changes_pending(c->budget) == 0)
-                return;
-        if (timer_arm(c, &c->checkpoint, CHECKPOINT_USEC, on_checkpoint_time) < 0)
-                c->checkpoint_due = true; /* no timer: checkpoint at the next commit */
+/* Whether the budget changes since the last checkpoint call for one (CHECKPOINT_CHANGES). */
+static bool checkpoint_wanted(const Commit *c) {
+        size_t n;
+
+        if (!c->budget)
+                return false;
+        n = budget_count(c->budget);
+        return budget_changes_pending(c->budget) >=
+               (n > CHECKPOINT_CHANGES ? n : CHECKPOINT_CHANGES);
 }
 
 /* A batch could not even be taken (no memory): what waits for it fails now. */
@@ -221,11 +220,11 @@ static void commit_start(Commit *c) {
                         audit_done(c, r, false);
         }
         /*
-         * The budget files are checkpoints of the log (budget.h): a reservation or an outcome is
-         * durable once its record is, so no answer waits for them. A checkpoint is written off
-         * the answer path, every CHECKPOINT_USEC or past CHECKPOINT_CHANGES changes.
+         * The budget snapshot is a checkpoint of the log (budget.h): a reservation or an outcome
+         * is durable once its record is, so no answer waits for it. A checkpoint is written off
+         * the answer path, past CHECKPOINT_CHANGES changes.
          */
-        if (c->budget && budget_changes_pending(c->budget) >= CHECKPOINT_CHANGES)
+        if (checkpoint_wanted(c))
                 c->checkpoint_due = true;
         if (c->budget && c->checkpoint_due && !disk_writer_busy(c->budget_writer)) {
                 BudgetBatch *b = NULL;
@@ -249,7 +248,6 @@ static void commit_start(Commit *c) {
                                 on_budget_written(c, r, c);
                 }
         }
-        checkpoint_arm(c);
 }
 
 static int on_later(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -257,11 +255,20 @@ static int on_later(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/*
+ * A record nothing waits for rides the next commit, or a commit of its own COMMIT_LATER_USEC
+ * later: questions asked closer than that cost their two commits and nothing more. What a crash
+ * of the machine in between can take is safe to lose (ARCHITECTURE.md, Flows): a ticket's "done"
+ * (it reads "expired" after the restart), a cached outcome (the next ask runs again, free: its
+ * reservation's record is durable), a release (the slot stays charged). A kill of lockd takes
+ * none of them: they are in the page cache.
+ */
 void commit_later(Commit *c) {
         if (!c)
                 return;
-        checkpoint_arm(c);
-        if (timer_arm(c, &c->later, COMMIT_LATER_USEC, on_later) < 0)
+        if (checkpoint_wanted(c))
+                commit_want(c);
+        else if (timer_arm(c, &c->later, COMMIT_LATER_USEC, on_later) < 0)
                 /* No timer: a commit of its own rather than a record left waiting. */
                 commit_want(c);
 }
@@ -458,7 +465,6 @@ Commit *commit_free(Commit *c) {
         commit_cancel(c);
         sd_event_source_disable_unref(c->idle);
         sd_event_source_disable_unref(c->later);
-        sd_event_source_disable_unref(c->checkpoint);
         free(c);
         return NULL;
 }

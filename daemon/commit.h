@@ -62,8 +62,8 @@ void commit_run(Commit *c);
  * connection ready now, share one fsync(). NULL-safe. */
 void commit_want(Commit *c);
 /* A record nothing waits for (a ticket's "done", a cached outcome's budget record) rides the
- * next commit, and waits at most a bounded time (commit.c) for one: no fsync of its own when
- * questions keep coming. NULL-safe. */
+ * next commit, and waits at most a bounded time (commit.c, 30 s) for one: no fsync of its own
+ * when questions keep coming. NULL-safe. */
 void commit_later(Commit *c);
 /* A budget checkpoint now (budget_checkpoint(), after the batch out): at start, once the replay
  * is done. 0 or a negative errno. */

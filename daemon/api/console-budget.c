@@ -331,8 +331,8 @@ static int method_reset_budget(VarlinkCall *call, json_t *params, void *userdata
         /* The answers bound to values go with the slots that charged them. */
         (void)answers_reset(m->answers, t.digest);
         /* The reset stands in the log (its record, then a reservation per slot a run keeps), and
-         * a replay honours it; the checkpoint now only shows it on disk at once (the file goes),
-         * and is the human's rare call, off every answer's path. */
+         * a replay honours it; the checkpoint now only shows it on disk at once (the snapshot
+         * without it), and is the human's rare call, off every answer's path. */
         r = commit_checkpoint(m->commit);
         if (r < 0)
                 log_error_errno(r, NULL,

@@ -27,7 +27,13 @@
 #include "store.h"
 
 #define BUDGET_FORMAT  1
+/* BUDGET_CHECKPOINT as a snapshot: its position and every budget in one file (batch_take()). */
+#define SNAPSHOT_FORMAT 2
+/* The most a snapshot may hold when read back: BUDGET_DIGESTS_MAX budgets of a few hundred bytes
+ * each is tens of MiB; a file past this is no snapshot lockd wrote. */
+#define SNAPSHOT_MAX   ((size_t)1024 * 1024 * 1024)
 #define MIN_SIZE(a, b) ((a) < (b) ? (a) : (b))
+#define MAX_SIZE(a, b) ((a) > (b) ? (a) : (b))
 #define HEX_SIZE       (BUDGET_DIGEST_SIZE * 2)
 #define FILE_SUFFIX    ".json"
 #define FILE_NAME_LEN  (HEX_SIZE + sizeof(FILE_SUFFIX) - 1)
@@ -78,6 +84,9 @@ struct BudgetStore {
         uint8_t (*gone)[BUDGET_DIGEST_SIZE]; /* budgets emptied: their files go at the next batch */
         size_t n_gone, gone_size;
         uint64_t taken_gen; /* budget_generation() when the last batch was taken */
+        bool snapshot;      /* BUDGET_CHECKPOINT holds the budgets (read at open, or written) */
+        bool legacy_files;  /* budget files beside a snapshot: the next snapshot removes them */
+        bool unsaved;       /* a snapshot failed: the next batch writes one, changed or not */
 };
 
 /* A flush taken off the loop: the files' texts, written by budget_batch_write() (budget.h). */
@@ -98,6 +107,8 @@ struct BudgetBatch {
         char head[BUDGET_HEAD_HEX + 1];
         uint8_t (*gone)[BUDGET_DIGEST_SIZE]; /* files to remove first */
         size_t n_gone;
+        bool snapshot; /* files[0] is BUDGET_CHECKPOINT with every budget (with a log) */
+        bool legacy;   /* and then every budget file goes */
         size_t n;
         BatchFile files[];
 };
@@ -533,6 +544,9 @@ static int budget_persist(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE],
         Buf buf;
         int r;
 
+        /* A store whose budgets are a snapshot is written through its log (batch_take()). */
+        if (s->snapshot)
+                return -EROFS;
         /* A batch on its way to the disk is written first: this write is the newer. */
         if (s->barrier)
                 s->barrier(s->barrier_userdata);
@@ -795,58 +809,154 @@ static int load_one(BudgetStore *s, const char *name, BudgetError *err) {
 }
 
 /*
- * Parses BUDGET_CHECKPOINT strictly: {"format":1,"head":"<64 lowercase hex>","seq":N}, N >= 0.
- * -EBADMSG for anything else.
+ * Parses a checkpoint's position strictly: {"format":1,"head":"<64 lowercase hex>","seq":S} for
+ * format 1 (the position alone), and with "budgets":N too, N in 0..max, for a snapshot's header
+ * (SNAPSHOT_FORMAT; *ret_n is N, else 0). S >= 0. -EBADMSG for anything else.
  */
-static int checkpoint_parse(const char *text, size_t len, uint64_t *ret_seq,
-                            char ret_head[BUDGET_HEAD_HEX + 1]) {
-        static const char *const keys[] = {"format", "head", "seq"};
+static int position_parse(const char *text, size_t len, int format, size_t max, size_t *ret_n,
+                          uint64_t *ret_seq, char ret_head[BUDGET_HEAD_HEX + 1]) {
+        static const char *const keys[] = {"format", "head", "seq", "budgets"};
+        bool snapshot = format == SNAPSHOT_FORMAT;
         _cleanup_(json_decrefp) json_t *root = NULL;
-        json_t *format, *seq;
+        json_t *format_v, *seq, *n;
         const char *head;
         json_error_t jerr;
 
         root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-        if (!root || !object_has_exactly(root, keys, ELEMENTSOF(keys)))
+        if (!root || !object_has_exactly(root, keys, ELEMENTSOF(keys) - (snapshot ? 0 : 1)))
                 return -EBADMSG;
-        format = json_object_get(root, "format");
+        format_v = json_object_get(root, "format");
         seq = json_object_get(root, "seq");
+        n = json_object_get(root, "budgets");
         head = json_string_value(json_object_get(root, "head"));
-        if (!json_is_integer(format) || json_integer_value(format) != BUDGET_FORMAT ||
+        if (!json_is_integer(format_v) || json_integer_value(format_v) != format ||
             !json_is_integer(seq) || json_integer_value(seq) < 0 || !head ||
-            strlen(head) != BUDGET_HEAD_HEX || !hex_lower_valid(head, BUDGET_HEAD_HEX))
+            strlen(head) != BUDGET_HEAD_HEX || !hex_lower_valid(head, BUDGET_HEAD_HEX) ||
+            (snapshot && (!json_is_integer(n) || json_integer_value(n) < 0 ||
+                          (uint64_t)json_integer_value(n) > max)))
                 return -EBADMSG;
+        *ret_n = snapshot ? (size_t)json_integer_value(n) : 0;
         *ret_seq = (uint64_t)json_integer_value(seq);
         memcpy(ret_head, head, BUDGET_HEAD_HEX + 1);
         return 0;
 }
 
-/* Loads BUDGET_CHECKPOINT: a file that does not parse fails the start, as a budget's does. */
+/* The digest a budget's line names ("digest":"<64 hex>", as budget_format() writes it). */
+static int line_digest(const char *line, size_t len, uint8_t d[BUDGET_DIGEST_SIZE]) {
+        static const char key[] = "\"digest\":\"";
+        const char *p = memmem(line, len, key, sizeof(key) - 1);
+
+        if (!p || (size_t)(line + len - (p + sizeof(key) - 1)) < HEX_SIZE + 1 ||
+            p[sizeof(key) - 1 + HEX_SIZE] != '"' || !hex_lower_valid(p + sizeof(key) - 1, HEX_SIZE))
+                return -EBADMSG;
+        return hex_decode(p + sizeof(key) - 1, HEX_SIZE, d, BUDGET_DIGEST_SIZE) < 0 ? -EBADMSG : 0;
+}
+
+/*
+ * Loads a snapshot's budgets (text: the lines after its header): exactly n lines, each a budget
+ * as its own file would hold it (budget_parse()), in strictly increasing digest order (so none
+ * twice). The line that does not parse in *ret_line (1 is the header's). -EBADMSG, -ENOSPC past
+ * the store's cap, or -ENOMEM.
+ */
+static int snapshot_load(BudgetStore *s, const char *text, size_t len, size_t n, size_t *ret_line) {
+        uint8_t prev[BUDGET_DIGEST_SIZE] = {};
+        size_t off = 0, i;
+        int r;
+
+        for (i = 0; i < n; i++) {
+                const char *line = text + off, *nl = memchr(line, '\n', len - off);
+                uint8_t d[BUDGET_DIGEST_SIZE];
+                size_t l;
+                Budget *b = NULL;
+
+                *ret_line = i + 2;
+                if (!nl)
+                        return -EBADMSG;
+                l = (size_t)(nl - line) + 1;
+                off += l;
+                r = line_digest(line, l, d);
+                if (r >= 0 && i > 0 && memcmp(prev, d, BUDGET_DIGEST_SIZE) >= 0)
+                        r = -EBADMSG;
+                if (r >= 0)
+                        r = budget_parse(line, l, d, &b);
+                if (r < 0)
+                        return r;
+                if (s->n >= s->digests_max) {
+                        budget_free(b);
+                        return -ENOSPC;
+                }
+                r = table_reserve(s);
+                if (r < 0) {
+                        budget_free(b);
+                        return r;
+                }
+                table_put(s, b);
+                memcpy(prev, d, BUDGET_DIGEST_SIZE);
+        }
+        *ret_line = n + 2;
+        return off == len ? 0 : -EBADMSG;
+}
+
+/*
+ * Loads BUDGET_CHECKPOINT, if there is one: a position alone (format 1, the budgets in files of
+ * their own), or a snapshot (format 2, the budgets in it; files beside it are an older layout's,
+ * removed by the next snapshot). A file that does not parse fails the start, as a budget's does.
+ */
 static int load_checkpoint(BudgetStore *s, BudgetError *err) {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *text = NULL;
+        _cleanup_(json_decrefp) json_t *first = NULL;
+        const char *nl;
+        size_t len, n = 0, line = 1;
         struct stat st;
-        size_t len;
+        json_error_t jerr;
         int r;
 
         fd = openat(s->dfd, BUDGET_CHECKPOINT,
                     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT)
+                return 0;
         if (fd < 0)
                 return fail(err, negative_errno(), BUDGET_DIR "/" BUDGET_CHECKPOINT ": %m");
         if (fstat(fd, &st) < 0)
                 return fail(err, negative_errno(), BUDGET_DIR "/" BUDGET_CHECKPOINT ": %m");
         if (!S_ISREG(st.st_mode))
                 return fail(err, -EINVAL, BUDGET_DIR "/" BUDGET_CHECKPOINT ": not a regular file");
-        r = read_full_fd(fd, 4096, &text, &len);
+        r = read_full_fd(fd, SNAPSHOT_MAX, &text, &len);
+        if (r < 0)
+                return fail(err, r, BUDGET_DIR "/" BUDGET_CHECKPOINT ": %s",
+                            r == -EFBIG ? "larger than a snapshot can be" : strerror(-r));
+        nl = memchr(text, '\n', len);
+        first = json_loadb(text, nl ? (size_t)(nl - text) : len, 0, &jerr);
+        if (json_integer_value(json_object_get(first, "format")) != SNAPSHOT_FORMAT) {
+                r = position_parse(text, len, BUDGET_FORMAT, 0, &n, &s->checkpoint_seq,
+                                   s->checkpoint_head);
+                if (r < 0)
+                        return fail(err, r,
+                                    BUDGET_DIR "/" BUDGET_CHECKPOINT ": corrupt checkpoint "
+                                               "(refusing to start rather than guess which "
+                                               "budget changes it covers; removing it takes the "
+                                               "budget files as they are)");
+                s->has_checkpoint = true;
+                return 0;
+        }
+        r = nl ? position_parse(text, (size_t)(nl - text), SNAPSHOT_FORMAT, s->digests_max, &n,
+                                &s->checkpoint_seq, s->checkpoint_head)
+               : -EBADMSG;
         if (r >= 0)
-                r = checkpoint_parse(text, len, &s->checkpoint_seq, s->checkpoint_head);
+                r = snapshot_load(s, nl + 1, len - (size_t)(nl + 1 - text), n, &line);
+        if (r == -ENOMEM)
+                return fail(err, r, BUDGET_DIR "/" BUDGET_CHECKPOINT ": out of memory");
+        if (r == -ENOSPC)
+                return fail(err, r, BUDGET_DIR ": more than %zu budgets", s->digests_max);
         if (r < 0)
                 return fail(err, r,
-                            BUDGET_DIR "/" BUDGET_CHECKPOINT ": corrupt checkpoint (refusing "
-                                       "to start rather than guess which budget changes it "
-                                       "covers; removing it takes the budget files as they "
-                                       "are)");
+                            BUDGET_DIR "/" BUDGET_CHECKPOINT ": corrupt budget snapshot at line "
+                                       "%zu (refusing to start rather than reset the budgets; "
+                                       "removing the file resets every one of them)",
+                            line);
         s->has_checkpoint = true;
+        s->snapshot = true;
         return 0;
 }
 
@@ -857,8 +967,12 @@ static int load_all(BudgetStore *s, BudgetError *err) {
 
         if (!dir)
                 return fail(err, negative_errno(), BUDGET_DIR ": %m");
-        while ((errno = 0, de = readdir(dir))) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+        r = load_checkpoint(s, err);
+        while (r == 0 && (errno = 0, de = readdir(dir))) {
+                uint8_t d[BUDGET_DIGEST_SIZE];
+
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                    strcmp(de->d_name, BUDGET_CHECKPOINT) == 0)
                         continue;
                 if (temp_file_name(de->d_name)) {
                         /* An interrupted write: the budget file it was replacing is intact. */
@@ -868,12 +982,15 @@ static int load_all(BudgetStore *s, BudgetError *err) {
                         }
                         continue;
                 }
-                if (strcmp(de->d_name, BUDGET_CHECKPOINT) == 0)
-                        r = load_checkpoint(s, err);
-                else
+                /* A file per budget is the layout of a store without a log: a snapshot removes
+                 * them (after it is in place). Beside a snapshot one is older than it, and left
+                 * for the next snapshot to remove. */
+                if (budget_file_name(de->d_name, d))
+                        s->legacy_files = true;
+                if (!s->snapshot)
                         r = load_one(s, de->d_name, err);
-                if (r < 0)
-                        break;
+                else if (!budget_file_name(de->d_name, d))
+                        r = load_one(s, de->d_name, err); /* refuses it, naming it */
         }
         if (r == 0 && errno != 0)
                 r = fail(err, negative_errno(), BUDGET_DIR ": %m");
@@ -1121,18 +1238,115 @@ static void gone_add(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE]) {
         s->gen++;
 }
 
+/* Appends n bytes to the growing text *p (*len used of *size), at most SNAPSHOT_MAX in all. */
+static int text_append(char **p, size_t *len, size_t *size, const char *src, size_t n) {
+        if (n > SNAPSHOT_MAX - *len)
+                return -E2BIG;
+        if (*len + n > *size) {
+                size_t want = MIN_SIZE(MAX_SIZE(*size * 2, *len + n), SNAPSHOT_MAX);
+                char *q = realloc(*p, want);
+
+                if (!q)
+                        return -ENOMEM;
+                *p = q;
+                *size = want;
+        }
+        memcpy(*p + *len, src, n);
+        *len += n;
+        return 0;
+}
+
+static int budget_digest_cmp(const void *x, const void *y) {
+        const Budget *a = *(const Budget *const *)x, *b = *(const Budget *const *)y;
+
+        return memcmp(a->digest, b->digest, BUDGET_DIGEST_SIZE);
+}
+
+/*
+ * The batch of a store with a log: one file, BUDGET_CHECKPOINT, that holds the log's position and
+ * every budget, each on a line of its own as its own file would hold it (budget_format()), in
+ * the order of their digests:
+ *   {"budgets":N,"format":2,"head":"<hex>","seq":S}\n<budget>\n...
+ * One rename puts the position and the budgets it covers in place together, so a checkpoint costs
+ * two fsync()s (the file, the directory) however many budgets changed, where a file per budget
+ * cost one each and two more for the position. Budgets emptied since are simply not in it.
+ */
+static int snapshot_take(BudgetStore *s, BudgetBatch **ret) {
+        _cleanup_free_ Budget **sorted = NULL;
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0, size = 0, n = 0;
+        char header[192];
+        uint64_t seq;
+        char head[BUDGET_HEAD_HEX + 1];
+        BudgetBatch *b;
+        int r;
+
+        sorted = calloc(MAX_SIZE(s->n, (size_t)1), sizeof(Budget *));
+        if (!sorted)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->table_size; i++)
+                if (s->table[i] && s->table[i]->n > 0)
+                        sorted[n++] = s->table[i];
+        qsort(sorted, n, sizeof(Budget *), budget_digest_cmp);
+        s->log->position(&seq, head, s->log_userdata);
+        r = snprintf(header, sizeof(header),
+                     "{\"budgets\":%zu,\"format\":%d,\"head\":\"%s\",\"seq\":%llu}\n", n,
+                     SNAPSHOT_FORMAT, head, (unsigned long long)seq);
+        if (r < 0 || (size_t)r >= sizeof(header))
+                return -EINVAL;
+        r = text_append(&text, &len, &size, header, (size_t)r);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                Buf buf;
+
+                r = format_file(s, sorted[i]->digest, sorted[i]->answers, sorted[i]->n, &buf);
+                if (r >= 0)
+                        r = text_append(&text, &len, &size, buf.p, buf.len);
+        }
+        if (r < 0)
+                return r;
+        b = calloc(1, sizeof(*b) + sizeof(BatchFile));
+        if (!b)
+                return -ENOMEM;
+        *b = (BudgetBatch){.dfd = s->dfd,
+                           .gen = s->gen,
+                           .sync_dir = true,
+                           .checkpoint = true,
+                           .seq = seq,
+                           .snapshot = true,
+                           .legacy = s->legacy_files,
+                           .n = 1};
+        memcpy(b->head, head, sizeof(head));
+        b->files[0] = (BatchFile){.text = TAKE_PTR(text), .len = len};
+        strcpy(b->files[0].name, BUDGET_CHECKPOINT);
+        for (size_t i = 0; i < s->n_dirty; i++)
+                s->dirty[i]->dirty = s->dirty[i]->dirty_slot = false;
+        s->n_dirty = 0;
+        s->n_gone = 0;
+        s->unsaved = false;
+        s->taken_gen = s->gen;
+        *ret = b;
+        return 0;
+}
+
 /* budget_batch_take(), with the checkpoint written even when nothing changed (force). */
 static int batch_take(BudgetStore *s, bool force, BudgetBatch **ret) {
         BudgetBatch *b;
 
         if (!s || !ret)
                 return -EINVAL;
-        if (s->n_dirty == 0 && s->n_gone == 0 && !(force && s->log)) {
+        if (s->n_dirty == 0 && s->n_gone == 0 &&
+            !(s->log && (force || s->unsaved || s->legacy_files))) {
                 /* Nothing waits and no batch is out (the caller's rule): all of it is on disk. */
                 s->durable_gen = s->gen;
                 *ret = NULL;
                 return 0;
         }
+        if (s->log)
+                return snapshot_take(s, ret);
+        /* Files of their own beside a snapshot would be taken for an older layout's and removed
+         * at the next start: a store whose budgets are a snapshot is written through its log. */
+        if (s->snapshot)
+                return -EROFS;
         b = calloc(1, sizeof(*b) + s->n_dirty * sizeof(BatchFile));
         if (!b)
                 return -ENOMEM;
@@ -1194,9 +1408,44 @@ int budget_batch_take(BudgetStore *s, BudgetBatch **ret) {
         return batch_take(s, false, ret);
 }
 
+/* Removes every budget file of dfd (an older layout's, once a snapshot holds the budgets), then
+ * syncs the directory. */
+static int legacy_remove(int dfd) {
+        DIR *dir = fd_opendir_dup(dfd);
+        struct dirent *de;
+        uint8_t d[BUDGET_DIGEST_SIZE];
+        int r = 0;
+
+        if (!dir)
+                return negative_errno();
+        while ((errno = 0, de = readdir(dir)))
+                if (budget_file_name(de->d_name, d) && unlinkat(dfd, de->d_name, 0) < 0 &&
+                    errno != ENOENT) {
+                        r = negative_errno();
+                        break;
+                }
+        if (r == 0 && errno != 0)
+                r = negative_errno();
+        closedir(dir);
+        if (r == 0 && fsync(dfd) < 0)
+                r = negative_errno();
+        return r;
+}
+
 int budget_batch_write(BudgetBatch *b) {
         char text[128];
         int r, n;
+
+        if (b->snapshot) {
+                /* The snapshot in place (written, fsync()ed, renamed), then the directory: only
+                 * then does an older layout's file go, so a crash leaves one or the other. */
+                r = store_write_file(b->dfd, b->files[0].name, b->files[0].text, b->files[0].len);
+                if (r < 0)
+                        return r;
+                if (fsync(b->dfd) < 0)
+                        return negative_errno();
+                return b->legacy ? legacy_remove(b->dfd) : 0;
+        }
 
         /* Emptied budgets first: a budget emptied and taken again since is among the files. */
         for (size_t i = 0; i < b->n_gone; i++) {
@@ -1246,6 +1495,16 @@ BudgetBatch *budget_batch_done(BudgetStore *s, BudgetBatch *b, int r) {
                         s->checkpoint_seq = b->seq;
                         memcpy(s->checkpoint_head, b->head, sizeof(s->checkpoint_head));
                 }
+                if (b->snapshot) {
+                        s->snapshot = true;
+                        if (b->legacy)
+                                s->legacy_files = false;
+                }
+                return batch_free(b);
+        }
+        /* A snapshot holds every budget: the next one, whatever changes, writes them again. */
+        if (b->snapshot) {
+                s->unsaved = true;
                 return batch_free(b);
         }
         /* Not on disk: the budgets go into the next batch again (memory is the newer state);
@@ -1299,6 +1558,10 @@ int budget_checkpoint_position(const BudgetStore *s, uint64_t *ret_seq) {
 
 uint64_t budget_changes_pending(const BudgetStore *s) {
         return s && s->gen > s->taken_gen ? s->gen - s->taken_gen : 0;
+}
+
+size_t budget_count(const BudgetStore *s) {
+        return s ? s->n : 0;
 }
 
 void budget_set_log(BudgetStore *s, const BudgetLog *log, void *userdata) {

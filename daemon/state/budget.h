@@ -48,15 +48,17 @@
  *
  * The write-ahead log (ARCHITECTURE.md, budgets). With a log set (budget_set_log()), a change is
  * made by appending its record to the audit log and then changing memory, and nothing else: the
- * files under budgets/ become checkpoints, written by budget_flush() and the batches (each with
- * BUDGET_CHECKPOINT, the log position they cover), off every answer's path. The caller makes the
+ * budgets on disk become a checkpoint, one snapshot (BUDGET_CHECKPOINT: every budget and the log
+ * position it covers) written by budget_flush() and the batches, off every answer's path, and no
+ * file per budget is written any more (an older lockd's go with the first snapshot). The caller
+ * makes the
  * record durable before it acts on the change (a reservation before the answer of its slot
  * leaves); a record lost to a crash before that loses a change nobody acted on. At start,
  * budget_open() loads the checkpoint and budget_replay() applies every budget change the log holds
  * after its position. The replay is idempotent per key (a reservation takes an absent slot, an
  * outcome sets a reserved or absent one and never changes a final one, a release gives back only
- * a reserved one, a reset drops them all), so a checkpoint whose files are newer than its
- * position replays to the same state. Without a log (tests, tools) the calls that do not say
+ * a reserved one, a reset drops them all), so budgets newer than their checkpoint's position
+ * replay to the same state. Without a log (tests, tools) the calls that do not say
  * "deferred" write their file before they return, as below.
  *
  * Threads: a BudgetStore is used from the engine's event loop thread only; it has no locks (a
@@ -300,14 +302,21 @@ typedef struct BudgetChange {
 } BudgetChange;
 
 #define BUDGET_HEAD_HEX   64
-#define BUDGET_CHECKPOINT "checkpoint" /* in BUDGET_DIR: {"format":1,"head":"<hex>","seq":N} */
+/*
+ * In BUDGET_DIR. With a log: a snapshot, {"budgets":N,"format":2,"head":"<hex>","seq":S} and then
+ * N lines, each a budget as its own file would hold it, in digest order (batch_take() in
+ * budget.c). From an older lockd: {"format":1,"head":"<hex>","seq":S} alone, the position of the
+ * budget files beside it, which the first snapshot removes.
+ */
+#define BUDGET_CHECKPOINT "checkpoint"
 
 typedef struct BudgetLog {
         int (*append)(const BudgetChange *c, void *userdata);
         void (*position)(uint64_t *ret_seq, char ret_head[BUDGET_HEAD_HEX + 1], void *userdata);
 } BudgetLog;
 
-/* Sets the log (borrowed; NULL: none). From then on a batch writes BUDGET_CHECKPOINT too. */
+/* Sets the log (borrowed; NULL: none). From then on a batch is a snapshot (BUDGET_CHECKPOINT),
+ * and nothing writes a file per budget. */
 void budget_set_log(BudgetStore *s, const BudgetLog *log, void *userdata);
 
 /* The bindings' text of a record: "in=ph,in2=ph2" of every pair. */
@@ -350,8 +359,10 @@ int budget_checkpoint_position(const BudgetStore *s, uint64_t *ret_seq);
  * budget changed): at start and before a segment switch. 0 or an I/O errno. */
 int budget_checkpoint(BudgetStore *s);
 
-/* The changes made since the last batch was taken (what the next checkpoint writes). */
+/* The changes made since the last batch was taken (what the next checkpoint covers). */
 uint64_t budget_changes_pending(const BudgetStore *s);
+/* How many contents have a budget (what a snapshot holds). */
+size_t budget_count(const BudgetStore *s);
 
 /* The slots digest uses (answered and reserved), 0 for a content never asked about. */
 size_t budget_used(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE]);

@@ -575,6 +575,21 @@ def read_audit(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def budget_snapshot(state):
+    """The budgets state/budgets/checkpoint holds, by digest (a snapshot: its header line, then a
+    budget per line; ARCHITECTURE.md, budgets), and its header. ({}, None) when there is none."""
+    try:
+        with open(os.path.join(state, "budgets", "checkpoint")) as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return {}, None
+    header = json.loads(lines[0])
+    if header.get("format") != 2 or header.get("budgets") != len(lines) - 1:
+        raise ValueError(f"not a budget snapshot: {header}")
+    budgets = [json.loads(line) for line in lines[1:]]
+    return {b["digest"]: b for b in budgets}, header
+
+
 # ---------------------------------------------------------------------------------------------
 # Small helpers of test-hostile.py and test-faults.py
 

@@ -14,8 +14,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lockdtest import (AGENT2_UID, AGENT_UID, Daemon, Failed, Tap, Varlink, World,  # noqa: E402
-                       agent_handles, call, call_as, check, grant, grant_file, plugin_processes,
-                       read_audit, require_environment, run_units, units, wait_for)
+                       agent_handles, budget_snapshot, call, call_as, check, grant, grant_file,
+                       plugin_processes, read_audit, require_environment, run_units, units,
+                       wait_for)
 
 SEAL = os.environ.get("LOCKD_SEAL", "")
 LOCKCTL_BIN = os.environ.get("LOCKCTL", "")
@@ -107,8 +108,8 @@ def test_auto_runs_and_caches(w):
 def test_budget_unwritable(w):
     """a budgets directory that cannot be written holds back no answer: the reservation and the
     outcome are durable in the audit log (the budgets' write-ahead log), the checkpoint that
-    fails says so, and a lockd killed before any checkpoint could be written charges the slot
-    again at start from the log"""
+    fails (the human's reset of another content) says so, and a lockd killed before any
+    checkpoint could be written charges the slot again at start from the log"""
     top = os.path.join(w.dir, "unwritable")
     os.makedirs(top, exist_ok=True)
     # A lockd of its own: the failure's log lines stay out of the shared one's.
@@ -120,7 +121,10 @@ def test_budget_unwritable(w):
         one = sub.install("good-one")
         h = grant(d, grant_file(w, "unwritable.txt", b"budget disk gone"), "--agent",
                   str(AGENT_UID), "--auto", "--budget", "2")["handle"]
+        h2 = grant(d, grant_file(w, "unwritable-2.txt", b"budget disk gone, reset"), "--agent",
+                   str(AGENT_UID), "--auto", "--budget", "2")["handle"]
         budgets = os.path.join(top, "state", "budgets")
+        snapshot = open(os.path.join(budgets, "checkpoint")).read()
         mode = os.stat(budgets).st_mode & 0o7777
         os.chmod(budgets, 0o500)  # the engine (user lockd) cannot create a file there now
         try:
@@ -130,10 +134,13 @@ def test_budget_unwritable(w):
             changes = [x["change"] for x in audit_records(d) if x["event"] == "budget"]
             check(changes[:2] == ["reserve", "commit"] or changes[:1] == ["reserve"],
                   f"the budget records: {changes}")
-            wait_for(lambda: "budget changes could not be written" in d.read_log(), timeout=15,
+            check(outcomes(wait_final(d, submit(d, [{"plugin": one, "handle": h2}])["ticket"]))
+                  == [(1, None)], "the other content answered")
+            d.lockctl("budget", "reset", h2, "--yes", check_rc=0)
+            wait_for(lambda: "the checkpoint failed" in d.read_log(), timeout=15,
                      what="the failed checkpoint's line")
-            check(not [f for f in os.listdir(budgets) if f.endswith(".json")],
-                  "a budget file was written")
+            check(open(os.path.join(budgets, "checkpoint")).read() == snapshot and
+                  sorted(os.listdir(budgets)) == ["checkpoint"], "a budget file was written")
             d.proc.kill()
             d.proc.wait(10)
         finally:
@@ -663,12 +670,22 @@ def test_session_end_fresh_value(w):
     check(len([x for x in audit_records(w.d) if x["event"] == "run"]) == n_runs + 1,
           "the first value's answer was not kept")
     w.d.console_call("io.lockd.Console.EndSession")
-    # Nothing of the value-bound answers is on disk.
-    bdir = os.path.join(w.d.dir, "state", "budgets")
-    for f in os.listdir(bdir):
-        text = open(os.path.join(bdir, f)).read()
-        check('"needle","email"]],"outcome":"answered"' in text or '"email"' not in text,
-              f"a value-bound answer on disk: {text}")
+    # Nothing of the value-bound answers is on disk: a checkpoint now (the human's reset of
+    # another content), and the content's budget in it holds "answered", never the bit.
+    one = w.install("good-one")
+    spare = grant(w.d, grant_file(w, "fresh-spare.txt", b"a spare to reset"), "--agent",
+                  str(AGENT_UID), "--auto")["handle"]
+    check(outcomes(wait_final(w.d, submit(w.d, [{"plugin": one, "handle": spare}])["ticket"]))
+          == [(1, None)], "the spare answered")
+    w.d.lockctl("budget", "reset", spare, "--yes", check_rc=0)
+    budgets = budget_snapshot(os.path.join(w.d.dir, "state"))[0]
+    mine = budgets.get(hashlib.sha256(b"prefix " + SECRET.encode()).hexdigest())
+    check(mine and [a["outcome"] for a in mine["answers"]] == ["answered"],
+          f"the content's budget on disk: {mine}")
+    for b in budgets.values():
+        for a in b["answers"]:
+            check(a["outcome"] == "answered" or not a["inputs"],
+                  f"a value-bound answer on disk: {a}")
 
 
 # An agent of its own for the confinement tests: `lockctl agent run` needs a passwd entry (the

@@ -22,9 +22,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lockdtest import (AGENT_UID, BUS, LOCKCTL, LOCKD, Daemon, Failed, Tap,  # noqa: E402
-                       agent_handles, call_as, check, grant_revoke, install_unsigned,
-                       plugin_processes, policy_text, require_environment, run_units, tempdir, units,
-                       wait_for, write_file)
+                       agent_handles, budget_snapshot, call_as, check, grant_revoke,
+                       install_unsigned, plugin_processes, policy_text, require_environment,
+                       run_units, tempdir, units, wait_for, write_file)
 
 
 def test_audit_segments(top):
@@ -550,8 +550,8 @@ def test_sigkill_anywhere(top):
     check(r.stdout.startswith("ok: "), f"verify: {r.stdout}")
 
 def budget_files(state):
-    """The budget files' digests in state/budgets (checkpoints: the log holds every change)."""
-    return {f[:-5] for f in os.listdir(os.path.join(state, "budgets")) if f.endswith(".json")}
+    """The digests the budget checkpoint holds (a snapshot: the log holds every change after it)."""
+    return set(budget_snapshot(state)[0])
 
 
 def audit_budget_changes(state, digest):
@@ -601,6 +601,9 @@ def test_budget_wal_kills(top):
         return json.loads(r.stdout)["handle"], hashlib.sha256(content).hexdigest()
 
     def kill_restart():
+        # The engine first: killed with the spawner alone, it could see its channel close and
+        # begin its way out (which checkpoints) before the kernel's SIGKILL for it arrives.
+        os.kill(d.engine_pid(), signal.SIGKILL)
         d.proc.kill()
         d.proc.wait(10)
         wait_for(lambda: not plugin_processes(), timeout=10, what="the plugins to die with lockd")
@@ -638,8 +641,11 @@ def test_budget_wal_kills(top):
 
         # 3. Killed anywhere in a flood of questions on many contents (each answer charges its
         # content's only slot), across checkpoints: no answered slot comes back. Each round
-        # starts with the human's resets (each a checkpoint), so that every round charges anew.
+        # starts with the human's resets (each a checkpoint), so that every round charges anew;
+        # half the rounds reset a spare content in the middle of the flood, a checkpoint of
+        # everything the round has answered so far (checkpoints come by count, not by time).
         rng = random.Random(int(os.environ.get("LOCKD_TEST_SEED", "31")))
+        spare, _ = grant_new("flood-spare.txt", b"flood spare")
         handles = {}
         for i in range(24):
             content = f"flood {i}".encode()
@@ -654,6 +660,8 @@ def test_budget_wal_kills(top):
             got = []
             for h in handles:
                 d.lockctl("budget", "reset", h, "--yes")  # refused for a budget never charged
+            d.lockctl("budget", "reset", spare, "--yes")
+            final(ask(good, spare))  # charged, so that its reset below is a checkpoint
             since = os.stat(marker).st_mtime_ns
 
             def flood():
@@ -673,22 +681,27 @@ def test_budget_wal_kills(top):
             th = threading.Thread(target=flood)
             start = time.monotonic()
             th.start()
-            # Half the kills before the first checkpoint of the round (5 s after its first
-            # change), a quarter around it (perhaps while it is written), and a quarter once it
-            # has been written, waited for rather than guessed: a loaded machine may write it
-            # late, and a round that ends before it tests nothing after a checkpoint.
+            # Half the kills with no checkpoint in the round, a quarter while the spare's reset
+            # may be writing one, and a quarter once it has been written.
             if i % 2:
                 time.sleep(rng.uniform(0.2, 3.0))
-            elif i % 4 == 0:
-                time.sleep(rng.uniform(4.8, 6.5))
             else:
-                wait_for(lambda: os.stat(marker).st_mtime_ns != since, timeout=30,
-                         what=f"round {i}'s checkpoint")
-                time.sleep(rng.uniform(0.0, 1.0))
+                time.sleep(rng.uniform(0.5, 2.0))
+                reset = subprocess.Popen([LOCKCTL, "--socket", d.console, "budget",
+                                          "reset", spare, "--yes"], stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL)
+                if i % 4 == 0:
+                    time.sleep(rng.uniform(0.0, 0.05))
+                else:
+                    reset.wait(30)
+                    time.sleep(rng.uniform(0.0, 1.0))
             delay = time.monotonic() - start
+            os.kill(d.engine_pid(), signal.SIGKILL)
             d.proc.kill()
             d.proc.wait(10)
             checkpointed += os.stat(marker).st_mtime_ns != since
+            if i % 2 == 0:
+                reset.wait(30)
             stop.set()
             th.join(60)
             kills.append(round(delay, 2))

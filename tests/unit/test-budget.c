@@ -857,13 +857,15 @@ static void valid_case(const char *dir, const char *name) {
         ck_assert_msg(budget_open(t.fd, &s, &err) == 0, "%s: %s", name, err.message);
         expect_budgets(s, expected, name);
 
-        /* What is left in budgets/: budget files only (an interrupted write's file is gone). */
+        /* What is left in budgets/: budget files and a snapshot only (an interrupted write's
+         * file is gone). */
         bfd = openat(t.fd, BUDGET_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ck_assert_int_ge(bfd, 0);
         d = fdopendir(TAKE_FD(bfd));
         ck_assert_ptr_nonnull(d);
         while ((de = readdir(d)))
                 ck_assert_msg(strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                                      strcmp(de->d_name, BUDGET_CHECKPOINT) == 0 ||
                                       strlen(de->d_name) == 64 + 5,
                               "%s: %s left", name, de->d_name);
         closedir(d);
@@ -1477,6 +1479,72 @@ START_TEST(test_bench) {
 }
 END_TEST
 
+/*
+ * A store of files per budget (an older lockd's, with its position) opened with the log: the
+ * start's checkpoint writes the snapshot (every budget, in digest order, with the log's position)
+ * and only then removes the files; a start reads the same budgets back from it, a file left
+ * beside it (a crash between the two) is not read and goes at the next snapshot, and a store
+ * without a log over a snapshot refuses to write a file of its own.
+ */
+START_TEST(test_snapshot) {
+        _cleanup_free_ char *text = NULL, *want = NULL, *first = NULL, *second = NULL;
+        _cleanup_close_ int bfd = -1;
+        uint8_t d[BUDGET_DIGEST_SIZE], d2[BUDGET_DIGEST_SIZE];
+        char name[80], name2[80], head[BUDGET_HEAD_HEX + 1];
+        BudgetKey k = key_of("1.0.0", ""), k2 = key_of("1.0.1", "");
+        Audit *a = NULL;
+        BudgetStore *s = NULL;
+        BudgetEntry e;
+        TmpDir t;
+
+        tmpdir_new(&t);
+        digest_of("snapshot", d);
+        digest_of("snapshot 2", d2);
+        s = open_store(t.fd);
+        ck_assert_int_eq(budget_reserve(s, d, &k, 4), 0);
+        ck_assert_int_eq(budget_commit(s, d, &k, BUDGET_OUTCOME_ONE), 0);
+        ck_assert_int_eq(budget_reserve(s, d2, &k2, 4), 0);
+        s = budget_close(s);
+        bfd = openat(t.fd, BUDGET_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(bfd, 0);
+        budget_file(d, name);
+        budget_file(d2, name2);
+        first = read_at(bfd, memcmp(d, d2, sizeof(d)) < 0 ? name : name2);
+        second = read_at(bfd, memcmp(d, d2, sizeof(d)) < 0 ? name2 : name);
+
+        wal_start(t.fd, &a, &s);
+        ck_assert(!exists_at(bfd, name) && !exists_at(bfd, name2));
+        text = read_at(bfd, BUDGET_CHECKPOINT);
+        memcpy(head, audit_get_head(a), sizeof(head));
+        ck_assert_int_ge(asprintf(&want,
+                                  "{\"budgets\":2,\"format\":2,\"head\":\"%s\",\"seq\":%llu}\n%s%s",
+                                  head, (unsigned long long)audit_get_seq(a), first, second),
+                         0);
+        ck_assert_str_eq(text, want);
+        s = budget_close(s);
+        a = audit_close(a);
+
+        /* Read back; a file of the older layout beside it is not read, and goes. */
+        write_at(bfd, memcmp(d, d2, sizeof(d)) < 0 ? name : name2, "not read", 8);
+        wal_start(t.fd, &a, &s);
+        ck_assert_uint_eq(budget_count(s), 2);
+        ck_assert_int_eq(budget_lookup(s, d, &k, &e), 1);
+        ck_assert_int_eq(e.outcome, BUDGET_OUTCOME_ONE);
+        ck_assert_int_eq(budget_charged(s, d2, &k2), 1);
+        ck_assert(!exists_at(bfd, name) && !exists_at(bfd, name2));
+        s = budget_close(s);
+        a = audit_close(a);
+
+        /* Without the log, over a snapshot: nothing is written beside it. */
+        s = open_store(t.fd);
+        ck_assert_int_eq(budget_reserve(s, d2, &k, 4), -EROFS);
+        ck_assert_uint_eq(budget_used(s, d2), 1);
+        s = budget_close(s);
+        ck_assert(!exists_at(bfd, name2));
+        tmpdir_done(&t);
+}
+END_TEST
+
 static Suite *budget_suite(void) {
         Suite *s = suite_create("budget");
         const CaseOptions each = {.timeout = 120};
@@ -1495,6 +1563,7 @@ static Suite *budget_suite(void) {
         suite_add_case(s, &each, test_data_replay);
         suite_add_case(s, &each, test_wal_crash);
         suite_add_case(s, &each, test_wal_write_failures);
+        suite_add_case(s, &each, test_snapshot);
         suite_add_case(s, &each, test_refusals);
         suite_add_case(s, &each, test_digests_cap);
         suite_add_case(s, &each, test_write_failures);
