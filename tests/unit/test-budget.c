@@ -1392,6 +1392,10 @@ START_TEST(test_bench) {
         enum { CONTENTS = 10000, ANSWERS = 8, LOOKUPS = 2000000, WRITES = 100 };
         static uint8_t digests[CONTENTS][BUDGET_DIGEST_SIZE];
         BudgetKey keys[ANSWERS];
+        BudgetBatch *batch = NULL;
+        Audit *a = NULL;
+        struct stat st;
+        double t2;
         double t0, t1;
         size_t hits = 0;
         TmpDir t;
@@ -1474,7 +1478,29 @@ START_TEST(test_bench) {
         ck_assert_uint_eq(hits, LOOKUPS);
         fprintf(stderr, "# budget_lookup: %.0f lookups/s\n", LOOKUPS / (t1 - t0));
 
+        /* The same budgets as a snapshot (the first checkpoint with a log), and loaded back. */
+        ck_assert_int_eq(audit_open(t.fd, &a), 0);
+        budget_set_log(s, &wal, a);
+        t0 = seconds();
+        ck_assert_int_eq(budget_batch_take(s, &batch), 0);
+        ck_assert_ptr_nonnull(batch);
+        t1 = seconds();
+        ck_assert_int_eq(budget_batch_write(batch), 0);
+        t2 = seconds();
+        batch = budget_batch_done(s, batch, 0);
+        ck_assert_int_eq(fstatat(t.fd, BUDGET_DIR "/" BUDGET_CHECKPOINT, &st, 0), 0);
+        fprintf(stderr,
+                "# snapshot: %d contents x %d answers, %lld bytes: taken (on the loop) in %.3f s, "
+                "written (the writer thread) in %.3f s\n",
+                CONTENTS, ANSWERS, (long long)st.st_size, t1 - t0, t2 - t1);
         s = budget_close(s);
+        t0 = seconds();
+        s = open_store(t.fd);
+        t1 = seconds();
+        ck_assert_uint_eq(budget_count(s), CONTENTS);
+        fprintf(stderr, "# budget_open of the snapshot: %.3f s\n", t1 - t0);
+        s = budget_close(s);
+        a = audit_close(a);
         tmpdir_done(&t);
 }
 END_TEST
