@@ -102,13 +102,14 @@ struct BudgetBatch {
         int dfd; /* the store's: it outlives every batch (budget_close() comes after the writer) */
         uint64_t gen;
         bool sync_dir;
-        bool checkpoint; /* BUDGET_CHECKPOINT is written last, naming seq and head */
-        uint64_t seq;
-        char head[BUDGET_HEAD_HEX + 1];
         uint8_t (*gone)[BUDGET_DIGEST_SIZE]; /* files to remove first */
         size_t n_gone;
-        bool snapshot; /* files[0] is BUDGET_CHECKPOINT with every budget (with a log) */
-        bool legacy;   /* and then every budget file goes */
+        /* With a log: files[0] is BUDGET_CHECKPOINT, every budget and the log's position (seq,
+         * head) they cover; then every budget file goes (legacy). */
+        bool snapshot;
+        bool legacy;
+        uint64_t seq;
+        char head[BUDGET_HEAD_HEX + 1];
         size_t n;
         BatchFile files[];
 };
@@ -970,6 +971,7 @@ static int load_all(BudgetStore *s, BudgetError *err) {
         r = load_checkpoint(s, err);
         while (r == 0 && (errno = 0, de = readdir(dir))) {
                 uint8_t d[BUDGET_DIGEST_SIZE];
+                bool per_budget;
 
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
                     strcmp(de->d_name, BUDGET_CHECKPOINT) == 0)
@@ -985,12 +987,10 @@ static int load_all(BudgetStore *s, BudgetError *err) {
                 /* A file per budget is the layout of a store without a log: a snapshot removes
                  * them (after it is in place). Beside a snapshot one is older than it, and left
                  * for the next snapshot to remove. */
-                if (budget_file_name(de->d_name, d))
-                        s->legacy_files = true;
-                if (!s->snapshot)
-                        r = load_one(s, de->d_name, err);
-                else if (!budget_file_name(de->d_name, d))
-                        r = load_one(s, de->d_name, err); /* refuses it, naming it */
+                per_budget = budget_file_name(de->d_name, d);
+                s->legacy_files = s->legacy_files || per_budget;
+                if (!s->snapshot || !per_budget)
+                        r = load_one(s, de->d_name, err); /* beside a snapshot: refuses it */
         }
         if (r == 0 && errno != 0)
                 r = fail(err, negative_errno(), BUDGET_DIR ": %m");
@@ -1309,8 +1309,6 @@ static int snapshot_take(BudgetStore *s, BudgetBatch **ret) {
                 return -ENOMEM;
         *b = (BudgetBatch){.dfd = s->dfd,
                            .gen = s->gen,
-                           .sync_dir = true,
-                           .checkpoint = true,
                            .seq = seq,
                            .snapshot = true,
                            .legacy = s->legacy_files,
@@ -1360,13 +1358,6 @@ static int batch_take(BudgetStore *s, bool force, BudgetBatch **ret) {
                 memcpy(b->gone, s->gone, s->n_gone * sizeof(*b->gone));
                 b->n_gone = s->n_gone;
                 b->sync_dir = true;
-        }
-        /* The position is the log's now: every change made so far has its record up to it, and
-         * memory, which the files are formatted from, holds them all. */
-        if (s->log) {
-                b->checkpoint = true;
-                b->sync_dir = true;
-                s->log->position(&b->seq, b->head, s->log_userdata);
         }
         for (size_t i = 0; i < s->n_dirty; i++) {
                 Budget *d = s->dirty[i];
@@ -1433,8 +1424,7 @@ static int legacy_remove(int dfd) {
 }
 
 int budget_batch_write(BudgetBatch *b) {
-        char text[128];
-        int r, n;
+        int r;
 
         if (b->snapshot) {
                 /* The snapshot in place (written, fsync()ed, renamed), then the directory: only
@@ -1463,21 +1453,7 @@ int budget_batch_write(BudgetBatch *b) {
                 if (r < 0)
                         return r;
         }
-        if (b->sync_dir && fsync(b->dfd) < 0)
-                return negative_errno();
-        if (!b->checkpoint)
-                return 0;
-        /* The position last, once every file it covers is in place: a crash before leaves the
-         * old position, and replaying from there onto newer files gives the same budgets
-         * (budget.h, the replay is idempotent). */
-        n = snprintf(text, sizeof(text), "{\"format\":%d,\"head\":\"%s\",\"seq\":%llu}\n",
-                     BUDGET_FORMAT, b->head, (unsigned long long)b->seq);
-        if (n < 0 || (size_t)n >= sizeof(text))
-                return -EINVAL;
-        r = store_write_file(b->dfd, BUDGET_CHECKPOINT, text, (size_t)n);
-        if (r < 0)
-                return r;
-        return fsync(b->dfd) < 0 ? negative_errno() : 0;
+        return b->sync_dir && fsync(b->dfd) < 0 ? negative_errno() : 0;
 }
 
 uint64_t budget_batch_generation(const BudgetBatch *b) {
@@ -1490,13 +1466,10 @@ BudgetBatch *budget_batch_done(BudgetStore *s, BudgetBatch *b, int r) {
         if (r >= 0) {
                 if (b->gen > s->durable_gen)
                         s->durable_gen = b->gen;
-                if (b->checkpoint) {
-                        s->has_checkpoint = true;
+                if (b->snapshot) {
+                        s->has_checkpoint = s->snapshot = true;
                         s->checkpoint_seq = b->seq;
                         memcpy(s->checkpoint_head, b->head, sizeof(s->checkpoint_head));
-                }
-                if (b->snapshot) {
-                        s->snapshot = true;
                         if (b->legacy)
                                 s->legacy_files = false;
                 }
