@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "commit.h"
 #include "disk-writer.h"
 #include "fd-util.h"
@@ -35,6 +36,9 @@ struct Commit {
         void *observer_data;
         sd_event_source *idle;  /* commit_want() */
         sd_event_source *later; /* commit_later(): the bound on a record's wait */
+        /* CLOCK_MONOTONIC time of the oldest record nothing waits for that no commit has taken
+         * yet; 0 when there is none. */
+        uint64_t lazy_since;
         bool checkpoint_due;
         bool holding; /* a checkpoint before a segment switch: nothing else starts */
         /* The last record someone waits for (commit_wait(), commit_run()): a job ending starts
@@ -53,6 +57,9 @@ struct Commit {
  */
 #define USEC_PER_SEC      1000000ULL
 #define COMMIT_LATER_USEC (30 * USEC_PER_SEC)
+/* The timer's accuracy (timer_arm()): a record that has waited this close to its bound is
+ * committed rather than given a timer of its own for the rest. */
+#define COMMIT_LATER_SLACK_USEC (USEC_PER_SEC / 10)
 
 /*
  * Budget checkpoints (ARCHITECTURE.md, budgets): past this many changes, or as many as there are
@@ -162,7 +169,7 @@ static int timer_arm(Commit *c, sd_event_source **s, uint64_t usec,
                 return 0;
         if (!*s) {
                 r = sd_event_add_time_relative(c->event, s, CLOCK_MONOTONIC, usec,
-                                               USEC_PER_SEC / 10, handler, c);
+                                               COMMIT_LATER_SLACK_USEC, handler, c);
                 if (r < 0)
                         return r;
         } else
@@ -208,9 +215,13 @@ static void commit_start(Commit *c) {
                  * bound); waiters already durable are told. */
                 audit_done(c, 0, false);
         else if (c->audit && !disk_writer_busy(c->audit_writer)) {
-                if (c->later)
-                        (void)sd_event_source_set_enabled(c->later, SD_EVENT_OFF);
+                /* This job takes every record written so far, the lazy ones too. commit_later()'s
+                 * timer stays armed and finds them taken (on_later()): disarming it here and
+                 * arming it again at the next answer cost two timerfd_settime() calls per
+                 * question back to back. */
                 r = audit_sync_prepare(c->audit, &c->audit_job);
+                if (r >= 0)
+                        c->lazy_since = 0;
                 if (r > 0) {
                         r = disk_writer_start(c->audit_writer, audit_work, &c->audit_job);
                         if (r < 0)
@@ -250,8 +261,17 @@ static void commit_start(Commit *c) {
         }
 }
 
+/* commit_later()'s timer: a commit for the lazy records when the oldest has waited its bound,
+ * else the timer again for when it will have; nothing when a commit took them all meanwhile. */
 static int on_later(sd_event_source *s, uint64_t usec, void *userdata) {
-        commit_run(userdata);
+        Commit *c = userdata;
+        uint64_t now = clock_monotonic_usec();
+
+        if (c->lazy_since == 0)
+                return 0;
+        if (now - c->lazy_since + COMMIT_LATER_SLACK_USEC >= COMMIT_LATER_USEC ||
+            timer_arm(c, &c->later, c->lazy_since + COMMIT_LATER_USEC - now, on_later) < 0)
+                commit_run(c);
         return 0;
 }
 
@@ -266,6 +286,8 @@ static int on_later(sd_event_source *s, uint64_t usec, void *userdata) {
 void commit_later(Commit *c) {
         if (!c)
                 return;
+        if (c->lazy_since == 0)
+                c->lazy_since = clock_monotonic_usec();
         if (checkpoint_wanted(c))
                 commit_want(c);
         else if (timer_arm(c, &c->later, COMMIT_LATER_USEC, on_later) < 0)

@@ -537,7 +537,7 @@ static int setup_process(Manager *m) {
         r = roles_resolve(m->policy, &m->roles, why, sizeof(why));
         if (r < 0)
                 return log_error_errno(r, NULL, "roles: %s", why);
-        r = sd_event_default(&m->event);
+        r = sd_event_new(&m->event);
         if (r < 0)
                 return log_error_errno(r, NULL, "event loop: %s", strerror(-r));
         sigemptyset(&ss);

@@ -618,7 +618,7 @@ static int serve(Run *run, const Policy *p, const SpawnerConfig *cfg, ScopeManag
         _cleanup_(spawner_freep) Spawner *sp = NULL;
         int r, status;
 
-        r = sd_event_default(&run->event);
+        r = sd_event_new(&run->event);
         if (r < 0)
                 return log_error_errno(r, NULL, "event loop: %s", strerror(-r)), 1;
         if (sd_event_add_signal(run->event, NULL, SIGTERM, on_signal, run) < 0 ||

@@ -549,8 +549,8 @@ def level_daemon(w, name, level, quantum="250ms"):
     return d
 
 
-def first_byte_handle(w, d, b):
-    path = grant_file(w, f"first-byte-{b}-{time.monotonic_ns()}.bin", bytes([b]) + b"rest")
+def first_byte_handle(w, d, b, rest=b"rest"):
+    path = grant_file(w, f"first-byte-{b}-{time.monotonic_ns()}.bin", bytes([b]) + rest)
     return grant(d, path, "--agent", str(AGENT_UID), "--auto")["handle"]
 
 
@@ -559,17 +559,23 @@ def test_release_level1(w):
     exactly its timeout_s after admission, for byte 0 and for byte 255"""
     d = level_daemon(w, "d-level1", 1)
     try:
-        times = {}
-        for b in (0, 255):
-            h = first_byte_handle(w, d, b)
-            out = timed_ask(d, [{"plugin": "test.sleep-first-byte", "handle": h}])
-            check(out["submit"]["state"] == "running" and
-                  out["final"]["parameters"]["outcomes"] == [{"step": 0, "result": 1,
-                                                              "error": None}], f"{out}")
-            times[b] = out["ms"]
-        print(f"# level 1 release after Submit, ms: byte 0 {times[0]:.1f}, byte 255 "
-              f"{times[255]:.1f}", flush=True)
-        check(abs(times[0] - times[255]) <= 10 and 1990 <= times[0] <= 2300,
+        times = {0: [], 255: []}
+        # Each byte three times, alternating, and the medians compared: the agent's own clock
+        # reads around the ask, and one preemption of it on a busy machine (11.5 ms seen once
+        # in CI) is not lockd's release time.
+        handles = {b: [first_byte_handle(w, d, b, f"rest {i}".encode()) for i in range(3)]
+                   for b in times}
+        for i in range(3):
+            for b in times:
+                out = timed_ask(d, [{"plugin": "test.sleep-first-byte", "handle": handles[b][i]}])
+                check(out["submit"]["state"] == "running" and
+                      out["final"]["parameters"]["outcomes"] == [{"step": 0, "result": 1,
+                                                                  "error": None}], f"{out}")
+                times[b].append(out["ms"])
+        med = {b: sorted(v)[1] for b, v in times.items()}
+        print("# level 1 release after Submit, ms: " + ", ".join(
+            f"byte {b} " + " ".join(f"{t:.1f}" for t in v) for b, v in times.items()), flush=True)
+        check(abs(med[0] - med[255]) <= 10 and 1990 <= med[0] <= 2300,
               f"release times at level 1 (timeout 2 s): {times}")
     finally:
         d.stop()
@@ -686,6 +692,53 @@ def test_session_end_fresh_value(w):
         for a in b["answers"]:
             check(a["outcome"] == "answered" or not a["inputs"],
                   f"a value-bound answer on disk: {a}")
+
+
+def test_lazy_records_bound(w):
+    """a record nothing waits for (a ticket's done, a cached outcome) gets no fsync of its own
+    after an answer: it rides the next question's commit, or waits at most 30 s for a commit of
+    its own (commit.c, COMMIT_LATER_USEC), counted from when it was written, not from an earlier
+    record's; its journal copy, sent once it is durable, says when"""
+    top = os.path.join(w.dir, "lazy")
+    os.makedirs(top, exist_ok=True)
+    # A lockd of its own: nothing else commits meanwhile. Level 3: each done comes with its answer.
+    d = Daemon(top, policy=open(w.d.policy).read().replace(w.d.dir, top).replace(
+        "security_level: 2", "security_level: 3"))
+    d.start()
+    try:
+        sub = World.__new__(World)
+        sub.dir, sub.signer, sub.d, sub.releases = w.dir, w.signer, d, w.releases
+        one = sub.install("good-one")
+        hs = [grant(d, grant_file(w, f"lazy-{i}.txt", f"lazy records {i}".encode()), "--agent",
+                    str(AGENT_UID), "--auto")["handle"] for i in range(2)]
+
+        def ask(h):
+            t = submit(d, [{"plugin": one, "handle": h}])["ticket"]
+            check(outcomes(wait_final(d, t, timeout=60)) == [(1, None)], f"{h} answered")
+            done = [x["seq"] for x in read_audit(os.path.join(top, "state", "audit",
+                                                              "audit.jsonl"))
+                    if x["event"] == "done" and x.get("ticket") == t]
+            check(len(done) == 1, f"one done record for {t}: {done}")
+            return time.monotonic(), done[0]
+
+        def copied(seq):
+            return re.search(rf"audit record {seq} \(done\)", d.read_log()) is not None
+
+        t1, done1 = ask(hs[0])
+        time.sleep(3)
+        check(not copied(done1), "the first done was made durable on its own after its answer")
+        time.sleep(max(0, t1 + 12 - time.monotonic()))
+        t2, done2 = ask(hs[1])
+        wait_for(lambda: copied(done1), timeout=5,
+                 what="the first done's copy, durable with the second question's records")
+        # The first record's bound passes with the second's done waiting for 21 s only.
+        time.sleep(max(0, t1 + 33 - time.monotonic()))
+        check(not copied(done2), "the second done was committed at the first one's bound")
+        wait_for(lambda: copied(done2), timeout=max(1, t2 + 35 - time.monotonic()),
+                 what="the second done's copy within its 30 s bound")
+        check(time.monotonic() - t2 >= 29, "the second done was committed before its bound")
+    finally:
+        d.stop()
 
 
 # An agent of its own for the confinement tests: `lockctl agent run` needs a passwd entry (the
@@ -877,6 +930,7 @@ def main():
                   test_sigkill_mid_run_restart, test_budget_unwritable, test_many_agents, test_stop_wipes_sessions,
                   test_catalog_changes_audited,
                   test_session_end_fresh_value, test_release_level1, test_release_level2,
+                  test_lazy_records_bound,
                   test_agent_confinement, test_agent_run_terminal,
                   test_value_nowhere):
             tap.run(t, w)
