@@ -32,6 +32,8 @@
 /* The most a snapshot may hold when read back: BUDGET_DIGESTS_MAX budgets of a few hundred bytes
  * each is tens of MiB; a file past this is no snapshot lockd wrote. */
 #define SNAPSHOT_MAX   ((size_t)1024 * 1024 * 1024)
+/* A snapshot's first buffer, doubled as it fills (buf_printf()). */
+#define SNAPSHOT_START ((size_t)64 * 1024)
 #define MIN_SIZE(a, b) ((a) < (b) ? (a) : (b))
 #define MAX_SIZE(a, b) ((a) > (b) ? (a) : (b))
 #define HEX_SIZE       (BUDGET_DIGEST_SIZE * 2)
@@ -458,20 +460,38 @@ static void file_name(const uint8_t d[BUDGET_DIGEST_SIZE], char out[FILE_NAME_LE
         memcpy(out + HEX_SIZE, FILE_SUFFIX, sizeof(FILE_SUFFIX));
 }
 
+/* A text being formatted: len bytes used of size at p, which grows (realloc()) up to max; a
+ * buffer of the store's own has max == size and never grows. */
 typedef struct Buf {
         char *p;
         size_t len;
+        size_t size;
+        size_t max;
 } Buf;
 
+/* Appends to b; -E2BIG past b->max (counting the NUL vsnprintf() ends with), -ENOMEM. */
 static __attribute__((format(printf, 2, 3))) int buf_printf(Buf *b, const char *fmt, ...) {
         va_list ap;
         int n;
 
-        va_start(ap, fmt);
-        n = vsnprintf(b->p + b->len, BUDGET_FILE_MAX - b->len, fmt, ap);
-        va_end(ap);
-        if (n < 0 || (size_t)n >= BUDGET_FILE_MAX - b->len)
-                return -E2BIG;
+        for (;;) {
+                char *q;
+                size_t want;
+
+                va_start(ap, fmt);
+                n = vsnprintf(b->p + b->len, b->size - b->len, fmt, ap);
+                va_end(ap);
+                if (n < 0 || (size_t)n >= b->max - b->len)
+                        return -E2BIG;
+                if ((size_t)n < b->size - b->len)
+                        break;
+                want = MIN_SIZE(MAX_SIZE(b->size * 2, b->len + (size_t)n + 1), b->max);
+                q = realloc(b->p, want);
+                if (!q)
+                        return -ENOMEM;
+                b->p = q;
+                b->size = want;
+        }
         b->len += (size_t)n;
         return 0;
 }
@@ -523,7 +543,7 @@ static int format_file(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE], cons
                 if (!s->format_buf)
                         return -ENOMEM;
         }
-        *ret = (Buf){.p = s->format_buf};
+        *ret = (Buf){.p = s->format_buf, .size = BUDGET_FILE_MAX, .max = BUDGET_FILE_MAX};
         return budget_format(d, answers, n, ret);
 }
 
@@ -1238,24 +1258,6 @@ static void gone_add(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE]) {
         s->gen++;
 }
 
-/* Appends n bytes to the growing text *p (*len used of *size), at most SNAPSHOT_MAX in all. */
-static int text_append(char **p, size_t *len, size_t *size, const char *src, size_t n) {
-        if (n > SNAPSHOT_MAX - *len)
-                return -E2BIG;
-        if (*len + n > *size) {
-                size_t want = MIN_SIZE(MAX_SIZE(*size * 2, *len + n), SNAPSHOT_MAX);
-                char *q = realloc(*p, want);
-
-                if (!q)
-                        return -ENOMEM;
-                *p = q;
-                *size = want;
-        }
-        memcpy(*p + *len, src, n);
-        *len += n;
-        return 0;
-}
-
 static int budget_digest_cmp(const void *x, const void *y) {
         const Budget *a = *(const Budget *const *)x, *b = *(const Budget *const *)y;
 
@@ -1274,8 +1276,8 @@ static int budget_digest_cmp(const void *x, const void *y) {
 static int snapshot_take(BudgetStore *s, BudgetBatch **ret) {
         _cleanup_free_ Budget **sorted = NULL;
         _cleanup_free_ char *text = NULL;
-        size_t len = 0, size = 0, n = 0;
-        char header[192];
+        size_t n = 0;
+        Buf buf = {.size = SNAPSHOT_START, .max = SNAPSHOT_MAX};
         uint64_t seq;
         char head[BUDGET_HEAD_HEX + 1];
         BudgetBatch *b;
@@ -1289,19 +1291,21 @@ static int snapshot_take(BudgetStore *s, BudgetBatch **ret) {
                         sorted[n++] = s->table[i];
         qsort(sorted, n, sizeof(Budget *), budget_digest_cmp);
         s->log->position(&seq, head, s->log_userdata);
-        r = snprintf(header, sizeof(header),
-                     "{\"budgets\":%zu,\"format\":%d,\"head\":\"%s\",\"seq\":%llu}\n", n,
-                     SNAPSHOT_FORMAT, head, (unsigned long long)seq);
-        if (r < 0 || (size_t)r >= sizeof(header))
-                return -EINVAL;
-        r = text_append(&text, &len, &size, header, (size_t)r);
+        /* Every budget formatted in place, after the header: as in a file of its own, a budget
+         * of BUDGET_FILE_MAX bytes or more is refused (format_file()). */
+        text = buf.p = malloc(buf.size);
+        if (!text)
+                return -ENOMEM;
+        r = buf_printf(&buf, "{\"budgets\":%zu,\"format\":%d,\"head\":\"%s\",\"seq\":%llu}\n", n,
+                       SNAPSHOT_FORMAT, head, (unsigned long long)seq);
         for (size_t i = 0; r >= 0 && i < n; i++) {
-                Buf buf;
+                size_t start = buf.len;
 
-                r = format_file(s, sorted[i]->digest, sorted[i]->answers, sorted[i]->n, &buf);
-                if (r >= 0)
-                        r = text_append(&text, &len, &size, buf.p, buf.len);
+                r = budget_format(sorted[i]->digest, sorted[i]->answers, sorted[i]->n, &buf);
+                if (r >= 0 && buf.len - start >= BUDGET_FILE_MAX)
+                        r = -E2BIG;
         }
+        text = buf.p; /* where realloc() moved it, also on failure */
         if (r < 0)
                 return r;
         b = calloc(1, sizeof(*b) + sizeof(BatchFile));
@@ -1314,7 +1318,7 @@ static int snapshot_take(BudgetStore *s, BudgetBatch **ret) {
                            .legacy = s->legacy_files,
                            .n = 1};
         memcpy(b->head, head, sizeof(head));
-        b->files[0] = (BatchFile){.text = TAKE_PTR(text), .len = len};
+        b->files[0] = (BatchFile){.text = TAKE_PTR(text), .len = buf.len};
         strcpy(b->files[0].name, BUDGET_CHECKPOINT);
         for (size_t i = 0; i < s->n_dirty; i++)
                 s->dirty[i]->dirty = s->dirty[i]->dirty_slot = false;

@@ -68,6 +68,13 @@ def submit(d, steps, uid=AGENT_UID):
     return r["parameters"]
 
 
+def world_on(w, d):
+    """w's signer, releases and files over d, a lockd of a test's own."""
+    sub = World.__new__(World)
+    sub.dir, sub.signer, sub.d, sub.releases = w.dir, w.signer, d, w.releases
+    return sub
+
+
 def audit_records(d):
     return read_audit(os.path.join(d.dir, "state", "audit", "audit.jsonl"))
 
@@ -116,8 +123,7 @@ def test_budget_unwritable(w):
     d = Daemon(top, policy=open(w.d.policy).read().replace(w.d.dir, top))
     d.start()
     try:
-        sub = World.__new__(World)
-        sub.dir, sub.signer, sub.d, sub.releases = w.dir, w.signer, d, w.releases
+        sub = world_on(w, d)
         one = sub.install("good-one")
         h = grant(d, grant_file(w, "unwritable.txt", b"budget disk gone"), "--agent",
                   str(AGENT_UID), "--auto", "--budget", "2")["handle"]
@@ -244,8 +250,7 @@ def test_results_level(w):
                .replace(w.d.dir, os.path.join(w.dir, "level3")))
     d.start()
     try:
-        sub = World.__new__(World)
-        sub.dir, sub.signer, sub.d, sub.releases = w.dir, w.signer, d, w.releases
+        sub = world_on(w, d)
         inputs = sub.install("good-inputs")
         h = grant(d, grant_file(w, "level3.txt", b"abc " + SECRET.encode()), "--agent",
                      str(AGENT_UID))["handle"]
@@ -432,8 +437,7 @@ def test_many_agents(w):
     d = Daemon(d_dir, policy=many_agents_policy(w, d_dir))
     d.start()
     try:
-        sub = World.__new__(World)
-        sub.dir, sub.signer, sub.d, sub.releases = w.dir, w.signer, d, w.releases
+        sub = world_on(w, d)
         one = sub.install("good-one")
         handles = {}
         for u in AGENTS:
@@ -706,8 +710,7 @@ def test_lazy_records_bound(w):
         "security_level: 2", "security_level: 3"))
     d.start()
     try:
-        sub = World.__new__(World)
-        sub.dir, sub.signer, sub.d, sub.releases = w.dir, w.signer, d, w.releases
+        sub = world_on(w, d)
         one = sub.install("good-one")
         hs = [grant(d, grant_file(w, f"lazy-{i}.txt", f"lazy records {i}".encode()), "--agent",
                     str(AGENT_UID), "--auto")["handle"] for i in range(2)]
@@ -715,8 +718,7 @@ def test_lazy_records_bound(w):
         def ask(h):
             t = submit(d, [{"plugin": one, "handle": h}])["ticket"]
             check(outcomes(wait_final(d, t, timeout=60)) == [(1, None)], f"{h} answered")
-            done = [x["seq"] for x in read_audit(os.path.join(top, "state", "audit",
-                                                              "audit.jsonl"))
+            done = [x["seq"] for x in audit_records(d)
                     if x["event"] == "done" and x.get("ticket") == t]
             check(len(done) == 1, f"one done record for {t}: {done}")
             return time.monotonic(), done[0]

@@ -600,12 +600,15 @@ def test_budget_wal_kills(top):
                       "2", check_rc=0)
         return json.loads(r.stdout)["handle"], hashlib.sha256(content).hexdigest()
 
-    def kill_restart():
+    def kill():
         # The engine first: killed with the spawner alone, it could see its channel close and
         # begin its way out (which checkpoints) before the kernel's SIGKILL for it arrives.
         os.kill(d.engine_pid(), signal.SIGKILL)
         d.proc.kill()
         d.proc.wait(10)
+
+    def kill_restart():
+        kill()
         wait_for(lambda: not plugin_processes(), timeout=10, what="the plugins to die with lockd")
         d.start()
 
@@ -696,9 +699,7 @@ def test_budget_wal_kills(top):
                     reset.wait(30)
                     time.sleep(rng.uniform(0.0, 1.0))
             delay = time.monotonic() - start
-            os.kill(d.engine_pid(), signal.SIGKILL)
-            d.proc.kill()
-            d.proc.wait(10)
+            kill()
             checkpointed += os.stat(marker).st_mtime_ns != since
             if i % 2 == 0:
                 reset.wait(30)
