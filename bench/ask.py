@@ -292,11 +292,10 @@ class Syncs:
                                 e[4].startswith(self.SANDBOX_EXEC))
             end = exe and first(ev, lambda e: e[1] == "exit" and e[2] == exe[2] and
                                 e[0] >= exe[0])
-            # The worker thread sends STARTED (after the execve) and then EXITED (after the
-            # reap): EXITED is the second of its sends after the release.
+            # The worker thread sends EXITED after the reap: its first send after the release.
             told = [e for e in ev if e[1] == "sendto" and e[2] == spawner and e[3] == chan and
                     rel and e[0] >= rel[0]]
-            told = end and len(told) >= 2 and told[1][0] >= end[0] and told[1]
+            told = end and told and told[0][0] >= end[0] and told[0]
             reap = told and first(ev, lambda e: e[1] == "waitid" and e[2] == spawner and
                                   end[0] <= e[0] <= told[0])
             rec = reap and first(ev, lambda e: e[1] == "write" and e[2] == engine and

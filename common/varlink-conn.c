@@ -210,12 +210,12 @@ static int out_reserve(VarlinkConn *c, size_t n) {
         return 0;
 }
 
-/* Appends head_n bytes of head, then v compact (len bytes: json_dumpb()'s count for it), then
- * tail_n bytes of tail, at the end of the output buffer. v is dumped in place: no copy of its
- * text is made on the way. 0, -ENOMEM, or -EIO (v dumped to another length); nothing is
- * appended on failure. */
+/* Appends head_n bytes of head, then v compact (len bytes: json_dumpb()'s count for it) or, with
+ * v NULL, len bytes of text, then tail_n bytes of tail, at the end of the output buffer. v is
+ * dumped in place: no copy of its text is made on the way. 0, -ENOMEM, or -EIO (v dumped to
+ * another length); nothing is appended on failure. */
 static int out_append_json(VarlinkConn *c, const char *head, size_t head_n, const json_t *v,
-                           size_t len, const char *tail, size_t tail_n) {
+                           const char *text, size_t len, const char *tail, size_t tail_n) {
         int r = out_reserve(c, head_n + len + tail_n);
 
         if (r < 0)
@@ -223,7 +223,9 @@ static int out_append_json(VarlinkConn *c, const char *head, size_t head_n, cons
         memcpy(c->out + c->out_len, head, head_n);
         /* The same value dumps to the same length: anything else is a bug, never a short
          * message on the wire. */
-        if (json_dumpb(v, c->out + c->out_len + head_n, len, JSON_COMPACT) != len)
+        if (!v)
+                memcpy(c->out + c->out_len + head_n, text, len);
+        else if (json_dumpb(v, c->out + c->out_len + head_n, len, JSON_COMPACT) != len)
                 return -EIO;
         memcpy(c->out + c->out_len + head_n + len, tail, tail_n);
         c->out_len += head_n + len + tail_n;
@@ -257,7 +259,7 @@ static int conn_send(VarlinkConn *c, const json_t *m) {
         len = json_dumpb(m, NULL, 0, JSON_COMPACT);
         if (len == 0)
                 return -ENOMEM; /* what json_dumps() said of a value it could not write */
-        r = out_append_json(c, "", 0, m, len, "", 1);
+        r = out_append_json(c, "", 0, m, NULL, len, "", 1);
         if (r < 0)
                 return r;
         return conn_flush_capped(c);
@@ -423,8 +425,13 @@ static int call_reply_too_large(VarlinkCall *call, size_t len, size_t limit) {
         return varlink_call_error(call, error, p);
 }
 
-int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
-        _cleanup_(json_decrefp) json_t *m = NULL, *empty = NULL;
+/*
+ * The answer of call with params, given either as an object or, with params NULL, as text (len
+ * bytes of a compact JSON object's text, varlink_call_reply_text()).
+ */
+static int call_reply(VarlinkCall *call, json_t *params, const char *text, size_t len,
+                      bool continues) {
+        _cleanup_(json_decrefp) json_t *m = NULL, *empty = NULL, *parsed = NULL;
         VarlinkConn *c = call->conn;
         int r;
 
@@ -439,28 +446,37 @@ int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
 
         /*
          * The answer is {"parameters":P} or {"parameters":P,"continues":true}, compact, and its
-         * NUL: the same bytes json_dumps() makes of that object. Written around P's own dump,
-         * with no object for the envelope and no copy of the text, when the answer may go out
-         * now (the usual case: the oldest call still answering); an answer that must wait its
-         * turn is kept as an object.
+         * NUL: the same bytes json_dumps() makes of that object. Written around P's own dump (or
+         * its text), with no object for the envelope and no copy of the text, when the answer
+         * may go out now (the usual case: the oldest call still answering); an answer that must
+         * wait its turn is kept as an object.
          */
         static const char head[] = "{\"parameters\":", tail_more[] = ",\"continues\":true}";
         const char *tail = continues ? tail_more : "}"; /* with the message's NUL */
-        size_t tail_n = continues ? sizeof(tail_more) : sizeof("}"), p_len, len;
+        size_t tail_n = continues ? sizeof(tail_more) : sizeof("}"), p_len = len, total;
 
-        if (!params && !(params = empty = json_object()))
+        if (!params && !text && !(params = empty = json_object()))
                 return -ENOMEM;
-        p_len = json_dumpb(params, NULL, 0, JSON_COMPACT);
-        if (p_len == 0)
-                return -ENOMEM;
-        len = strlen(head) + p_len + tail_n;
+        if (params) {
+                p_len = json_dumpb(params, NULL, 0, JSON_COMPACT);
+                if (p_len == 0)
+                        return -ENOMEM;
+        }
+        total = strlen(head) + p_len + tail_n;
         /* An answer the output cap could never hold is not sent and then the peer dropped for it
          * (it would learn nothing of why): the call ends with <interface>.ReplyTooLarge, which
          * every interface served here declares. The methods page what can grow, so this is a
          * last wall. */
-        if (len > c->limits.out_bytes_per_conn)
-                return call_reply_too_large(call, len, c->limits.out_bytes_per_conn);
+        if (total > c->limits.out_bytes_per_conn)
+                return call_reply_too_large(call, total, c->limits.out_bytes_per_conn);
         if (c->order_head != call) {
+                /* Rare (a pipelining peer's later call answered first): the text becomes the
+                 * object it spells, parked like any other. */
+                if (!params &&
+                    !(params = parsed = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL)))
+                        return -EINVAL;
+                if (!json_is_object(params))
+                        return -EINVAL;
                 m = json_pack("{s:O}", "parameters", params);
                 if (!m || (continues && json_object_set_new(m, "continues", json_true()) < 0))
                         return -ENOMEM;
@@ -469,7 +485,7 @@ int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
         if (m)
                 r = conn_emit(c, call, m, !continues);
         else {
-                r = out_append_json(c, head, strlen(head), params, p_len, tail, tail_n);
+                r = out_append_json(c, head, strlen(head), params, text, p_len, tail, tail_n);
                 if (r >= 0)
                         r = conn_flush_capped(c);
                 if (!continues)
@@ -478,6 +494,20 @@ int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
         if (!continues)
                 call_finish(call);
         return r;
+}
+
+int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues) {
+        return call_reply(call, params, NULL, 0, continues);
+}
+
+int varlink_call_reply_text(VarlinkCall *call, const char *params, size_t len, bool continues) {
+        /* The caller's writer makes it; a slip there must not put a broken message on the
+         * wire: the shape checked here is what the peer's parser finds first, and a NUL would
+         * end the message early. */
+        if (!params || len < 2 || params[0] != '{' || params[len - 1] != '}' ||
+            memchr(params, 0, len))
+                return -EINVAL;
+        return call_reply(call, NULL, params, len, continues);
 }
 
 int varlink_call_error(VarlinkCall *call, const char *error, json_t *params) {

@@ -180,6 +180,10 @@ int varlink_call_put_fd(VarlinkCall *call, int64_t index, int fd);
  * is gone, further answers return -ENOTCONN; a oneway call's answers are dropped (0).
  */
 int varlink_call_reply(VarlinkCall *call, json_t *params, bool continues);
+/* The same with params given as len bytes of a compact JSON object's text, written by the
+ * caller's fixed-format writer (no object built for a frequent answer). -EINVAL for text that
+ * does not start with '{', end with '}', or holds a NUL. */
+int varlink_call_reply_text(VarlinkCall *call, const char *params, size_t len, bool continues);
 int varlink_call_error(VarlinkCall *call, const char *error, json_t *params);
 /* org.varlink.service.InvalidParameter {"parameter": name}. */
 int varlink_call_error_invalid_parameter(VarlinkCall *call, const char *name);

@@ -29,8 +29,7 @@ typedef struct LinkRun {
         uint8_t out[RUN_STDOUT_KEEP];
         size_t out_len;
         uint64_t out_total;
-        bool started; /* the spawner's STARTED arrived */
-        bool exited;  /* the spawner's EXITED arrived */
+        bool exited; /* the spawner's EXITED arrived */
         SpawnerReplyExited x;
         struct LinkRun *next;
 } LinkRun;
@@ -130,8 +129,10 @@ static void fill_result(LinkRun *lr) {
         };
 
         req->error = x->error;
-        /* Scoped only with the unit its STARTED named (checked in on_exited()). */
+        /* Scoped only with a unit of the spawner's form (spawner_reply_decode()), and only when
+         * the spawner makes scopes (on_exited()). */
         req->scoped = x->flags & SPAWNER_EXITED_SCOPED;
+        snprintf(req->unit, sizeof(req->unit), "%s", req->scoped ? x->unit : "");
         res->wall_usec = x->wall_usec;
         res->setup_usec = x->setup_usec;
         res->scope_wait_usec = x->scope_wait_usec;
@@ -199,27 +200,12 @@ static void on_exited(SpawnerLink *l, const SpawnerMessage *m) {
                 lr = lr->next;
         if (!lr)
                 return broken(l, "reported a run the engine did not ask for");
-        /* A run in a scope said which in its STARTED: a scoped end without one names none. */
-        if ((x->flags & SPAWNER_EXITED_SCOPED) && !lr->started)
-                return broken(l, "reported a scoped run that never started");
+        /* The unit's form was checked with the message; a spawner without scopes names none. */
+        if ((x->flags & SPAWNER_EXITED_SCOPED) && !l->scopes)
+                return broken(l, "named a unit that is not a run's scope");
         lr->exited = true;
         lr->x = *x;
         maybe_done(lr);
-}
-
-/* STARTED: the run's child is in a run's scope (or in none, without scopes). */
-static void on_started(SpawnerLink *l, const SpawnerMessage *m) {
-        const SpawnerReplyStarted *x = &m->started;
-        LinkRun *lr = l->runs;
-
-        while (lr && (lr->req->id != x->run_id || lr->exited || lr->started))
-                lr = lr->next;
-        if (!lr)
-                return broken(l, "reported the start of a run the engine did not ask for");
-        if (x->scoped ? !spawner_unit_name_valid(x->unit) || !l->scopes : x->unit[0] != 0)
-                return broken(l, "named a unit that is not a run's scope");
-        snprintf(lr->req->unit, sizeof(lr->req->unit), "%s", x->scoped ? x->unit : "");
-        lr->started = true;
 }
 
 static void on_confined(SpawnerLink *l, const SpawnerMessage *m) {
@@ -260,7 +246,6 @@ static const struct {
         {SPAWNER_REPLY_HELLO, on_hello_again},
         {SPAWNER_REPLY_EXITED, on_exited},
         {SPAWNER_REPLY_CONFINED, on_confined},
-        {SPAWNER_REPLY_STARTED, on_started},
 };
 
 /* Whether every reply type of spawner_messages[] has exactly one row above, and every row one. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent-reply.h"
 #include "agent-tickets.h"
 #include "ask.h"
 #include "audit.h"
@@ -45,10 +46,7 @@ static void submit_answer(Manager *m, SubmitWait *w, int r) {
         }
         tickets_announce(m->tickets, t);
         /* It may be done already (every answer cached): the id stays valid for Wait. */
-        (void)reply_more(
-                w->call,
-                json_pack("{s:s, s:s}", "ticket", t->id, "state", ticket_state_name(t->state)),
-                false);
+        (void)agent_reply_submit(w->call, t);
 }
 
 /* CommitWaitFn: answers, or at exit (-ECANCELED) drops the Submit unanswered. */
@@ -255,7 +253,7 @@ static int method_wait(VarlinkCall *call, json_t *params, void *userdata) {
                 const RestartTicket *rt = restart_tickets_find(&m->restart_tickets, id, cred->uid);
 
                 if (rt)
-                        return reply_more(call, console_ticket_restart_wait_reply(rt), false);
+                        return agent_reply_wait_restart(call, rt);
                 return console_ticket_reply_unknown(call, AGENT_ERROR("UnknownTicket"), id);
         }
         more = varlink_call_wants_more(call) && !ticket_state_final(t->state);
@@ -264,7 +262,7 @@ static int method_wait(VarlinkCall *call, json_t *params, void *userdata) {
                 if (r < 0)
                         return r;
         }
-        return reply_more(call, console_ticket_wait_reply(t), more);
+        return agent_reply_wait(call, t, more);
 }
 
 static int method_cancel(VarlinkCall *call, json_t *params, void *userdata) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "agent-reply.h"
 #include "console-reply.h"
 #include "ask.h"
 #include "audit.h"
@@ -115,25 +116,6 @@ static json_t *outcomes_json(const Ticket *t, bool clear) {
                 }
         }
         return list;
-}
-
-/* The agent's view of a ticket a restart ended: expired, every step too. */
-json_t *console_ticket_restart_wait_reply(const RestartTicket *rt) {
-        json_t *list = json_array();
-
-        for (unsigned i = 0; list && i < rt->steps; i++)
-                if (json_array_append_new(list, json_pack("{s:I, s:n, s:s}", "step", (json_int_t)i,
-                                                          "result", "error", "expired")) < 0) {
-                        json_decref(list);
-                        list = NULL;
-                }
-        return json_pack("{s:s, s:o*}", "state", "expired", "outcomes", list);
-}
-
-/* The agent's view of its ticket: the state and the outcomes, nothing of the console's side. */
-json_t *console_ticket_wait_reply(const Ticket *t) {
-        return json_pack("{s:s, s:o*}", "state", ticket_state_name(t->state), "outcomes",
-                         outcomes_json(t, true));
 }
 
 /* The ticket's seal public key in base64, or NULL when nothing may be sealed to it now. */
@@ -259,7 +241,7 @@ void console_ticket_changed(const Ticket *t, void *userdata) {
                                     true) < 0)
                                 watch_free(w);
                 } else if (strcmp(w->ticket, t->id) == 0) {
-                        if (reply_more(w->call, console_ticket_wait_reply(t), !final) < 0 || final)
+                        if (agent_reply_wait(w->call, t, !final) < 0 || final)
                                 watch_free(w);
                 }
         }

@@ -35,9 +35,5 @@ int console_ticket_audit_end(Manager *m, AuditEvent ev, const char *message_id, 
                              const struct ucred *by);
 /* Follows ticket for call (a Wait with more): it is answered on each change until final. */
 int console_ticket_watch_add(Manager *m, VarlinkCall *call, const char *ticket);
-/* A Wait's answer: state and outcomes (never a clear result); and the same for a ticket that was
- * open when the last lockd stopped (expired). */
-json_t *console_ticket_wait_reply(const Ticket *t);
-json_t *console_ticket_restart_wait_reply(const RestartTicket *rt);
 /* UnknownTicket of the interface iface_error, naming id. */
 int console_ticket_reply_unknown(VarlinkCall *call, const char *iface_error, const char *id);

@@ -34,9 +34,6 @@ struct RunRequest {
          * without a lock. Runs the pool cancels while still queued get done only.
          */
         void (*ended)(RunRequest *req, void *userdata);
-        /* Optional: called on the worker's thread once the child is in its scope (req->scoped,
-         * req->unit, req->uid set) and about to enter the sandbox. */
-        void (*started)(RunRequest *req, void *userdata);
 
         /* Set by the pool. */
         int error;   /* 0: result is valid; < 0: no plugin ran (-ECANCELED: the pool stopped) */

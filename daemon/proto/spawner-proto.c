@@ -78,20 +78,22 @@ static bool reply_hello_valid(const SpawnerMessage *m) {
                m->reply_hello.zero == 0;
 }
 
+/* A scoped end names its unit in the form the spawner makes (the engine reports it and the
+ * console shows it); any other has none. */
 static bool exited_valid(const SpawnerMessage *m) {
-        return m->exited.run_id != 0 && (m->exited.flags & ~SPAWNER_EXITED_FLAGS) == 0 &&
-               errno_valid(m->exited.error);
+        const SpawnerReplyExited *x = &m->exited;
+
+        if (x->run_id == 0 || (x->flags & ~SPAWNER_EXITED_FLAGS) != 0 || !errno_valid(x->error) ||
+            !memchr(x->unit, 0, sizeof(x->unit)))
+                return false;
+        return x->flags & SPAWNER_EXITED_SCOPED ? spawner_unit_name_valid(x->unit)
+                                                : x->unit[0] == 0;
 }
 
 static bool confined_valid(const SpawnerMessage *m) {
         return m->confined.check_id != 0 && m->confined.ok <= 1 && m->confined.zero == 0 &&
                errno_valid(m->confined.error) &&
                memchr(m->confined.unit, 0, sizeof(m->confined.unit)) != NULL;
-}
-
-static bool started_valid(const SpawnerMessage *m) {
-        return m->started.run_id != 0 && m->started.scoped <= 1 &&
-               memchr(m->started.unit, 0, sizeof(m->started.unit)) != NULL;
 }
 
 #define MEMFD          SPAWNER_FD_SEALED_MEMFD
@@ -119,7 +121,6 @@ const SpawnerMessageRow spawner_messages[] = {
         {ROW(REPLY_HELLO, SpawnerReplyHello, .valid = reply_hello_valid)},
         {ROW(REPLY_EXITED, SpawnerReplyExited, .valid = exited_valid)},
         {ROW(REPLY_CONFINED, SpawnerReplyConfined, .valid = confined_valid)},
-        {ROW(REPLY_STARTED, SpawnerReplyStarted, .valid = started_valid)},
 };
 const size_t spawner_n_messages = ELEMENTSOF(spawner_messages);
 

@@ -38,7 +38,8 @@ typedef enum SpawnerType {
         SPAWNER_REPLY_HELLO = 0x81,
         SPAWNER_REPLY_EXITED = 0x82,   /* a run ended (or never started) */
         SPAWNER_REPLY_CONFINED = 0x83, /* a CONFINE's answer */
-        SPAWNER_REPLY_STARTED = 0x84,  /* a run's child is in its scope, about to exec */
+        /* 0x84 was STARTED (a run's unit, sent at its start): EXITED names the unit now, and the
+         * engine's wakeup for it is gone. The number stays unused. */
 } SpawnerType;
 
 typedef struct SpawnerHeader {
@@ -123,14 +124,6 @@ typedef struct SpawnerReplyHello {
         uint32_t zero;
 } SpawnerReplyHello;
 
-typedef struct SpawnerReplyStarted {
-        SpawnerHeader h;
-        uint64_t run_id;
-        uint32_t uid;                /* the run's ephemeral uid */
-        uint32_t scoped;             /* 1: in unit; 0: scope.backend none (unit "") */
-        char unit[SPAWNER_UNIT_MAX]; /* NUL-terminated: lockd-run-<n>.scope */
-} SpawnerReplyStarted;
-
 #define SPAWNER_EXITED_SCOPED    (UINT32_C(1) << 0) /* it ran inside its scope */
 #define SPAWNER_EXITED_EXITED    (UINT32_C(1) << 1) /* exit_status valid */
 #define SPAWNER_EXITED_TIMED_OUT (UINT32_C(1) << 2)
@@ -154,6 +147,8 @@ typedef struct SpawnerReplyExited {
         int32_t landlock_abi;
         uint64_t setup_usec;      /* from the run's start to the plugin's execve */
         uint64_t scope_wait_usec; /* the part of it spent waiting for a scope (0: made ahead) */
+        /* With SPAWNER_EXITED_SCOPED its scope, lockd-run-<n>.scope; all zero without. */
+        char unit[SPAWNER_UNIT_MAX];
 } SpawnerReplyExited;
 
 /* Why an agent is not confined: a closed list, each a sentence confinement.h defines. */
@@ -180,7 +175,6 @@ typedef union SpawnerMessage {
         SpawnerReplyHello reply_hello;
         SpawnerReplyExited exited;
         SpawnerReplyConfined confined;
-        SpawnerReplyStarted started;
 } SpawnerMessage;
 
 /* Why a message was refused: the spawner logs it and exits; the engine logs it and exits. */
@@ -298,7 +292,6 @@ _Static_assert(sizeof(SpawnerConfine) == 32, "confine");
 _Static_assert(sizeof(SpawnerNotify) == 32, "notify");
 _Static_assert(sizeof(SpawnerWarm) == 32, "warm");
 _Static_assert(sizeof(SpawnerReplyHello) == 32, "reply hello");
-_Static_assert(sizeof(SpawnerReplyExited) == 96, "exited");
+_Static_assert(sizeof(SpawnerReplyExited) == 96 + SPAWNER_UNIT_MAX, "exited");
 _Static_assert(sizeof(SpawnerReplyConfined) == 296, "confined");
-_Static_assert(sizeof(SpawnerReplyStarted) == 160, "started");
 _Static_assert(sizeof(SpawnerMessage) <= SPAWNER_MESSAGE_MAX, "message max");

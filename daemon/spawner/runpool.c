@@ -216,11 +216,8 @@ static int start_hook(pid_t pid, int pidfd, void *userdata) {
         r = adopt(w, pidfd, false);
         if (r < 0)
                 goto refuse;
-        if (!p->scope) {
-                if (req->started)
-                        req->started(req, req->userdata);
+        if (!p->scope)
                 return 0;
-        }
 
         /* Fail closed: a run whose scope cannot be created never starts (spawn:scope). */
         r = scope_start_wait(p->scope, req->unit, pid, &lim, p->cfg.scope_timeout_usec);
@@ -252,8 +249,6 @@ static int start_hook(pid_t pid, int pidfd, void *userdata) {
                 goto refuse;
         /* Best effort: without a memory cgroup an OOM reads as signal:SIGKILL. */
         (void)oom_watch_new(pid, &w->oom);
-        if (req->started)
-                req->started(req, req->userdata);
         return 0;
 
 refuse:
@@ -261,15 +256,12 @@ refuse:
         return r;
 }
 
-/* The child taken from the standby is out of our hands: the engine hears of the run. The refill
- * waits for the run's end (worker_main()). */
+/* The child taken from the standby is out of our hands: its class is refilled, once the run
+ * ended (worker_main()). */
 static void launched(void *userdata) {
         Worker *w = userdata;
-        RunRequest *req = w->req;
 
         w->launched = true;
-        if (req->started)
-                req->started(req, req->userdata);
 }
 
 static bool oom_check(void *userdata) {
@@ -327,9 +319,10 @@ static int params_init(Worker *w, RunRequest *req) {
 
 /*
  * The release of the child in w->ready, taken from the standby (ready, or waited for while the
- * manager finished its scope): the run hands it its fds. STARTED goes once it is on its way
- * (launched()), the refill once the run ended, so that neither the engine's wakeup nor the
- * refill's clone and the manager's scope work compete with the child and the plugin for a CPU.
+ * manager finished its scope): the run hands it its fds. The refill comes once the run ended,
+ * and the engine hears of the run once, by its EXITED, so that neither the engine's wakeup nor
+ * the refill's clone and the manager's scope work compete with the child and the plugin for a
+ * CPU.
  * On the loop's thread when run_pool_submit() found a worker idle, else on the worker's.
  */
 static void standby_release(Worker *w, RunRequest *req, uint64_t waited) {
@@ -368,8 +361,8 @@ static int standby_finish(Worker *w, RunRequest *req) {
                  * run's, reported as such (runner_run() does the same). */
                 req->result.setup_usec += w->waited;
                 req->result.scope_wait_usec = w->waited;
-                /* Refused before the release (bad params, no pipe): the engine still hears
-                 * STARTED before the scoped EXITED, which it demands. */
+                /* Refused before the release (bad params, no pipe): the child was taken all the
+                 * same, so its class is refilled. */
                 if (!w->launched)
                         launched(w);
         }

@@ -404,6 +404,8 @@ static void exited_message(const RunRequest *req, SpawnerReplyExited *x) {
         const RunResult *res = &req->result;
 
         x->flags = (req->scoped ? SPAWNER_EXITED_SCOPED : 0);
+        if (req->scoped)
+                snprintf(x->unit, sizeof(x->unit), "%s", req->unit);
         if (res->cause == RUN_CAUSE_SPAWN) {
                 x->flags |= SPAWNER_EXITED_SPAWN;
                 x->spawn_stage = (uint32_t)res->spawn_stage;
@@ -443,21 +445,6 @@ static void worker_send(Spawner *s, const void *msg, size_t size) {
                 return;
         if (send_datagram(s, msg, size) < 0 && set_failed(s))
                 (void)!write(s->fail_fd, &one, sizeof(one));
-}
-
-/* On the worker's thread, once the child is in its scope: STARTED, with the unit. */
-static void on_run_started(RunRequest *req, void *userdata) {
-        SpawnerRunState *st = userdata;
-        Spawner *s = st->spawner;
-        SpawnerReplyStarted x = {};
-
-        spawner_header_init(&x.h, SPAWNER_REPLY_STARTED);
-        x.run_id = req->id;
-        x.uid = (uint32_t)req->uid;
-        x.scoped = req->scoped;
-        if (req->scoped)
-                snprintf(x.unit, sizeof(x.unit), "%s", req->unit);
-        worker_send(s, &x, sizeof(x));
 }
 
 /* On the worker's thread, as soon as the run ended: the EXITED goes out now. */
@@ -555,7 +542,6 @@ static void handle_run(Spawner *s, const SpawnerMessage *msg, int *fds) {
                 req->detail_fd = TAKE_FD(fds[4 + inputs]);
         req->done = on_run_done;
         req->ended = on_run_ended;
-        req->started = on_run_started;
         req->userdata = st;
 
         st->cached = cache_get(s, binary, &spec, &r);

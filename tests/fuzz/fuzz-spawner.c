@@ -73,8 +73,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (m.h.type == SPAWNER_REPLY_CONFINED &&
                     !memchr(m.confined.unit, 0, sizeof(m.confined.unit)))
                         abort();
-                if (m.h.type == SPAWNER_REPLY_STARTED &&
-                    !memchr(m.started.unit, 0, sizeof(m.started.unit)))
+                if (m.h.type == SPAWNER_REPLY_EXITED &&
+                    ((m.exited.flags & SPAWNER_EXITED_SCOPED)
+                             ? !spawner_unit_name_valid(m.exited.unit)
+                             : m.exited.unit[0] != 0))
                         abort();
         } else if (memcmp(&m, &before, sizeof(m)) != 0)
                 abort();

@@ -87,15 +87,15 @@ def read_all(fd):
 
 
 def wait_hangup():
-    """The spawner ends on a request it cannot believe: its end of the channel closes. A STARTED
-    or an EXITED of a run an earlier, good request asked for may come first (a worker thread
-    sends them while the loop reads the bad one): those are passed over, anything else is what
-    the spawner answered instead of ending."""
+    """The spawner ends on a request it cannot believe: its end of the channel closes. An EXITED
+    of a run an earlier, good request asked for may come first (a worker thread sends it while
+    the loop reads the bad one): it is passed over, anything else is what the spawner answered
+    instead of ending."""
     deadline = time.monotonic() + 15
     try:
         while True:
             m = recv(timeout=max(0.1, deadline - time.monotonic()))
-            if len(m) >= 8 and struct.unpack_from("<H", m, 6)[0] in (0x82, 0x84) and \
+            if len(m) >= 8 and struct.unpack_from("<H", m, 6)[0] == 0x82 and \
                     time.monotonic() < deadline:
                 seen.setdefault("passed_over", []).append(m[:8].hex())
                 continue
@@ -123,9 +123,8 @@ def main():
         seen["stdout"] = read_all(out_r).decode(errors="replace")
         read_all(err_r)
         x = recv()
-        if struct.unpack("<H", x[6:8])[0] == 0x84:  # STARTED, with the unit
-            seen["started"] = x[32:160].rstrip(b"\0").decode()
-            x = recv()
+        seen["type"] = hex(struct.unpack("<H", x[6:8])[0])
+        seen["unit"] = x[96:224].rstrip(b"\0").decode(errors="replace")  # a scoped run's
         (run_id, error, flags, exit_status, sig, stage, errno_, wall, cpu, rss, uid,
          abi) = struct.unpack("<QiIiiIiQQQIi", x[16:80])
         seen["exited"] = {"run_id": run_id, "error": error, "flags": flags,

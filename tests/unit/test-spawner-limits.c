@@ -2,7 +2,8 @@
  * The spawner's fd limit (ARCHITECTURE.md, two processes): spawner_nofile_need() grows with every
  * run the engine may queue, covers runs_max runs of a burst at the default limits, and at the
  * largest limits.concurrent_runs is exactly the hard limit lockd.service sets (LimitNOFILE=).
- * And its tables: one proto row per message type, one spawner row per request type.
+ * And its tables: one proto row per message type, one spawner row per request type; an EXITED's
+ * unit.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -59,10 +60,10 @@ END_TEST
  * handler row in the spawner; a type outside the enum has none. */
 START_TEST(test_tables_complete) {
         static const uint16_t types[] = {
-                SPAWNER_HELLO,          SPAWNER_RUN,           SPAWNER_KILL,
-                SPAWNER_STOP,           SPAWNER_CONFINE,       SPAWNER_NOTIFY,
-                SPAWNER_WARM,           SPAWNER_REPLY_HELLO,   SPAWNER_REPLY_EXITED,
-                SPAWNER_REPLY_CONFINED, SPAWNER_REPLY_STARTED,
+                SPAWNER_HELLO,          SPAWNER_RUN,         SPAWNER_KILL,
+                SPAWNER_STOP,           SPAWNER_CONFINE,     SPAWNER_NOTIFY,
+                SPAWNER_WARM,           SPAWNER_REPLY_HELLO, SPAWNER_REPLY_EXITED,
+                SPAWNER_REPLY_CONFINED,
         };
         uint16_t bad = 0;
 
@@ -81,12 +82,59 @@ START_TEST(test_tables_complete) {
 }
 END_TEST
 
+/* An EXITED names a scoped run's unit, in the spawner's form, and no unit for any other run: the
+ * engine's decoder refuses anything else (the link breaks then). */
+START_TEST(test_exited_unit) {
+        static const struct {
+                uint32_t flags;
+                const char *unit;
+                bool ok;
+        } cases[] = {
+                {SPAWNER_EXITED_SCOPED | SPAWNER_EXITED_EXITED, "lockd-run-7.scope", true},
+                {SPAWNER_EXITED_EXITED, "", true},
+                {SPAWNER_EXITED_SPAWN, "", true},
+                {SPAWNER_EXITED_SCOPED | SPAWNER_EXITED_EXITED, "", false},
+                {SPAWNER_EXITED_SCOPED, "lockd-run-.scope", false},
+                {SPAWNER_EXITED_SCOPED, "lockd-run-7.service", false},
+                {SPAWNER_EXITED_SCOPED, "../lockd-run-7.scope", false},
+                {SPAWNER_EXITED_EXITED, "lockd-run-7.scope", false},
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                SpawnerReplyExited x = {};
+                SpawnerMessage m;
+
+                spawner_header_init(&x.h, SPAWNER_REPLY_EXITED);
+                x.run_id = 7;
+                x.flags = cases[i].flags;
+                snprintf(x.unit, sizeof(x.unit), "%s", cases[i].unit);
+                ck_assert_msg((spawner_reply_decode(&x, sizeof(x), 0, &m) == SPAWNER_OK) ==
+                                      cases[i].ok,
+                              "case %zu", i);
+                if (cases[i].ok)
+                        ck_assert_str_eq(m.exited.unit, cases[i].unit);
+        }
+        /* A unit that fills its field with no NUL is refused, whatever the flags. */
+        {
+                SpawnerReplyExited x = {};
+                SpawnerMessage m;
+
+                spawner_header_init(&x.h, SPAWNER_REPLY_EXITED);
+                x.run_id = 7;
+                x.flags = SPAWNER_EXITED_SCOPED;
+                memset(x.unit, 'a', sizeof(x.unit));
+                ck_assert_int_ne(spawner_reply_decode(&x, sizeof(x), 0, &m), SPAWNER_OK);
+        }
+}
+END_TEST
+
 static Suite *limits_suite(void) {
         Suite *s = suite_create("spawner-limits");
 
         suite_add_case(s, NULL, test_need_covers_runs);
         suite_add_case(s, NULL, test_unit_matches);
         suite_add_case(s, NULL, test_tables_complete);
+        suite_add_case(s, NULL, test_exited_unit);
         return s;
 }
 

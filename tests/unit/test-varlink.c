@@ -58,6 +58,25 @@ static int method_echo(VarlinkCall *call, json_t *params, void *userdata) {
         return varlink_call_reply(call, params, false);
 }
 
+/* Echo through varlink_call_reply_text(): the parameters' compact text, twice when more was
+ * asked (the first continuing); text that is no object's is refused first. */
+static int method_echo_text(VarlinkCall *call, json_t *params, void *userdata) {
+        _cleanup_free_ char *text = json_dumps(params, JSON_COMPACT);
+        int r;
+
+        ck_assert_ptr_nonnull(text);
+        ck_assert_int_eq(varlink_call_reply_text(call, "", 0, false), -EINVAL);
+        ck_assert_int_eq(varlink_call_reply_text(call, "[1]", 3, false), -EINVAL);
+        ck_assert_int_eq(varlink_call_reply_text(call, "{\"a\":1", 6, false), -EINVAL);
+        ck_assert_int_eq(varlink_call_reply_text(call, "{\"a\0\":1}", 8, false), -EINVAL);
+        if (varlink_call_wants_more(call)) {
+                r = varlink_call_reply_text(call, text, strlen(text), true);
+                if (r < 0)
+                        return r;
+        }
+        return varlink_call_reply_text(call, text, strlen(text), false);
+}
+
 static int method_stream(VarlinkCall *call, json_t *params, void *userdata) {
         json_int_t n = json_integer_value(json_object_get(params, "n"));
         int r;
@@ -154,6 +173,7 @@ static const VarlinkParam big_params[] = {{"n", VARLINK_INT, true, 1, 1024 * 102
 
 static const VarlinkMethod test_methods[] = {
         {"Echo", method_echo, echo_params, 0},
+        {"EchoText", method_echo_text, echo_params, VARLINK_METHOD_MORE},
         {"Stream", method_stream, stream_params, VARLINK_METHOD_MORE},
         {"Async", method_async, NULL, 0},
         {"Fds", method_fds, NULL, VARLINK_METHOD_ACCEPTS_FDS},
@@ -1245,9 +1265,10 @@ static void assert_reply_bytes(VarlinkClient *c, json_t *params, bool continues)
         ck_assert_uint_eq(len, strlen(text));
 }
 
-/* An answer is written around its parameters' own dump when it may go out at once, and kept as
- * an object when it waits behind an older call: the same bytes either way, and the same as
- * jansson's dump of the whole message (escapes, non-ASCII, an empty object, "continues"). */
+/* An answer is written around its parameters' own dump (or the caller's text of them:
+ * varlink_call_reply_text()) when it may go out at once, and kept as an object when it waits
+ * behind an older call: the same bytes either way, and the same as jansson's dump of the whole
+ * message (escapes, non-ASCII, an empty object, "continues"). */
 START_TEST(test_reply_bytes) {
         static const char *const calls[] = {
                 "{\"s\":\"plain\"}",
@@ -1261,15 +1282,15 @@ START_TEST(test_reply_bytes) {
         reset_counters();
         server_start(NULL);
         c = connect_to(sock_plain);
-        for (size_t i = 0; i < ELEMENTSOF(calls); i++) {
+        for (size_t i = 0; i < 2 * ELEMENTSOF(calls); i++) {
                 _cleanup_free_ char *call = NULL;
-                json_t *params = json_loads(calls[i], 0, NULL);
+                json_t *params = json_loads(calls[i / 2], 0, NULL);
 
                 ck_assert_ptr_nonnull(params);
                 ck_assert_int_ge(asprintf(&call,
-                                          "{\"method\":\"io.lockd.Test.Echo\","
+                                          "{\"method\":\"io.lockd.Test.%s\","
                                           "\"parameters\":%s}",
-                                          calls[i]),
+                                          i % 2 ? "EchoText" : "Echo", calls[i / 2]),
                                  0);
                 /* At once. */
                 send_str(c, call);
@@ -1284,6 +1305,21 @@ START_TEST(test_reply_bytes) {
                 assert_reply_bytes(c, json_pack("{s:s}", "s", "first"), false);
                 assert_reply_bytes(c, params, false);
         }
+        /* Text that continues, at once and behind an open call. */
+        send_str(c, "{\"method\":\"io.lockd.Test.EchoText\",\"more\":true,"
+                    "\"parameters\":{\"s\":\"t\"}}");
+        assert_reply_bytes(c, json_pack("{s:s}", "s", "t"), true);
+        assert_reply_bytes(c, json_pack("{s:s}", "s", "t"), false);
+        send_str(c, "{\"method\":\"io.lockd.Test.Async\"}");
+        send_str(c, "{\"method\":\"io.lockd.Test.EchoText\",\"more\":true,"
+                    "\"parameters\":{\"s\":\"u\"}}");
+        PUMP_UNTIL(held != NULL);
+        pump(20 * 1000);
+        ck_assert_int_eq(reply_new(held, NULL, false), 0);
+        held = varlink_call_unref(held);
+        assert_reply_bytes(c, json_object(), false);
+        assert_reply_bytes(c, json_pack("{s:s}", "s", "u"), true);
+        assert_reply_bytes(c, json_pack("{s:s}", "s", "u"), false);
         /* No parameters: an empty object. */
         send_str(c, "{\"method\":\"io.lockd.Test.FdsIgnore\"}");
         assert_reply_bytes(c, json_object(), false);

@@ -1,0 +1,131 @@
+/*
+ * The agent's frequent answers (Submit's and Wait's) written as fixed-format JSON text, with no
+ * object built per answer (ARCHITECTURE.md, the engine's path). Every piece of them is a ticket
+ * id, a state or error word of lockd's own, or an integer: none needs an escape, and each word
+ * is checked to need none before it is written, so a slip elsewhere can never put a quote on the
+ * wire. The bytes are those json_dumps() made of the same objects, in the same key order.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent-reply.h"
+
+typedef struct Text {
+        char *buf;
+        size_t size, len;
+        int error; /* the first failure: -E2BIG past size, -EINVAL a word that needs escapes */
+} Text;
+
+static void text_printf(Text *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void text_printf(Text *t, const char *format, ...) {
+        va_list ap;
+        int n;
+
+        if (t->error < 0)
+                return;
+        va_start(ap, format);
+        n = vsnprintf(t->buf + t->len, t->size - t->len, format, ap);
+        va_end(ap);
+        if (n < 0 || (size_t)n >= t->size - t->len)
+                t->error = -E2BIG;
+        else
+                t->len += (size_t)n;
+}
+
+/* The longest word written: a ticket id, a state or an error word. */
+#define WORD_MAX 48
+
+/* A JSON string of a word of lockd's own: lower-case letters, digits, '-' and '_' only. */
+static void text_word(Text *t, const char *word) {
+        size_t n = strlen(word);
+
+        if (n == 0 || n > WORD_MAX || strspn(word, "abcdefghijklmnopqrstuvwxyz0123456789-_") != n) {
+                if (t->error == 0)
+                        t->error = -EINVAL;
+                return;
+        }
+        text_printf(t, "\"%s\"", word);
+}
+
+static ssize_t text_end(const Text *t) {
+        return t->error < 0 ? t->error : (ssize_t)t->len;
+}
+
+ssize_t agent_reply_submit_text(const Ticket *t, char buf[static AGENT_REPLY_TEXT_MAX]) {
+        Text x = {.buf = buf, .size = AGENT_REPLY_TEXT_MAX};
+
+        text_printf(&x, "{\"ticket\":");
+        text_word(&x, t->id);
+        text_printf(&x, ",\"state\":");
+        text_word(&x, ticket_state_name(t->state));
+        text_printf(&x, "}");
+        return text_end(&x);
+}
+
+ssize_t agent_reply_wait_text(const Ticket *t, char buf[static AGENT_REPLY_TEXT_MAX]) {
+        Text x = {.buf = buf, .size = AGENT_REPLY_TEXT_MAX};
+        bool first = true;
+
+        text_printf(&x, "{\"state\":");
+        text_word(&x, ticket_state_name(t->state));
+        text_printf(&x, ",\"outcomes\":[");
+        for (size_t i = 0; i < t->plan->n_steps; i++) {
+                const TicketOutcome *o = &t->outcomes[i];
+
+                if (!o->set)
+                        continue;
+                text_printf(&x, "%s{\"step\":%zu,\"result\":", first ? "" : ",", i);
+                if (o->result < 0)
+                        text_printf(&x, "null");
+                else
+                        text_printf(&x, "%d", o->result);
+                text_printf(&x, ",\"error\":");
+                if (o->error)
+                        text_word(&x, o->error);
+                else
+                        text_printf(&x, "null");
+                text_printf(&x, "}");
+                first = false;
+        }
+        text_printf(&x, "]}");
+        return text_end(&x);
+}
+
+ssize_t agent_reply_wait_restart_text(const RestartTicket *rt,
+                                      char buf[static AGENT_REPLY_TEXT_MAX]) {
+        Text x = {.buf = buf, .size = AGENT_REPLY_TEXT_MAX};
+
+        text_printf(&x, "{\"state\":\"expired\",\"outcomes\":[");
+        for (unsigned i = 0; i < rt->steps; i++)
+                text_printf(&x, "%s{\"step\":%u,\"result\":null,\"error\":\"expired\"}",
+                            i == 0 ? "" : ",", i);
+        text_printf(&x, "]}");
+        return text_end(&x);
+}
+
+static int reply(VarlinkCall *call, const char *buf, ssize_t n, bool continues) {
+        if (n < 0)
+                return (int)n;
+        return varlink_call_reply_text(call, buf, (size_t)n, continues);
+}
+
+int agent_reply_submit(VarlinkCall *call, const Ticket *t) {
+        char buf[AGENT_REPLY_TEXT_MAX];
+
+        return reply(call, buf, agent_reply_submit_text(t, buf), false);
+}
+
+int agent_reply_wait(VarlinkCall *call, const Ticket *t, bool continues) {
+        char buf[AGENT_REPLY_TEXT_MAX];
+
+        return reply(call, buf, agent_reply_wait_text(t, buf), continues);
+}
+
+int agent_reply_wait_restart(VarlinkCall *call, const RestartTicket *rt) {
+        char buf[AGENT_REPLY_TEXT_MAX];
+
+        return reply(call, buf, agent_reply_wait_restart_text(rt, buf), false);
+}
