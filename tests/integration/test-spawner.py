@@ -481,7 +481,13 @@ def test_attack_nofile_burst(top):
                             env=env, stdout=log, stderr=log)
     try:
         wait_phase(d, "queued", proc, timeout=120)
-        fds = len(spawner_fds(proc.pid))
+        # The stand-in's sends return once the runs are in the spawner's socket queue, before
+        # the spawner took them (and their fds) from it: the height is read until it is past the
+        # default limit, or for at most 30 s (CI once read 1024 at once under load).
+        fds, deadline = 0, time.monotonic() + 30
+        while fds <= 1024 and time.monotonic() < deadline:
+            fds = max(fds, len(spawner_fds(proc.pid)))
+            time.sleep(0.05)
         limit = [x for x in open(f"/proc/{proc.pid}/limits") if x.startswith("Max open files")]
         go_on(d, "queued")
         rc = proc.wait(300)
