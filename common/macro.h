@@ -16,6 +16,14 @@
 #define MiB           ((size_t)1024 * 1024)
 #define GiB           ((size_t)1024 * 1024 * 1024)
 
+/* The smaller and the larger of two values; each is evaluated twice (no side effects). */
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+#ifndef MAX
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
+
 /* Returns the pointer held in *p and leaves NULL behind, so a cleanup handler does not free it. */
 #define TAKE_PTR(p)                                                                                \
         ({                                                                                         \

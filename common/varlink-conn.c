@@ -471,11 +471,10 @@ static int call_reply(VarlinkCall *call, json_t *params, const char *text, size_
                 return call_reply_too_large(call, total, c->limits.out_bytes_per_conn);
         if (c->order_head != call) {
                 /* Rare (a pipelining peer's later call answered first): the text becomes the
-                 * object it spells, parked like any other. */
+                 * object it spells (its first byte is '{': an object or nothing), parked like
+                 * any other. */
                 if (!params &&
                     !(params = parsed = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL)))
-                        return -EINVAL;
-                if (!json_is_object(params))
                         return -EINVAL;
                 m = json_pack("{s:O}", "parameters", params);
                 if (!m || (continues && json_object_set_new(m, "continues", json_true()) < 0))

@@ -12,13 +12,6 @@
 /* Timers fire within this of their time (sd-event's default would allow 250 ms). */
 #define TIMER_ACCURACY_USEC ((uint64_t)1000)
 
-#ifndef MIN
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#endif
-#ifndef MAX
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
-#endif
-
 typedef struct VarlinkListener VarlinkListener;
 struct VarlinkListener {
         VarlinkServer *server;

@@ -185,8 +185,7 @@ static bool checkpoint_wanted(const Commit *c) {
         if (!c->budget)
                 return false;
         n = budget_count(c->budget);
-        return budget_changes_pending(c->budget) >=
-               (n > CHECKPOINT_CHANGES ? n : CHECKPOINT_CHANGES);
+        return budget_changes_pending(c->budget) >= MAX(n, (size_t)CHECKPOINT_CHANGES);
 }
 
 /* A batch could not even be taken (no memory): what waits for it fails now. */

@@ -49,7 +49,7 @@ static __attribute__((format(printf, 2, 3))) int buf_printf(Buf *b, const char *
                         return -E2BIG;
                 if ((size_t)n < b->size - b->len)
                         break;
-                want = MIN_SIZE(MAX_SIZE(b->size * 2, b->len + (size_t)n + 1), b->max);
+                want = MIN(MAX(b->size * 2, b->len + (size_t)n + 1), b->max);
                 q = realloc(b->p, want);
                 if (!q)
                         return -ENOMEM;
@@ -320,6 +320,19 @@ static bool temp_file_name(const char *name) {
         return budget_file_name(file, d);
 }
 
+/* Puts b, a budget read from disk, into s's table; frees it on failure: -ENOSPC past the store's
+ * cap, -ENOMEM. */
+static int table_add_loaded(BudgetStore *s, Budget *b) {
+        int r = s->n >= s->digests_max ? -ENOSPC : budget_table_reserve(s);
+
+        if (r < 0) {
+                budget_free(b);
+                return r;
+        }
+        budget_table_put(s, b);
+        return 0;
+}
+
 /* Loads one budget file of s->dfd into s. */
 static int load_one(BudgetStore *s, const char *name, BudgetError *err) {
         _cleanup_close_ int fd = -1;
@@ -332,7 +345,7 @@ static int load_one(BudgetStore *s, const char *name, BudgetError *err) {
 
         if (!budget_file_name(name, d)) {
                 /* The name goes to the log: escaped, and cut short. */
-                _cleanup_free_ char *shown = escape_bytes(name, MIN_SIZE(strlen(name), 80));
+                _cleanup_free_ char *shown = escape_bytes(name, MIN(strlen(name), 80));
 
                 return budget_fail(err, -EINVAL,
                                    BUDGET_DIR "/%s: not a budget file (refusing to start with an "
@@ -359,17 +372,11 @@ static int load_one(BudgetStore *s, const char *name, BudgetError *err) {
                                               "reset it; lockctl budget reset or removing the file "
                                               "resets it)",
                                    name);
-        if (s->n >= s->digests_max) {
-                budget_free(b);
-                return budget_fail(err, -ENOSPC, BUDGET_DIR ": more than %zu budgets",
-                                   s->digests_max);
-        }
-        r = budget_table_reserve(s);
-        if (r < 0) {
-                budget_free(b);
+        r = table_add_loaded(s, b);
+        if (r == -ENOSPC)
+                return budget_fail(err, r, BUDGET_DIR ": more than %zu budgets", s->digests_max);
+        if (r < 0)
                 return budget_fail(err, r, BUDGET_DIR ": out of memory");
-        }
-        budget_table_put(s, b);
         return 0;
 }
 
@@ -444,18 +451,10 @@ static int snapshot_load(BudgetStore *s, const char *text, size_t len, size_t n,
                         r = -EBADMSG;
                 if (r >= 0)
                         r = budget_parse(line, l, d, &b);
+                if (r >= 0)
+                        r = table_add_loaded(s, b);
                 if (r < 0)
                         return r;
-                if (s->n >= s->digests_max) {
-                        budget_free(b);
-                        return -ENOSPC;
-                }
-                r = budget_table_reserve(s);
-                if (r < 0) {
-                        budget_free(b);
-                        return r;
-                }
-                budget_table_put(s, b);
                 memcpy(prev, d, BUDGET_DIGEST_SIZE);
         }
         *ret_line = n + 2;
@@ -594,6 +593,15 @@ void budget_gone_add(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE]) {
         s->gen++;
 }
 
+/* A batch holds every change made so far: nothing is dirty or gone any more, until the next. */
+static void batch_taken(BudgetStore *s) {
+        for (size_t i = 0; i < s->n_dirty; i++)
+                s->dirty[i]->dirty = s->dirty[i]->dirty_slot = false;
+        s->n_dirty = 0;
+        s->n_gone = 0;
+        s->taken_gen = s->gen;
+}
+
 static int budget_digest_cmp(const void *x, const void *y) {
         const Budget *a = *(const Budget *const *)x, *b = *(const Budget *const *)y;
 
@@ -619,7 +627,7 @@ static int snapshot_take(BudgetStore *s, BudgetBatch **ret) {
         BudgetBatch *b;
         int r;
 
-        sorted = calloc(MAX_SIZE(s->n, (size_t)1), sizeof(Budget *));
+        sorted = calloc(MAX(s->n, (size_t)1), sizeof(Budget *));
         if (!sorted)
                 return -ENOMEM;
         for (size_t i = 0; i < s->table_size; i++)
@@ -656,12 +664,8 @@ static int snapshot_take(BudgetStore *s, BudgetBatch **ret) {
         memcpy(b->head, head, sizeof(head));
         b->files[0] = (BatchFile){.text = TAKE_PTR(text), .len = buf.len};
         strcpy(b->files[0].name, BUDGET_CHECKPOINT);
-        for (size_t i = 0; i < s->n_dirty; i++)
-                s->dirty[i]->dirty = s->dirty[i]->dirty_slot = false;
-        s->n_dirty = 0;
-        s->n_gone = 0;
+        batch_taken(s);
         s->unsaved = false;
-        s->taken_gen = s->gen;
         *ret = b;
         return 0;
 }
@@ -726,11 +730,7 @@ static int batch_take(BudgetStore *s, bool force, BudgetBatch **ret) {
                 b->sync_dir = b->sync_dir || d->dirty_slot;
                 b->n++;
         }
-        for (size_t i = 0; i < s->n_dirty; i++)
-                s->dirty[i]->dirty = s->dirty[i]->dirty_slot = false;
-        s->n_dirty = 0;
-        s->n_gone = 0;
-        s->taken_gen = s->gen;
+        batch_taken(s);
         *ret = b;
         return 0;
 }

@@ -19,8 +19,6 @@
 #define SNAPSHOT_MAX ((size_t)1024 * 1024 * 1024)
 /* A snapshot's first buffer, doubled as it fills (buf_printf()). */
 #define SNAPSHOT_START ((size_t)64 * 1024)
-#define MIN_SIZE(a, b) ((a) < (b) ? (a) : (b))
-#define MAX_SIZE(a, b) ((a) > (b) ? (a) : (b))
 #define HEX_SIZE       (BUDGET_DIGEST_SIZE * 2)
 #define FILE_SUFFIX    ".json"
 #define FILE_NAME_LEN  (HEX_SIZE + sizeof(FILE_SUFFIX) - 1)

@@ -55,7 +55,7 @@ int budget_answers_room(Budget *b) {
 
         if (b->n < b->size)
                 return 0;
-        size = b->size == 0 ? 2 : MIN_SIZE(b->size * 2, (size_t)BUDGET_LIMIT_MAX);
+        size = b->size == 0 ? 2 : MIN(b->size * 2, (size_t)BUDGET_LIMIT_MAX);
         grown = reallocarray(b->answers, size, sizeof(Answer));
         if (!grown)
                 return -ENOMEM;

@@ -23,10 +23,6 @@
 #include "macro.h"
 #include "varlink.h"
 
-#ifndef MIN
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#endif
-
 #define ROLE_A 1u
 #define ROLE_B 2u
 
