@@ -337,9 +337,11 @@ class Daemon:
         self.log_path = os.path.join(self.dir, "lockd.log")
         self.proc = None
 
-    def start(self, argv_extra=(), timeout=20, wrapper=(), env_extra=None):
+    def start(self, argv_extra=(), timeout=60, wrapper=(), env_extra=None):
         """Starts lockd, under wrapper (a command that execs its arguments: same pid) and with
-        env_extra added to its environment, and waits for READY=1."""
+        env_extra added to its environment, and waits for READY=1. A lockd that exits is seen
+        at once; the timeout is for a CI machine that runs eight of these suites at once beside
+        the sanitizer build (systemd's own default for a start is 90 s)."""
         # An engine of this lockd's last start may still be ending (the spawner was killed: the
         # engine's parent-death signal is on its way): it holds the audit log's lock until it is
         # gone, and a new engine would find the log held. Under systemd the unit's stop waits for
@@ -380,7 +382,13 @@ class Daemon:
                     break
         finally:
             ns.close()
-        raise Failed(f"lockd did not become ready; exit {self.proc.poll()}; log:\n{self.read_log()}")
+        # The log's end says why: CI shows a failure's first lines only, so the tail comes first
+        # and the log's earlier part (the lockd of an earlier start, in a restart) is left out.
+        waited = time.monotonic() - (deadline - timeout)
+        tail = self.read_log().splitlines()[-30:]
+        raise Failed(f"lockd did not become ready after {waited:.1f} s; exit {self.proc.poll()}; "
+                     f"notifications {self.notifications}; the log's last lines:\n" +
+                     "\n".join(line[:400] for line in tail))
 
     def read_log(self):
         with open(self.log_path, "rb") as f:
@@ -595,12 +603,27 @@ def budget_snapshot(state):
 
 
 def _is_engine(pid):
-    """Whether pid is still a lockd-engine (a zombie's exe no longer reads)."""
+    """Whether pid is still a lockd-engine with a thread that has not ended. A killed engine's
+    main thread ends first and its exe stops reading, while a writer thread can still be inside
+    an fsync (a busy disk): that thread holds the process's files, the audit log's lock with
+    them, until it ends too. So every thread's state is read, not the exe: the threads of a
+    process that has fully ended are all zombies (Z, X) or gone."""
     try:
-        return os.path.basename(os.readlink(f"/proc/{pid}/exe").removesuffix(" (deleted)")) == \
-            "lockd-engine"
+        with open(f"/proc/{pid}/comm") as f:
+            if f.read().strip() != "lockd-engine":
+                return False
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return False
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X"):
+            return True
+    return False
 
 
 def status_kib(pid, field):
