@@ -12,7 +12,7 @@ void runs_init(Runs *r, RunsEndedFn on_ended, void *userdata) {
 }
 
 void runs_name(Runs *r, RunRequest *req) {
-        req->id = ++r->last_id; /* the unit comes with the spawner's STARTED */
+        req->id = ++r->last_id; /* the unit comes with the spawner's EXITED */
 }
 
 void runs_ended(Runs *r) {

@@ -23,7 +23,7 @@ typedef struct Runs {
 void runs_init(Runs *r, RunsEndedFn on_ended, void *userdata);
 
 /* Names the next run: its id, which the spawner's replies carry (the scope's name is the
- * spawner's, and comes with STARTED). */
+ * spawner's, and comes with EXITED). */
 void runs_name(Runs *r, RunRequest *req);
 
 /* Called by whoever consumed a finished run's result, on the loop. */

@@ -38,7 +38,7 @@ bool spawner_link_scopes(const SpawnerLink *l);
  * Sends req to the spawner: req->sandbox's binary memfd and spec, req->input_fd, the inputs (as a
  * sealed memfd) and three new pipes for the output. The link owns req until its done callback
  * ran, which happens on the loop once the spawner said EXITED and the pipes reached EOF.
- * req->id must be set (> 0, unique); req->unit is the spawner's (STARTED). 0, -EAGAIN (runs_max in
+ * req->id must be set (> 0, unique); req->unit is the spawner's (EXITED). 0, -EAGAIN (runs_max in
  * flight), -ESHUTDOWN (after kill_all) or another negative errno (req not taken).
  */
 int spawner_link_submit(SpawnerLink *l, RunRequest *req);

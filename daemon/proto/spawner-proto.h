@@ -275,8 +275,8 @@ int spawner_receive(int fd, bool requests, SpawnerReceived *ret);
 void spawner_received_close(SpawnerReceived *r);
 
 /* Whether unit is a run's scope as the spawner names them, "lockd-run-<digits>.scope": the rule
- * the engine checks STARTED against (the scope may have been made before the run, ARCHITECTURE.md,
- * scopes made ahead, so its number is the spawner's, not the run id). */
+ * the engine checks a scoped EXITED's unit against (the scope may have been made before the run,
+ * ARCHITECTURE.md, scopes made ahead, so its number is the spawner's, not the run id). */
 bool spawner_unit_name_valid(const char *unit);
 
 /* Fills a header for a message of type t (its size from the type). */

@@ -338,8 +338,8 @@ static void standby_release(Worker *w, RunRequest *req, uint64_t waited) {
 
 /*
  * The rest of a run on a child from the standby, on the worker's thread: the wait for its execve
- * and its end; STARTED still precedes EXITED, sent by this thread after the reap. 0 or a negative
- * errno (run_child_release()'s or run_child_finish()'s).
+ * and its end; EXITED is sent by this thread after the reap. 0 or a negative errno
+ * (run_child_release()'s or run_child_finish()'s).
  */
 static int standby_finish(Worker *w, RunRequest *req) {
         RunPool *p = w->pool;

@@ -512,12 +512,7 @@ def plugin_processes(first=EPHEMERAL_FIRST, last=EPHEMERAL_LAST):
             continue
         # A zombie runs nothing: a plugin killed after lockd died waits there for whoever adopted
         # it to reap it, which is no plugin left running.
-        try:
-            with open(f"/proc/{p}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, IndexError):
-            continue
-        if state != "Z" and ours(p):
+        if proc_state(f"/proc/{p}/stat") not in ("", "Z") and ours(p):
             pids.append(int(p))
     return pids
 
@@ -615,15 +610,17 @@ def _is_engine(pid):
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return False
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state not in ("Z", "X"):
-            return True
-    return False
+    return any(proc_state(f"/proc/{pid}/task/{tid}/stat") not in ("", "Z", "X") for tid in tasks)
+
+
+def proc_state(path):
+    """The state letter (R, S, D, Z...) in a /proc stat file, of a process or of one of its
+    threads; "" when it no longer reads (the process or thread is gone)."""
+    try:
+        with open(path) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
 
 
 def status_kib(pid, field):

@@ -25,7 +25,7 @@ import tty
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lockdtest import (EPHEMERAL_FIRST, EPHEMERAL_LAST, LOCKD, Daemon, Failed, Tap,  # noqa: E402
                        check, comm, install_unsigned, ours, plugin_processes, policy_text,
-                       require_environment, run_units, standby_units, tempdir, units,
+                       proc_state, require_environment, run_units, standby_units, tempdir, units,
                        systemctl, unit_pids, unit_properties, wait_for, write_file)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -272,23 +272,14 @@ def test_kill_spawner(top):
     engine = engine_of(d)
     d.proc.kill()
     d.proc.wait(10)
-    wait_for(lambda: not os.path.exists(f"/proc/{engine}") or
-             open(f"/proc/{engine}/stat").read().rsplit(")", 1)[1].split()[0] == "Z",
-             timeout=10, what="the engine to end")
+    wait_for(lambda: proc_state(f"/proc/{engine}/stat") in ("", "Z"), timeout=10,
+             what="the engine to end")
     t.join(30)
     wait_for(lambda: not plugin_processes(), timeout=5, what="no plugin left")
     wait_for(lambda: not units(), timeout=15, what="no run scope left")
     # What the next start finds: nothing stale, and it serves.
     d.start()
     d.stop()
-
-
-def state_of(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return ""
 
 
 def run_json(d, name, path):
@@ -358,7 +349,7 @@ def test_standby(top):
     def waiting():
         # A killed child that whoever adopted it has not reaped yet (a zombie) runs nothing.
         return [p for p in os.listdir("/proc") if p.isdigit() and comm(p) == "lockd-standby" and
-                state_of(p) not in ("Z", "") and ours(p)]
+                proc_state(f"/proc/{p}/stat") not in ("Z", "") and ours(p)]
     wait_for(lambda: not waiting(), timeout=10, what="no waiting child after lockd")
 
 
