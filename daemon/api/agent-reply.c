@@ -6,33 +6,31 @@
  * wire. The bytes are those json_dumps() made of the same objects, in the same key order.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "agent-reply.h"
+#include "text-buf.h"
 
+/* An answer's text in the caller's buffer (a TextBuf that never grows), and the first failure:
+ * once one piece failed, the rest are not written. */
 typedef struct Text {
-        char *buf;
-        size_t size, len;
-        int error; /* the first failure: -E2BIG past size, -EINVAL a word that needs escapes */
+        TextBuf b;
+        int error; /* -E2BIG past the buffer, -EINVAL a word that needs escapes */
 } Text;
+
+#define TEXT_IN(buf)                                                                               \
+        ((Text){.b = {.p = (buf), .size = AGENT_REPLY_TEXT_MAX, .max = AGENT_REPLY_TEXT_MAX}})
 
 static void text_printf(Text *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
 static void text_printf(Text *t, const char *format, ...) {
         va_list ap;
-        int n;
 
         if (t->error < 0)
                 return;
         va_start(ap, format);
-        n = vsnprintf(t->buf + t->len, t->size - t->len, format, ap);
+        t->error = text_buf_vprintf(&t->b, format, ap);
         va_end(ap);
-        if (n < 0 || (size_t)n >= t->size - t->len)
-                t->error = -E2BIG;
-        else
-                t->len += (size_t)n;
 }
 
 /* The longest word written: a ticket id, a state or an error word. */
@@ -51,11 +49,11 @@ static void text_word(Text *t, const char *word) {
 }
 
 static ssize_t text_end(const Text *t) {
-        return t->error < 0 ? t->error : (ssize_t)t->len;
+        return t->error < 0 ? t->error : (ssize_t)t->b.len;
 }
 
 ssize_t agent_reply_submit_text(const Ticket *t, char buf[static AGENT_REPLY_TEXT_MAX]) {
-        Text x = {.buf = buf, .size = AGENT_REPLY_TEXT_MAX};
+        Text x = TEXT_IN(buf);
 
         text_printf(&x, "{\"ticket\":");
         text_word(&x, t->id);
@@ -66,7 +64,7 @@ ssize_t agent_reply_submit_text(const Ticket *t, char buf[static AGENT_REPLY_TEX
 }
 
 ssize_t agent_reply_wait_text(const Ticket *t, char buf[static AGENT_REPLY_TEXT_MAX]) {
-        Text x = {.buf = buf, .size = AGENT_REPLY_TEXT_MAX};
+        Text x = TEXT_IN(buf);
         bool first = true;
 
         text_printf(&x, "{\"state\":");
@@ -96,7 +94,7 @@ ssize_t agent_reply_wait_text(const Ticket *t, char buf[static AGENT_REPLY_TEXT_
 
 ssize_t agent_reply_wait_restart_text(const RestartTicket *rt,
                                       char buf[static AGENT_REPLY_TEXT_MAX]) {
-        Text x = {.buf = buf, .size = AGENT_REPLY_TEXT_MAX};
+        Text x = TEXT_IN(buf);
 
         text_printf(&x, "{\"state\":\"expired\",\"outcomes\":[");
         for (unsigned i = 0; i < rt->steps; i++)

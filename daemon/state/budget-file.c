@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,46 +17,11 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "store.h"
+#include "text-buf.h"
 
 static void file_name(const uint8_t d[BUDGET_DIGEST_SIZE], char out[FILE_NAME_LEN + 1]) {
         hex_encode(d, BUDGET_DIGEST_SIZE, out);
         memcpy(out + HEX_SIZE, FILE_SUFFIX, sizeof(FILE_SUFFIX));
-}
-
-/* A text being formatted: len bytes used of size at p, which grows (realloc()) up to max; a
- * buffer of the store's own has max == size and never grows. */
-typedef struct Buf {
-        char *p;
-        size_t len;
-        size_t size;
-        size_t max;
-} Buf;
-
-/* Appends to b; -E2BIG past b->max (counting the NUL vsnprintf() ends with), -ENOMEM. */
-static __attribute__((format(printf, 2, 3))) int buf_printf(Buf *b, const char *fmt, ...) {
-        va_list ap;
-        int n;
-
-        for (;;) {
-                char *q;
-                size_t want;
-
-                va_start(ap, fmt);
-                n = vsnprintf(b->p + b->len, b->size - b->len, fmt, ap);
-                va_end(ap);
-                if (n < 0 || (size_t)n >= b->max - b->len)
-                        return -E2BIG;
-                if ((size_t)n < b->size - b->len)
-                        break;
-                want = MIN(MAX(b->size * 2, b->len + (size_t)n + 1), b->max);
-                q = realloc(b->p, want);
-                if (!q)
-                        return -ENOMEM;
-                b->p = q;
-                b->size = want;
-        }
-        b->len += (size_t)n;
-        return 0;
 }
 
 /*
@@ -69,45 +33,46 @@ static __attribute__((format(printf, 2, 3))) int buf_printf(Buf *b, const char *
  * Every string is a validated name, version or hex digest ([a-z0-9._-]), so nothing needs escaping.
  */
 static int budget_format(const uint8_t d[BUDGET_DIGEST_SIZE], const Answer *answers, size_t n,
-                         Buf *out) {
+                         TextBuf *out) {
         char hex[HEX_SIZE + 1];
         int r;
 
-        r = buf_printf(out, "{\"answers\":[");
+        r = text_buf_printf(out, "{\"answers\":[");
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 BudgetKey k;
 
                 budget_key_decode(answers[i].key, answers[i].key_len, &k);
-                r = buf_printf(out, "%s{\"inputs\":[", i > 0 ? "," : "");
+                r = text_buf_printf(out, "%s{\"inputs\":[", i > 0 ? "," : "");
                 for (size_t j = 0; r >= 0 && j < k.n_pairs; j++)
-                        r = buf_printf(out, "%s[\"%s\",\"%s\"]", j > 0 ? "," : "", k.pairs[j].input,
-                                       k.pairs[j].placeholder);
+                        r = text_buf_printf(out, "%s[\"%s\",\"%s\"]", j > 0 ? "," : "",
+                                            k.pairs[j].input, k.pairs[j].placeholder);
                 if (r >= 0)
-                        r = buf_printf(out, "],\"outcome\":\"%s\",\"plugin\":\"%s\",",
-                                       budget_outcome_name(answers[i].outcome), k.plugin);
+                        r = text_buf_printf(out, "],\"outcome\":\"%s\",\"plugin\":\"%s\",",
+                                            budget_outcome_name(answers[i].outcome), k.plugin);
                 if (r >= 0 && answers[i].ran_usec > 0)
-                        r = buf_printf(out, "\"ran\":%llu,",
-                                       (unsigned long long)answers[i].ran_usec);
+                        r = text_buf_printf(out, "\"ran\":%llu,",
+                                            (unsigned long long)answers[i].ran_usec);
                 if (r >= 0)
-                        r = buf_printf(out, "\"time\":%llu,\"version\":\"%s\"}",
-                                       (unsigned long long)answers[i].time_usec, k.version);
+                        r = text_buf_printf(out, "\"time\":%llu,\"version\":\"%s\"}",
+                                            (unsigned long long)answers[i].time_usec, k.version);
         }
         hex_encode(d, BUDGET_DIGEST_SIZE, hex);
         if (r >= 0)
-                r = buf_printf(out, "],\"digest\":\"%s\",\"format\":%d}\n", hex, BUDGET_FORMAT);
+                r = text_buf_printf(out, "],\"digest\":\"%s\",\"format\":%d}\n", hex,
+                                    BUDGET_FORMAT);
         return r;
 }
 
 /* Formats digest d's file text into the store's buffer (loop thread only; allocated once, so a
  * write per question does not map and unmap BUDGET_FILE_MAX each time). */
 static int format_file(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE], const Answer *answers,
-                       size_t n, Buf *ret) {
+                       size_t n, TextBuf *ret) {
         if (!s->format_buf) {
                 s->format_buf = malloc(BUDGET_FILE_MAX);
                 if (!s->format_buf)
                         return -ENOMEM;
         }
-        *ret = (Buf){.p = s->format_buf, .size = BUDGET_FILE_MAX, .max = BUDGET_FILE_MAX};
+        *ret = (TextBuf){.p = s->format_buf, .size = BUDGET_FILE_MAX, .max = BUDGET_FILE_MAX};
         return budget_format(d, answers, n, ret);
 }
 
@@ -126,7 +91,7 @@ static int format_file(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE], cons
 int budget_persist(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE], const Answer *answers,
                    size_t n, bool sync_dir) {
         char name[FILE_NAME_LEN + 1];
-        Buf buf;
+        TextBuf buf;
         int r;
 
         /* A store whose budgets are a snapshot is written through its log (batch_take()). */
@@ -621,7 +586,7 @@ static int snapshot_take(BudgetStore *s, BudgetBatch **ret) {
         _cleanup_free_ Budget **sorted = NULL;
         _cleanup_free_ char *text = NULL;
         size_t n = 0;
-        Buf buf = {.size = SNAPSHOT_START, .max = SNAPSHOT_MAX};
+        TextBuf buf = {.size = SNAPSHOT_START, .max = SNAPSHOT_MAX};
         uint64_t seq;
         char head[BUDGET_HEAD_HEX + 1];
         BudgetBatch *b;
@@ -640,8 +605,8 @@ static int snapshot_take(BudgetStore *s, BudgetBatch **ret) {
         text = buf.p = malloc(buf.size);
         if (!text)
                 return -ENOMEM;
-        r = buf_printf(&buf, "{\"budgets\":%zu,\"format\":%d,\"head\":\"%s\",\"seq\":%llu}\n", n,
-                       SNAPSHOT_FORMAT, head, (unsigned long long)seq);
+        r = text_buf_printf(&buf, "{\"budgets\":%zu,\"format\":%d,\"head\":\"%s\",\"seq\":%llu}\n",
+                            n, SNAPSHOT_FORMAT, head, (unsigned long long)seq);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 size_t start = buf.len;
 
@@ -706,7 +671,7 @@ static int batch_take(BudgetStore *s, bool force, BudgetBatch **ret) {
         for (size_t i = 0; i < s->n_dirty; i++) {
                 Budget *d = s->dirty[i];
                 BatchFile *f = &b->files[b->n];
-                Buf buf;
+                TextBuf buf;
                 int r;
 
                 /* The batch keeps a copy at its length: the writer thread reads it, while the

@@ -17,7 +17,7 @@
 /* The most a snapshot may hold when read back: BUDGET_DIGESTS_MAX budgets of a few hundred bytes
  * each is tens of MiB; a file past this is no snapshot lockd wrote. */
 #define SNAPSHOT_MAX ((size_t)1024 * 1024 * 1024)
-/* A snapshot's first buffer, doubled as it fills (buf_printf()). */
+/* A snapshot's first buffer, doubled as it fills (text_buf_printf()). */
 #define SNAPSHOT_START ((size_t)64 * 1024)
 #define HEX_SIZE       (BUDGET_DIGEST_SIZE * 2)
 #define FILE_SUFFIX    ".json"
