@@ -127,7 +127,10 @@ enum {
 
 typedef struct PartsRun {
         const Sandbox *sb;
-        int binary_fd; /* the sandbox's memfd, lifted above the fds a child lays out */
+        /* The sandbox's memfd and Landlock ruleset, lifted above the fds a child lays out: dup3()
+         * to CHILD_BINARY_FD must not close the ruleset, whose number depends on what we were
+         * started with (under `perf record --` it was that very number). */
+        int binary_fd, ruleset_fd;
         unsigned parts;
         const SeccompProgram *ahead, *last;
         double *exec_at; /* shared with the child: bench_now_ms() just before its execve */
@@ -143,7 +146,7 @@ static void parts_prepare(void *userdata) {
         if ((p->parts & (PART_SECCOMP | PART_LANDLOCK)) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 _exit(125);
         if ((p->parts & PART_LANDLOCK) &&
-            syscall(__NR_landlock_restrict_self, p->sb->ruleset_fd, 0) < 0)
+            syscall(__NR_landlock_restrict_self, p->ruleset_fd, 0) < 0)
                 _exit(125);
         if (p->parts & PART_SECCOMP)
                 for (const SeccompProgram *const *part = (const SeccompProgram *const[]){p->ahead,
@@ -199,7 +202,7 @@ static int measure_parts(const BenchSetup *b, char *plugin, unsigned long n) {
         double *times[ELEMENTSOF(variants)] = {};
         BenchStats st[ELEMENTSOF(variants)];
         double *shared;
-        int fd, r = 0;
+        int fd, ruleset, r = 0;
 
         if (seccomp_program_new_part(SECCOMP_PART_AHEAD, &ahead) < 0 ||
             seccomp_program_new_part(SECCOMP_PART_LAST, &last) < 0) {
@@ -207,10 +210,13 @@ static int measure_parts(const BenchSetup *b, char *plugin, unsigned long n) {
                 return -ENOMEM;
         }
         fd = fcntl(b->sb->binary_fd, F_DUPFD_CLOEXEC, 100);
+        ruleset = fcntl(b->sb->ruleset_fd, F_DUPFD_CLOEXEC, 100);
         shared = mmap(NULL, sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                       -1, 0);
-        if (fd < 0 || shared == MAP_FAILED)
-                return -errno;
+        if (fd < 0 || ruleset < 0 || shared == MAP_FAILED) {
+                r = -errno;
+                goto out;
+        }
         for (size_t v = 0; v < ELEMENTSOF(variants); v++) {
                 times[v] = calloc(n, sizeof(double));
                 if (!times[v]) {
@@ -222,6 +228,7 @@ static int measure_parts(const BenchSetup *b, char *plugin, unsigned long n) {
                 for (size_t v = 0; v < ELEMENTSOF(variants); v++) {
                         PartsRun p = {.sb = b->sb,
                                       .binary_fd = fd,
+                                      .ruleset_fd = ruleset,
                                       .parts = variants[v].parts,
                                       .ahead = ahead,
                                       .last = last,
@@ -245,8 +252,10 @@ static int measure_parts(const BenchSetup *b, char *plugin, unsigned long n) {
 out:
         for (size_t v = 0; v < ELEMENTSOF(variants); v++)
                 free(times[v]);
-        munmap(shared, sizeof(double));
-        close(fd);
+        if (shared != MAP_FAILED)
+                munmap(shared, sizeof(double));
+        safe_close(fd);
+        safe_close(ruleset);
         seccomp_program_free(ahead);
         seccomp_program_free(last);
         return r;
