@@ -696,7 +696,9 @@ def main():
         lines = engine_profile(profile_data)
         for ln in lines:
             print(f"  {ln}")
-        print(f"  (the whole report: {profile_data}.txt)")
+        print(f"  (the whole report: {profile_data}.txt"
+              + (")" if os.environ.get("LOCKD_BENCH_KEEP") == "1"
+                 else ", removed at the end: LOCKD_BENCH_KEEP=1 keeps it)"))
     else:
         print(f"  not measured: {getattr(syncs, 'why', 'no profile')}")
     print()

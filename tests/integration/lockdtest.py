@@ -5,6 +5,7 @@ Run under tests/integration/with-systemd, which provides LOCKD_TEST_BUS (a real 
 Paths of the built programs arrive in the environment (LOCKD, LOCKCTL, LOCKD_SIGN,
 LOCKD_TEST_PLUGINS, LOCKD_TEST_PLUGINS_SRC, LOCKD_VARLINK_TOOL)."""
 
+import atexit
 import json
 import os
 import shutil
@@ -73,6 +74,8 @@ class Tap:
 
     def done(self):
         print(f"1..{self.n}", flush=True)
+        if self.failed:
+            keep_tempdirs()
         return 1 if self.failed else 0
 
 
@@ -445,10 +448,61 @@ class Daemon:
         return found[0]
 
 
+# The work directories of this process (tempdir()): removed when it exits, unless something
+# failed (keep_tempdirs(), an uncaught exception) or LOCKD_TEST_KEEP=1 / LOCKD_BENCH_KEEP=1 asks
+# to keep them. Each run left one of about 5-150 MB in /tmp before.
+_tempdirs = []
+_keep = os.environ.get("LOCKD_TEST_KEEP") == "1" or os.environ.get("LOCKD_BENCH_KEEP") == "1"
+_failed = False
+_owner = os.getpid()  # a forked child that exits normally must not remove its parent's
+
+
 def tempdir():
     d = tempfile.mkdtemp(prefix="lockd-it-")
     os.chmod(d, 0o755)
+    _tempdirs.append(d)
     return d
+
+
+def keep_tempdirs():
+    """Something failed: the work directories stay for a look, and their paths are printed (as
+    TAP comments) when the process exits."""
+    global _failed
+    _failed = True
+
+
+def _mounts_under(d):
+    """Mount points at or below d (a test that failed may leave its tmpfs mounted)."""
+    try:
+        with open("/proc/self/mountinfo") as f:
+            points = [line.split()[4] for line in f]
+    except OSError:
+        return ["(mountinfo unreadable)"]
+    return [m for m in points if m == d or m.startswith(d + "/")]
+
+
+def _tempdirs_at_exit():
+    if os.getpid() != _owner or not _tempdirs:
+        return
+    if _failed or _keep:
+        for d in _tempdirs:
+            print(f"# kept: {d}", flush=True)
+        return
+    for d in _tempdirs:
+        # Never through a mount: its files are not ours to remove.
+        if _mounts_under(d):
+            print(f"# kept (a mount is still under it): {d}", flush=True)
+            continue
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _note_uncaught(kind, value, tb, _hook=sys.excepthook):
+    keep_tempdirs()
+    _hook(kind, value, tb)
+
+
+sys.excepthook = _note_uncaught
+atexit.register(_tempdirs_at_exit)
 
 
 def wait_for(pred, timeout=10, what="condition"):
