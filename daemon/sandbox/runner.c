@@ -100,6 +100,13 @@ typedef struct ChildArgs {
         char *argv[2];
         char *envp[2];
         struct sock_filter filter[SECCOMP_INSNS_MAX];
+        /*
+         * CLOCK_MONOTONIC µs, written by the child just before its execve (0: no clock read).
+         * The plugin's time starts there: the control socket's EOF says the same, but only when
+         * our thread gets a CPU to read it, which on a busy machine came up to a millisecond
+         * later, so that the run's setup was counted too long and its wall time too short.
+         */
+        uint64_t exec_usec;
 } ChildArgs;
 
 /* A raw x86-64 system call: returns -errno on failure and never touches errno. */
@@ -412,6 +419,15 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 
         child_load_filter(a, a->filter_last);
 
+        {
+                struct timespec ts;
+
+                if (SYS2(__NR_clock_gettime, CLOCK_MONOTONIC, &ts) >= 0)
+                        __atomic_store_n(&a->exec_usec,
+                                         (uint64_t)ts.tv_sec * 1000000ULL +
+                                                 (uint64_t)ts.tv_nsec / 1000ULL,
+                                         __ATOMIC_RELEASE);
+        }
         r = SYS3(__NR_execve, a->sb->exec_path, a->argv, a->envp);
         child_fail(CHILD_STATUS_FD, SPAWN_STAGE_EXEC, r);
 }
@@ -867,10 +883,19 @@ static void spawn_failed(RunChild *c, const ChildFailure *fail, RunResult *res) 
         res->spawn_errno = fail->error;
 }
 
-/* The plugin, from its execve to its reap: its output collected (o's read ends, without RunFds),
- * its time, CPU and peak memory; classified here or by the reader. 0 or a negative errno. */
+/* When the plugin's execve began: the child's own clock reading, if it is one (after the release,
+ * not after now), else now, when we saw the control socket's EOF. */
+static uint64_t exec_time(const RunChild *c, uint64_t now) {
+        uint64_t t = __atomic_load_n(&c->args->exec_usec, __ATOMIC_ACQUIRE);
+
+        return t >= c->release_usec && t <= now ? t : now;
+}
+
+/* The plugin, from its execve (start) to its reap: its output collected (o's read ends, without
+ * RunFds), its time, CPU and peak memory; classified here or by the reader. 0 or a negative
+ * errno. */
 static int plugin_watch(RunChild *c, const Sandbox *sb, const RunParams *p, const RunOwnFds *o,
-                        RunResult *res) {
+                        uint64_t start, RunResult *res) {
         RunIO io = {.stdout_fd = o->out[0],
                     .stderr_fd = o->err[0],
                     .detail_fd = o->det[0],
@@ -881,12 +906,10 @@ static int plugin_watch(RunChild *c, const Sandbox *sb, const RunParams *p, cons
                     .peak_error = -ENOENT};
         struct rusage ru = {};
         RunExit e = {};
-        uint64_t start;
         int r;
 
         /* The plugin's time starts at its execve: what came before is lockd's, reported apart
          * (setup_usec), never charged against the plugin's timeout. */
-        start = clock_monotonic_usec();
         r = collect(&io, start + sb->spec.limits.timeout_s * 1000000ULL, res, &e, &ru);
         if (r < 0) {
                 siginfo_t si = {};
@@ -946,6 +969,7 @@ int run_child_release(RunChild *c, const Sandbox *sb, const RunParams *p) {
 int run_child_finish(RunChild *c, const Sandbox *sb, const RunParams *p, RunResult *ret) {
         RunResult res = {};
         ChildFailure fail;
+        uint64_t exec_usec;
         int r;
 
         if (!c || !sb || !p || !ret || !c->released || c->reaped)
@@ -953,7 +977,10 @@ int run_child_finish(RunChild *c, const Sandbox *sb, const RunParams *p, RunResu
         res.uid = p->drop_to_uid ? p->uid : getuid();
         res.landlock_abi = sb->landlock_abi;
         fail = release_wait(c, c->sent);
-        res.setup_usec = clock_monotonic_usec() - c->release_usec;
+        /* A child that failed did not exec: its setup ends when we heard of it. */
+        exec_usec = fail.stage == SPAWN_STAGE_NONE ? exec_time(c, clock_monotonic_usec())
+                                                   : clock_monotonic_usec();
+        res.setup_usec = exec_usec - c->release_usec;
         if (p->launched)
                 p->launched(p->launched_userdata);
 
@@ -962,7 +989,7 @@ int run_child_finish(RunChild *c, const Sandbox *sb, const RunParams *p, RunResu
                 *ret = res;
                 r = 0;
         } else {
-                r = plugin_watch(c, sb, p, &c->own, &res);
+                r = plugin_watch(c, sb, p, &c->own, exec_usec, &res);
                 if (r >= 0)
                         *ret = res;
         }

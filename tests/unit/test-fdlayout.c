@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -435,6 +436,44 @@ START_TEST(test_release_and_finish_apart) {
 }
 END_TEST
 
+/*
+ * The run's times when the thread that waits for it comes late (a busy machine): the setup ends at
+ * the plugin's execve, which the child's own clock reading says, not when our thread read the
+ * control socket's EOF; the plugin's wall time runs from there to its reap, so it holds the delay
+ * rather than losing the plugin's run. Before, the setup read 150 ms here and the wall a few µs.
+ */
+START_TEST(test_times_when_finished_late) {
+        SandboxSpec spec = {.protocol = 1,
+                            .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
+        RunParams p = {};
+        RunChild *c = NULL;
+        RunResult res = {};
+        Sandbox *sb;
+        int snap, in;
+
+        sb = load_plugin(&spec);
+        in = sealed_input("x", &snap);
+        p.input_fd = in;
+        if (geteuid() == 0) {
+                p.drop_to_uid = true;
+                p.uid = p.gid = 655302;
+        }
+        ck_assert_int_eq(run_child_new(&c), 0);
+        ck_assert_int_eq(run_child_release(c, sb, &p), 0);
+        /* The plugin runs, and very likely ends, meanwhile. */
+        ck_assert_int_eq(usleep(150 * 1000), 0);
+        ck_assert_int_eq(run_child_finish(c, sb, &p, &res), 0);
+        ck_assert_int_eq(res.outcome, RUN_ONE);
+        ck_assert_msg(res.setup_usec < 100 * 1000, "setup %" PRIu64 " us", res.setup_usec);
+        ck_assert_msg(res.wall_usec >= 50 * 1000, "wall %" PRIu64 " us", res.wall_usec);
+        ck_assert_uint_ge(res.setup_usec + res.wall_usec, 150 * 1000);
+        run_child_free(c);
+        close(in);
+        close(snap);
+        sandbox_free(sb);
+}
+END_TEST
+
 /* A memfd holding a minimal x86-64 ELF header whose one program header, of type type, lies at
  * phoff (the file ends right after it, or at end when that is larger). */
 static int elf_with_phdr_at(uint64_t phoff, uint32_t type, size_t end) {
@@ -515,6 +554,7 @@ int main(void) {
         suite_add_case(s, &each, test_exec_failure_reported);
         suite_add_case(s, &each, test_sealed_memfd_not_copied);
         suite_add_case(s, &each, test_release_and_finish_apart);
+        suite_add_case(s, &each, test_times_when_finished_late);
         suite_add_case(s, &each, test_elf_check_first_page_and_beyond);
         return check_run(s);
 }
