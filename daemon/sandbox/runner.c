@@ -105,8 +105,11 @@ typedef struct ChildArgs {
          * The plugin's time starts there: the control socket's EOF says the same, but only when
          * our thread gets a CPU to read it, which on a busy machine came up to a millisecond
          * later, so that the run's setup was counted too long and its wall time too short.
+         * exec_cpu_usec is the child's own CPU time by then (its sandbox entry, written first),
+         * which the run's CPU time leaves out as its wall time does.
          */
         uint64_t exec_usec;
+        uint64_t exec_cpu_usec;
 } ChildArgs;
 
 /* A raw x86-64 system call: returns -errno on failure and never touches errno. */
@@ -420,13 +423,17 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
         child_load_filter(a, a->filter_last);
 
         {
-                struct timespec ts;
+                struct timespec cpu, ts;
 
-                if (SYS2(__NR_clock_gettime, CLOCK_MONOTONIC, &ts) >= 0)
+                if (SYS2(__NR_clock_gettime, CLOCK_PROCESS_CPUTIME_ID, &cpu) >= 0 &&
+                    SYS2(__NR_clock_gettime, CLOCK_MONOTONIC, &ts) >= 0) {
+                        a->exec_cpu_usec =
+                                (uint64_t)cpu.tv_sec * 1000000ULL + (uint64_t)cpu.tv_nsec / 1000ULL;
                         __atomic_store_n(&a->exec_usec,
                                          (uint64_t)ts.tv_sec * 1000000ULL +
                                                  (uint64_t)ts.tv_nsec / 1000ULL,
                                          __ATOMIC_RELEASE);
+                }
         }
         r = SYS3(__NR_execve, a->sb->exec_path, a->argv, a->envp);
         child_fail(CHILD_STATUS_FD, SPAWN_STAGE_EXEC, r);
@@ -924,6 +931,10 @@ static int plugin_watch(RunChild *c, const Sandbox *sb, const RunParams *p, cons
         res->wall_usec = clock_monotonic_usec() - start;
         res->cpu_usec = (uint64_t)ru.ru_utime.tv_sec * 1000000ULL + (uint64_t)ru.ru_utime.tv_usec +
                         (uint64_t)ru.ru_stime.tv_sec * 1000000ULL + (uint64_t)ru.ru_stime.tv_usec;
+        /* From the execve, as the wall time: the child's sandbox entry before it is lockd's. */
+        if (start == __atomic_load_n(&c->args->exec_usec, __ATOMIC_ACQUIRE) &&
+            c->args->exec_cpu_usec <= res->cpu_usec)
+                res->cpu_usec -= c->args->exec_cpu_usec;
         /*
          * The plugin's own peak is its memory cgroup's (a fresh scope per run). ru_maxrss is not:
          * the waiting child shared the spawner's memory (CLONE_VM), and execve() keeps the larger
