@@ -7,6 +7,11 @@
 /* clock (CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME) now, in microseconds. */
 uint64_t clock_now_usec(clockid_t clock);
 
+/* A clock reading in microseconds. */
+static inline uint64_t clock_timespec_usec(const struct timespec *ts) {
+        return (uint64_t)ts->tv_sec * 1000000ULL + (uint64_t)ts->tv_nsec / 1000ULL;
+}
+
 /* The three clocks by name, inline: the agent's library links the Varlink client without this
  * file's clock.c. 0 if the clock cannot be read. */
 static inline uint64_t clock_read_usec_(clockid_t clock) {
@@ -14,7 +19,7 @@ static inline uint64_t clock_read_usec_(clockid_t clock) {
 
         if (clock_gettime(clock, &ts) < 0)
                 return 0;
-        return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000ULL;
+        return clock_timespec_usec(&ts);
 }
 /* The wall clock: times written down (the audit log, the budget files, what the human reads). */
 static inline uint64_t clock_realtime_usec(void) {

@@ -101,15 +101,15 @@ typedef struct ChildArgs {
         char *envp[2];
         struct sock_filter filter[SECCOMP_INSNS_MAX];
         /*
-         * CLOCK_MONOTONIC µs, written by the child just before its execve (0: no clock read).
-         * The plugin's time starts there: the control socket's EOF says the same, but only when
-         * our thread gets a CPU to read it, which on a busy machine came up to a millisecond
-         * later, so that the run's setup was counted too long and its wall time too short.
-         * exec_cpu_usec is the child's own CPU time by then (its sandbox entry, written first),
-         * which the run's CPU time leaves out as its wall time does.
+         * Read by the child just before its execve: CLOCK_MONOTONIC and its own CPU time, valid
+         * once exec_read is set (after both). The plugin's time starts there: the control
+         * socket's EOF says the same, but only when our thread gets a CPU to read it, which on a
+         * busy machine came up to a millisecond later, so that the run's setup was counted too
+         * long and its wall time too short; the child's CPU up to there (its sandbox entry) is
+         * left out of the run's CPU time as it is of the wall time.
          */
-        uint64_t exec_usec;
-        uint64_t exec_cpu_usec;
+        struct timespec exec_at, exec_cpu;
+        bool exec_read;
 } ChildArgs;
 
 /* A raw x86-64 system call: returns -errno on failure and never touches errno. */
@@ -422,19 +422,9 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 
         child_load_filter(a, a->filter_last);
 
-        {
-                struct timespec cpu, ts;
-
-                if (SYS2(__NR_clock_gettime, CLOCK_PROCESS_CPUTIME_ID, &cpu) >= 0 &&
-                    SYS2(__NR_clock_gettime, CLOCK_MONOTONIC, &ts) >= 0) {
-                        a->exec_cpu_usec =
-                                (uint64_t)cpu.tv_sec * 1000000ULL + (uint64_t)cpu.tv_nsec / 1000ULL;
-                        __atomic_store_n(&a->exec_usec,
-                                         (uint64_t)ts.tv_sec * 1000000ULL +
-                                                 (uint64_t)ts.tv_nsec / 1000ULL,
-                                         __ATOMIC_RELEASE);
-                }
-        }
+        if (SYS2(__NR_clock_gettime, CLOCK_PROCESS_CPUTIME_ID, &a->exec_cpu) >= 0 &&
+            SYS2(__NR_clock_gettime, CLOCK_MONOTONIC, &a->exec_at) >= 0)
+                __atomic_store_n(&a->exec_read, true, __ATOMIC_RELEASE);
         r = SYS3(__NR_execve, a->sb->exec_path, a->argv, a->envp);
         child_fail(CHILD_STATUS_FD, SPAWN_STAGE_EXEC, r);
 }
@@ -890,19 +880,28 @@ static void spawn_failed(RunChild *c, const ChildFailure *fail, RunResult *res) 
         res->spawn_errno = fail->error;
 }
 
-/* When the plugin's execve began: the child's own clock reading, if it is one (after the release,
- * not after now), else now, when we saw the control socket's EOF. */
-static uint64_t exec_time(const RunChild *c, uint64_t now) {
-        uint64_t t = __atomic_load_n(&c->args->exec_usec, __ATOMIC_ACQUIRE);
+/* When the plugin's execve began, and the child's CPU time up to it: the child's own readings,
+ * if they are (after the release, not after now), else now, when we saw the control socket's
+ * EOF, and 0. */
+static uint64_t exec_point(const RunChild *c, uint64_t now, uint64_t *ret_cpu_before) {
+        const ChildArgs *a = c->args;
+        uint64_t t;
 
-        return t >= c->release_usec && t <= now ? t : now;
+        *ret_cpu_before = 0;
+        if (!__atomic_load_n(&a->exec_read, __ATOMIC_ACQUIRE))
+                return now;
+        t = clock_timespec_usec(&a->exec_at);
+        if (t < c->release_usec || t > now)
+                return now;
+        *ret_cpu_before = clock_timespec_usec(&a->exec_cpu);
+        return t;
 }
 
-/* The plugin, from its execve (start) to its reap: its output collected (o's read ends, without
- * RunFds), its time, CPU and peak memory; classified here or by the reader. 0 or a negative
- * errno. */
+/* The plugin, from its execve (start, with cpu_before of the child's CPU time spent by then) to
+ * its reap: its output collected (o's read ends, without RunFds), its time, CPU and peak memory;
+ * classified here or by the reader. 0 or a negative errno. */
 static int plugin_watch(RunChild *c, const Sandbox *sb, const RunParams *p, const RunOwnFds *o,
-                        uint64_t start, RunResult *res) {
+                        uint64_t start, uint64_t cpu_before, RunResult *res) {
         RunIO io = {.stdout_fd = o->out[0],
                     .stderr_fd = o->err[0],
                     .detail_fd = o->det[0],
@@ -932,9 +931,8 @@ static int plugin_watch(RunChild *c, const Sandbox *sb, const RunParams *p, cons
         res->cpu_usec = (uint64_t)ru.ru_utime.tv_sec * 1000000ULL + (uint64_t)ru.ru_utime.tv_usec +
                         (uint64_t)ru.ru_stime.tv_sec * 1000000ULL + (uint64_t)ru.ru_stime.tv_usec;
         /* From the execve, as the wall time: the child's sandbox entry before it is lockd's. */
-        if (start == __atomic_load_n(&c->args->exec_usec, __ATOMIC_ACQUIRE) &&
-            c->args->exec_cpu_usec <= res->cpu_usec)
-                res->cpu_usec -= c->args->exec_cpu_usec;
+        if (cpu_before <= res->cpu_usec)
+                res->cpu_usec -= cpu_before;
         /*
          * The plugin's own peak is its memory cgroup's (a fresh scope per run). ru_maxrss is not:
          * the waiting child shared the spawner's memory (CLONE_VM), and execve() keeps the larger
@@ -980,7 +978,7 @@ int run_child_release(RunChild *c, const Sandbox *sb, const RunParams *p) {
 int run_child_finish(RunChild *c, const Sandbox *sb, const RunParams *p, RunResult *ret) {
         RunResult res = {};
         ChildFailure fail;
-        uint64_t exec_usec;
+        uint64_t exec_usec, cpu_before = 0;
         int r;
 
         if (!c || !sb || !p || !ret || !c->released || c->reaped)
@@ -989,8 +987,9 @@ int run_child_finish(RunChild *c, const Sandbox *sb, const RunParams *p, RunResu
         res.landlock_abi = sb->landlock_abi;
         fail = release_wait(c, c->sent);
         /* A child that failed did not exec: its setup ends when we heard of it. */
-        exec_usec = fail.stage == SPAWN_STAGE_NONE ? exec_time(c, clock_monotonic_usec())
-                                                   : clock_monotonic_usec();
+        exec_usec = fail.stage == SPAWN_STAGE_NONE
+                            ? exec_point(c, clock_monotonic_usec(), &cpu_before)
+                            : clock_monotonic_usec();
         res.setup_usec = exec_usec - c->release_usec;
         if (p->launched)
                 p->launched(p->launched_userdata);
@@ -1000,7 +999,7 @@ int run_child_finish(RunChild *c, const Sandbox *sb, const RunParams *p, RunResu
                 *ret = res;
                 r = 0;
         } else {
-                r = plugin_watch(c, sb, p, &c->own, exec_usec, &res);
+                r = plugin_watch(c, sb, p, &c->own, exec_usec, cpu_before, &res);
                 if (r >= 0)
                         *ret = res;
         }
