@@ -49,18 +49,25 @@ static int sealed_input(const char *text, int *ret_snap) {
         return in;
 }
 
+/* A run's params on the input in, as the ephemeral uid when we are root (as lockd runs them). */
+static RunParams params_on(int in, uid_t uid) {
+        RunParams p = {.input_fd = in};
+
+        if (geteuid() == 0) {
+                p.drop_to_uid = true;
+                p.uid = p.gid = uid;
+        }
+        return p;
+}
+
 /* One run of sb (freed after it) on the input "x", as the test's ephemeral uid when root. */
 static RunResult run_once(Sandbox *sb) {
-        RunParams p = {};
+        RunParams p;
         RunResult res;
         int snap, in;
 
         in = sealed_input("x", &snap);
-        p.input_fd = in;
-        if (geteuid() == 0) {
-                p.drop_to_uid = true;
-                p.uid = p.gid = 655301;
-        }
+        p = params_on(in, 655301);
         ck_assert_int_eq(runner_run(sb, &p, &res), 0);
         close(in);
         close(snap);
@@ -401,7 +408,7 @@ START_TEST(test_release_and_finish_apart) {
         SandboxSpec spec = {.protocol = 1,
                             .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
         RunChild *c = NULL, *fresh = NULL;
-        RunParams p = {};
+        RunParams p;
         RunResult res;
         pthread_t t;
         int snap, in;
@@ -409,11 +416,7 @@ START_TEST(test_release_and_finish_apart) {
 
         f.sb = load_plugin(&spec);
         in = sealed_input("x", &snap);
-        p.input_fd = in;
-        if (geteuid() == 0) {
-                p.drop_to_uid = true;
-                p.uid = p.gid = 655301;
-        }
+        p = params_on(in, 655301);
         ck_assert_int_eq(run_child_new(&c), 0);
         ck_assert_int_eq(run_child_new(&fresh), 0);
         /* Nothing to finish before a release, and no second release. */
@@ -449,21 +452,17 @@ END_TEST
 START_TEST(test_times_when_finished_late) {
         SandboxSpec spec = {.protocol = 1,
                             .limits = {.cpu_s = 5, .memory_bytes = 128 * MiB, .timeout_s = 10}};
-        RunParams p = {};
         RunChild *c = NULL;
         RunResult res = {};
         uint64_t released, gone;
         struct pollfd pfd;
+        RunParams p;
         Sandbox *sb;
         int snap, in;
 
         sb = load_plugin(&spec);
         in = sealed_input("x", &snap);
-        p.input_fd = in;
-        if (geteuid() == 0) {
-                p.drop_to_uid = true;
-                p.uid = p.gid = 655302;
-        }
+        p = params_on(in, 655302);
         ck_assert_int_eq(run_child_new(&c), 0);
         released = clock_monotonic_usec();
         ck_assert_int_eq(run_child_release(c, sb, &p), 0);
