@@ -110,6 +110,7 @@ int budget_parse_outcome(const char *s, BudgetOutcome *ret);
 Budget *budget_table_find(const BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE], size_t *ret_i);
 void budget_table_put(BudgetStore *s, Budget *b);
 int budget_table_reserve(BudgetStore *s);
+int budget_table_new(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE], Budget **ret);
 void budget_answer_done(Answer *a);
 int budget_change_room(BudgetStore *s, const Budget *b, size_t n);
 void budget_changed_deferred(BudgetStore *s, Budget *b, bool slot);

@@ -81,13 +81,9 @@ static int replay_budget(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE], Bu
         int r;
 
         if (!b) {
-                r = budget_table_reserve(s);
+                r = budget_table_new(s, d, &b);
                 if (r < 0)
                         return r;
-                b = calloc(1, sizeof(Budget));
-                if (!b)
-                        return -ENOMEM;
-                memcpy(b->digest, d, BUDGET_DIGEST_SIZE);
                 budget_table_put(s, b);
         }
         *ret = b;

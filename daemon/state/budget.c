@@ -202,6 +202,23 @@ int budget_table_reserve(BudgetStore *s) {
         return 0;
 }
 
+/* A new, empty budget of digest d, with room for it in the table made first (so that putting it
+ * there cannot fail); not in the table yet. 0 or a negative errno, *ret untouched on failure. */
+int budget_table_new(BudgetStore *s, const uint8_t d[BUDGET_DIGEST_SIZE], Budget **ret) {
+        Budget *b;
+        int r;
+
+        r = budget_table_reserve(s);
+        if (r < 0)
+                return r;
+        b = calloc(1, sizeof(Budget));
+        if (!b)
+                return -ENOMEM;
+        memcpy(b->digest, d, BUDGET_DIGEST_SIZE);
+        *ret = b;
+        return 0;
+}
+
 /* Removes the entry at slot i, shifting later members of its probe run back (no tombstones). */
 static void table_remove_at(BudgetStore *s, size_t i) {
         size_t mask = s->table_size - 1;
@@ -404,13 +421,9 @@ static int reserve(BudgetStore *s, const uint8_t digest[BUDGET_DIGEST_SIZE], con
                 if (s->n >= s->digests_max)
                         return -ENOSPC;
                 /* Room in the table before the disk changes, so nothing can fail after it. */
-                r = budget_table_reserve(s);
+                r = budget_table_new(s, digest, &nb);
                 if (r < 0)
                         return r;
-                nb = calloc(1, sizeof(Budget));
-                if (!nb)
-                        return -ENOMEM;
-                memcpy(nb->digest, digest, BUDGET_DIGEST_SIZE);
                 b = nb;
         }
         if (budget_answers_room(b) < 0) {
