@@ -450,7 +450,7 @@ class Daemon:
 
 # The work directories of this process (tempdir()): removed when it exits, unless something
 # failed (keep_tempdirs(), an uncaught exception) or LOCKD_TEST_KEEP=1 / LOCKD_BENCH_KEEP=1 asks
-# to keep them. Each run left one of up to 160 MB in /tmp before.
+# to keep them. Each run left one of up to 157 MiB (du) in /tmp before.
 _tempdirs = []
 _keep = os.environ.get("LOCKD_TEST_KEEP") == "1" or os.environ.get("LOCKD_BENCH_KEEP") == "1"
 _failed = False
