@@ -5,10 +5,14 @@
  * own as in lockd; (b) `systemd-run --scope -q PLUGIN`; (c) the same around `bwrap --unshare-all`;
  * (d) bare fork+exec+wait; (e) lockd's path now, a child made ahead in its scope (untimed) and
  * released (timed). Prints per-run times, a/b (target <= 0.25) and e/d (target <= 1.2), then the
- * sustained throughput of two threads each running plugins in scopes (target >= 300 runs/s).
+ * sustained throughput of two threads each running plugins in scopes (target >= 300 runs/s), then
+ * the manager's and the D-Bus broker's CPU per scope by the way lockd reaches the manager: its
+ * private socket, the broker (`bus: system`), and the broker while another client has called
+ * Subscribe(), as lockd itself once did (ARCHITECTURE.md, Scopes).
  *
  * Usage: scope [N [PLUGIN]]   (N defaults to 200; run it through bench/run-scope)
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -18,6 +22,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
 #include "bench-util.h"
@@ -35,6 +40,7 @@
 #define BENCH_SLICE        "lockd-plugins.slice"
 #define BENCH_WAIT_USEC    (10 * 1000000ULL)
 #define BENCH_LABEL_WIDTH  40 /* of the statistics rows' labels */
+#define BENCH_CPU_ROUNDS   3  /* interleaved rounds of the CPU-per-scope comparison */
 
 /* The scope manager's event loop in a thread of its own, as in lockd. */
 typedef struct Loop {
@@ -194,6 +200,183 @@ static void *worker_main(void *userdata) {
         return NULL;
 }
 
+/* CPU time of every thread of pid so far in ms (the scheduler's count), or -1. */
+static double proc_cpu_ms(pid_t pid) {
+        char path[64];
+        double total = 0;
+        struct dirent *de;
+        DIR *d;
+
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+        d = opendir(path);
+        if (!d)
+                return -1;
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *buf = NULL;
+                char stat[PATH_MAX];
+                size_t len;
+
+                if (de->d_name[0] == '.' || (size_t)snprintf(stat, sizeof(stat), "%s/%s/schedstat",
+                                                             path, de->d_name) >= sizeof(stat))
+                        continue;
+                if (read_full_file(stat, 256, &buf, &len) < 0)
+                        continue;
+                total += strtod(buf, NULL) / 1e6;
+        }
+        closedir(d);
+        return total;
+}
+
+/* One way to the manager for the CPU comparison, and what it cost per scope. */
+typedef struct Route {
+        const char *label;
+        const char *bus;   /* ScopeConfig.bus */
+        bool subscriber;   /* another client holds a Subscribe() meanwhile */
+        double manager_ms; /* CPU, summed over the rounds */
+        double broker_ms;
+        double wall_ms;
+        unsigned runs;
+} Route;
+
+/* A client of the broker at bus ("system" or an address), started, or NULL. */
+static sd_bus *broker_connect(const char *bus) {
+        sd_bus *b = NULL;
+
+        if (strcmp(bus, "system") == 0)
+                return sd_bus_open_system(&b) >= 0 ? b : NULL;
+        if (sd_bus_new(&b) < 0)
+                return NULL;
+        if (sd_bus_set_address(b, bus) < 0 || sd_bus_set_bus_client(b, true) < 0 ||
+            sd_bus_start(b) < 0)
+                return sd_bus_flush_close_unref(b);
+        return b;
+}
+
+/* The broker's own pid, as it tells it, or 0. */
+static pid_t broker_pid(sd_bus *b) {
+        sd_bus_message *reply = NULL;
+        uint32_t pid = 0;
+
+        if (sd_bus_call_method(b, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                               "org.freedesktop.DBus", "GetConnectionUnixProcessID", NULL, &reply,
+                               "s", "org.freedesktop.DBus") >= 0)
+                (void)sd_bus_message_read(reply, "u", &pid);
+        sd_bus_message_unref(reply);
+        return (pid_t)pid;
+}
+
+/* n scoped runs (runner_run() + scope_start_wait(), as (a)) over route r, their CPU and time
+ * added to r. 0, or -1 after saying why. */
+static int route_round(Route *r, const Sandbox *sb, int in, unsigned n, pid_t manager, pid_t broker,
+                       const char *broker_bus, unsigned round) {
+        sd_bus *sub = NULL;
+        Loop loop;
+        double m0, b0, t0;
+        int ret = 0;
+
+        if (loop_start(&loop, r->bus) < 0) {
+                fprintf(stderr, "scope: %s: no manager at %s\n", r->label, r->bus);
+                return -1;
+        }
+        if (r->subscriber) {
+                sub = broker_connect(broker_bus);
+                if (!sub ||
+                    sd_bus_call_method(sub, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                       "org.freedesktop.systemd1.Manager", "Subscribe", NULL, NULL,
+                                       NULL) < 0) {
+                        fprintf(stderr, "scope: %s: Subscribe() failed\n", r->label);
+                        sd_bus_flush_close_unref(sub);
+                        loop_stop(&loop);
+                        return -1;
+                }
+        }
+        ScopeRun run = {.sb = sb, .manager = loop.manager, .uid = BENCH_UID, .thread = 50 + round};
+        /* A few untimed runs first: the connection and the manager's own caches warm. */
+        for (unsigned i = 0; i < 3 && ret == 0; i++)
+                if (lseek(in, 0, SEEK_SET) < 0 || scope_run(&run, in) != 0)
+                        ret = -1;
+        m0 = proc_cpu_ms(manager);
+        b0 = broker > 0 ? proc_cpu_ms(broker) : 0;
+        t0 = bench_now_ms();
+        for (unsigned i = 0; i < n && ret == 0; i++)
+                if (lseek(in, 0, SEEK_SET) < 0 || scope_run(&run, in) != 0)
+                        ret = -1;
+        if (ret == 0) {
+                r->wall_ms += bench_now_ms() - t0;
+                r->manager_ms += proc_cpu_ms(manager) - m0;
+                r->broker_ms += broker > 0 ? proc_cpu_ms(broker) - b0 : 0;
+                r->runs += n;
+        } else
+                fprintf(stderr, "scope: %s: a run failed\n", r->label);
+        sd_bus_flush_close_unref(sub);
+        loop_stop(&loop);
+        return ret;
+}
+
+/*
+ * The manager's and the broker's CPU per scope by route, in interleaved rounds: the manager's pid
+ * is $LOCKD_TEST_MANAGER_PID (with-systemd) or 1 on the system bus; the broker is the system bus,
+ * or the user manager's $XDG_RUNTIME_DIR/bus. Says what it cannot measure and why.
+ */
+static int cpu_by_route(const Sandbox *sb, int in, unsigned n, const char *bus) {
+        bool system_bus = strcmp(bus, "system") == 0;
+        const char *runtime = getenv("XDG_RUNTIME_DIR"),
+                   *pid_env = getenv("LOCKD_TEST_MANAGER_PID");
+        _cleanup_free_ char *broker_bus = NULL;
+        pid_t manager = system_bus ? 1 : (pid_env ? (pid_t)atoi(pid_env) : 0), broker = 0;
+        sd_bus *b = NULL;
+        unsigned per_round = n / BENCH_CPU_ROUNDS > 0 ? n / BENCH_CPU_ROUNDS : 1;
+
+        if (system_bus)
+                broker_bus = strdup("system");
+        else if (runtime && asprintf(&broker_bus, "unix:path=%s/bus", runtime) < 0)
+                broker_bus = NULL;
+        if (manager <= 0 || proc_cpu_ms(manager) < 0) {
+                printf("CPU per scope by route: unavailable (the manager's pid is unknown: run "
+                       "through bench/run-scope)\n");
+                return 0;
+        }
+        if (broker_bus)
+                b = broker_connect(broker_bus);
+        if (b)
+                broker = broker_pid(b);
+        sd_bus_flush_close_unref(b);
+        if (!b || broker <= 0) {
+                printf("CPU per scope by route: unavailable (no D-Bus broker for the manager at "
+                       "%s)\n",
+                       broker_bus ? broker_bus : "$XDG_RUNTIME_DIR/bus");
+                return 0;
+        }
+        Route routes[] = {
+                {.label = "its private socket",
+                 .bus = system_bus ? "unix:path=/run/systemd/private" : bus},
+                {.label = "the broker (bus: system)", .bus = broker_bus},
+                {.label = "the broker, another client subscribed",
+                 .bus = broker_bus,
+                 .subscriber = true},
+        };
+        for (unsigned round = 0; round < BENCH_CPU_ROUNDS; round++)
+                for (size_t i = 0; i < ELEMENTSOF(routes); i++)
+                        if (route_round(&routes[i], sb, in, per_round, manager, broker, broker_bus,
+                                        round) < 0)
+                                return -1;
+        printf("CPU per scope by the way to the manager (ms per run; %u runs each, %d interleaved "
+               "rounds; manager pid %d, broker pid %d):\n",
+               per_round * BENCH_CPU_ROUNDS, BENCH_CPU_ROUNDS, (int)manager, (int)broker);
+        for (size_t i = 0; i < ELEMENTSOF(routes); i++) {
+                Route *r = &routes[i];
+                double mgr = r->manager_ms / r->runs, brk = r->broker_ms / r->runs;
+
+                printf("  %-40s manager %6.3f  broker %6.3f  both %6.3f  time %6.3f\n", r->label,
+                       mgr, i == 0 ? 0.0 : brk, mgr + (i == 0 ? 0.0 : brk), r->wall_ms / r->runs);
+        }
+        printf("  a subscriber's cost to the manager and the broker together: %.3f ms per scope "
+               "(lockd no longer subscribes)\n",
+               (routes[2].manager_ms + routes[2].broker_ms) / routes[2].runs -
+                       (routes[1].manager_ms + routes[1].broker_ms) / routes[1].runs);
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_(bench_setup_done) BenchSetup bs = {.in = -1, .devnull = -1};
         _cleanup_free_ char *systemd_run = NULL, *bwrap = NULL;
@@ -327,5 +510,6 @@ int main(int argc, char *argv[]) {
                "(target >= 300)\n",
                total, elapsed, BENCH_THREADS, total / elapsed);
         loop_stop(&loop);
-        return 0;
+        fflush(stdout);
+        return cpu_by_route(bs.sb, bs.in, n, bus) < 0 ? 1 : 0;
 }

@@ -16,7 +16,6 @@
 
 #define SCOPE_UNIT_MAX      255
 #define SCOPE_JOB_TIMEOUT   (30 * 1000000ULL) /* a start job that has not ended by then failed */
-#define SCOPE_TRACKED_MAX   4096              /* units counted by scope_manager_n_active() */
 #define SCOPE_QUEUE_MAX     4096              /* requests from other threads not yet taken */
 #define SCOPE_DESCRIPTION   "lockd plugin run"
 #define SYSTEMD_DEST        "org.freedesktop.systemd1"
@@ -64,12 +63,6 @@ typedef struct Command {
         Waiter *waiter; /* COMMAND_START */
 } Command;
 
-/* A unit we started that the manager has not unloaded yet. */
-typedef struct Tracked {
-        struct Tracked *prev, *next;
-        char unit[SCOPE_UNIT_MAX + 1];
-} Tracked;
-
 #define RECONNECT_MIN_USEC (100ULL * 1000)
 #define RECONNECT_MAX_USEC (5ULL * 1000 * 1000)
 
@@ -84,12 +77,10 @@ struct ScopeManager {
         pthread_t thread; /* the thread of event */
         char *slice;
         uint64_t cpu_quota_usec;
-        sd_bus_slot *job_removed_slot, *unit_removed_slot, *disconnected_slot;
+        sd_bus_slot *job_removed_slot, *disconnected_slot;
         sd_event_source *wakeup_source;
         int wakeup_fd;
         Request *requests;
-        Tracked *tracked;
-        unsigned n_tracked;
         unsigned n_kills; /* KillUnit and StopUnit calls not answered yet (this connection's) */
 
         pthread_mutex_t lock; /* protects the queue, and every Waiter */
@@ -150,20 +141,6 @@ static void request_finish(Request *q, int error) {
                 q->next->prev = q->prev;
         sd_bus_slot_unref(q->call_slot);
         sd_event_source_disable_unref(q->timer);
-
-        if (error == 0 && m->n_tracked < SCOPE_TRACKED_MAX) {
-                Tracked *t = calloc(1, sizeof(*t));
-
-                /* Without memory the count is low by one: Status is informative only. */
-                if (t) {
-                        memcpy(t->unit, q->unit, sizeof(t->unit));
-                        t->next = m->tracked;
-                        if (t->next)
-                                t->next->prev = t;
-                        m->tracked = t;
-                        m->n_tracked++;
-                }
-        }
         free(q->job);
         free(q->sender);
         free(q->early_job);
@@ -249,29 +226,6 @@ static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret
                         q->early_sender = s;
                         q->early_result = job_result_to_error(result);
                 }
-        }
-        return 0;
-}
-
-/* UnitRemoved(s id, o path): the manager unloaded a unit; if it was one of ours, it is over. */
-static int on_unit_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
-        ScopeManager *m = userdata;
-        const char *unit, *path;
-
-        if (sd_bus_message_read(msg, "so", &unit, &path) < 0)
-                return 0;
-        for (Tracked *t = m->tracked; t; t = t->next) {
-                if (strcmp(t->unit, unit) != 0)
-                        continue;
-                if (t->prev)
-                        t->prev->next = t->next;
-                else
-                        m->tracked = t->next;
-                if (t->next)
-                        t->next->prev = t->prev;
-                m->n_tracked--;
-                free(t);
-                break;
         }
         return 0;
 }
@@ -657,10 +611,6 @@ sd_bus *scope_manager_bus(ScopeManager *m) {
         return m ? m->bus : NULL;
 }
 
-unsigned scope_manager_n_active(const ScopeManager *m) {
-        return m ? m->n_tracked : 0;
-}
-
 bool scope_manager_idle(ScopeManager *m) {
         bool queued;
 
@@ -721,7 +671,7 @@ int scope_bus_open(const char *spec, sd_bus **ret) {
 
 static int on_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error);
 
-/* Connects to the manager and subscribes to what the scopes need (not yet attached to the loop). */
+/* Connects to the manager and listens for what the scopes need (not yet attached to the loop). */
 static int bus_connect(ScopeManager *m) {
         const char *sender;
         int r;
@@ -736,17 +686,20 @@ static int bus_connect(ScopeManager *m) {
                                 "JobRemoved", on_job_removed, m);
         if (r < 0)
                 return r;
-        r = sd_bus_match_signal(m->bus, &m->unit_removed_slot, sender, SYSTEMD_PATH,
-                                SYSTEMD_MANAGER, "UnitRemoved", on_unit_removed, m);
-        if (r < 0)
-                return r;
         r = sd_bus_match_signal(m->bus, &m->disconnected_slot, NULL, "/org/freedesktop/DBus/Local",
                                 "org.freedesktop.DBus.Local", "Disconnected", on_disconnected, m);
         if (r < 0)
                 return r;
-        /* The manager sends job signals only to subscribers (always so on a private socket). */
-        return sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "Subscribe",
-                                  NULL, NULL, NULL);
+        /*
+         * No Subscribe(): the manager sends a job's JobRemoved to whoever asked for the job (it
+         * tracks the sender of StartTransientUnit), and to a direct connection in any case. A
+         * subscriber makes it build and send a change signal for every state change of every unit
+         * as well: through the system bus, that cost the manager 0.2-0.3 ms and the broker
+         * 0.2-0.3 ms more per scope, for signals lockd never reads (ARCHITECTURE.md, Scopes). A
+         * ping still tells now, not at the first run, whether the manager answers at all.
+         */
+        return sd_bus_call_method(m->bus, SYSTEMD_DEST, SYSTEMD_PATH, "org.freedesktop.DBus.Peer",
+                                  "Ping", NULL, NULL, NULL);
 }
 
 int scope_manager_new(sd_event *e, const ScopeConfig *cfg, ScopeManager **ret) {
@@ -798,7 +751,6 @@ int scope_manager_new(sd_event *e, const ScopeConfig *cfg, ScopeManager **ret) {
 /* Drops the bus and what hangs on it (its slots). */
 static void bus_drop(ScopeManager *m) {
         m->job_removed_slot = sd_bus_slot_unref(m->job_removed_slot);
-        m->unit_removed_slot = sd_bus_slot_unref(m->unit_removed_slot);
         m->disconnected_slot = sd_bus_slot_unref(m->disconnected_slot);
         if (m->bus) {
                 sd_bus_detach_event(m->bus);
@@ -853,14 +805,7 @@ ScopeManager *scope_manager_free(ScopeManager *m) {
                         (void)kill_now(m, c->unit); /* sent by the flush below */
                 free(c);
         }
-        while (m->tracked) {
-                Tracked *t = m->tracked;
-
-                m->tracked = t->next;
-                free(t);
-        }
         sd_bus_slot_unref(m->job_removed_slot);
-        sd_bus_slot_unref(m->unit_removed_slot);
         sd_bus_slot_unref(m->disconnected_slot);
         sd_event_source_disable_unref(m->reconnect_source);
         free(m->bus_spec);

@@ -26,7 +26,7 @@ typedef struct ScopeLimits {
 } ScopeLimits;
 
 /*
- * Connects to the manager named by cfg (copied), subscribes to its job signals and attaches to
+ * Connects to the manager named by cfg (copied), listens for its JobRemoved signals, attaches to
  * e. 0 or a negative errno (-ECONNREFUSED, -ENOENT: no manager there). Must be used from e's
  * thread, except scope_start_wait() and scope_kill().
  */
@@ -91,9 +91,6 @@ void scope_manager_set_connection_hook(ScopeManager *m, ScopeConnectionFn fn, vo
  * manager may go away (a daemon-reexec): the connection is then made again, and this returns
  * the new one; a question on the old one fails. */
 sd_bus *scope_manager_bus(ScopeManager *m);
-
-/* Number of scopes started and not yet finished by their run (for Status). */
-unsigned scope_manager_n_active(const ScopeManager *m);
 
 /*
  * Whether the manager has answered everything sent or queued to it: no start waits for its job,
