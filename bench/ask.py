@@ -130,7 +130,10 @@ class Syncs:
     of the standby child (the spawner's 1-byte sendmsg() with the fds on the child's control
     socket, send_release() in daemon/sandbox/runner.c), the plugin's execve and exit (sched), the
     run record's write() to the audit log (audit.c: one write() per record, on the fds audit_fds)
-    and the engine's replies (varlink-conn.c: send(), so sendto, on the agent's connection)."""
+    and the engine's replies (varlink-conn.c: send(), so sendto, on the agent's connection). The
+    scheduler's sched_waking (in the waker, on its CPU) and sched_wakeup (with the CPU the wakee
+    was put on) split a plugin's exit -> its reap: the exit until it wakes its reaper, and that
+    wakeup until the reaper's waitid() (or a bare parent's wait4() returns)."""
 
     EVENTS = ("syscalls:sys_enter_fsync", "syscalls:sys_enter_fdatasync",
               "syscalls:sys_enter_sync_file_range", "sched:sched_process_exit",
@@ -138,8 +141,10 @@ class Syncs:
               "syscalls:sys_enter_sendmsg", "syscalls:sys_exit_sendmsg",
               "syscalls:sys_enter_recvmsg", "syscalls:sys_exit_recvmsg",
               "syscalls:sys_enter_sendto", "syscalls:sys_enter_waitid",
-              "syscalls:sys_exit_wait4")
+              "syscalls:sys_exit_wait4", "sched:sched_waking", "sched:sched_wakeup")
     SYNCS = ("sys_enter_fsync", "sys_enter_fdatasync", "sys_enter_sync_file_range")
+    # perf script's "  PID/TID [CPU] SECONDS.NSEC: EVENT: TRACE" (a tid of -1 happens)
+    LINE = re.compile(r"\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+([\d.]+):\s+(\S+)(?:\s+(.*))?$")
     ENGINE_CHANNEL_FD = 5  # daemon/proto/engine-fds.h
     SANDBOX_EXEC = "/proc/self/fd/"  # the sandboxed child's execve path (sandbox.c exec_path)
 
@@ -148,6 +153,7 @@ class Syncs:
         self.proc = None
         self.events = []
         self.trace = []
+        self.wakes = []  # (time, waker tid, waker's CPU, wakee tid, the wakee's CPU or None)
         perf = shutil.which("perf")
         if not perf:
             self.why = "perf is not installed (linux-perf)"
@@ -171,21 +177,27 @@ class Syncs:
         self.proc.send_signal(2)
         self.proc.wait(60)
         out = subprocess.run(["perf", "script", "-i", self.path, "--ns",
-                              "-F", "pid,tid,time,event,trace"],
+                              "-F", "pid,tid,cpu,time,event,trace"],
                              capture_output=True, text=True).stdout
         entered = {}  # (tid, syscall): (time, fd) of the enter not yet paired with its exit
+        wakeups = {}  # wakee tid: [(time, its CPU)] from sched_wakeup
         for line in out.splitlines():
-            # "  PID/TID  SECONDS.NSEC: EVENT: TRACE"
-            parts = line.split(None, 3)
-            if len(parts) < 3:
+            m = self.LINE.match(line)
+            if not m:
                 continue
-            try:
-                pid, tid = (int(x) for x in parts[0].split("/"))
-                t = float(parts[1].rstrip(":")) * 1e3
-            except ValueError:
+            pid, tid, cpu = int(m.group(1)), int(m.group(2)), int(m.group(3))
+            t = float(m.group(4)) * 1e3
+            event = m.group(5).rstrip(":").split(":")[-1]
+            trace = m.group(6) or ""
+            if event in ("sched_waking", "sched_wakeup"):
+                w = re.search(r"\bpid=(\d+) .*target_cpu=(\d+)", trace)
+                if not w:
+                    continue
+                if event == "sched_waking":
+                    self.wakes.append((t, tid, cpu, int(w.group(1)), None))
+                else:
+                    wakeups.setdefault(int(w.group(1)), []).append((t, int(w.group(2))))
                 continue
-            event = parts[2].rstrip(":").split(":")[-1]
-            trace = parts[3] if len(parts) > 3 else ""
             if event == "sched_process_exit":
                 self.events.append((t, pid, "exit"))
                 m = re.search(r"\bpid=(\d+)", trace)
@@ -200,13 +212,15 @@ class Syncs:
                 m = re.search(r"\bfd: (0x[0-9a-f]+)", trace)
                 fd = int(m.group(1), 16) if m else None
                 call = event[len("sys_enter_"):]
-                if call in ("sendto", "write", "waitid"):
+                if call in ("sendto", "write"):
                     self.trace.append((t, call, pid, fd, None))
+                elif call == "waitid":
+                    self.trace.append((t, call, pid, None, tid))
                 else:
                     entered[tid, call] = (t, fd)
             elif event == "sys_exit_wait4":
                 # A bare run's parent has reaped it (bench/ask-agent's waitpid()).
-                self.trace.append((t, "reaped", pid, None, None))
+                self.trace.append((t, "reaped", pid, None, tid))
             elif event.startswith("sys_exit_"):
                 call = event[len("sys_exit_"):]
                 start = entered.pop((tid, call), None)
@@ -223,6 +237,25 @@ class Syncs:
         self.events.sort()
         self.trace.sort(key=lambda e: e[0])
         self.times = [e[0] for e in self.trace]
+        # Each waking with the CPU its wakee was put on: the wakee's first sched_wakeup after it.
+        for tid in wakeups:
+            wakeups[tid].sort()
+        for i, (t, waker, cpu, wakee, _) in enumerate(self.wakes):
+            after = wakeups.get(wakee, [])
+            j = bisect.bisect_left(after, (t, -1))
+            if j < len(after) and after[j][0] - t < 1.0:
+                self.wakes[i] = (t, waker, cpu, wakee, after[j][1])
+        self.wakes.sort()
+        self.wake_times = [w[0] for w in self.wakes]
+
+    def woke(self, waker, wakee, t0, t1):
+        """The first wakeup of wakee by waker between t0 and t1 (ms): (time, whether the wakee was
+        put on the waker's CPU, or None when that is unknown), or None."""
+        for w in self.wakes[bisect.bisect_left(self.wake_times, t0):
+                            bisect.bisect_right(self.wake_times, t1)]:
+            if w[1] == waker and w[3] == wakee:
+                return w[0], (None if w[4] is None else w[4] == w[2])
+        return None
 
     def per_question(self, spans, pids):
         """For each question [asked, answered]: the syncs of pids between the plugin's exit (the
@@ -254,16 +287,21 @@ class Syncs:
                 "child: sandbox entry + execve", "plugin: execve -> exit",
                 "spawner: exit -> EXITED sent", "run record written -> final reply")
 
-    # After SEGMENTS, the rest and the whole question: exit -> EXITED in its two parts.
+    # After SEGMENTS, the rest and the whole question: exit -> EXITED in its two parts, the first
+    # split at the plugin's wakeup of the spawner's worker.
     EXIT_PARTS = ("  of it, the plugin's exit -> its reap (kernel)",
-                  "  of it, the reap -> EXITED sent (spawner)")
+                  "  of it, the reap -> EXITED sent (spawner)",
+                  "    the exit -> the worker woken",
+                  "    the wakeup -> the worker's waitid()")
 
     def segments(self, spans, engine, spawner):
         """Each question's segments in ms, SEGMENTS' order, then the rest of its span (the wakeups
         between the processes, the engine's Submit reply, EXITED -> run record, the agent), the
-        whole question, and EXIT_PARTS (the spawner's waitid() after the plugin's exit splits
-        it): a list of lists, and how many questions were skipped for an event missing. None
-        without perf."""
+        whole question, EXIT_PARTS (the spawner's waitid() after the plugin's exit splits it, and
+        the plugin's wakeup of that thread splits the first part: nan when it was not recorded),
+        and whether the worker was put on the CPU the plugin exited on (None when unknown): a
+        list of lists, and how many questions were skipped for an event missing. None without
+        perf."""
         if not self.trace:
             return None
         engine_chan = self.ENGINE_CHANNEL_FD
@@ -307,15 +345,20 @@ class Syncs:
                 continue
             seg = [run[0] - sub[0], rel[0] - got[0], exe[0] - rel[0], end[0] - exe[0],
                    told[0] - end[0], reply[0] - rec[0]]
+            wake = self.woke(exe[2], reap[4], end[0], reap[0])
+            nan = float("nan")
             out.append(seg + [(t1 - t0) - sum(seg), t1 - t0, reap[0] - end[0],
-                              told[0] - reap[0]])
+                              told[0] - reap[0], wake[0] - end[0] if wake else nan,
+                              reap[0] - wake[0] if wake else nan, wake[1] if wake else None])
         return out, skipped
 
     def plugin_runs(self, t0, t1, filename):
-        """execve -> exit (ms) of every process that executed filename between t0 and t1, and
-        exit -> reaped (its parent's wait4() returned) of those whose reap was recorded."""
+        """execve -> exit (ms) of every process that executed filename between t0 and t1; exit ->
+        reaped (its parent's wait4() returned) of those whose reap was recorded; and of those,
+        exit -> the parent woken and whether the parent was put on the CPU the child exited on,
+        where that wakeup was recorded."""
         ev = self._between(t0, t1 + 1000)
-        out, reaped = [], []
+        out, reaped, woken = [], [], []
         for e in ev:
             if e[1] == "exec" and e[4] == filename and e[0] <= t1:
                 end = next((x for x in ev if x[1] == "exit" and x[2] == e[2] and x[0] >= e[0]),
@@ -325,7 +368,10 @@ class Syncs:
                     reap = next((x for x in ev if x[1] == "reaped" and x[0] >= end[0]), None)
                     if reap:
                         reaped.append(reap[0] - end[0])
-        return out, reaped
+                        wake = self.woke(e[2], reap[4], end[0], reap[0])
+                        if wake:
+                            woken.append((wake[0] - end[0], wake[1]))
+        return out, reaped, woken
 
 
 def engine_profile(path):
@@ -657,36 +703,52 @@ def main():
     if any(v is None for v in seg.values()):
         print(f"  not measured: {getattr(syncs, 'why', 'no events')}")
     else:
-        print(f"  {'segment':44}" + "".join(f"{label:>14}" for label, _ in phases))
+        print(f"  {'segment':50}" + "".join(f"{label:>14}" for label, _ in phases))
         n_seg = len(Syncs.SEGMENTS)
-        rows = [*Syncs.SEGMENTS[:5], *Syncs.EXIT_PARTS, Syncs.SEGMENTS[5],
+        rows = [*Syncs.SEGMENTS[:5], Syncs.EXIT_PARTS[0], *Syncs.EXIT_PARTS[2:4],
+                Syncs.EXIT_PARTS[1], Syncs.SEGMENTS[5],
                 "the rest (wakeups, EXITED -> record, agent)", "the question"]
-        index = [0, 1, 2, 3, 4, n_seg + 2, n_seg + 3, 5, n_seg, n_seg + 1]
+        index = [0, 1, 2, 3, 4, n_seg + 2, n_seg + 4, n_seg + 5, n_seg + 3, 5, n_seg, n_seg + 1]
         for label, i in zip(rows, index):
             vals = []
             for _, ph in phases:
-                got = seg[ph][0]
-                vals.append(med([s[i] for s in got]) if got else float("nan"))
+                got = [s[i] for s in seg[ph][0] if s[i] == s[i]]
+                vals.append(med(got) if got else float("nan"))
                 seg_med[ph, label] = vals[-1]
-            print(f"  {label:44}" + "".join(f"{v:14.3f}" for v in vals))
+            print(f"  {label:50}" + "".join(f"{v:14.3f}" for v in vals))
         bare_runs = {ph: bare.plugin_runs(*bare_at[ph], plugin) if bare and ph in bare_at
-                     else ([], []) for _, ph in phases}
+                     else ([], [], []) for _, ph in phases}
         plugin_bare = {ph: bare_runs[ph][0] for _, ph in phases}
-        print(f"  {'plugin bare: execve -> exit':44}" + "".join(
+        print(f"  {'plugin bare: execve -> exit':50}" + "".join(
             f"{med(plugin_bare[ph]) if plugin_bare[ph] else float('nan'):14.3f}"
             for _, ph in phases))
-        print(f"  {'plugin bare: exit -> reaped by its parent':44}" + "".join(
+        print(f"  {'plugin bare: exit -> reaped by its parent':50}" + "".join(
             f"{med(bare_runs[ph][1]) if bare_runs[ph][1] else float('nan'):14.3f}"
             for _, ph in phases))
+        print(f"  {'  the exit -> the parent woken':50}" + "".join(
+            f"{med([w[0] for w in bare_runs[ph][2]]) if bare_runs[ph][2] else float('nan'):14.3f}"
+            for _, ph in phases))
+
+        def same_cpu(flags):
+            known = [f for f in flags if f is not None]
+            return f"{sum(known)}/{len(known)}" if known else "-"
+
+        # A wakeup on the CPU that the exiting process leaves costs a few microseconds; one on
+        # another (idle) CPU costs an interprocessor interrupt, which traps to the hypervisor in
+        # a VM (ARCHITECTURE.md, The sandbox).
+        print(f"  {'reaper put on the CPU the plugin exited on':50}" + "".join(
+            f"{same_cpu([s[n_seg + 6] for s in seg[ph][0]]):>14}" for _, ph in phases))
+        print(f"  {'  bare: its parent':50}" + "".join(
+            f"{same_cpu([w[1] for w in bare_runs[ph][2]]):>14}" for _, ph in phases))
         for _, ph in phases:
             if seg[ph][0] and plugin_bare[ph]:
                 sandbox_ratio[ph] = med([s[3] for s in seg[ph][0]]) / med(plugin_bare[ph])
         # bench/spawn measures each part of the sandbox alone on the plugin's own run.
-        print(f"  {'plugin inside the sandbox / bare':44}" + "".join(
+        print(f"  {'plugin inside the sandbox / bare':50}" + "".join(
             f"{sandbox_ratio.get(ph, float('nan')):14.2f}" for _, ph in phases))
-        print(f"  {'questions measured (skipped: an event missing)':44}" + "".join(
+        print(f"  {'questions measured (skipped: an event missing)':50}" + "".join(
             f"{f'{len(seg[ph][0])} ({seg[ph][1]})':>14}" for _, ph in phases))
-        print(f"  {'bare runs measured':44}" + "".join(
+        print(f"  {'bare runs measured':50}" + "".join(
             f"{len(plugin_bare[ph]):14d}" for _, ph in phases))
     print()
     print("the engine's CPU profile over the back-to-back phase (perf record -g -p ENGINE; self")
