@@ -238,20 +238,6 @@ typedef struct Route {
         unsigned runs;
 } Route;
 
-/* A client of the broker at bus ("system" or an address), started, or NULL. */
-static sd_bus *broker_connect(const char *bus) {
-        sd_bus *b = NULL;
-
-        if (strcmp(bus, "system") == 0)
-                return sd_bus_open_system(&b) >= 0 ? b : NULL;
-        if (sd_bus_new(&b) < 0)
-                return NULL;
-        if (sd_bus_set_address(b, bus) < 0 || sd_bus_set_bus_client(b, true) < 0 ||
-            sd_bus_start(b) < 0)
-                return sd_bus_flush_close_unref(b);
-        return b;
-}
-
 /* The broker's own pid, as it tells it, or 0. */
 static pid_t broker_pid(sd_bus *b) {
         sd_bus_message *reply = NULL;
@@ -279,8 +265,8 @@ static int route_round(Route *r, const Sandbox *sb, int in, unsigned n, pid_t ma
                 return -1;
         }
         if (r->subscriber) {
-                sub = broker_connect(broker_bus);
-                if (!sub ||
+                /* As lockd opens it: a broker's address is a bus client's (scope_bus_open()). */
+                if (scope_bus_open(broker_bus, &sub) < 0 ||
                     sd_bus_call_method(sub, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                        "org.freedesktop.systemd1.Manager", "Subscribe", NULL, NULL,
                                        NULL) < 0) {
@@ -325,7 +311,7 @@ static int cpu_by_route(const Sandbox *sb, int in, unsigned n, const char *bus) 
         _cleanup_free_ char *broker_bus = NULL;
         pid_t manager = system_bus ? 1 : (pid_env ? (pid_t)atoi(pid_env) : 0), broker = 0;
         sd_bus *b = NULL;
-        unsigned per_round = n / BENCH_CPU_ROUNDS > 0 ? n / BENCH_CPU_ROUNDS : 1;
+        unsigned per_round = MAX(n / BENCH_CPU_ROUNDS, 1u);
 
         if (system_bus)
                 broker_bus = strdup("system");
@@ -336,12 +322,11 @@ static int cpu_by_route(const Sandbox *sb, int in, unsigned n, const char *bus) 
                        "through bench/run-scope)\n");
                 return 0;
         }
-        if (broker_bus)
-                b = broker_connect(broker_bus);
-        if (b)
+        if (broker_bus && scope_bus_open(broker_bus, &b) >= 0) {
                 broker = broker_pid(b);
-        sd_bus_flush_close_unref(b);
-        if (!b || broker <= 0) {
+                sd_bus_flush_close_unref(b);
+        }
+        if (broker <= 0) {
                 printf("CPU per scope by route: unavailable (no D-Bus broker for the manager at "
                        "%s)\n",
                        broker_bus ? broker_bus : "$XDG_RUNTIME_DIR/bus");

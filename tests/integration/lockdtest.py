@@ -657,10 +657,9 @@ def _is_engine(pid):
     an fsync (a busy disk): that thread holds the process's files, the audit log's lock with
     them, until it ends too. So every thread's state is read, not the exe: the threads of a
     process that has fully ended are all zombies (Z, X) or gone."""
+    if comm(pid) != "lockd-engine":
+        return False
     try:
-        with open(f"/proc/{pid}/comm") as f:
-            if f.read().strip() != "lockd-engine":
-                return False
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return False

@@ -68,16 +68,9 @@ static void unit_name(char *buf, size_t size) {
 
 /* A second, synchronous connection to the same manager, for looking at what it did. */
 static sd_bus *query_bus(void) {
-        const char *spec = test_bus();
         sd_bus *bus = NULL;
 
-        if (strcmp(spec, "system") == 0) {
-                ck_assert_int_eq(sd_bus_open_system(&bus), 0);
-                return bus;
-        }
-        ck_assert_int_eq(sd_bus_new(&bus), 0);
-        ck_assert_int_ge(sd_bus_set_address(bus, spec), 0);
-        ck_assert_int_eq(sd_bus_start(bus), 0);
+        ck_assert_int_ge(scope_bus_open(test_bus(), &bus), 0);
         return bus;
 }
 
@@ -923,32 +916,24 @@ START_TEST(test_through_broker) {
         Done d = {};
         int r;
 
-        if (strcmp(broker, "system") == 0)
-                ck_assert_int_eq(sd_bus_open_system(&watch), 0);
-        else {
-                ck_assert_int_eq(sd_bus_new(&watch), 0);
-                ck_assert_int_ge(sd_bus_set_address(watch, broker), 0);
-                ck_assert_int_ge(sd_bus_set_bus_client(watch, true), 0);
-                ck_assert_int_ge(sd_bus_start(watch), 0);
-        }
+        /* A client of the broker, as lockd's own connection is (scope_bus_open()). */
+        ck_assert_int_ge(scope_bus_open(broker, &watch), 0);
         ck_assert_int_ge(sd_bus_add_match(watch, NULL,
                                           "type='signal',sender='" SYSTEMD "',path='" SYSTEMD_OBJ
                                           "',interface='" MANAGER "',member='JobRemoved'",
                                           count_signal, &job_signals),
                          0);
-        ck_assert_int_ge(sd_bus_add_match(watch, NULL,
-                                          "type='signal',sender='" SYSTEMD "',member='UnitNew'",
-                                          count_signal, &unit_signals),
-                         0);
-        ck_assert_int_ge(sd_bus_add_match(watch, NULL,
-                                          "type='signal',sender='" SYSTEMD "',member='UnitRemoved'",
-                                          count_signal, &unit_signals),
-                         0);
-        ck_assert_int_ge(sd_bus_add_match(watch, NULL,
-                                          "type='signal',sender='" SYSTEMD
-                                          "',member='PropertiesChanged'",
-                                          count_signal, &unit_signals),
-                         0);
+        for (const char *const *member =
+                     (const char *const[]){"UnitNew", "UnitRemoved", "PropertiesChanged", NULL};
+             *member; member++) {
+                _cleanup_free_ char *match = NULL;
+
+                ck_assert_int_ge(
+                        asprintf(&match, "type='signal',sender='" SYSTEMD "',member='%s'", *member),
+                        0);
+                ck_assert_int_ge(sd_bus_add_match(watch, NULL, match, count_signal, &unit_signals),
+                                 0);
+        }
 
         ck_assert_int_eq(sd_event_new(&l.event), 0);
         r = scope_manager_new(l.event, &cfg, &l.manager);
