@@ -13,7 +13,8 @@ the recording below). The three phases of uncached questions then run again, for
 under `perf record`: lockd's fsyncs (engine and spawner: between the plugin's exit and the answer,
 and in all), counted on the syscall tracepoints; from the same recording each question's steps
 (engine, spawner, the child's entry, the plugin against the same binary bare, run under the same
-recording, the durable run record), and the engine's CPU profile of the back-to-back phase.
+recording, the durable run record), whom the plugin wakes while it runs, and the engine's CPU
+profile of the back-to-back phase.
 
 The agents are bench/ask-agent (C, as the agent uids through setpriv: a client that is not the
 bottleneck); the alternatives are ask-agent's fork+exec+wait, run as root. lockd runs at
@@ -153,7 +154,8 @@ class Syncs:
         self.proc = None
         self.events = []
         self.trace = []
-        self.wakes = []  # (time, waker tid, waker's CPU, wakee tid, the wakee's CPU or None)
+        # (time, waker tid, waker's CPU, wakee tid, the wakee's CPU or None, the wakee's comm)
+        self.wakes = []
         perf = shutil.which("perf")
         if not perf:
             self.why = "perf is not installed (linux-perf)"
@@ -194,7 +196,8 @@ class Syncs:
                 if not w:
                     continue
                 if event == "sched_waking":
-                    self.wakes.append((t, tid, cpu, int(w.group(1)), None))
+                    c = re.search(r"\bcomm=(.*?) pid=", trace)
+                    self.wakes.append((t, tid, cpu, int(w.group(1)), None, c.group(1) if c else ""))
                 else:
                     wakeups.setdefault(int(w.group(1)), []).append((t, int(w.group(2))))
                 continue
@@ -240,11 +243,11 @@ class Syncs:
         # Each waking with the CPU its wakee was put on: the wakee's first sched_wakeup after it.
         for tid in wakeups:
             wakeups[tid].sort()
-        for i, (t, waker, cpu, wakee, _) in enumerate(self.wakes):
+        for i, (t, waker, cpu, wakee, _, comm) in enumerate(self.wakes):
             after = wakeups.get(wakee, [])
             j = bisect.bisect_left(after, (t, -1))
             if j < len(after) and after[j][0] - t < 1.0:
-                self.wakes[i] = (t, waker, cpu, wakee, after[j][1])
+                self.wakes[i] = (t, waker, cpu, wakee, after[j][1], comm)
         self.wakes.sort()
         self.wake_times = [w[0] for w in self.wakes]
 
@@ -256,6 +259,32 @@ class Syncs:
             if w[1] == waker and w[3] == wakee:
                 return w[0], (None if w[4] is None else w[4] == w[2])
         return None
+
+    # Who a plugin wakes while it runs, by the wakee's comm: lockd's engine (its output pipe's
+    # reader), the spawner (the control socket that execve closes, at the return to user space),
+    # the kernel's threads (the seccomp filter freed by a workqueue at the exit), and anyone else
+    # (a bare run's parent). The first row that matches counts.
+    WAKEE_CLASSES = (("lockd-engine", lambda c: c == "lockd-engine"),
+                     ("the spawner", lambda c: c == "lockd"),
+                     ("kernel threads",
+                      lambda c: c.startswith(("kworker/", "ksoftirqd/", "rcu_", "migration/"))),
+                     ("anyone else", lambda c: True))
+
+    def plugin_wakes(self, pid, t0, t1):
+        """The wakeups the process pid made between t0 and t1 (ms): per WAKEE_CLASSES' row, how
+        many, and how many of them put the wakee on pid's own CPU (where it competes with pid);
+        every wakee falls in one row."""
+        out = [[0, 0] for _ in self.WAKEE_CLASSES]
+        for w in self.wakes[bisect.bisect_left(self.wake_times, t0):
+                            bisect.bisect_right(self.wake_times, t1)]:
+            if w[1] != pid:
+                continue
+            for k, (_, match) in enumerate(self.WAKEE_CLASSES):
+                if match(w[5]):
+                    out[k][0] += 1
+                    out[k][1] += w[4] is not None and w[4] == w[2]
+                    break
+        return out
 
     def per_question(self, spans, pids):
         """For each question [asked, answered]: the syncs of pids between the plugin's exit (the
@@ -299,9 +328,9 @@ class Syncs:
         between the processes, the engine's Submit reply, EXITED -> run record, the agent), the
         whole question, EXIT_PARTS (the spawner's waitid() after the plugin's exit splits it, and
         the plugin's wakeup of that thread splits the first part: nan when it was not recorded),
-        and whether the worker was put on the CPU the plugin exited on (None when unknown): a
-        list of lists, and how many questions were skipped for an event missing. None without
-        perf."""
+        whether the worker was put on the CPU the plugin exited on (None when unknown), and the
+        plugin's plugin_wakes() from its execve to its exit: a list of lists, and how many
+        questions were skipped for an event missing. None without perf."""
         if not self.trace:
             return None
         engine_chan = self.ENGINE_CHANNEL_FD
@@ -349,29 +378,31 @@ class Syncs:
             nan = float("nan")
             out.append(seg + [(t1 - t0) - sum(seg), t1 - t0, reap[0] - end[0],
                               told[0] - reap[0], wake[0] - end[0] if wake else nan,
-                              reap[0] - wake[0] if wake else nan, wake[1] if wake else None])
+                              reap[0] - wake[0] if wake else nan, wake[1] if wake else None,
+                              self.plugin_wakes(exe[2], exe[0], end[0])])
         return out, skipped
 
     def plugin_runs(self, t0, t1, filename):
         """execve -> exit (ms) of every process that executed filename between t0 and t1; exit ->
         reaped (its parent's wait4() returned) of those whose reap was recorded; and of those,
         exit -> the parent woken and whether the parent was put on the CPU the child exited on,
-        where that wakeup was recorded."""
+        where that wakeup was recorded; and each run's plugin_wakes()."""
         ev = self._between(t0, t1 + 1000)
-        out, reaped, woken = [], [], []
+        out, reaped, woken, wakes = [], [], [], []
         for e in ev:
             if e[1] == "exec" and e[4] == filename and e[0] <= t1:
                 end = next((x for x in ev if x[1] == "exit" and x[2] == e[2] and x[0] >= e[0]),
                            None)
                 if end:
                     out.append(end[0] - e[0])
+                    wakes.append(self.plugin_wakes(e[2], e[0], end[0]))
                     reap = next((x for x in ev if x[1] == "reaped" and x[0] >= end[0]), None)
                     if reap:
                         reaped.append(reap[0] - end[0])
                         wake = self.woke(e[2], reap[4], end[0], reap[0])
                         if wake:
                             woken.append((wake[0] - end[0], wake[1]))
-        return out, reaped, woken
+        return out, reaped, woken, wakes
 
 
 def engine_profile(path):
@@ -717,7 +748,7 @@ def main():
                 seg_med[ph, label] = vals[-1]
             print(f"  {label:50}" + "".join(f"{v:14.3f}" for v in vals))
         bare_runs = {ph: bare.plugin_runs(*bare_at[ph], plugin) if bare and ph in bare_at
-                     else ([], [], []) for _, ph in phases}
+                     else ([], [], [], []) for _, ph in phases}
         plugin_bare = {ph: bare_runs[ph][0] for _, ph in phases}
         print(f"  {'plugin bare: execve -> exit':50}" + "".join(
             f"{med(plugin_bare[ph]) if plugin_bare[ph] else float('nan'):14.3f}"
@@ -740,6 +771,25 @@ def main():
             f"{same_cpu([s[n_seg + 6] for s in seg[ph][0]]):>14}" for _, ph in phases))
         print(f"  {'  bare: its parent':50}" + "".join(
             f"{same_cpu([w[1] for w in bare_runs[ph][2]]):>14}" for _, ph in phases))
+
+        def wakes(runs, rows):
+            """The rows of plugin_wakes() over runs: per run, and on the plugin's CPU/in all."""
+            if not runs:
+                return f"{'-':>14}"
+            n = sum(r[k][0] for r in runs for k in rows)
+            here = sum(r[k][1] for r in runs for k in rows)
+            return f"{f'{n / len(runs):.2f} {here}/{n}':>14}"
+
+        # Each wakeup on another vCPU costs the plugin the interprocessor interrupt (about 10 us
+        # here), and one on its own CPU may preempt it (ARCHITECTURE.md, The sandbox).
+        print("  the plugin's wakeups while it ran: per run, and how many were put on its own")
+        print("  CPU of all (from its execve to its exit's tracepoint, after its files closed)")
+        classes = range(len(Syncs.WAKEE_CLASSES))
+        for k, (who, _) in enumerate(Syncs.WAKEE_CLASSES):
+            print(f"  {'  ' + who:50}" + "".join(
+                wakes([s[n_seg + 7] for s in seg[ph][0]], [k]) for _, ph in phases))
+        print(f"  {'  bare, all of them':50}" + "".join(
+            wakes(bare_runs[ph][3], classes) for _, ph in phases))
         for _, ph in phases:
             if seg[ph][0] and plugin_bare[ph]:
                 sandbox_ratio[ph] = med([s[3] for s in seg[ph][0]]) / med(plugin_bare[ph])
