@@ -251,13 +251,19 @@ class Syncs:
         self.wakes.sort()
         self.wake_times = [w[0] for w in self.wakes]
 
+    def _wakes_between(self, t0, t1):
+        """The wakeups between t0 and t1 (ms), each with whether its wakee was put on the waker's
+        CPU (None when that is unknown)."""
+        for w in self.wakes[bisect.bisect_left(self.wake_times, t0):
+                            bisect.bisect_right(self.wake_times, t1)]:
+            yield w, (None if w[4] is None else w[4] == w[2])
+
     def woke(self, waker, wakee, t0, t1):
         """The first wakeup of wakee by waker between t0 and t1 (ms): (time, whether the wakee was
         put on the waker's CPU, or None when that is unknown), or None."""
-        for w in self.wakes[bisect.bisect_left(self.wake_times, t0):
-                            bisect.bisect_right(self.wake_times, t1)]:
+        for w, here in self._wakes_between(t0, t1):
             if w[1] == waker and w[3] == wakee:
-                return w[0], (None if w[4] is None else w[4] == w[2])
+                return w[0], here
         return None
 
     # Who a plugin wakes while it runs, by the wakee's comm: lockd's engine (its output pipe's
@@ -275,14 +281,13 @@ class Syncs:
         many, and how many of them put the wakee on pid's own CPU (where it competes with pid);
         every wakee falls in one row."""
         out = [[0, 0] for _ in self.WAKEE_CLASSES]
-        for w in self.wakes[bisect.bisect_left(self.wake_times, t0):
-                            bisect.bisect_right(self.wake_times, t1)]:
+        for w, here in self._wakes_between(t0, t1):
             if w[1] != pid:
                 continue
             for k, (_, match) in enumerate(self.WAKEE_CLASSES):
                 if match(w[5]):
                     out[k][0] += 1
-                    out[k][1] += w[4] is not None and w[4] == w[2]
+                    out[k][1] += here is True
                     break
         return out
 
